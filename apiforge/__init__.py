@@ -1,0 +1,1 @@
+"""The `apiforge` command: generate, scaffold and serve."""

@@ -1,0 +1,5 @@
+"""`python -m apiforge` is the `apiforge` command."""
+
+from apiforge.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""HTTP endpoints: request parsing, content negotiation, discovery, OpenAPI, and the resource handlers."""

@@ -1,0 +1,96 @@
+"""The thin ASGI layer: a parsed request and the ways to answer it. Plain ASGI, no framework, because the
+framework's per-request cost would be most of a GET's (see DESIGN.md, "Measured facts")."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+import orjson
+
+from apiserver.errors import APIError, request_entity_too_large
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's default request size limit for JSON bodies is 3 MiB
+JSON = b"application/json"
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    receive: Receive
+    warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_scope(cls, scope: Scope, receive: Receive) -> Request:
+        raw_query = scope.get("query_string", b"").decode("latin-1")
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        return cls(scope["method"], scope["path"], dict(parse_qsl(raw_query, keep_blank_values=True)), headers,
+                   receive)  # fmt: skip
+
+    async def body(self) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise request_entity_too_large("the request body is too large")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks)
+
+    def flag(self, name: str) -> bool:
+        return self.query.get(name, "").lower() in ("true", "1")
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def warning_header(text: str) -> bytes:
+    """RFC 7234 warning with code 299, the text a valid quoted-string (kubectl drops malformed ones)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'299 - "{escaped}"'.encode()
+
+
+async def respond(
+    send: Send,
+    status: int,
+    body: bytes,
+    content_type: bytes = JSON,
+    headers: list[tuple[bytes, bytes]] | None = None,
+    warnings: list[str] | None = None,
+) -> None:
+    all_headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode())]
+    if headers:
+        all_headers.extend(headers)
+    for text in warnings or ():
+        all_headers.append((b"warning", warning_header(text)))
+    await send({"type": "http.response.start", "status": status, "headers": all_headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def respond_json(send: Send, status: int, payload: Any, warnings: list[str] | None = None) -> None:
+    await respond(send, status, orjson.dumps(payload), warnings=warnings)
+
+
+async def respond_error(send: Send, error: APIError, warnings: list[str] | None = None) -> None:
+    await respond_json(send, error.code, error.status(), warnings)
+
+
+async def respond_text(send: Send, status: int, text: str) -> None:
+    await respond(send, status, text.encode(), b"text/plain; charset=utf-8")

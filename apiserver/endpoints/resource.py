@@ -1,0 +1,330 @@
+"""The REST verbs of every resource: get, list, watch, create, update, patch, delete, deletecollection, and the
+status and scale subresources. Generic: all per-kind behaviour comes from the Scheme's ResourceType."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from apiserver import errors
+from apiserver.endpoints.decode import (
+    Target,
+    admit,
+    check_type_meta,
+    field_validation,
+    parse_body,
+)
+from apiserver.endpoints.http import Request, Send, respond, respond_json
+from apiserver.endpoints.routing import ResourcePath
+from apiserver.endpoints.scale import scale_of, apply_scale
+from apiserver.endpoints.table import table
+from apiserver.endpoints.versioning import to_version
+from apiserver.endpoints.watch import serve_watch
+from apiserver.patch import PatchError, apply_json_patch, apply_merge_patch
+from apiserver.registry.store import ListOptions, Store
+from apiserver.selectors import matcher, parse_field_selector, parse_label_selector
+from apiserver.scheme import Scheme
+
+Object = dict[str, Any]
+TABLE_TYPE = b"application/json;as=Table;v=v1;g=meta.k8s.io"
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+PATCH_TYPES = [JSON_PATCH, MERGE_PATCH]
+
+
+def wants_table(request: Request) -> bool:
+    accept = request.headers.get("accept", "")
+    return "as=Table" in accept and "g=meta.k8s.io" in accept
+
+
+class ResourceHandler:
+    """Answers every request under a resource path."""
+
+    def __init__(self, scheme: Scheme, stores: dict[tuple[str, str], Store]) -> None:
+        self.scheme = scheme
+        self.stores = stores
+
+    async def handle(self, request: Request, send: Send, path: ResourcePath) -> None:
+        served = self.scheme.served(path.group, path.version, path.plural)
+        if served is None:
+            raise errors.resource_not_found()
+        resource, version = served
+        if path.namespace is not None and not resource.namespaced and path.plural != "namespaces":
+            raise errors.resource_not_found()
+        namespace = path.namespace if resource.namespaced else None
+        if path.plural == "namespaces" and path.name:
+            namespace = None
+        store = self.stores[(resource.group, resource.plural)]
+        target = Target(resource, version, namespace, path.name)
+        if version.deprecated:
+            request.warnings.append(
+                version.deprecation_warning
+                or f"{resource.api_version(version.name)} {resource.kind} is deprecated"
+            )
+        method = request.method
+        if path.subresource:
+            await self._subresource(request, send, store, target, path.subresource)
+        elif not path.name:
+            if method == "GET":
+                if request.flag("watch"):
+                    await self._watch(request, send, store, target)
+                else:
+                    await self._list(request, send, store, target)
+            elif method == "POST":
+                await self._create(request, send, store, target)
+            elif method == "DELETE":
+                await self._delete_collection(request, send, store, target)
+            else:
+                raise errors.method_not_allowed()
+        elif method == "GET":
+            obj = await store.get(namespace, path.name)
+            await self._send_object(request, send, 200, obj, target)
+        elif method == "PUT":
+            await self._update(request, send, store, target)
+        elif method == "PATCH":
+            await self._patch(request, send, store, target, "")
+        elif method == "DELETE":
+            await self._delete(request, send, store, target)
+        else:
+            raise errors.method_not_allowed()
+
+    # -- output ------------------------------------------------------------------------------------
+
+    async def _send_object(self, request: Request, send: Send, status: int, obj: Object, target: Target) -> None:
+        versioned = to_version(obj, target.resource, target.version)
+        if wants_table(request):
+            metadata = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
+            body = table([versioned], target.version, request.query.get("includeObject", ""), metadata)
+            await respond(send, status, orjson.dumps(body), TABLE_TYPE, warnings=request.warnings)
+            return
+        await respond(send, status, orjson.dumps(versioned), warnings=request.warnings)
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    def _list_options(self, request: Request, target: Target) -> ListOptions:
+        labels = parse_label_selector(request.query.get("labelSelector", ""))
+        selectable = ["metadata.name", "metadata.namespace"]
+        selectable += [f.lstrip(".") for f in target.version.selectable_fields]
+        fields = parse_field_selector(request.query.get("fieldSelector", ""), selectable)
+        try:
+            limit = int(request.query.get("limit") or 0)
+        except ValueError:
+            raise errors.bad_request(f"invalid limit: {request.query['limit']!r}") from None
+        revision = 0
+        if request.query.get("resourceVersionMatch") == "Exact":
+            revision = _parse_revision(request.query.get("resourceVersion", ""))
+        return ListOptions(matcher(labels, fields), max(limit, 0), request.query.get("continue", ""),
+                           revision)  # fmt: skip
+
+    async def _list(self, request: Request, send: Send, store: Store, target: Target) -> None:
+        page = await store.list(target.namespace, self._list_options(request, target))
+        metadata: Object = {"resourceVersion": str(page.revision)}
+        if page.continue_token:
+            metadata["continue"] = page.continue_token
+            if page.remaining:
+                metadata["remainingItemCount"] = page.remaining
+        items = [to_version(obj, target.resource, target.version) for obj in page.items]
+        if wants_table(request):
+            body = table(items, target.version, request.query.get("includeObject", ""), metadata)
+            await respond(send, 200, orjson.dumps(body), TABLE_TYPE, warnings=request.warnings)
+            return
+        document = {"apiVersion": target.api_version, "kind": target.resource.list_kind,
+                    "metadata": metadata, "items": items}  # fmt: skip
+        await respond(send, 200, orjson.dumps(document), warnings=request.warnings)
+
+    async def _watch(self, request: Request, send: Send, store: Store, target: Target) -> None:
+        options = self._list_options(request, target)
+        await serve_watch(request, send, store, target, options.predicate, wants_table(request))
+
+    # -- writes ------------------------------------------------------------------------------------
+
+    async def _read_object(self, request: Request, target: Target) -> Object:
+        body = await request.body()
+        return check_type_meta(parse_body(body, request.content_type, target), target)
+
+    def _check_scope(self, obj: Object, target: Target) -> None:
+        body_namespace = (obj.get("metadata") or {}).get("namespace")
+        if target.resource.namespaced and body_namespace and body_namespace != target.namespace:
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+
+    async def _create(self, request: Request, send: Send, store: Store, target: Target) -> None:
+        if target.resource.namespaced and target.namespace is None:
+            raise errors.method_not_allowed()
+        mode = field_validation(request.query)
+        obj = await self._read_object(request, target)
+        self._check_scope(obj, target)
+        internal = admit(obj, target, mode, request.warnings, creating=True)
+        created = await store.create(target.namespace, internal, dry_run=_dry_run(request))
+        await self._send_object(request, send, 201, created, target)
+
+    async def _update(self, request: Request, send: Send, store: Store, target: Target) -> None:
+        mode = field_validation(request.query)
+        obj = await self._read_object(request, target)
+        self._check_scope(obj, target)
+        body_name = (obj.get("metadata") or {}).get("name")
+        if body_name and body_name != target.name:
+            raise errors.bad_request(
+                f"the name of the object ({body_name}) does not match the name on the URL ({target.name})"
+            )
+        internal = admit(obj, target, mode, request.warnings, creating=False)
+        updated = await store.update(target.namespace, target.name, lambda _current: copy.deepcopy(internal),
+                                     dry_run=_dry_run(request))  # fmt: skip
+        await self._send_object(request, send, 200, updated, target)
+
+    async def _patch(
+        self, request: Request, send: Send, store: Store, target: Target, subresource: str
+    ) -> None:
+        mode = field_validation(request.query)
+        patcher = _patcher(request.content_type)
+        try:
+            patch = orjson.loads(await request.body())
+        except orjson.JSONDecodeError as error:
+            raise errors.bad_request(f"error decoding patch: {error}") from None
+
+        def try_update(current: Object) -> Object:
+            versioned = to_version(current, target.resource, target.version)
+            try:
+                patched = patcher(versioned, patch)
+            except PatchError as error:
+                raise errors.APIError(422, "Invalid", str(error)) from None
+            patched = check_type_meta(patched, target)
+            warnings: list[str] = []
+            internal = admit(patched, target, mode, warnings, creating=False)
+            request.warnings.extend(w for w in warnings if w not in request.warnings)
+            return internal
+
+        updated = await store.update(target.namespace, target.name, try_update, subresource=subresource,
+                                     dry_run=_dry_run(request))  # fmt: skip
+        await self._send_object(request, send, 200, updated, target)
+
+    async def _delete(self, request: Request, send: Send, store: Store, target: Target) -> None:
+        options = await _delete_options(request)
+        preconditions = options.get("preconditions") or {}
+        obj, _ = await store.delete(
+            target.namespace,
+            target.name,
+            uid_precondition=str(preconditions.get("uid") or ""),
+            version_precondition=str(preconditions.get("resourceVersion") or ""),
+            dry_run=_dry_run(request) or "All" in (options.get("dryRun") or []),
+        )
+        await self._send_object(request, send, 200, obj, target)
+
+    async def _delete_collection(self, request: Request, send: Send, store: Store, target: Target) -> None:
+        page = await store.list(target.namespace, self._list_options(request, target))
+        deleted = []
+        for obj in page.items:
+            metadata = obj["metadata"]
+            try:
+                gone, _ = await store.delete(metadata.get("namespace"), metadata["name"], dry_run=_dry_run(request))
+            except errors.APIError as error:
+                if error.code == 404:
+                    continue
+                raise
+            deleted.append(to_version(gone, target.resource, target.version))
+        document = {"apiVersion": target.api_version, "kind": target.resource.list_kind,
+                    "metadata": {"resourceVersion": str(await store.current_revision())}, "items": deleted}  # fmt: skip
+        await respond_json(send, 200, document, request.warnings)
+
+    # -- subresources ------------------------------------------------------------------------------
+
+    async def _subresource(self, request: Request, send: Send, store: Store, target: Target, name: str) -> None:
+        version = target.version
+        if name == "status" and version.status_subresource:
+            if request.method == "GET":
+                obj = await store.get(target.namespace, target.name)
+                await self._send_object(request, send, 200, obj, target)
+            elif request.method == "PUT":
+                mode = field_validation(request.query)
+                obj = await self._read_object(request, target)
+                internal = admit(obj, target, mode, request.warnings, creating=False)
+                updated = await store.update(target.namespace, target.name, lambda _c: copy.deepcopy(internal),
+                                             subresource="status", dry_run=_dry_run(request))  # fmt: skip
+                await self._send_object(request, send, 200, updated, target)
+            elif request.method == "PATCH":
+                await self._patch(request, send, store, target, "status")
+            else:
+                raise errors.method_not_allowed()
+        elif name == "scale" and version.scale is not None:
+            await self._scale(request, send, store, target)
+        else:
+            raise errors.resource_not_found()
+
+    async def _scale(self, request: Request, send: Send, store: Store, target: Target) -> None:
+        spec = target.version.scale
+        assert spec is not None
+        if request.method == "GET":
+            obj = to_version(await store.get(target.namespace, target.name), target.resource, target.version)
+            await respond_json(send, 200, scale_of(obj, spec), request.warnings)
+            return
+        if request.method not in ("PUT", "PATCH"):
+            raise errors.method_not_allowed()
+        body = await request.body()
+        if request.method == "PUT":
+            desired = parse_body(body, request.content_type, target)
+            if not isinstance(desired, dict):
+                raise errors.bad_request("the body must be a Scale object")
+            change: Callable[[Object], Object] = lambda _scale: desired  # noqa: E731
+        else:
+            patcher = _patcher(request.content_type)
+            try:
+                patch = orjson.loads(body)
+            except orjson.JSONDecodeError as error:
+                raise errors.bad_request(f"error decoding patch: {error}") from None
+
+            def change(scale: Object) -> Object:
+                try:
+                    return patcher(scale, patch)
+                except PatchError as error:
+                    raise errors.APIError(422, "Invalid", str(error)) from None
+
+        def try_update(current: Object) -> Object:
+            versioned = to_version(current, target.resource, target.version)
+            new_scale = change(scale_of(versioned, spec))
+            updated = apply_scale(versioned, new_scale, spec, target)
+            return target.version.to_internal(updated)
+
+        updated = await store.update(target.namespace, target.name, try_update, dry_run=_dry_run(request))
+        versioned = to_version(updated, target.resource, target.version)
+        await respond_json(send, 200, scale_of(versioned, spec), request.warnings)
+
+
+def _dry_run(request: Request) -> bool:
+    value = request.query.get("dryRun", "")
+    if value and value != "All":
+        raise errors.bad_request(f'unsupported dry run directive: "{value}"; supported values: All')
+    return value == "All"
+
+
+def _parse_revision(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise errors.bad_request(f"invalid resource version: {text!r}") from None
+
+
+async def _delete_options(request: Request) -> Object:
+    body = await request.body()
+    if not body.strip():
+        return {}
+    try:
+        options = orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        raise errors.bad_request(f"error decoding DeleteOptions: {error}") from None
+    if not isinstance(options, dict):
+        raise errors.bad_request("DeleteOptions must be a JSON object")
+    return options
+
+
+def _patcher(content_type: str) -> Callable[[Object, Any], Object]:
+    if content_type == MERGE_PATCH:
+        return apply_merge_patch
+    if content_type == JSON_PATCH:
+        return apply_json_patch
+    raise errors.unsupported_media_type(PATCH_TYPES)

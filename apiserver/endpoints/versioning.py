@@ -1,0 +1,22 @@
+"""Output conversion: an internal object as the version a client asked for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apiserver.scheme import ResourceType, VersionType
+
+Object = dict[str, Any]
+
+
+def to_version(obj: Object, resource: ResourceType, version: VersionType) -> Object:
+    """An internal object in the requested version, with apiVersion and kind set.
+
+    A non-storage version's defaults are applied on the way out too, as kube does for CRDs read from etcd.
+    """
+    out = version.from_internal(obj)
+    if version.defaulter is not None and not version.storage:
+        version.defaulter(out)
+    out["apiVersion"] = resource.api_version(version.name)
+    out["kind"] = resource.kind
+    return out

@@ -1,0 +1,127 @@
+"""Watch streams: one JSON event per line over a chunked response, flushed per event (API-CONVENTIONS.md §8).
+
+``resourceVersion`` unset or "0" starts with a synthetic ADDED per existing object; "N" replays every change
+after N. A history that no longer reaches N ends the stream with an ERROR event carrying a 410 Expired Status.
+Bookmarks are sent when asked for, at least every ``BOOKMARK_INTERVAL`` seconds, since kopf drops a stream that
+stays silent for 70 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+
+from apiserver import errors
+from apiserver.endpoints.decode import Target
+from apiserver.endpoints.http import JSON, Request, Send
+from apiserver.endpoints.table import table
+from apiserver.endpoints.versioning import to_version
+from apiserver.registry.store import ListOptions, Predicate, Store, WatchEvent
+
+BOOKMARK_INTERVAL = 30.0
+DEFAULT_TIMEOUT = (1800.0, 3600.0)  # kube-apiserver picks a random watch lifetime in [30 min, 60 min)
+TABLE_TYPE = b"application/json;as=Table;v=v1;g=meta.k8s.io"
+_END = object()
+
+
+async def _events(store: Store, target: Target, predicate: Predicate | None, start: str) -> AsyncIterator[Any]:
+    if start in ("", "0"):
+        page = await store.list(target.namespace, ListOptions(predicate))
+        for obj in page.items:
+            yield WatchEvent("ADDED", obj, page.revision)
+        after = page.revision
+    else:
+        try:
+            after = int(start)
+        except ValueError:
+            raise errors.bad_request(f"invalid resource version: {start!r}") from None
+    async for event in store.watch(target.namespace, after, predicate):
+        yield event
+
+
+async def serve_watch(
+    request: Request, send: Send, store: Store, target: Target, predicate: Predicate | None, as_table: bool
+) -> None:
+    bookmarks = request.flag("allowWatchBookmarks")
+    try:
+        timeout = float(request.query["timeoutSeconds"]) if request.query.get("timeoutSeconds") else None
+    except ValueError:
+        raise errors.bad_request(f"invalid timeoutSeconds: {request.query['timeoutSeconds']!r}") from None
+    if timeout is None:
+        timeout = random.uniform(*DEFAULT_TIMEOUT)
+    queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=1024)
+    last_revision = str(await store.current_revision())
+
+    async def produce() -> None:
+        try:
+            async for event in _events(store, target, predicate, request.query.get("resourceVersion", "")):
+                await queue.put(event)
+        except errors.APIError as error:
+            await queue.put(error)
+        finally:
+            await queue.put(_END)
+
+    async def disconnected() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    headers = [(b"content-type", TABLE_TYPE if as_table else JSON), (b"cache-control", b"no-cache, private")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    producer = asyncio.create_task(produce())
+    gone = asyncio.create_task(disconnected())
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    first_table = True
+    try:
+        while True:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            getter = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({getter, gone}, timeout=min(remaining, BOOKMARK_INTERVAL),
+                                         return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            if gone in done:
+                getter.cancel()
+                return
+            if getter not in done:
+                getter.cancel()
+                if bookmarks:
+                    await _send_line(send, _bookmark(target, last_revision))
+                continue
+            item = getter.result()
+            if item is _END:
+                break
+            if isinstance(item, errors.APIError):
+                await _send_line(send, {"type": "ERROR", "object": item.status()})
+                break
+            event: WatchEvent = item
+            last_revision = str(event.revision)
+            versioned = to_version(event.object, target.resource, target.version)
+            if as_table:
+                metadata = {"resourceVersion": versioned.get("metadata", {}).get("resourceVersion", "")}
+                body = table([versioned], target.version, request.query.get("includeObject", ""), metadata,
+                             with_columns=first_table)  # fmt: skip
+                first_table = False
+                await _send_line(send, {"type": event.type, "object": body})
+            else:
+                await _send_line(send, {"type": event.type, "object": versioned})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    finally:
+        producer.cancel()
+        gone.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await producer
+
+
+def _bookmark(target: Target, revision: str) -> dict[str, Any]:
+    return {"type": "BOOKMARK", "object": {"kind": target.resource.kind, "apiVersion": target.api_version,
+                                            "metadata": {"resourceVersion": revision}}}  # fmt: skip
+
+
+async def _send_line(send: Send, payload: dict[str, Any]) -> None:
+    await send({"type": "http.response.body", "body": orjson.dumps(payload) + b"\n", "more_body": True})

@@ -1,0 +1,139 @@
+"""Errors as values with a Kubernetes reason; the HTTP layer renders each as a ``metav1.Status``.
+
+Messages follow kube-apiserver's wording (k8s.io/apimachinery/pkg/api/errors/errors.go), because kubectl prints
+them verbatim and clients branch on ``reason`` and ``code``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class StatusCause:
+    reason: str
+    message: str
+    field: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        out = {"reason": self.reason, "message": self.message}
+        if self.field:
+            out["field"] = self.field
+        return out
+
+
+@dataclass
+class APIError(Exception):
+    """A request failed in a way the client must be told about with a Status object."""
+
+    code: int
+    reason: str
+    message: str
+    name: str = ""
+    group: str = ""
+    kind: str = ""
+    uid: str = ""
+    causes: list[StatusCause] = field(default_factory=list)
+    retry_after_seconds: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.code} {self.reason}: {self.message}"
+
+    def status(self) -> dict[str, Any]:
+        details: dict[str, Any] = {}
+        for key in ("name", "group", "kind", "uid"):
+            value = getattr(self, key)
+            if value:
+                details[key] = value
+        if self.causes:
+            details["causes"] = [cause.to_dict() for cause in self.causes]
+        if self.retry_after_seconds:
+            details["retryAfterSeconds"] = self.retry_after_seconds
+        status: dict[str, Any] = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        if details:
+            status["details"] = details
+        return status
+
+
+def _qualified(resource: str, group: str) -> str:
+    return f"{resource}.{group}" if group else resource
+
+
+def not_found(resource: str, group: str, name: str) -> APIError:
+    return APIError(404, "NotFound", f'{_qualified(resource, group)} "{name}" not found',
+                    name=name, group=group, kind=resource)  # fmt: skip
+
+
+def resource_not_found() -> APIError:
+    """An unknown resource under a served prefix: 404 with empty details, as kube-apiserver answers."""
+    return APIError(404, "NotFound", "the server could not find the requested resource")
+
+
+def already_exists(resource: str, group: str, name: str) -> APIError:
+    return APIError(409, "AlreadyExists", f'{_qualified(resource, group)} "{name}" already exists',
+                    name=name, group=group, kind=resource)  # fmt: skip
+
+
+def conflict(resource: str, group: str, name: str, detail: str) -> APIError:
+    message = f'Operation cannot be fulfilled on {_qualified(resource, group)} "{name}": {detail}'
+    return APIError(409, "Conflict", message, name=name, group=group, kind=resource)
+
+
+MODIFIED = "the object has been modified; please apply your changes to the latest version and try again"
+
+
+def invalid(kind: str, group: str, name: str, causes: list[StatusCause]) -> APIError:
+    """422 Invalid, with the message kube builds: `<Kind>.<group> "<name>" is invalid: [a, b]`."""
+    described = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
+    joined = described[0] if len(described) == 1 else "[" + ", ".join(described) + "]"
+    qualified = f"{kind}.{group}" if group else kind
+    return APIError(422, "Invalid", f'{qualified} "{name}" is invalid: {joined}',
+                    name=name, group=group, kind=kind, causes=causes)  # fmt: skip
+
+
+def bad_request(message: str, causes: list[StatusCause] | None = None) -> APIError:
+    return APIError(400, "BadRequest", message, causes=causes or [])
+
+
+def method_not_allowed() -> APIError:
+    return APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+
+
+def unsupported_media_type(accepted: list[str]) -> APIError:
+    message = (
+        f"the body of the request was in an unknown format - accepted media types include: {', '.join(accepted)}"
+    )
+    return APIError(415, "UnsupportedMediaType", message)
+
+
+def not_acceptable(accepted: list[str]) -> APIError:
+    return APIError(406, "NotAcceptable", f"only the following media types are accepted: {', '.join(accepted)}")
+
+
+def expired(message: str) -> APIError:
+    return APIError(410, "Expired", message)
+
+
+def gone(message: str) -> APIError:
+    return APIError(410, "Gone", message)
+
+
+def request_entity_too_large(message: str) -> APIError:
+    return APIError(413, "RequestEntityTooLarge", message)
+
+
+def internal_error(message: str) -> APIError:
+    return APIError(500, "InternalError", f"Internal error occurred: {message}")
+
+
+def service_unavailable(message: str) -> APIError:
+    return APIError(503, "ServiceUnavailable", message)

@@ -1,0 +1,36 @@
+"""How an internal object is stored and read back: the storage version's JSON, without resourceVersion.
+
+The resourceVersion of a stored object is its key's mod revision (as etcd gives it), so it is never stored in
+the value; it is set on every object read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from apiserver.scheme import ResourceType
+from apiserver.storage.interface import KeyValue
+
+Object = dict[str, Any]
+
+
+def encode(resource: ResourceType, obj: Object) -> bytes:
+    stored = resource.storage_version.from_internal(obj)
+    metadata = stored.get("metadata")
+    if isinstance(metadata, dict) and "resourceVersion" in metadata:
+        stored = {**stored, "metadata": {k: v for k, v in metadata.items() if k != "resourceVersion"}}
+    return orjson.dumps(stored)
+
+
+def decode(resource: ResourceType, kv: KeyValue) -> Object:
+    """The internal object for a stored value, whatever version it was stored in."""
+    obj: Object = orjson.loads(kv.value)
+    stored_version = str(obj.get("apiVersion", "")).rpartition("/")[2]
+    version = resource.version(stored_version)
+    if version is not None and not version.storage:
+        obj = version.to_internal(obj)
+    metadata = obj.setdefault("metadata", {})
+    metadata["resourceVersion"] = str(kv.mod_revision)
+    return obj

@@ -1,0 +1,357 @@
+"""The generic registry: one Store per resource, doing for any kind what kube's generic registry Store does.
+
+A Store takes and returns *internal* objects (dicts in the hub version). Request decoding, defaulting,
+validation and version conversion happen before (endpoints); here live the semantics every kind shares:
+server-owned metadata, optimistic concurrency, the status subresource split, generation, finalizers, paging.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from apiserver import errors
+from apiserver.registry import codec
+from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
+from apiserver.scheme import ResourceType
+from apiserver.storage.interface import (
+    CompactedError,
+    EventType,
+    FutureRevisionError,
+    KeyExistsError,
+    KeyNotFoundError,
+    KeyValue,
+    RevisionConflictError,
+    Storage,
+)
+
+Object = dict[str, Any]
+Predicate = Callable[[Object], bool]
+UpdateFunction = Callable[[Object], Object]
+NamespaceCheck = Callable[[str], Awaitable[None]]
+
+_GENERATE_NAME_ATTEMPTS = 8
+# The metadata fields a client can never change once an object exists (kube ObjectMeta update validation).
+_IMMUTABLE_METADATA = ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp",
+                       "deletionGracePeriodSeconds", "generation")  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ListOptions:
+    predicate: Predicate | None = None
+    limit: int = 0
+    continue_token: str = ""
+    revision: int = 0  # an exact revision to read at (resourceVersionMatch=Exact); 0 = latest
+
+
+@dataclass(frozen=True, slots=True)
+class ListPage:
+    items: list[Object]
+    revision: int
+    continue_token: str
+    remaining: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    type: str  # ADDED, MODIFIED, DELETED
+    object: Object
+    revision: int
+
+
+def encode_continue(revision: int, start: str) -> str:
+    token = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start})
+    return base64.urlsafe_b64encode(token).decode().rstrip("=")
+
+
+def decode_continue(token: str) -> tuple[int, str]:
+    try:
+        data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        revision, start = int(data["rv"]), str(data["start"])
+        if data.get("v") != "meta.k8s.io/v1" or revision <= 0:
+            raise ValueError(token)
+    except (ValueError, KeyError, TypeError, binascii.Error) as error:
+        raise errors.bad_request(f"invalid continue token: {error}") from None
+    return revision, start
+
+
+class Store:
+    """create/get/list/update/delete/watch of one resource on top of the revisioned key-value storage."""
+
+    def __init__(
+        self, resource: ResourceType, storage: Storage, namespace_check: NamespaceCheck | None = None
+    ) -> None:
+        self.resource = resource
+        self.storage = storage
+        self._namespace_check = namespace_check
+
+    # -- errors ------------------------------------------------------------------------------------
+
+    def _not_found(self, name: str) -> errors.APIError:
+        return errors.not_found(self.resource.plural, self.resource.group, name)
+
+    def _conflict(self, name: str, detail: str = errors.MODIFIED) -> errors.APIError:
+        return errors.conflict(self.resource.plural, self.resource.group, name, detail)
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    async def get(self, namespace: str | None, name: str) -> Object:
+        kv = await self.storage.get(self.resource.key(namespace, name))
+        if kv is None:
+            raise self._not_found(name)
+        return codec.decode(self.resource, kv)
+
+    async def list(self, namespace: str | None, options: ListOptions) -> ListPage:
+        prefix = self.resource.key_prefix(namespace if self.resource.namespaced else None)
+        revision = options.revision
+        start_key = prefix
+        if options.continue_token:
+            revision, start = decode_continue(options.continue_token)
+            start_key = prefix + start
+        items: list[Object] = []
+        last_key = ""
+        remaining: int | None = 0
+        try:
+            while True:
+                want = options.limit - len(items) if options.limit else 0
+                page = await self.storage.list(prefix, limit=want, start_key=start_key, revision=revision)
+                revision = page.revision
+                for kv in page.items:
+                    obj = codec.decode(self.resource, kv)
+                    if options.predicate is None or options.predicate(obj):
+                        items.append(obj)
+                    last_key = kv.key
+                remaining = page.remaining
+                if not page.more or (options.limit and len(items) >= options.limit):
+                    break
+                start_key = last_key + "\x00"
+        except CompactedError:
+            raise errors.expired(
+                "The provided continue parameter is too old to display a consistent list result. "
+                "You can start a new list without the continue parameter, or use the continue token "
+                "in this response to retrieve the remainder of the results."
+            ) from None
+        except FutureRevisionError as error:
+            raise errors.APIError(504, "Timeout", f"Too large resource version: {error.requested}, "
+                                  f"current: {error.current}") from None  # fmt: skip
+        token = ""
+        if remaining:
+            token = encode_continue(revision, last_key[len(prefix):] + "\x00")
+        return ListPage(items, revision, token, remaining if options.predicate is None else None)
+
+    # -- writes ------------------------------------------------------------------------------------
+
+    async def create(self, namespace: str | None, obj: Object, *, dry_run: bool = False) -> Object:
+        metadata = obj.setdefault("metadata", {})
+        if self.resource.namespaced:
+            assert namespace is not None
+            metadata["namespace"] = namespace
+            if self._namespace_check is not None:
+                await self._namespace_check(namespace)
+        else:
+            metadata.pop("namespace", None)
+        for key in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
+            metadata.pop(key, None)
+        metadata["uid"] = new_uid()
+        metadata["creationTimestamp"] = now_rfc3339()
+        metadata["generation"] = 1
+        if self.resource.storage_version.status_subresource:
+            obj.pop("status", None)  # kube: status cannot be set on create when the subresource is on
+        generated = not metadata.get("name")
+        for _ in range(_GENERATE_NAME_ATTEMPTS if generated else 1):
+            if generated:
+                metadata["name"] = generate_name(metadata.get("generateName", ""))
+            name = metadata["name"]
+            key = self.resource.key(namespace, name)
+            if dry_run:
+                if await self.storage.get(key) is not None:
+                    raise errors.already_exists(self.resource.plural, self.resource.group, name)
+                return obj
+            try:
+                kv = await self.storage.create(key, codec.encode(self.resource, obj))
+            except KeyExistsError:
+                if generated:
+                    continue
+                raise errors.already_exists(self.resource.plural, self.resource.group, name) from None
+            return codec.decode(self.resource, kv)
+        raise errors.already_exists(self.resource.plural, self.resource.group, metadata["name"])
+
+    async def update(
+        self,
+        namespace: str | None,
+        name: str,
+        try_update: UpdateFunction,
+        *,
+        subresource: str = "",
+        dry_run: bool = False,
+    ) -> Object:
+        """Read-modify-write until it sticks (kube's GuaranteedUpdate).
+
+        ``try_update`` gets the current internal object and returns the desired one. A resourceVersion in the
+        result is a precondition: when it is not the current one the update fails with 409 Conflict; without
+        one, a concurrent write simply makes the loop run ``try_update`` again on the newer object.
+        """
+        key = self.resource.key(namespace, name)
+        while True:
+            kv = await self.storage.get(key)
+            if kv is None:
+                raise self._not_found(name)
+            current = codec.decode(self.resource, kv)
+            desired = try_update(copy.deepcopy(current))
+            wanted_version = (desired.get("metadata") or {}).get("resourceVersion")
+            if wanted_version and wanted_version != current["metadata"]["resourceVersion"]:
+                raise self._conflict(name)
+            updated = self._prepare_update(current, desired, subresource)
+            if updated == current:
+                return current  # a no-op write changes nothing and emits no event
+            finished = self._finalized(updated)
+            if dry_run:
+                return updated
+            try:
+                if finished:
+                    deleted = await self.storage.delete(key, kv.mod_revision)
+                    return codec.decode(self.resource, deleted)
+                stored = await self.storage.update(key, codec.encode(self.resource, updated), kv.mod_revision)
+            except RevisionConflictError:
+                if wanted_version:
+                    raise self._conflict(name) from None
+                continue
+            except KeyNotFoundError:
+                raise self._not_found(name) from None
+            return codec.decode(self.resource, stored)
+
+    def _prepare_update(self, current: Object, desired: Object, subresource: str) -> Object:
+        has_status = self.resource.storage_version.status_subresource
+        if subresource == "status":
+            updated = copy.deepcopy(current)
+            if "status" in desired:
+                updated["status"] = desired["status"]
+            else:
+                updated.pop("status", None)
+            return updated
+        updated = desired
+        if has_status:
+            if "status" in current:
+                updated["status"] = current["status"]
+            else:
+                updated.pop("status", None)
+        metadata = updated.setdefault("metadata", {})
+        old_metadata = current["metadata"]
+        for field in _IMMUTABLE_METADATA:
+            if field in old_metadata:
+                metadata[field] = old_metadata[field]
+            else:
+                metadata.pop(field, None)
+        metadata["resourceVersion"] = old_metadata["resourceVersion"]
+        if old_metadata.get("deletionTimestamp"):
+            new_finalizers = [f for f in metadata.get("finalizers") or [] if f not in (old_metadata.get("finalizers") or [])]
+            if new_finalizers:
+                raise errors.invalid(self.resource.kind, self.resource.group, metadata["name"], [
+                    errors.StatusCause("FieldValueForbidden", "Forbidden: no new finalizers can be added if the object is being deleted", "metadata.finalizers")])  # fmt: skip
+        changed = (
+            spec_of(updated) != spec_of(current)
+            if has_status
+            else {k: v for k, v in updated.items() if k != "metadata"}
+            != {k: v for k, v in current.items() if k != "metadata"}
+        )
+        if changed:
+            metadata["generation"] = int(old_metadata.get("generation", 1)) + 1
+        return updated
+
+    @staticmethod
+    def _finalized(obj: Object) -> bool:
+        metadata = obj.get("metadata") or {}
+        return bool(metadata.get("deletionTimestamp")) and not metadata.get("finalizers")
+
+    async def delete(
+        self,
+        namespace: str | None,
+        name: str,
+        *,
+        uid_precondition: str = "",
+        version_precondition: str = "",
+        dry_run: bool = False,
+    ) -> tuple[Object, bool]:
+        """Delete now, or mark for deletion while finalizers remain; returns (object, deleted now)."""
+        key = self.resource.key(namespace, name)
+        while True:
+            kv = await self.storage.get(key)
+            if kv is None:
+                raise self._not_found(name)
+            current = codec.decode(self.resource, kv)
+            metadata = current["metadata"]
+            if uid_precondition and uid_precondition != metadata.get("uid"):
+                raise self._conflict(name, f"Precondition failed: UID in precondition: {uid_precondition}, "
+                                     f"UID in object meta: {metadata.get('uid')}")  # fmt: skip
+            if version_precondition and version_precondition != metadata["resourceVersion"]:
+                raise self._conflict(name, "Precondition failed: ResourceVersion in precondition: "
+                                     f"{version_precondition}, ResourceVersion in object meta: "
+                                     f"{metadata['resourceVersion']}")  # fmt: skip
+            if metadata.get("finalizers"):
+                if metadata.get("deletionTimestamp"):
+                    return current, False
+                marked = copy.deepcopy(current)
+                marked["metadata"]["deletionTimestamp"] = now_rfc3339()
+                marked["metadata"]["deletionGracePeriodSeconds"] = 0
+                if dry_run:
+                    return marked, False
+                try:
+                    stored = await self.storage.update(key, codec.encode(self.resource, marked), kv.mod_revision)
+                except (RevisionConflictError, KeyNotFoundError):
+                    continue
+                return codec.decode(self.resource, stored), False
+            if dry_run:
+                return current, True
+            try:
+                deleted = await self.storage.delete(key, kv.mod_revision)
+            except (RevisionConflictError, KeyNotFoundError):
+                continue
+            return codec.decode(self.resource, deleted), True
+
+    # -- watch -------------------------------------------------------------------------------------
+
+    async def watch(
+        self, namespace: str | None, after_revision: int, predicate: Predicate | None
+    ) -> AsyncIterator[WatchEvent]:
+        """Changes after ``after_revision``; raises APIError 410 Expired when history no longer covers it."""
+        prefix = self.resource.key_prefix(namespace if self.resource.namespaced else None)
+        stream = self.storage.watch(prefix, after_revision)
+        try:
+            async for event in stream:
+                obj = codec.decode(self.resource, event.kv)
+                if event.type is EventType.DELETE:
+                    kind = "DELETED"
+                    if predicate is not None and not predicate(obj):
+                        continue
+                else:
+                    kind = "ADDED" if event.prev is None else "MODIFIED"
+                    if predicate is not None:
+                        now = predicate(obj)
+                        before = event.prev is not None and predicate(codec.decode(self.resource, event.prev))
+                        if not now and not before:
+                            continue
+                        if before and not now:
+                            kind = "DELETED"  # kube reports an object leaving the selection as DELETED
+                        elif now and not before:
+                            kind = "ADDED"
+                yield WatchEvent(kind, obj, event.revision)
+        except CompactedError as error:
+            raise errors.expired(
+                f"too old resource version: {after_revision} ({error.compact_revision})"
+            ) from None
+        finally:
+            await stream.close()
+
+    async def current_revision(self) -> int:
+        return await self.storage.current_revision()
+
+
+def decode_kv(resource: ResourceType, kv: KeyValue) -> Object:
+    """The internal object stored in ``kv`` (for callers outside the Store, such as bootstrap)."""
+    return codec.decode(resource, kv)

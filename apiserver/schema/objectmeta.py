@@ -1,0 +1,492 @@
+"""ObjectMeta rules the apiserver enforces on create and update, with kube's wording.
+
+Ports of k8s.io/apimachinery pkg/api/validation/objectmeta.go (``ValidateObjectMetaAccessor``),
+pkg/apis/meta/v1/validation (labels, managed fields), pkg/api/validate/content (DNS names, label keys
+and values, the message texts) and apiextensions-apiserver pkg/apiserver/schema/objectmeta/validation.go
+(resources embedded with ``x-kubernetes-embedded-resource``).
+
+Metadata arrives as a plain dict, not a decoded Go struct, so a member of the wrong JSON type is
+reported here as a type error instead of failing to decode.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, Final
+
+from apiserver.schema import causes
+from apiserver.schema.causes import Cause
+from apiserver.schema.structural import Schema
+
+__all__ = [
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
+    "is_label_value",
+    "is_qualified_name",
+    "name_is_dns_subdomain",
+    "validate_embedded_resources",
+    "validate_object_meta",
+]
+
+TOTAL_ANNOTATION_SIZE_LIMIT: Final = 256 * 1024
+_FIELD_MANAGER_MAX_LENGTH: Final = 128
+_MAX_SUBRESOURCE_NAME_LENGTH: Final = 256
+
+_DNS1123_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT: Final = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
+_DNS1035_LABEL_FMT: Final = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_LABEL_KEY_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_VALUE_FMT: Final = "(" + _LABEL_KEY_FMT + ")?"
+
+_RX_DNS1123_LABEL: Final = re.compile(f"^{_DNS1123_LABEL_FMT}\\Z")
+_RX_DNS1123_SUBDOMAIN: Final = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}\\Z")
+_RX_DNS1035_LABEL: Final = re.compile(f"^{_DNS1035_LABEL_FMT}\\Z")
+_RX_LABEL_KEY: Final = re.compile(f"^{_LABEL_KEY_FMT}\\Z")
+_RX_LABEL_VALUE: Final = re.compile(f"^{_LABEL_VALUE_FMT}\\Z")
+_RX_GROUP_VERSION: Final = re.compile(r"^[^/]+(/[^/]+)?\Z")
+
+_FINALIZER_ORPHAN: Final = "orphan"
+_FINALIZER_FOREGROUND: Final = "foregroundDeletion"
+
+
+def _max_len_error(length: int) -> str:
+    return f"must be no more than {length} characters"
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """content.RegexError, including its odd ", or" separator between examples."""
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    shown = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    errs = []
+    if len(value) > 63:
+        errs.append(_max_len_error(63))
+    if not _RX_DNS1123_LABEL.match(value):
+        if _RX_DNS1123_SUBDOMAIN.match(value):
+            errs.append("must not contain dots")
+        else:
+            errs.append(
+                _regex_error(
+                    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+                    "and must start and end with an alphanumeric character",
+                    _DNS1123_LABEL_FMT,
+                    "my-name",
+                    "123-abc",
+                )
+            )
+    return errs
+
+
+def is_dns1123_subdomain(value: str) -> list[str]:
+    errs = []
+    if len(value) > 253:
+        errs.append(_max_len_error(253))
+    if not _RX_DNS1123_SUBDOMAIN.match(value):
+        errs.append(
+            _regex_error(
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                "and must start and end with an alphanumeric character",
+                _DNS1123_SUBDOMAIN_FMT,
+                "example.com",
+            )
+        )
+    return errs
+
+
+def _is_dns1035_label(value: str) -> list[str]:
+    errs = []
+    if len(value) > 63:
+        errs.append(_max_len_error(63))
+    if not _RX_DNS1035_LABEL.match(value):
+        errs.append(
+            _regex_error(
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+                "alphabetic character, and end with an alphanumeric character",
+                _DNS1035_LABEL_FMT,
+                "my-name",
+                "abc-123",
+            )
+        )
+    return errs
+
+
+_LABEL_KEY_MSG: Final = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character"
+)
+
+
+def is_qualified_name(value: str) -> list[str]:
+    """content.IsLabelKey: an optional DNS subdomain prefix and '/', then a name of at most 63."""
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
+    else:
+        return [
+            "a valid label key "
+            + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part " + _max_len_error(63))
+    if not _RX_LABEL_KEY.match(name):
+        errs.append(
+            "name part "
+            + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
+        )
+    return errs
+
+
+def is_label_value(value: str) -> list[str]:
+    errs = []
+    if len(value) > 63:
+        errs.append(_max_len_error(63))
+    if not _RX_LABEL_VALUE.match(value):
+        errs.append(
+            _regex_error(
+                "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                "and must start and end with an alphanumeric character",
+                _LABEL_VALUE_FMT,
+                "MyValue",
+                "my_value",
+                "12345",
+            )
+        )
+    return errs
+
+
+def _mask_trailing_dash(name: str) -> str:
+    # Go's maskTrailingDash replaces the last *two* characters, as generated names append 5 more.
+    if len(name) > 1 and name.endswith("-"):
+        return name[:-2] + "a"
+    return name
+
+
+def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
+    """The name rule of custom resources (NameIsDNSSubdomain); ``prefix`` checks a generateName."""
+    return is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
+
+
+def _namespace_name(name: str, prefix: bool) -> list[str]:
+    return is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
+
+
+def _path_segment_name(name: str, prefix: bool) -> list[str]:
+    """path.ValidatePathSegmentName: the name rule of resources embedded in custom resources."""
+    if not prefix and name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
+
+
+NameFunc = Callable[[str, bool], list[str]]
+
+
+def _type_error(field: str, value: Any, type_name: str) -> Cause:
+    json_type = (
+        "null" if value is None
+        else "boolean" if isinstance(value, bool)
+        else "integer" if isinstance(value, int)
+        else "number" if isinstance(value, float)
+        else "string" if isinstance(value, str)
+        else "array" if isinstance(value, list)
+        else "object"
+    )  # fmt: skip
+    return causes.type_invalid(
+        field, json_type, f'{field} in body must be of type {type_name}: "{json_type}"'
+    )
+
+
+def _string_map(meta: dict[str, Any], key: str, field: str, errs: list[Cause]) -> dict[str, str]:
+    value = meta.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        errs.append(_type_error(field, value, "object"))
+        return {}
+    good: dict[str, str] = {}
+    for k, v in value.items():
+        if isinstance(v, str):
+            good[k] = v
+        else:
+            errs.append(_type_error(f"{field}.{k}", v, "string"))
+    return good
+
+
+def _string(meta: dict[str, Any], key: str, field: str, errs: list[Cause]) -> str:
+    value = meta.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        errs.append(_type_error(field, value, "string"))
+        return ""
+    return value
+
+
+def validate_object_meta(
+    metadata: Any,
+    namespaced: bool,
+    *,
+    name_fn: NameFunc = name_is_dns_subdomain,
+    path: str = "metadata",
+) -> list[Cause]:
+    """Causes for ``metadata`` of an object being created or updated (``ValidateObjectMetaAccessor``).
+
+    ``name`` is required unless ``generateName`` is set (the registry generates the name from it) and
+    must satisfy ``name_fn`` (a lowercase RFC 1123 subdomain for custom resources). ``namespace`` is
+    required for namespaced kinds and forbidden for cluster-scoped ones. Labels, annotations (256 KiB in
+    total), owner references, finalizers and managed fields are checked as kube checks them.
+    """
+    errs: list[Cause] = []
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        return [_type_error(path, metadata, "object")]
+
+    generate_name = _string(metadata, "generateName", f"{path}.generateName", errs)
+    name = _string(metadata, "name", f"{path}.name", errs)
+    if generate_name:
+        for msg in name_fn(generate_name, True):
+            errs.append(causes.invalid(f"{path}.generateName", generate_name, msg))
+    if not name:
+        if not generate_name:
+            errs.append(causes.required(f"{path}.name", "name or generateName is required"))
+    else:
+        for msg in name_fn(name, False):
+            errs.append(causes.invalid(f"{path}.name", name, msg))
+
+    namespace = _string(metadata, "namespace", f"{path}.namespace", errs)
+    if namespaced:
+        if not namespace:
+            errs.append(causes.required(f"{path}.namespace"))
+        else:
+            for msg in _namespace_name(namespace, False):
+                errs.append(causes.invalid(f"{path}.namespace", namespace, msg))
+    elif namespace:
+        errs.append(causes.forbidden(f"{path}.namespace", "not allowed on this type"))
+
+    generation = metadata.get("generation")
+    if isinstance(generation, int) and not isinstance(generation, bool) and generation < 0:
+        errs.append(
+            causes.invalid(f"{path}.generation", generation, "must be greater than or equal to 0")
+        )
+
+    labels_field = f"{path}.labels"
+    for key, value in _string_map(metadata, "labels", labels_field, errs).items():
+        for msg in is_qualified_name(key):
+            errs.append(causes.invalid(labels_field, key, msg))
+        for msg in is_label_value(value):
+            errs.append(causes.invalid(labels_field, value, msg))
+
+    annotations_field = f"{path}.annotations"
+    annotations = _string_map(metadata, "annotations", annotations_field, errs)
+    for key in annotations:
+        for msg in is_qualified_name(key.lower()):
+            errs.append(causes.invalid(annotations_field, key, msg))
+    size = sum(len(k.encode()) + len(v.encode()) for k, v in annotations.items())
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+        errs.append(causes.too_long(annotations_field, TOTAL_ANNOTATION_SIZE_LIMIT))
+
+    _owner_references(metadata.get("ownerReferences"), f"{path}.ownerReferences", errs)
+    _finalizers(metadata.get("finalizers"), f"{path}.finalizers", errs)
+    _managed_fields(metadata.get("managedFields"), f"{path}.managedFields", errs)
+    return errs
+
+
+def _owner_references(refs: Any, field: str, errs: list[Cause]) -> None:
+    if refs is None:
+        return
+    if not isinstance(refs, list):
+        errs.append(_type_error(field, refs, "array"))
+        return
+    first_controller = ""
+    for ref in refs:
+        if not isinstance(ref, dict):
+            errs.append(_type_error(field, ref, "object"))
+            continue
+        api_version = ref.get("apiVersion") or ""
+        kind = ref.get("kind") or ""
+        version = str(api_version).rpartition("/")[2]
+        if not version:
+            errs.append(
+                causes.invalid(f"{field}.apiVersion", api_version, "version must not be empty")
+            )
+        if not kind:
+            errs.append(causes.invalid(f"{field}.kind", kind, "must not be empty"))
+        if not ref.get("name"):
+            errs.append(causes.invalid(f"{field}.name", ref.get("name") or "", "must not be empty"))
+        if not ref.get("uid"):
+            errs.append(causes.invalid(f"{field}.uid", ref.get("uid") or "", "must not be empty"))
+        if api_version == "v1" and kind == "Event":
+            errs.append(
+                causes.invalid(field, ref, "/v1, Kind=Event is disallowed from being an owner")
+            )
+        if ref.get("controller") is True:
+            current = f"{kind}/{ref.get('name') or ''}"
+            if first_controller:
+                errs.append(
+                    causes.invalid(
+                        field,
+                        refs,
+                        'Only one reference can have Controller set to true. Found "true" in references for '
+                        f"{first_controller} and {current}",
+                    )
+                )
+            else:
+                first_controller = current
+
+
+def _finalizers(finalizers: Any, field: str, errs: list[Cause]) -> None:
+    if finalizers is None:
+        return
+    if not isinstance(finalizers, list):
+        errs.append(_type_error(field, finalizers, "array"))
+        return
+    for finalizer in finalizers:
+        if not isinstance(finalizer, str):
+            errs.append(_type_error(field, finalizer, "string"))
+            continue
+        for msg in is_qualified_name(finalizer):
+            errs.append(causes.invalid(field, finalizer, msg))
+    if _FINALIZER_ORPHAN in finalizers and _FINALIZER_FOREGROUND in finalizers:
+        errs.append(
+            causes.invalid(
+                field,
+                finalizers,
+                f"finalizer {_FINALIZER_ORPHAN} and {_FINALIZER_FOREGROUND} cannot be both set",
+            )
+        )
+
+
+def _managed_fields(entries: Any, field: str, errs: list[Cause]) -> None:
+    if entries is None:
+        return
+    if not isinstance(entries, list):
+        errs.append(_type_error(field, entries, "array"))
+        return
+    for i, entry in enumerate(entries):
+        item = f"{field}[{i}]"
+        if not isinstance(entry, dict):
+            errs.append(_type_error(item, entry, "object"))
+            continue
+        operation = entry.get("operation") or ""
+        if operation not in ("Apply", "Update"):
+            errs.append(
+                causes.invalid(f"{item}.operation", operation, "must be `Apply` or `Update`")
+            )
+        fields_type = entry.get("fieldsType") or ""
+        if fields_type and fields_type != "FieldsV1":
+            errs.append(causes.invalid(f"{item}.fieldsType", fields_type, "must be `FieldsV1`"))
+        manager = entry.get("manager") or ""
+        if isinstance(manager, str):
+            if len(manager) > _FIELD_MANAGER_MAX_LENGTH:
+                errs.append(causes.too_long(f"{item}.manager", _FIELD_MANAGER_MAX_LENGTH))
+            for pos, ch in enumerate(manager):
+                if not ch.isprintable():
+                    errs.append(
+                        causes.invalid(
+                            f"{item}.manager",
+                            manager,
+                            f"invalid character U+{ord(ch):04X} (at position {len(manager[:pos].encode())})",
+                        )
+                    )
+        subresource = entry.get("subresource") or ""
+        if isinstance(subresource, str) and len(subresource) > _MAX_SUBRESOURCE_NAME_LENGTH:
+            errs.append(causes.too_long(f"{item}.subresource", _MAX_SUBRESOURCE_NAME_LENGTH))
+
+
+_META_FIELDS: Final = ("apiVersion", "kind", "metadata")
+
+
+def validate_embedded_resources(obj: Any, schema: Schema) -> list[Cause]:
+    """TypeMeta and ObjectMeta of every ``x-kubernetes-embedded-resource`` inside ``obj`` (not the root)."""
+    errs: list[Cause] = []
+    if schema.has_embedded_below:
+        _walk(obj, schema, "", errs)
+    return errs
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _walk(x: Any, s: Schema, path: str, errs: list[Cause]) -> None:
+    if isinstance(x, dict):
+        if s.embedded_resource:
+            _embedded(x, path, errs)
+        if not s.has_embedded_below:
+            return
+        for key, value in x.items():
+            prop = s.properties.get(key)
+            if prop is not None:
+                _walk(value, prop, _join(path, key), errs)
+            elif s.additional_properties is not None:
+                _walk(value, s.additional_properties, f"{path}[{key}]", errs)
+    elif (
+        isinstance(x, list)
+        and s.items is not None
+        and (s.items.embedded_resource or s.items.has_embedded_below)
+    ):
+        for i, value in enumerate(x):
+            _walk(value, s.items, f"{path}[{i}]", errs)
+
+
+def _embedded(x: dict[str, Any], path: str, errs: list[Cause]) -> None:
+    # apiVersion and kind are required, metadata is not.
+    for key in ("apiVersion", "kind"):
+        if key not in x:
+            errs.append(causes.required(_join(path, key)))
+    for key in _META_FIELDS:
+        if key not in x:
+            continue
+        value = x[key]
+        field = _join(path, key)
+        if key == "apiVersion":
+            if not isinstance(value, str):
+                errs.append(causes.invalid(field, value, "must be a string"))
+            elif not value:
+                errs.append(causes.required(field))
+            elif not _RX_GROUP_VERSION.match(value):
+                errs.append(
+                    causes.invalid(field, value, f"unexpected GroupVersion string: {value}")
+                )
+        elif key == "kind":
+            if not isinstance(value, str):
+                errs.append(causes.invalid(field, value, "must be a string"))
+            elif not value:
+                errs.append(causes.required(field))
+            else:
+                msgs = _is_dns1035_label(value.lower())
+                if msgs:
+                    errs.append(
+                        causes.invalid(
+                            field,
+                            value,
+                            "may have mixed case, but should otherwise match: " + ",".join(msgs),
+                        )
+                    )
+        elif isinstance(value, dict):
+            meta = dict(value)
+            if not meta.get("name"):
+                meta["name"] = (
+                    "fakename"  # as kube: an embedded object may leave the name to its controller
+                )
+            namespaced = bool(meta.get("namespace"))
+            errs.extend(
+                validate_object_meta(meta, namespaced, name_fn=_path_segment_name, path=field)
+            )
+        elif value is not None:
+            errs.append(_type_error(field, value, "object"))

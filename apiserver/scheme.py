@@ -1,0 +1,170 @@
+"""The Scheme: the registry of every kind the server serves, and the only holder of per-kind knowledge.
+
+Generated code (and, later, CustomResourceDefinitions posted at run time) describe each resource as a
+``ResourceType`` and register it here; discovery, OpenAPI, routing and the generic registry all read from it.
+Objects travel as plain dicts: a version's ``to_internal``/``from_internal`` convert between that version's
+wire form and the internal (hub) form that the registry works on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+Object = dict[str, Any]
+Converter = Callable[[Object], Object]
+
+
+@dataclass(frozen=True, slots=True)
+class PrinterColumn:
+    """A Table column computed from a JSONPath (CRD additionalPrinterColumns semantics)."""
+
+    name: str
+    type: str
+    json_path: str
+    format: str = ""
+    description: str = ""
+    priority: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleSpec:
+    """Where the scale subresource finds replicas and the label selector, as dotted paths."""
+
+    spec_replicas_path: str
+    status_replicas_path: str
+    label_selector_path: str = ""
+
+
+def _identity(obj: Object) -> Object:
+    return obj
+
+
+@dataclass(frozen=True, slots=True)
+class VersionType:
+    """One version of a resource as the server sees it: schema rules and the conversion functions."""
+
+    name: str
+    served: bool
+    storage: bool
+    schema: dict[str, Any]
+    deprecated: bool = False
+    deprecation_warning: str = ""
+    status_subresource: bool = False
+    scale: ScaleSpec | None = None
+    printer_columns: tuple[PrinterColumn, ...] = ()
+    selectable_fields: tuple[str, ...] = ()
+    to_internal: Converter = _identity
+    from_internal: Converter = _identity
+    defaulter: Callable[[Object], None] | None = None
+    validator: Callable[[Object], list[Any]] | None = None
+    model: type | None = None
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """One resource (a kind with its plural) in all of its versions."""
+
+    group: str
+    kind: str
+    plural: str
+    singular: str
+    list_kind: str
+    namespaced: bool
+    versions: tuple[VersionType, ...]
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    _by_version: dict[str, VersionType] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_version", {v.name: v for v in self.versions})
+
+    def version(self, name: str) -> VersionType | None:
+        return self._by_version.get(name)
+
+    @property
+    def storage_version(self) -> VersionType:
+        return next(v for v in self.versions if v.storage)
+
+    @property
+    def served_versions(self) -> tuple[VersionType, ...]:
+        return tuple(v for v in self.versions if v.served)
+
+    @property
+    def group_resource(self) -> str:
+        """``crontabs.stable.example.com`` (or ``namespaces`` for core), as Kubernetes names it in messages."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def api_version(self, version: str) -> str:
+        return f"{self.group}/{version}" if self.group else version
+
+    def key_prefix(self, namespace: str | None = None) -> str:
+        """The storage prefix, as kube-apiserver lays keys out: /registry/<group>/<resource>/<ns>/<name>."""
+        root = f"/registry/{self.group}/{self.plural}/" if self.group else f"/registry/{self.plural}/"
+        return f"{root}{namespace}/" if namespace else root
+
+    def key(self, namespace: str | None, name: str) -> str:
+        return f"{self.key_prefix(namespace if self.namespaced else None)}{name}"
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Kubernetes version ordering: GA > beta > alpha, higher numbers first, others last alphabetically."""
+    match = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+    if not match:
+        return (3, 0, 0, version)
+    major = int(match.group(1))
+    stage = {"": 0, "beta": 1, "alpha": 2}[match.group(2) or ""]
+    minor = int(match.group(3) or 0)
+    return (stage, -major, -minor, version)
+
+
+class Scheme:
+    """All resources, indexed the ways the server looks them up."""
+
+    def __init__(self) -> None:
+        self._resources: dict[tuple[str, str], ResourceType] = {}
+        self._by_kind: dict[tuple[str, str], ResourceType] = {}
+
+    def add(self, resource: ResourceType) -> None:
+        key = (resource.group, resource.plural)
+        if key in self._resources or (resource.group, resource.kind) in self._by_kind:
+            raise ValueError(f"resource {resource.group_resource} registered twice")
+        self._resources[key] = resource
+        self._by_kind[(resource.group, resource.kind)] = resource
+
+    def __iter__(self) -> Iterator[ResourceType]:
+        return iter(sorted(self._resources.values(), key=lambda r: (r.group, r.plural)))
+
+    def resource(self, group: str, plural: str) -> ResourceType | None:
+        return self._resources.get((group, plural))
+
+    def resource_for_kind(self, group: str, kind: str) -> ResourceType | None:
+        return self._by_kind.get((group, kind))
+
+    def served(self, group: str, version: str, plural: str) -> tuple[ResourceType, VersionType] | None:
+        resource = self._resources.get((group, plural))
+        if resource is None:
+            return None
+        served = resource.version(version)
+        if served is None or not served.served:
+            return None
+        return resource, served
+
+    def groups(self) -> dict[str, list[str]]:
+        """Each group's served versions, most preferred first (the core group is "")."""
+        versions: dict[str, set[str]] = {}
+        for resource in self._resources.values():
+            for v in resource.served_versions:
+                versions.setdefault(resource.group, set()).add(v.name)
+        return {g: sorted(vs, key=version_priority) for g, vs in sorted(versions.items())}
+
+    def resources_in(self, group: str, version: str) -> list[tuple[ResourceType, VersionType]]:
+        found = []
+        for resource in self:
+            if resource.group == group:
+                served = resource.version(version)
+                if served is not None and served.served:
+                    found.append((resource, served))
+        return found

@@ -1,0 +1,127 @@
+"""Label and field selectors, parsed once per request and matched against internal objects.
+
+Label selector grammar is k8s.io/apimachinery/pkg/labels: `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`,
+`a`, `!a`, joined by commas. Field selectors (k8s.io/apimachinery/pkg/fields) support `=`, `==`, `!=` on
+`metadata.name`, `metadata.namespace` and the selectable fields a definition declares.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from apiserver.errors import APIError, bad_request
+
+_REQUIREMENT = re.compile(
+    r"\s*(?P<neg>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
+    r"(?:(?P<op>==|=|!=)\s*(?P<value>[A-Za-z0-9_.-]*)|\s+(?P<setop>in|notin)\s*\((?P<values>[^)]*)\))?\s*"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    key: str
+    operator: str  # "=", "!=", "in", "notin", "exists", "!"
+    values: frozenset[str]
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        present = self.key in labels
+        if self.operator == "exists":
+            return present
+        if self.operator == "!":
+            return not present
+        if self.operator in ("=", "in"):
+            return present and labels[self.key] in self.values
+        return not present or labels[self.key] not in self.values  # "!=", "notin"
+
+
+def _split_top_level(text: str) -> Iterable[str]:
+    depth = 0
+    start = 0
+    for position, char in enumerate(text):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "," and depth == 0:
+            yield text[start:position]
+            start = position + 1
+    yield text[start:]
+
+
+def parse_label_selector(text: str) -> tuple[Requirement, ...]:
+    if not text.strip():
+        return ()
+    requirements = []
+    for part in _split_top_level(text):
+        match = _REQUIREMENT.fullmatch(part)
+        if match is None or (match.group("neg") and (match.group("op") or match.group("setop"))):
+            raise bad_request(f"unable to parse requirement: {part.strip()!r}: invalid label selector")
+        key = match.group("key")
+        if match.group("neg"):
+            requirements.append(Requirement(key, "!", frozenset()))
+        elif match.group("op"):
+            operator = "!=" if match.group("op") == "!=" else "="
+            requirements.append(Requirement(key, operator, frozenset([match.group("value")])))
+        elif match.group("setop"):
+            values = frozenset(v.strip() for v in match.group("values").split(",") if v.strip())
+            requirements.append(Requirement(key, match.group("setop"), values))
+        else:
+            requirements.append(Requirement(key, "exists", frozenset()))
+    return tuple(requirements)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRequirement:
+    path: tuple[str, ...]
+    equal: bool
+    value: str
+
+
+def parse_field_selector(text: str, allowed: Iterable[str]) -> tuple[FieldRequirement, ...]:
+    """Parse a field selector, refusing fields the resource does not make selectable (400, as kube does)."""
+    if not text.strip():
+        return ()
+    allowed_fields = set(allowed)
+    requirements = []
+    for part in text.split(","):
+        match = re.fullmatch(r"\s*([A-Za-z0-9_.]+)\s*(==|=|!=)\s*(.*?)\s*", part)
+        if match is None:
+            raise bad_request(f"invalid selector: '{text}'; can't understand '{part}'")
+        field, operator, value = match.groups()
+        if field not in allowed_fields:
+            raise APIError(400, "BadRequest", f'"{field}" is not a known field selector: only "{", ".join(sorted(allowed_fields))}"')
+        requirements.append(FieldRequirement(tuple(field.split(".")), operator != "!=", value))
+    return tuple(requirements)
+
+
+def _field_text(obj: Any, path: tuple[str, ...]) -> str:
+    for key in path:
+        obj = obj.get(key) if isinstance(obj, dict) else None
+    if obj is None:
+        return ""
+    if isinstance(obj, bool):
+        return "true" if obj else "false"
+    return str(obj)
+
+
+def matcher(
+    labels: tuple[Requirement, ...], fields: tuple[FieldRequirement, ...]
+) -> Callable[[dict[str, Any]], bool] | None:
+    """A predicate over internal objects, or None when nothing is selected on (the common, free case)."""
+    if not labels and not fields:
+        return None
+
+    def matches(obj: dict[str, Any]) -> bool:
+        metadata = obj.get("metadata") or {}
+        object_labels = metadata.get("labels") or {}
+        if not all(requirement.matches(object_labels) for requirement in labels):
+            return False
+        return all(
+            (_field_text(obj, requirement.path) == requirement.value) == requirement.equal
+            for requirement in fields
+        )
+
+    return matches

@@ -1,0 +1,1 @@
+"""Server assembly: the ASGI application, start-up (bootstrap namespaces), and the `serve` command."""

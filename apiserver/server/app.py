@@ -1,0 +1,145 @@
+"""The ASGI application: health and version, discovery, OpenAPI, and resource requests, in kube's path layout.
+
+Every failure leaves as a ``metav1.Status``; an unexpected exception becomes a 500 InternalError Status (and is
+logged) rather than a dropped connection.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import orjson
+
+from apiserver import errors
+from apiserver.endpoints.discovery import Discovery
+from apiserver.endpoints.http import Receive, Request, Scope, Send, respond, respond_error, respond_text
+from apiserver.endpoints.openapi import OpenAPIDocuments
+from apiserver.endpoints.resource import ResourceHandler
+from apiserver.endpoints.routing import parse_resource_path
+from apiserver.registry.store import Store
+from apiserver.scheme import Scheme
+from apiserver.server.namespaces import NamespaceLifecycle
+from apiserver.storage.interface import Storage
+
+log = logging.getLogger("apiforge")
+
+KUBERNETES_VERSION = ("1", "32")
+VERSION_INFO = {
+    "major": KUBERNETES_VERSION[0],
+    "minor": KUBERNETES_VERSION[1],
+    "gitVersion": f"v{KUBERNETES_VERSION[0]}.{KUBERNETES_VERSION[1]}.0+apiforge",
+    "gitCommit": "apiforge",
+    "gitTreeState": "clean",
+    "buildDate": "2026-01-01T00:00:00Z",
+    "goVersion": "python3.11",
+    "compiler": "cpython",
+    "platform": "linux/amd64",
+}
+HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+
+
+class APIServer:
+    """The whole server as one ASGI callable, over one Storage."""
+
+    def __init__(self, scheme: Scheme, storage: Storage, openapi_dir: Path) -> None:
+        self.scheme = scheme
+        self.storage = storage
+        namespaces = scheme.resource("", "namespaces")
+        self.stores: dict[tuple[str, str], Store] = {}
+        self.namespaces = (
+            NamespaceLifecycle(Store(namespaces, storage)) if namespaces is not None else None
+        )
+        check = self.namespaces.require_active if self.namespaces is not None else None
+        for resource in scheme:
+            if self.namespaces is not None and resource is namespaces:
+                self.stores[(resource.group, resource.plural)] = self.namespaces.store
+            else:
+                self.stores[(resource.group, resource.plural)] = Store(resource, storage, check)
+        self.discovery = Discovery(scheme)
+        self.openapi = OpenAPIDocuments(openapi_dir)
+        self.resources = ResourceHandler(scheme, self.stores)
+        self.version_body = orjson.dumps(VERSION_INFO)
+
+    async def start(self) -> None:
+        await self.storage.start()
+        if self.namespaces is not None:
+            await self.namespaces.bootstrap()
+
+    async def stop(self) -> None:
+        await self.storage.close()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        request = Request.from_scope(scope, receive)
+        try:
+            await self._route(request, send)
+        except errors.APIError as error:
+            await respond_error(send, error, request.warnings)
+        except Exception as error:  # a bug, never the client's fault: log it, answer a Status
+            log.exception("internal error serving %s %s", request.method, request.path)
+            await respond_error(send, errors.internal_error(type(error).__name__))
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.start()
+                except Exception as error:
+                    log.exception("start-up failed")
+                    await send({"type": "lifespan.startup.failed", "message": str(error)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _route(self, request: Request, send: Send) -> None:
+        path = request.path.rstrip("/") or "/"
+        if path == "/version":
+            await respond(send, 200, self.version_body)
+            return
+        if path in HEALTH_PATHS or path.startswith(tuple(p + "/" for p in HEALTH_PATHS)):
+            await respond_text(send, 200, "ok")
+            return
+        if path.startswith("/openapi/"):
+            await self._openapi(request, send, path)
+            return
+        if path == "/api" or path == "/apis" or path.startswith(("/api/", "/apis/")):
+            document = self.discovery.document(path)
+            if document is not None:
+                if request.method != "GET":
+                    raise errors.method_not_allowed()
+                await respond(send, 200, document)
+                return
+            resource_path = parse_resource_path(path)
+            if resource_path is None:
+                raise errors.resource_not_found()
+            await self.resources.handle(request, send, resource_path)
+            return
+        await respond_text(send, 404, "404 page not found\n")
+
+    async def _openapi(self, request: Request, send: Send, path: str) -> None:
+        if path == "/openapi/v3":
+            await respond(send, 200, self.openapi.index, headers=[(b"cache-control", b"no-cache, private")])
+            return
+        document = self.openapi.document(path.removeprefix("/openapi/v3/")) if path.startswith(
+            "/openapi/v3/") else None  # fmt: skip
+        if document is None:
+            await respond_text(send, 404, "404 page not found\n")
+            return
+        etag = f'"{document.hash}"'.encode()
+        if request.headers.get("if-none-match", "").encode() == etag:
+            await send({"type": "http.response.start", "status": 304, "headers": [(b"etag", etag)]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        cache = b"public, immutable" if request.query.get("hash") == document.hash else b"no-cache, private"
+        headers: list[tuple[bytes, bytes]] = [(b"etag", etag), (b"cache-control", cache)]
+        await respond(send, 200, document.body, headers=headers)
+

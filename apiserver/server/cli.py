@@ -1,0 +1,63 @@
+"""`apiforge serve`: options with kube-apiserver's flag names, then run until SIGTERM/SIGINT.
+
+The admin kubeconfig is written only once the socket listens, so its presence means "ready".
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+from pathlib import Path
+
+import uvicorn
+
+from apiserver.scheme import Scheme
+from apiserver.server.app import APIServer
+from apiserver.server.kubeconfig import write_kubeconfig
+from apiserver.storage import open_storage
+
+log = logging.getLogger("apiforge")
+
+
+def parse_options(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="apiforge serve", description="Serve the generated API.")
+    parser.add_argument("--data-dir", type=Path, default=Path(".apiforge-data"),
+                        help="where the SQLite database and admin.kubeconfig live")
+    parser.add_argument("--bind-address", default="127.0.0.1")
+    parser.add_argument("--port", "--secure-port", dest="port", type=int, default=6443)
+    parser.add_argument("--storage", choices=["sqlite", "memory"], default="sqlite")
+    parser.add_argument("--log-level", default="warning")
+    return parser.parse_args(argv)  # fmt: skip
+
+
+async def _serve(server: APIServer, options: argparse.Namespace) -> None:
+    config = uvicorn.Config(
+        server,
+        host=options.bind_address,
+        port=options.port,
+        lifespan="on",
+        log_level=options.log_level,
+        access_log=False,
+        loop="uvloop",
+        http="httptools",
+        timeout_graceful_shutdown=5,
+    )
+    runner = uvicorn.Server(config)
+    task = asyncio.create_task(runner.serve())
+    while not runner.started and not task.done():
+        await asyncio.sleep(0.01)
+    if runner.started:
+        url = f"http://{options.bind_address}:{options.port}"
+        write_kubeconfig(options.data_dir / "admin.kubeconfig", url)
+        log.warning("apiforge serving on %s (storage: %s, data: %s)", url, options.storage, options.data_dir)
+    await task
+
+
+def serve_main(scheme: Scheme, openapi_dir: Path, argv: list[str] | None = None) -> None:
+    options = parse_options(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    options.data_dir.mkdir(parents=True, exist_ok=True)
+    storage = open_storage(options.storage, options.data_dir)
+    server = APIServer(scheme, storage, openapi_dir)
+    asyncio.run(_serve(server, options))

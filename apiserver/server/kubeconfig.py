@@ -1,0 +1,30 @@
+"""The admin kubeconfig written to the data directory once the server listens."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import yaml
+
+
+def kubeconfig_text(server_url: str) -> str:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "apiforge", "cluster": {"server": server_url}}],
+        "users": [{"name": "admin", "user": {"token": "apiforge-admin"}}],
+        "contexts": [{"name": "apiforge", "context": {"cluster": "apiforge", "user": "admin",
+                                                       "namespace": "default"}}],
+        "current-context": "apiforge",
+        "preferences": {},
+    }  # fmt: skip
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def write_kubeconfig(path: Path, server_url: str) -> None:
+    """Written atomically and private (0600): a client reading it never sees half a file."""
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(kubeconfig_text(server_url))
+    os.chmod(temporary, 0o600)
+    os.replace(temporary, path)

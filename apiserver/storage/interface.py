@@ -1,0 +1,154 @@
+"""The storage contract every backend honours: a revisioned key-value store modelled on etcd v3.
+
+Revisions are global, start at 1 for the first write and increase by exactly one per write (create, update or
+delete). An object's ``resourceVersion`` is the ``mod_revision`` of its key, rendered as a string. Keys are
+``/registry/...`` paths; values are the JSON bytes of the storage version of an object.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class KeyValue:
+    """One stored key at one revision."""
+
+    key: str
+    value: bytes
+    create_revision: int
+    mod_revision: int
+
+
+class EventType(enum.Enum):
+    """What happened to a key: a PUT (created when ``prev`` is None, else modified) or a DELETE."""
+
+    PUT = "PUT"
+    DELETE = "DELETE"
+
+
+@dataclass(frozen=True, slots=True)
+class StorageEvent:
+    """One change. For DELETE, ``kv.value`` is the last value and ``kv.mod_revision`` the deletion revision."""
+
+    type: EventType
+    kv: KeyValue
+    prev: KeyValue | None
+
+    @property
+    def revision(self) -> int:
+        return self.kv.mod_revision
+
+
+@dataclass(frozen=True, slots=True)
+class ListResult:
+    """One page of a range read taken at ``revision``; ``remaining`` counts keys after this page."""
+
+    items: list[KeyValue]
+    revision: int
+    remaining: int
+
+    @property
+    def more(self) -> bool:
+        return self.remaining > 0
+
+
+class StorageError(Exception):
+    """Base of every storage failure; the registry maps each subclass to a Kubernetes Status."""
+
+
+class KeyExistsError(StorageError):
+    def __init__(self, key: str) -> None:
+        super().__init__(f"key exists: {key}")
+        self.key = key
+
+
+class KeyNotFoundError(StorageError):
+    def __init__(self, key: str) -> None:
+        super().__init__(f"key not found: {key}")
+        self.key = key
+
+
+class RevisionConflictError(StorageError):
+    """The key's current mod_revision is not the expected one; ``current`` is what is stored now."""
+
+    def __init__(self, key: str, expected: int, current: KeyValue) -> None:
+        super().__init__(f"revision conflict on {key}: expected {expected}, found {current.mod_revision}")
+        self.key = key
+        self.expected = expected
+        self.current = current
+
+
+class CompactedError(StorageError):
+    """The requested revision is older than the oldest revision the store still has history for."""
+
+    def __init__(self, requested: int, compact_revision: int) -> None:
+        super().__init__(f"revision {requested} is compacted (oldest kept: {compact_revision})")
+        self.requested = requested
+        self.compact_revision = compact_revision
+
+
+class FutureRevisionError(StorageError):
+    """The requested revision is newer than the store's current revision."""
+
+    def __init__(self, requested: int, current: int) -> None:
+        super().__init__(f"revision {requested} is in the future (current: {current})")
+        self.requested = requested
+        self.current = current
+
+
+class Watch(Protocol):
+    """A stream of the changes under a prefix; iterate it, and ``close()`` it when done."""
+
+    def __aiter__(self) -> AsyncIterator[StorageEvent]: ...
+
+    async def close(self) -> None: ...
+
+
+class Storage(Protocol):
+    """The backend contract. Every method is a coroutine that never blocks the event loop."""
+
+    async def start(self) -> None:
+        """Open files/connections; called once before any other method."""
+
+    async def close(self) -> None:
+        """Flush and release everything; pending watches end."""
+
+    async def current_revision(self) -> int:
+        """The revision of the latest write (0 for an empty store)."""
+
+    async def get(self, key: str) -> KeyValue | None:
+        """The current value of ``key``, or None."""
+
+    async def list(
+        self, prefix: str, *, limit: int = 0, start_key: str | None = None, revision: int = 0
+    ) -> ListResult:
+        """Keys under ``prefix`` in key order, at ``revision`` (0 = latest), from ``start_key`` (inclusive).
+
+        ``limit`` 0 means no limit. Raises CompactedError / FutureRevisionError for revisions out of range.
+        """
+
+    async def create(self, key: str, value: bytes) -> KeyValue:
+        """Store a new key; raises KeyExistsError when present. Returns the stored KeyValue."""
+
+    async def update(self, key: str, value: bytes, expected_revision: int) -> KeyValue:
+        """Replace ``key`` if its mod_revision is ``expected_revision``.
+
+        Raises KeyNotFoundError when absent and RevisionConflictError when the revision differs.
+        """
+
+    async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:
+        """Delete ``key`` (only if at ``expected_revision`` when given); returns the deleted value with
+        ``mod_revision`` set to the deletion revision. Raises KeyNotFoundError / RevisionConflictError."""
+
+    def watch(self, prefix: str, after_revision: int) -> Watch:
+        """Every change under ``prefix`` with revision > ``after_revision``, in revision order, then live ones.
+
+        Iterating raises CompactedError when ``after_revision`` < the compacted revision.
+        """
+
+    async def compact(self, revision: int) -> None:
+        """Drop history older than ``revision``; later reads/watches before it raise CompactedError."""

@@ -1,0 +1,1 @@
+"""The apiforge compiler: definitions/*.yaml in, generated/ out (load → check → plan → emit)."""

@@ -1,0 +1,192 @@
+"""Stage 2 of the compiler: everything that must hold of the loaded definitions before a plan is built.
+
+Names are valid (DNS-1123, UpperCamelCase kinds, Kubernetes version names); each resource has exactly one
+storage version and at least one served one; no two definitions claim a kind, a plural or a short name of one
+group; schemas are structural, with valid defaults (``check_schema``); printer columns, scale paths and
+selectable fields name fields that exist with a fitting type (``check_fields``); conversion is total
+(``check_conversion``). All problems are reported together, each at the line the user wrote.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Protocol
+
+from generator.check_conversion import check_conversion
+from generator.check_fields import check_field_references
+from generator.check_schema import check_schema
+from generator.definition import Definition, DefinitionError, DefinitionErrors, JsonPath
+
+__all__ = [
+    "DNS1123_LABEL",
+    "DNS1123_SUBDOMAIN",
+    "KIND_NAME",
+    "VERSION_NAME",
+    "Locator",
+    "check_definitions",
+    "group_problem",
+    "kind_problem",
+]
+
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+KIND_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+VERSION_NAME = re.compile(r"^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$")
+MAX_DEPRECATION_WARNING = 256
+
+
+class Locator(Protocol):
+    """Where a definition path of a loaded definition is in its file (``generator.sourcemap.SourceMap``)."""
+
+    def locate(self, definition: Definition, path: JsonPath) -> tuple[int, str]:
+        """(line, field path as written in the file)."""
+        ...
+
+    def format(self, definition: Definition) -> str:
+        """The input format the definition was written in: "compact" or "crd"."""
+        ...
+
+
+class _Findings:
+    """The errors found so far, each located through the locator; identical ones are reported once."""
+
+    def __init__(self, locate: Locator) -> None:
+        self.locate = locate
+        self.errors: list[DefinitionError] = []
+        self._seen: set[tuple[str, int, str, str]] = set()
+
+    def add(self, definition: Definition, path: JsonPath, message: str) -> None:
+        line, shown = self.locate.locate(definition, path)
+        key = (str(definition.source), line, shown, message)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.errors.append(DefinitionError(definition.source, line, shown, message))
+
+    def reporter(
+        self, definition: Definition, prefix: JsonPath = ()
+    ) -> Callable[[JsonPath, str], None]:
+        return lambda path, message: self.add(definition, (*prefix, *path), message)
+
+    def where(self, definition: Definition, path: JsonPath) -> str:
+        return f"{definition.source}:{self.locate.locate(definition, path)[0]}"
+
+
+def group_problem(group: str) -> str:
+    """What is wrong with an API group name ("" is the core group), or ""."""
+    if group and not (DNS1123_SUBDOMAIN.match(group) and len(group) <= 253):
+        return (
+            f'group "{group}" is not a DNS-1123 subdomain (lowercase letters, digits, "-" and ".", '
+            "e.g. stable.example.com)"
+        )
+    if group and "." not in group:
+        return f'group "{group}" needs at least one dot (e.g. {group}.example.com); "core" is the core group'
+    return ""
+
+
+def kind_problem(kind: str, key: str = "kind") -> str:
+    """What is wrong with a kind (or listKind) name, or ""."""
+    if KIND_NAME.match(kind):
+        return ""
+    return f'{key} "{kind}" must be UpperCamelCase: a capital letter, then letters and digits (e.g. CronTab)'
+
+
+def _check_names(d: Definition, found: _Findings) -> None:
+    for path, problem in (
+        (("group",), group_problem(d.group)),
+        (("kind",), kind_problem(d.kind)),
+        (("listKind",), kind_problem(d.list_kind, "listKind")),
+    ):
+        if problem:
+            found.add(d, path, problem)
+    if d.kind == d.list_kind:
+        found.add(d, ("listKind",), f'listKind must differ from kind "{d.kind}"')
+    for key, value in (("plural", d.plural), ("singular", d.singular)):
+        if not (DNS1123_LABEL.match(value) and len(value) <= 63):
+            found.add(
+                d,
+                (key,),
+                f'{key} "{value}" must be a lowercase DNS-1123 label (letters, digits and "-", at most 63)',
+            )
+    for key, values in (("shortNames", d.short_names), ("categories", d.categories)):
+        seen: set[str] = set()
+        for index, value in enumerate(values):
+            if not (DNS1123_LABEL.match(value) and len(value) <= 63):
+                found.add(d, (key, index), f'"{value}" must be a lowercase DNS-1123 label')
+            elif value in seen:
+                found.add(d, (key, index), f'"{value}" is listed twice')
+            seen.add(value)
+
+
+def _check_versions(d: Definition, found: _Findings) -> None:
+    storage = [v for v in d.versions if v.storage]
+    if not storage:
+        found.add(
+            d,
+            ("versions",),
+            "exactly one version must have storage: true (it is the hub); none has",
+        )
+    for extra in storage[1:]:
+        found.add(
+            d,
+            ("versions", extra.name, "storage"),
+            f"exactly one version may be stored; {storage[0].name} already is",
+        )
+    if not any(v.served for v in d.versions):
+        found.add(d, ("versions",), "at least one version must be served")
+    for version in d.versions:
+        here = ("versions", version.name)
+        if not VERSION_NAME.match(version.name):
+            found.add(
+                d,
+                here,
+                f'version "{version.name}" is not a Kubernetes version name; expected v<N>, v<N>alpha<M> or '
+                "v<N>beta<M> (e.g. v1, v1beta1, v2alpha3)",
+            )
+        if version.deprecation_warning and not version.deprecated:
+            found.add(d, (*here, "deprecationWarning"), "may only be set when deprecated is true")
+        if len(version.deprecation_warning) > MAX_DEPRECATION_WARNING:
+            found.add(
+                d,
+                (*here, "deprecationWarning"),
+                f"must be at most {MAX_DEPRECATION_WARNING} characters",
+            )
+        check_schema(version.schema, found.reporter(d, (*here, "schema")))
+        check_field_references(version, found.reporter(d, here))
+
+
+def _check_unique(definitions: list[Definition], found: _Findings) -> None:
+    """No two definitions claim one group's kind, plural or short name (the later one is reported)."""
+    claimed: dict[tuple[str, str, str], tuple[Definition, JsonPath]] = {}
+    for d in definitions:
+        group = d.group or "core"
+        claims: list[tuple[str, str, JsonPath]] = [
+            ("kind", d.kind, ("kind",)),
+            ("plural", d.plural, ("plural",)),
+        ]
+        claims += [("short name", name, ("shortNames", i)) for i, name in enumerate(d.short_names)]
+        for what, value, path in claims:
+            earlier = claimed.get((d.group, what, value))
+            if earlier is None:
+                claimed[(d.group, what, value)] = (d, path)
+            elif earlier[0] is not d:
+                owner = f"{earlier[0].kind} at {found.where(*earlier)}"
+                found.add(
+                    d, path, f'{what} "{value}" of group {group} is already claimed by {owner}'
+                )
+
+
+def check_definitions(definitions: list[Definition], locate: Locator) -> None:
+    """Raise DefinitionErrors listing every problem of every definition (in file and line order)."""
+    found = _Findings(locate)
+    for definition in definitions:
+        _check_names(definition, found)
+        if definition.versions:
+            _check_versions(definition, found)
+            if sum(v.storage for v in definition.versions) == 1:
+                check_conversion(
+                    definition, locate.format(definition) == "crd", found.reporter(definition)
+                )
+    _check_unique(definitions, found)
+    if found.errors:
+        raise DefinitionErrors(sorted(found.errors, key=lambda e: (str(e.file), e.line)))

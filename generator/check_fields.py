@@ -1,0 +1,273 @@
+"""Field references of a version — printer columns, scale paths, selectable fields — checked against its schema.
+
+apiextensions accepts a printer column or scale path that names no field (the column is then empty, the
+scale subresource fails at run time); apiforge knows the schema at generation time, so a reference to a field
+that does not exist, or one of an incompatible type, is reported where it is written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from generator.definition import JsonPath, Version
+
+__all__ = [
+    "OBJECT_META",
+    "PathError",
+    "check_field_references",
+    "field_kind",
+    "parse_jsonpath",
+    "resolve",
+]
+
+OBJECT_META: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        **{
+            name: {"type": "string"}
+            for name in ("name", "generateName", "namespace", "uid", "resourceVersion")
+        },
+        "selfLink": {"type": "string"},
+        "generation": {"type": "integer", "format": "int64"},
+        "creationTimestamp": {"type": "string", "format": "date-time"},
+        "deletionTimestamp": {"type": "string", "format": "date-time"},
+        "deletionGracePeriodSeconds": {"type": "integer", "format": "int64"},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+        "finalizers": {"type": "array", "items": {"type": "string"}},
+        "ownerReferences": {
+            "type": "array",
+            "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        },
+        "managedFields": {
+            "type": "array",
+            "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        },
+    },
+}
+"""The ObjectMeta fields a JSONPath may name: metadata is implicit in every schema (``{type: object}``)."""
+
+Step = str | None
+"""A JSONPath step: a field name, or None for any array element ([0], [*], [?(...)])."""
+
+_SIMPLE_PATH = re.compile(r"^(\.[^.\[\]\s]+)+$")
+_COLUMN_TYPES: dict[str, tuple[str, ...]] = {
+    "integer": ("integer", "int-or-string"),
+    "number": ("integer", "number", "int-or-string"),
+    "boolean": ("boolean",),
+    "date": ("string",),
+}
+MAX_SELECTABLE_FIELDS = 8
+
+
+class PathError(ValueError):
+    """A JSONPath that cannot be parsed, or that leaves the schema."""
+
+
+def parse_jsonpath(text: str) -> list[Step] | None:
+    """The steps of a CRD-style JSONPath (``.status.conditions[?(@.type=="Ready")].status``).
+
+    Returns None for a path whose target cannot be known statically (recursive descent ``..``).
+    """
+    if not text.startswith("."):
+        raise PathError("must be a JSONPath starting with .")
+    steps: list[Step] = []
+    i = 0
+    while i < len(text):
+        if text.startswith("..", i):
+            return None
+        if text[i] == ".":
+            match = re.match(r"[^.\[\]]+", text[i + 1 :])
+            if match is None:
+                raise PathError(f"expected a field name after the dot at position {i}")
+            steps.append(match.group(0))
+            i += 1 + len(match.group(0))
+        elif text[i] == "[":
+            end = _closing_bracket(text, i)
+            inner = text[i + 1 : end].strip()
+            quoted = re.fullmatch(r"'([^']*)'|\"([^\"]*)\"", inner)
+            if quoted:
+                steps.append(quoted.group(1) if quoted.group(1) is not None else quoted.group(2))
+            elif (
+                inner == "*" or inner.startswith("?(") or re.fullmatch(r"-?\d*(:-?\d*){0,2}", inner)
+            ):
+                steps.append(None)
+            else:
+                raise PathError(f"unsupported subscript [{inner}]")
+            i = end + 1
+        else:
+            raise PathError(f"unexpected {text[i]!r} at position {i}")
+    return steps
+
+
+def _closing_bracket(text: str, start: int) -> int:
+    depth, quote = 0, ""
+    for i in range(start, len(text)):
+        char = text[i]
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "[(":
+            depth += 1
+        elif char in "])":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise PathError(f"unclosed [ at position {start}")
+
+
+def field_kind(node: dict[str, Any] | None) -> str:
+    """What a schema node holds: a JSON type, "int-or-string", or "any" (unknown fields preserved, no type)."""
+    if node is None:
+        return "any"
+    if node.get("x-kubernetes-int-or-string") is True:
+        return "int-or-string"
+    kind = node.get("type")
+    return str(kind) if kind else "any"
+
+
+def resolve(schema: dict[str, Any], steps: list[Step]) -> dict[str, Any] | None:
+    """The schema node a path names; None when it lies under preserved unknown fields (not checkable).
+
+    Raises PathError when the path leaves the schema.
+    """
+    node: dict[str, Any] | None = schema
+    shown = ""
+    for index, step in enumerate(steps):
+        if node is None:
+            return None
+        if step is None:
+            kind = field_kind(node)
+            if kind == "array":
+                items = node.get("items")
+                node = items if isinstance(items, dict) else None
+            elif kind != "any":
+                raise PathError(f"{shown} is {kind}, not an array")
+            else:
+                node = None
+            shown += "[*]"
+            continue
+        node = OBJECT_META if index == 0 and step == "metadata" else _member(node, step, shown)
+        shown += f".{step}"
+    return node
+
+
+def _member(node: dict[str, Any], name: str, shown: str) -> dict[str, Any] | None:
+    properties = node.get("properties") or {}
+    additional = node.get("additionalProperties")
+    if name in properties:
+        found: dict[str, Any] = properties[name]
+        return found
+    if isinstance(additional, dict):
+        return additional
+    kind = field_kind(node)
+    if (
+        additional is True
+        or node.get("x-kubernetes-preserve-unknown-fields") is True
+        or kind == "any"
+    ):
+        return None
+    if kind != "object":
+        raise PathError(f"{shown} is {kind}, not an object")
+    raise PathError(f"{shown}.{name} does not exist")
+
+
+Report = Callable[[JsonPath, str], None]
+
+
+@dataclass(frozen=True)
+class _Target:
+    """What one reference must name: where it is written, and which field kinds it accepts."""
+
+    path: JsonPath
+    text: str
+    accepts: tuple[str, ...] | None  # None: any kind
+    purpose: str
+
+
+def _check(
+    schema: dict[str, Any], target: _Target, version: str, report: Report, simple: bool
+) -> None:
+    if simple and not _SIMPLE_PATH.match(target.text):
+        report(target.path, f'"{target.text}" must be a simple dotted path such as .spec.replicas')
+        return
+    try:
+        steps = parse_jsonpath(target.text)
+        node = None if steps is None else resolve(schema, steps)
+    except PathError as exc:
+        report(target.path, f"{target.text}: {exc} in the schema of version {version}")
+        return
+    if steps is None or node is None or target.accepts is None:
+        return
+    kind = field_kind(node)
+    if kind not in target.accepts:
+        wanted = " or ".join(target.accepts)
+        report(
+            target.path,
+            f"{target.text} is {kind} in version {version}; {target.purpose} needs {wanted}",
+        )
+
+
+def check_field_references(version: Version, report: Report) -> None:
+    """Printer columns, scale paths and selectable fields of one version, against its schema.
+
+    ``report`` takes a definition path relative to ``("versions", <name>)``.
+    """
+    schema, name = version.schema, version.name
+    for index, column in enumerate(version.printer_columns):
+        if column.json_path:
+            accepts = _COLUMN_TYPES.get(column.type)
+            purpose = f'printer column "{column.name}" of type {column.type}'
+            target = _Target(
+                ("printerColumns", index, "jsonPath"), column.json_path, accepts, purpose
+            )
+            _check(schema, target, name, report, simple=False)
+    scale = version.scale_subresource
+    if scale is not None:
+        for key, text, prefixes, accepts in (
+            ("specReplicasPath", scale.spec_replicas_path, (".spec.",), ("integer",)),
+            ("statusReplicasPath", scale.status_replicas_path, (".status.",), ("integer",)),
+            ("labelSelectorPath", scale.label_selector_path, (".spec.", ".status."), ("string",)),
+        ):
+            path = ("subresources", "scale", key)
+            if not text:
+                continue
+            if not text.startswith(prefixes):
+                report(
+                    path, f'"{text}" must be a path under {" or ".join(p[:-1] for p in prefixes)}'
+                )
+                continue
+            _check(schema, _Target(path, text, accepts, f"scale {key}"), name, report, simple=True)
+    _check_selectable(version, report)
+
+
+def _check_selectable(version: Version, report: Report) -> None:
+    fields = version.selectable_fields
+    if len(fields) > MAX_SELECTABLE_FIELDS:
+        report(
+            ("selectableFields",), f"at most {MAX_SELECTABLE_FIELDS} selectable fields are allowed"
+        )
+    seen: set[str] = set()
+    for index, text in enumerate(fields):
+        path = ("selectableFields", index)
+        if text in seen:
+            report(path, f'"{text}" is listed twice')
+            continue
+        seen.add(text)
+        target = _Target(path, text, ("string", "integer", "boolean"), "a selectable field")
+        if _SIMPLE_PATH.match(text):
+            try:
+                steps = parse_jsonpath(text)
+                if steps is not None and resolve(version.schema, steps) is None:
+                    report(
+                        path,
+                        f"{text} must be declared in the schema of version {version.name}, not preserved",
+                    )
+                    continue
+            except PathError:
+                pass  # reported by _check
+        _check(version.schema, target, version.name, report, simple=True)

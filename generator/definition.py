@@ -1,0 +1,122 @@
+"""The checked, normalized form of one resource definition: what `load` produces and `plan` consumes.
+
+Both input formats (apiforge's compact YAML and an apiextensions.k8s.io/v1 CustomResourceDefinition) become this
+one shape, so everything after loading has a single code path. Schemas are kept as plain OpenAPI v3 dicts in
+CRD form (``openAPIV3Schema`` of the whole object, ``x-kubernetes-*`` extensions included), because the runtime
+judges a generated kind and a CRD posted at run time by the same schema rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+JsonPath = tuple[str | int, ...]
+"""A field path inside a definition file, e.g. ("versions", "v1", "schema", "spec", "replicas")."""
+
+
+class DefinitionError(Exception):
+    """A definition is invalid; says where (file, line, field path) and what was expected."""
+
+    def __init__(self, file: Path, line: int, field_path: str, message: str) -> None:
+        self.file = file
+        self.line = line
+        self.field_path = field_path
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}"
+        return f"{where}: {self.field_path}: {self.message}" if self.field_path else f"{where}: {self.message}"
+
+
+class DefinitionErrors(Exception):
+    """Every error found in one `make generate` run, reported together so a user fixes them in one pass."""
+
+    def __init__(self, errors: list[DefinitionError]) -> None:
+        self.errors = errors
+        super().__init__("\n".join(str(e) for e in errors))
+
+
+@dataclass(frozen=True)
+class PrinterColumn:
+    """A CRD additionalPrinterColumn: a Table column computed from a JSONPath into the object."""
+
+    name: str
+    type: Literal["string", "integer", "number", "boolean", "date"]
+    json_path: str
+    format: str = ""
+    description: str = ""
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class ScaleSubresource:
+    """Where the scale subresource reads and writes replicas, as CRD-style dotted paths (".spec.replicas")."""
+
+    spec_replicas_path: str
+    status_replicas_path: str
+    label_selector_path: str = ""
+
+
+@dataclass(frozen=True)
+class FieldMove:
+    """One declared conversion step: ``version_path`` in this version is ``hub_path`` in the hub version."""
+
+    version_path: tuple[str, ...]
+    hub_path: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """How a non-hub version converts to and from the hub: declared moves, then optional Python hooks.
+
+    Hooks are "package.module:function" references taking and returning the object dict. ``to_hub`` runs after
+    the moves (version → hub); ``from_hub`` runs before the inverse moves (hub → version).
+    """
+
+    moves: tuple[FieldMove, ...] = ()
+    to_hub_hook: str = ""
+    from_hub_hook: str = ""
+
+
+@dataclass(frozen=True)
+class Version:
+    """One served or stored version of a resource."""
+
+    name: str
+    served: bool
+    storage: bool
+    schema: dict[str, Any]
+    deprecated: bool = False
+    deprecation_warning: str = ""
+    status_subresource: bool = False
+    scale_subresource: ScaleSubresource | None = None
+    printer_columns: tuple[PrinterColumn, ...] = ()
+    selectable_fields: tuple[str, ...] = ()
+    conversion: Conversion = field(default_factory=Conversion)
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One resource, fully normalized: every derived name filled in, versions in declaration order."""
+
+    source: Path
+    group: str
+    kind: str
+    plural: str
+    singular: str
+    list_kind: str
+    scope: Literal["Namespaced", "Cluster"]
+    versions: tuple[Version, ...]
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+
+    @property
+    def storage_version(self) -> Version:
+        return next(v for v in self.versions if v.storage)
+
+    @property
+    def namespaced(self) -> bool:
+        return self.scope == "Namespaced"

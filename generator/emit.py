@@ -1,0 +1,148 @@
+"""Stage 4 driver: write the rendered files atomically, only what changed, and nothing when inputs are unchanged.
+
+A manifest (``generated/manifest.json``) records a fingerprint of each unit's inputs (its definitions plus the
+compiler and templates themselves) and a hash of every file written. When a unit's fingerprint and files still
+match, it is neither re-rendered nor re-formatted, which keeps a no-op `make generate` well under a second.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from generator.plan import Plan
+
+MANIFEST = "manifest.json"
+_TOOL_ROOTS = (
+    Path(__file__).resolve().parent,
+    Path(__file__).resolve().parent.parent / "templates",
+)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One way the output directory differs from what generation produces."""
+
+    path: str
+    change: str  # "missing", "changed" or "stale"
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def tool_fingerprint() -> str:
+    """What the output depends on besides the definitions: compiler sources, templates, generator versions."""
+    digest = hashlib.sha256()
+    for root in _TOOL_ROOTS:
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root.parent)).encode())
+                digest.update(path.read_bytes())
+    for package in ("datamodel-code-generator", "black", "pydantic"):
+        digest.update(f"{package}={metadata.version(package)}".encode())
+    return digest.hexdigest()
+
+
+def unit_fingerprints(plan: Plan) -> dict[str, str]:
+    tool = tool_fingerprint()
+    fingerprints = {group.package: _sha256((tool + repr(group.definitions)).encode()) for group in plan.groups}
+    fingerprints[""] = _sha256((tool + repr([g.definitions for g in plan.groups])).encode())
+    return fingerprints
+
+
+def _read_manifest(out_dir: Path) -> dict[str, dict[str, object]]:
+    try:
+        units: dict[str, dict[str, object]] = json.loads((out_dir / MANIFEST).read_text())["units"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    return units
+
+
+def reusable_units(out_dir: Path, fingerprints: dict[str, str]) -> dict[str, dict[str, str]]:
+    """The units whose inputs are unchanged and whose files on disk are still exactly what was written."""
+    reusable: dict[str, dict[str, str]] = {}
+    for unit, entry in _read_manifest(out_dir).items():
+        files = entry.get("files")
+        if fingerprints.get(unit) != entry.get("fingerprint") or not isinstance(files, dict):
+            continue
+        contents: dict[str, str] = {}
+        for path, digest in files.items():
+            try:
+                data = (out_dir / path).read_bytes()
+            except OSError:
+                break
+            if _sha256(data) != digest:
+                break
+            contents[path] = data.decode()
+        else:
+            reusable[unit] = contents
+    return reusable
+
+
+def manifest_text(units: dict[str, dict[str, str]], fingerprints: dict[str, str]) -> str:
+    manifest = {
+        "generator": "apiforge",
+        "units": {
+            unit: {
+                "fingerprint": fingerprints[unit],
+                "files": {path: _sha256(text.encode()) for path, text in sorted(files.items())},
+            }
+            for unit, files in sorted(units.items())
+        },
+    }
+    return json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+
+
+def _existing_files(out_dir: Path) -> set[str]:
+    if not out_dir.exists():
+        return set()
+    return {
+        str(path.relative_to(out_dir))
+        for path in out_dir.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+def differences(out_dir: Path, files: dict[str, str]) -> list[Difference]:
+    found = []
+    for path, text in sorted(files.items()):
+        target = out_dir / path
+        if not target.exists():
+            found.append(Difference(path, "missing"))
+        elif target.read_bytes() != text.encode():
+            found.append(Difference(path, "changed"))
+    found.extend(Difference(path, "stale") for path in sorted(_existing_files(out_dir) - set(files)))
+    return found
+
+
+def _write_atomically(target: Path, text: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(text.encode())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_output(out_dir: Path, files: dict[str, str]) -> list[Difference]:
+    """Bring ``out_dir`` to exactly ``files``: write what differs, remove stale files; report what changed."""
+    changes = differences(out_dir, files)
+    for change in changes:
+        target = out_dir / change.path
+        if change.change == "stale":
+            target.unlink()
+        else:
+            _write_atomically(target, files[change.path])
+    for directory in sorted({p for p in out_dir.rglob("*") if p.is_dir()}, reverse=True):
+        if directory.name != "__pycache__" and not any(directory.iterdir()):
+            directory.rmdir()
+    return changes

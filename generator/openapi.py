@@ -1,0 +1,256 @@
+"""The OpenAPI v3 document of one group-version, shaped as kube-apiserver publishes it.
+
+kubectl relies on specific details (API-CONVENTIONS.md §4.1): components named ``<reversed group>.<v>.<Kind>``
+carrying ``x-kubernetes-group-version-kind`` as a list, ``metadata`` linked to ObjectMeta through ``allOf``, and
+for every kind a ``patch`` operation with the ``fieldValidation`` query parameter and its accepted patch types.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from openapi_spec_validator import validate as validate_spec
+
+from generator.modelschema import SHARED_SCHEMAS
+from generator.naming import component_name
+from generator.plan import KindPlan, VersionPlan
+
+META = "io.k8s.apimachinery.pkg.apis.meta.v1."
+REF = "#/components/schemas/"
+# Strategic merge patch is left out: without complete merge-key schemas kubectl then falls back to merge patch.
+PATCH_TYPES = (
+    "application/apply-patch+yaml",
+    "application/json-patch+json",
+    "application/merge-patch+json",
+)
+
+
+def _query(name: str, description: str, kind: str = "string") -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "description": description,
+        "schema": {"type": kind, "uniqueItems": True},
+    }
+
+
+DRY_RUN = _query(
+    "dryRun",
+    "When present, indicates that modifications should not be persisted. Valid values are: - All: all dry run stages will be processed",
+)
+FIELD_MANAGER = _query(
+    "fieldManager",
+    "fieldManager is a name associated with the actor or entity that is making these changes.",
+)
+FIELD_VALIDATION = _query(
+    "fieldValidation",
+    "fieldValidation instructs the server on how to handle objects in the request (POST/PUT/PATCH) containing unknown or duplicate fields. Valid values are: Ignore, Warn (the default), Strict.",
+)
+FORCE = _query(
+    "force",
+    'Force is going to "force" Apply requests. It means user will re-acquire conflicting fields owned by other people.',
+    "boolean",
+)
+PRETTY = _query("pretty", "If 'true', then the output is pretty printed.")
+LIST_PARAMETERS = [
+    _query("allowWatchBookmarks", "allowWatchBookmarks requests watch events with type \"BOOKMARK\".", "boolean"),
+    _query("continue", "The continue option should be set when retrieving more results from the server."),
+    _query("fieldSelector", "A selector to restrict the list of returned objects by their fields."),
+    _query("labelSelector", "A selector to restrict the list of returned objects by their labels."),
+    _query("limit", "limit is a maximum number of responses to return for a list call.", "integer"),
+    _query("resourceVersion", "resourceVersion sets a constraint on what resource versions a request may be served from."),
+    _query("resourceVersionMatch", "resourceVersionMatch determines how resourceVersion is applied to list calls."),
+    _query("sendInitialEvents", "`sendInitialEvents=true` may be set together with `watch=true`.", "boolean"),
+    _query("timeoutSeconds", "Timeout for the list/watch call.", "integer"),
+    _query("watch", "Watch for changes to the described resources and return them as a stream of add, update, and remove notifications.", "boolean"),
+]  # fmt: skip
+
+
+def _path_param(name: str, description: str) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "description": description, "schema": {"type": "string", "uniqueItems": True}}  # fmt: skip
+
+
+def _json_content(ref: str) -> dict[str, Any]:
+    return {media: {"schema": {"$ref": ref}} for media in ("application/json", "application/yaml")}
+
+
+def _response(ref: str, description: str = "OK") -> dict[str, Any]:
+    return {"description": description, "content": _json_content(ref)}
+
+
+def _kind_schema(kind: KindPlan) -> dict[str, Any]:
+    schema = copy.deepcopy(kind.version.schema)
+    schema.setdefault("type", "object")
+    properties = schema.setdefault("properties", {})
+    properties["apiVersion"] = {
+        "type": "string",
+        "description": "APIVersion defines the versioned schema of this representation of an object.",
+    }
+    properties["kind"] = {
+        "type": "string",
+        "description": "Kind is a string value representing the REST resource this object represents.",
+    }
+    properties["metadata"] = {
+        "allOf": [{"$ref": f"{REF}{META}ObjectMeta"}],
+        "default": {},
+        "description": "Standard object's metadata.",
+    }
+    schema["x-kubernetes-group-version-kind"] = [_gvk(kind)]
+    return schema
+
+
+def _gvk(kind: KindPlan) -> dict[str, str]:
+    return {
+        "group": kind.definition.group,
+        "version": kind.version.name,
+        "kind": kind.definition.kind,
+    }
+
+
+def _list_schema(kind: KindPlan, item_ref: str) -> dict[str, Any]:
+    definition = kind.definition
+    return {
+        "type": "object",
+        "description": f"{definition.list_kind} is a list of {definition.kind}",
+        "required": ["items"],
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "items": {"type": "array", "items": {"$ref": item_ref}},
+            "kind": {"type": "string"},
+            "metadata": {"allOf": [{"$ref": f"{REF}{META}ListMeta"}], "default": {}},
+        },
+        "x-kubernetes-group-version-kind": [
+            {"group": definition.group, "version": kind.version.name, "kind": definition.list_kind}
+        ],
+    }
+
+
+def _operation(kind: KindPlan, action: str, verb_id: str, **fields: Any) -> dict[str, Any]:
+    gvk = _gvk(kind)
+    return {
+        "operationId": verb_id,
+        "tags": [kind.api_version],
+        "x-kubernetes-action": action,
+        "x-kubernetes-group-version-kind": gvk,
+        **fields,
+    }
+
+
+def _item_operations(kind: KindPlan, ref: str, target: str, op_name: str) -> dict[str, Any]:
+    """get/put/patch on one object (or one of its subresources, with ``ref`` that subresource's type)."""
+    return {
+        "get": _operation(kind, "get", f"read{op_name}", description=f"read the specified {target}",
+                          responses={"200": _response(ref)}),
+        "put": _operation(kind, "put", f"replace{op_name}", description=f"replace the specified {target}",
+                          parameters=[DRY_RUN, FIELD_MANAGER, FIELD_VALIDATION],
+                          requestBody={"required": True, "content": _json_content(ref)},
+                          responses={"200": _response(ref), "201": _response(ref, "Created")}),
+        "patch": _operation(kind, "patch", f"patch{op_name}", description=f"partially update the specified {target}",
+                            parameters=[DRY_RUN, FIELD_MANAGER, FIELD_VALIDATION, FORCE],
+                            requestBody={"required": True, "content": {
+                                media: {"schema": {"$ref": f"{REF}{META}Patch"}} for media in PATCH_TYPES}},
+                            responses={"200": _response(ref), "201": _response(ref, "Created")}),
+    }  # fmt: skip
+
+
+def _paths(kind: KindPlan) -> dict[str, Any]:
+    definition = kind.definition
+    base = f"{'/apis/' + definition.group if definition.group else '/api'}/{kind.version.name}"
+    name = kind.definition.kind
+    ref = f"{REF}{component_name(definition.group, kind.version.name, name)}"
+    list_ref = f"{REF}{component_name(definition.group, kind.version.name, definition.list_kind)}"
+    ns_param = [_path_param("namespace", "object name and auth scope, such as for teams and projects")]
+    name_param = [_path_param("name", f"name of the {name}")]
+    collection = (
+        f"{base}/namespaces/{{namespace}}/{definition.plural}"
+        if definition.namespaced
+        else f"{base}/{definition.plural}"
+    )
+    scope_params = ns_param if definition.namespaced else []
+    suffix = f"Namespaced{name}" if definition.namespaced else name
+    paths: dict[str, Any] = {
+        collection: {
+            "parameters": [*scope_params, PRETTY],
+            "get": _operation(kind, "list", f"list{suffix}", description=f"list objects of kind {name}",
+                              parameters=LIST_PARAMETERS, responses={"200": _response(list_ref)}),
+            "post": _operation(kind, "post", f"create{suffix}", description=f"create a {name}",
+                               parameters=[DRY_RUN, FIELD_MANAGER, FIELD_VALIDATION],
+                               requestBody={"required": True, "content": _json_content(ref)},
+                               responses={"200": _response(ref), "201": _response(ref, "Created"),
+                                          "202": _response(ref, "Accepted")}),
+            "delete": _operation(kind, "deletecollection", f"deleteCollection{suffix}",
+                                 description=f"delete collection of {name}", parameters=LIST_PARAMETERS,
+                                 responses={"200": _response(f"{REF}{META}Status")}),
+        },
+        f"{collection}/{{name}}": {
+            "parameters": [*name_param, *scope_params, PRETTY],
+            **_item_operations(kind, ref, name, suffix),
+            "delete": _operation(kind, "delete", f"delete{suffix}", description=f"delete a {name}",
+                                 parameters=[DRY_RUN],
+                                 requestBody={"content": _json_content(f"{REF}{META}DeleteOptions")},
+                                 responses={"200": _response(ref), "202": _response(ref, "Accepted")}),
+        },
+    }  # fmt: skip
+    if definition.namespaced:
+        paths[f"{base}/{definition.plural}"] = {
+            "parameters": [PRETTY],
+            "get": _operation(kind, "list", f"list{name}ForAllNamespaces",
+                              description=f"list objects of kind {name}", parameters=LIST_PARAMETERS,
+                              responses={"200": _response(list_ref)}),
+        }  # fmt: skip
+    if kind.version.status_subresource:
+        paths[f"{collection}/{{name}}/status"] = {
+            "parameters": [*name_param, *scope_params, PRETTY],
+            **_item_operations(kind, ref, f"status of the specified {name}", f"{suffix}Status"),
+        }
+    if kind.version.scale_subresource is not None:
+        scale_ref = f"{REF}io.k8s.api.autoscaling.v1.Scale"
+        paths[f"{collection}/{{name}}/scale"] = {
+            "parameters": [*name_param, *scope_params, PRETTY],
+            **_item_operations(kind, scale_ref, f"scale of the specified {name}", f"{suffix}Scale"),
+        }
+    return paths
+
+
+def group_version_document(version: VersionPlan) -> dict[str, Any]:
+    """The whole document for one group-version, validated against the OpenAPI 3.0 specification."""
+    shared = json.loads(SHARED_SCHEMAS.read_text())["schemas"]
+    schemas: dict[str, Any] = dict(shared)
+    paths: dict[str, Any] = {}
+    for kind in version.kinds:
+        if not kind.version.served:
+            continue
+        definition = kind.definition
+        item = component_name(definition.group, version.name, definition.kind)
+        schemas[item] = _kind_schema(kind)
+        schemas[component_name(definition.group, version.name, definition.list_kind)] = _list_schema(
+            kind, f"{REF}{item}"
+        )
+        paths.update(_paths(kind))
+    document = {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": "unversioned"},
+        "paths": dict(sorted(paths.items())),
+        "components": {"schemas": dict(sorted(schemas.items()))},
+    }
+    validate_spec(document)  # type: ignore[arg-type]
+    return document
+
+
+def aggregate_document(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every group-version document merged into one, as kube-apiserver's /openapi/v2 aggregates them."""
+    paths: dict[str, Any] = {}
+    schemas: dict[str, Any] = {}
+    for document in documents:
+        paths.update(document["paths"])
+        schemas.update(document["components"]["schemas"])
+    aggregate = {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": "unversioned"},
+        "paths": dict(sorted(paths.items())),
+        "components": {"schemas": dict(sorted(schemas.items()))},
+    }
+    validate_spec(aggregate)  # type: ignore[arg-type]
+    return aggregate

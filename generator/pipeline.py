@@ -1,0 +1,50 @@
+"""`apiforge generate`: load → check → plan → emit, with the no-op and --check paths."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.emit import (
+    MANIFEST,
+    Difference,
+    differences,
+    manifest_text,
+    reusable_units,
+    unit_fingerprints,
+    write_output,
+)
+from generator.load import load_checked
+from generator.plan import build_plan
+
+
+@dataclass(frozen=True)
+class GenerateConfig:
+    """One run's settings, passed through every stage (no globals)."""
+
+    definitions_dir: Path
+    out_dir: Path
+    check: bool = False
+
+
+def generate(config: GenerateConfig) -> list[Difference]:
+    """Regenerate (or, with ``check``, compare) ``out_dir``; returns the differences found or written.
+
+    Invalid definitions raise DefinitionErrors before anything is written, so generated/ is left untouched.
+    """
+    plan = build_plan(load_checked(config.definitions_dir))
+    fingerprints = unit_fingerprints(plan)
+    cached = None if config.check else reusable_units(config.out_dir, fingerprints)
+    if cached is not None and set(cached) == set(fingerprints):
+        files = {path: text for unit in cached.values() for path, text in unit.items()}
+        files[MANIFEST] = manifest_text(cached, fingerprints)
+        if not differences(config.out_dir, files):
+            return []
+    from generator.render import render_plan  # imports black and datamodel-code-generator: slow, so lazy
+
+    units = render_plan(plan, cached)
+    files = {path: text for unit in units.values() for path, text in unit.items()}
+    files[MANIFEST] = manifest_text(units, fingerprints)
+    if config.check:
+        return differences(config.out_dir, files)
+    return write_output(config.out_dir, files)

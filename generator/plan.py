@@ -1,0 +1,155 @@
+"""Stage 3 of the compiler: the IR. Everything the emitters need is computed here, once, from the definitions.
+
+The IR is ``Plan → GroupPlan → VersionPlan → KindPlan``: plain frozen dataclasses, sorted, so that emitting from
+the same definitions always yields the same bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from generator.definition import Definition, FieldMove, Version
+from generator.naming import api_path_prefix, group_package
+
+
+@dataclass(frozen=True)
+class KindPlan:
+    """One kind in one version: the definition, the version, and the Python names emitted for it."""
+
+    definition: Definition
+    version: Version
+    ident: str  # snake_case of the kind: cron_tab
+    constant: str  # UPPER_CASE of the kind: CRON_TAB
+    defaults_schema: dict[str, Any] | None  # the schema cut down to the branches that carry defaults
+    moves: tuple[FieldMove, ...]
+    to_hub_hook: tuple[str, str] | None  # (module, function)
+    from_hub_hook: tuple[str, str] | None
+
+    @property
+    def is_hub(self) -> bool:
+        return self.version.storage
+
+    @property
+    def hub_api_version(self) -> str:
+        hub = self.definition.storage_version.name
+        return f"{self.definition.group}/{hub}" if self.definition.group else hub
+
+    @property
+    def api_version(self) -> str:
+        group = self.definition.group
+        return f"{group}/{self.version.name}" if group else self.version.name
+
+
+@dataclass(frozen=True)
+class VersionPlan:
+    """One group-version: every kind served or stored in it."""
+
+    group: str
+    name: str
+    package: str  # stable_example_com.v1
+    kinds: tuple[KindPlan, ...]
+
+    @property
+    def api_prefix(self) -> str:
+        return api_path_prefix(self.group, self.name)
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """One API group with its versions and its resources' hub (storage) versions."""
+
+    group: str
+    package: str
+    definitions: tuple[Definition, ...]
+    versions: tuple[VersionPlan, ...]
+
+    def kind(self, definition: Definition, version: str) -> KindPlan:
+        for plan in self.versions:
+            if plan.name == version:
+                for kind in plan.kinds:
+                    if kind.definition is definition:
+                        return kind
+        raise KeyError((definition.kind, version))
+
+
+@dataclass(frozen=True)
+class Plan:
+    groups: tuple[GroupPlan, ...]
+
+
+def snake(name: str) -> str:
+    """CronTab → cron_tab, ConfigMap → config_map, HTTPRoute → http_route."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
+
+
+def defaults_only(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The part of ``schema`` that leads to a ``default``; None when nothing below declares one.
+
+    The generated defaulter walks only this, so a kind without defaults costs nothing on writes.
+    """
+    out: dict[str, Any] = {}
+    if "default" in schema:
+        out["default"] = schema["default"]
+    for key in ("items", "additionalProperties"):
+        sub = schema.get(key)
+        if isinstance(sub, Mapping):
+            cut = defaults_only(sub)
+            if cut is not None:
+                out[key] = cut
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        cut_properties = {}
+        for field, sub in properties.items():
+            cut = defaults_only(sub)
+            if cut is not None:
+                cut_properties[field] = cut
+        if cut_properties:
+            out["properties"] = cut_properties
+    if not out:
+        return None
+    if "type" in schema:
+        out["type"] = schema["type"]
+    return out
+
+
+def _hook(reference: str) -> tuple[str, str] | None:
+    if not reference:
+        return None
+    module, _, function = reference.partition(":")
+    return module, function
+
+
+def _kind_plan(definition: Definition, version: Version) -> KindPlan:
+    ident = snake(definition.kind)
+    return KindPlan(
+        definition=definition,
+        version=version,
+        ident=ident,
+        constant=ident.upper(),
+        defaults_schema=defaults_only(version.schema),
+        moves=version.conversion.moves,
+        to_hub_hook=_hook(version.conversion.to_hub_hook),
+        from_hub_hook=_hook(version.conversion.from_hub_hook),
+    )
+
+
+def build_plan(definitions: list[Definition]) -> Plan:
+    by_group: dict[str, list[Definition]] = {}
+    for definition in definitions:
+        by_group.setdefault(definition.group, []).append(definition)
+    groups = []
+    for group in sorted(by_group):
+        members = sorted(by_group[group], key=lambda d: d.plural)
+        package = group_package(group)
+        version_names = sorted({v.name for d in members for v in d.versions})
+        versions = []
+        for name in version_names:
+            kinds = tuple(
+                _kind_plan(d, v) for d in members for v in d.versions if v.name == name
+            )
+            versions.append(VersionPlan(group, name, f"{package}.{name}", kinds))
+        groups.append(GroupPlan(group, package, tuple(members), tuple(versions)))
+    return Plan(tuple(groups))

@@ -1,0 +1,129 @@
+"""Render the IR into file contents (path → text). Pure: no file is read or written here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import black
+import jinja2
+
+from generator.definition import Definition
+from generator.models import render_models
+from generator.naming import openapi_path_key
+from generator.openapi import aggregate_document, group_version_document
+from generator.plan import GroupPlan, Plan, VersionPlan, snake
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY311})
+
+
+def _environment() -> jinja2.Environment:
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+    )
+    environment.filters["py"] = _python_literal
+    environment.globals["resource_constant"] = lambda d: snake(d.kind).upper()
+    return environment
+
+
+def _python_literal(value: Any) -> str:
+    """A Python literal for JSON-like data (tuples stay tuples), stable for identical input."""
+    return repr(value)
+
+
+def format_python(source: str) -> str:
+    return black.format_str(source, mode=BLACK_MODE)
+
+
+def _json(document: Any) -> str:
+    return json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _label(group: str, version: str = "") -> str:
+    name = group or "core"
+    return f"{name}/{version}" if version else name
+
+
+def render_group_version(environment: jinja2.Environment, version: VersionPlan) -> dict[str, str]:
+    """Every file of one group-version directory, keyed by path relative to the output directory."""
+    group_dir = version.package.replace(".", "/")
+    label = _label(version.group, version.name)
+    files: dict[str, str] = {}
+    files[f"{group_dir}/__init__.py"] = environment.get_template("package_init.py.j2").render(
+        docstring=f"The {label} group-version."
+    )
+    for module in ("schemas", "defaults", "validation", "conversion"):
+        files[f"{group_dir}/{module}.py"] = environment.get_template(f"{module}.py.j2").render(version=version)
+    kinds = {kind.definition.kind: kind.version.schema for kind in version.kinds}
+    files[f"{group_dir}/models.py"] = render_models(kinds, f"Pydantic models of {label}.")
+    return files
+
+
+def render_group(environment: jinja2.Environment, group: GroupPlan) -> dict[str, str]:
+    """Every file of one group: its versions, the internal (hub) models and the REST bindings."""
+    files: dict[str, str] = {}
+    root = group.package
+    files[f"{root}/__init__.py"] = environment.get_template("package_init.py.j2").render(
+        docstring=f"The {_label(group.group)} API group."
+    )
+    for version in group.versions:
+        files.update(render_group_version(environment, version))
+    files[f"{root}/internal/__init__.py"] = environment.get_template("package_init.py.j2").render(
+        docstring=f"The internal (hub) version of each kind of the {_label(group.group)} group."
+    )
+    files[f"{root}/internal/models.py"] = environment.get_template("internal_models.py.j2").render(group=group)
+    files[f"{root}/rest.py"] = environment.get_template("rest.py.j2").render(group=group)
+    return files
+
+
+def render_openapi(plan: Plan) -> dict[str, str]:
+    files: dict[str, str] = {}
+    documents = []
+    for group in plan.groups:
+        for version in group.versions:
+            if not any(kind.version.served for kind in version.kinds):
+                continue
+            document = group_version_document(version)
+            documents.append(document)
+            name = openapi_path_key(version.group, version.name).replace("/", "__")
+            files[f"openapi/{name}.json"] = _json(document)
+    files["openapi/aggregate.json"] = _json(aggregate_document(documents))
+    return files
+
+
+def render_plan(plan: Plan, cached: dict[str, dict[str, str]] | None = None) -> dict[str, dict[str, str]]:
+    """All generated files grouped by the unit that produced them (a group package, or "" for shared files).
+
+    ``cached`` maps a unit to its previous files; a unit found there is reused as is, not re-rendered.
+    """
+    environment = _environment()
+    units: dict[str, dict[str, str]] = {}
+    for group in plan.groups:
+        if cached is not None and group.package in cached:
+            units[group.package] = cached[group.package]
+            continue
+        rendered = render_group(environment, group)
+        units[group.package] = {
+            path: format_python(text) if path.endswith(".py") else text for path, text in rendered.items()
+        }
+    shared = {
+        "__init__.py": environment.get_template("package_init.py.j2").render(
+            docstring="Output of `apiforge generate`: committed, never edited by hand."
+        ),
+        "server.py": environment.get_template("server.py.j2").render(plan=plan),
+    }
+    shared = {path: format_python(text) for path, text in shared.items()}
+    shared.update(render_openapi(plan))
+    units[""] = shared
+    return units
+
+
+def definitions_of(plan: Plan) -> list[Definition]:
+    return [definition for group in plan.groups for definition in group.definitions]

@@ -1,0 +1,129 @@
+"""kubectl 1.32 against a real apiforge server: the acceptance commands of the toolchain issue."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from tests.kubectl import Kubectl, kubectl_binary
+from tests.serverproc import CONFORMANCE, ServerProcess
+
+CRONTAB = """\
+apiVersion: stable.example.com/v1
+kind: CronTab
+metadata:
+  name: {name}
+spec:
+  cronSpec: "* * * * */5"
+  image: {image}
+  replicas: {replicas}
+"""
+
+
+@pytest.fixture(scope="module")
+def kubectl(server: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
+    yield Kubectl(kubectl_binary(32), server.kubeconfig, tmp_path_factory.mktemp("kubectl-cache"))
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "manifest.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_api_resources_lists_crontabs(server: ServerProcess, kubectl: Kubectl) -> None:
+    # the gcloud dispatcher picks kubectl.1.<minor> from /version: exercise it too
+    dispatcher = Kubectl(Path("kubectl"), server.kubeconfig, kubectl.cache_dir)
+    for client in (kubectl, dispatcher):
+        output = client.run("api-resources").stdout
+        line = next(row for row in output.splitlines() if row.startswith("crontabs"))
+        assert line.split() == ["crontabs", "ct", "stable.example.com/v1", "true", "CronTab"]
+        assert any(row.split()[:2] == ["namespaces", "ns"] for row in output.splitlines())
+
+
+def test_create_get_yaml_and_printer_columns(kubectl: Kubectl, tmp_path: Path) -> None:
+    manifest = write(tmp_path, CRONTAB.format(name="kc-create", image="img:1", replicas=2))
+    assert kubectl.run("create", "-f", str(manifest)).stdout.strip() == "crontab.stable.example.com/kc-create created"
+    table = kubectl.run("get", "crontabs").stdout.splitlines()
+    assert table[0].split() == ["NAME", "SPEC", "REPLICAS", "AGE"]
+    row = next(line.split() for line in table if line.startswith("kc-create"))
+    assert row[1:6] == ["*", "*", "*", "*", "*/5"] and row[6] == "2"
+    wide = kubectl.run("get", "ct", "-o", "wide").stdout.splitlines()
+    assert wide[0].split() == ["NAME", "SPEC", "REPLICAS", "IMAGE", "AGE"]
+    obj = yaml.safe_load(kubectl.run("get", "ct", "kc-create", "-o", "yaml").stdout)
+    assert obj["metadata"]["uid"] and obj["metadata"]["resourceVersion"] and obj["metadata"]["creationTimestamp"]
+    assert obj["metadata"]["generation"] == 1
+    assert obj["spec"] == {"cronSpec": "* * * * */5", "image": "img:1", "replicas": 2}
+    assert "kc-create" in kubectl.run("get", "all").stdout  # category "all"
+
+
+def test_apply_create_then_configure(kubectl: Kubectl, tmp_path: Path) -> None:
+    manifest = write(tmp_path, CRONTAB.format(name="kc-apply", image="img:1", replicas=1))
+    assert kubectl.run("apply", "-f", str(manifest)).stdout.strip() == "crontab.stable.example.com/kc-apply created"
+    assert kubectl.run("apply", "-f", str(manifest)).stdout.strip() == (
+        "crontab.stable.example.com/kc-apply unchanged"
+    )
+    manifest.write_text(CRONTAB.format(name="kc-apply", image="img:2", replicas=3))
+    assert kubectl.run("apply", "-f", str(manifest)).stdout.strip() == (
+        "crontab.stable.example.com/kc-apply configured"
+    )
+    spec = json.loads(kubectl.run("get", "ct", "kc-apply", "-o", "json").stdout)["spec"]
+    assert spec == {"cronSpec": "* * * * */5", "image": "img:2", "replicas": 3}
+
+
+def test_get_watch_sees_an_update_made_elsewhere(server: ServerProcess, kubectl: Kubectl, tmp_path: Path) -> None:
+    kubectl.run("create", "-f", str(write(tmp_path, CRONTAB.format(name="kc-watch", image="a", replicas=1))))
+    watcher = kubectl.popen("get", "ct", "kc-watch", "-w", "--output-watch-events", "-o",
+                            "jsonpath={.type} {.object.spec.image}{\"\\n\"}")  # fmt: skip
+    try:
+        time.sleep(1.5)
+        response = httpx.patch(
+            f"{server.url}/apis/stable.example.com/v1/namespaces/default/crontabs/kc-watch",
+            json={"spec": {"image": "changed-elsewhere"}},
+            headers={"content-type": "application/merge-patch+json"},
+        )
+        assert response.status_code == 200
+        deadline = time.monotonic() + 15
+        lines: list[str] = []
+        assert watcher.stdout is not None
+        while time.monotonic() < deadline and "MODIFIED changed-elsewhere" not in lines:
+            lines.append(watcher.stdout.readline().strip())
+        assert "MODIFIED changed-elsewhere" in lines, lines
+    finally:
+        watcher.kill()
+        watcher.communicate()
+
+
+def test_delete(kubectl: Kubectl, tmp_path: Path) -> None:
+    kubectl.run("create", "-f", str(write(tmp_path, CRONTAB.format(name="kc-delete", image="a", replicas=1))))
+    assert kubectl.run("delete", "ct", "kc-delete").stdout.strip() == 'crontab.stable.example.com "kc-delete" deleted'
+    missing = kubectl.run("get", "ct", "kc-delete", check=False)
+    assert missing.returncode == 1
+    assert 'Error from server (NotFound): crontabs.stable.example.com "kc-delete" not found' in missing.stderr
+
+
+def test_explain_crontab_spec(kubectl: Kubectl) -> None:
+    output = kubectl.run("explain", "crontab.spec").stdout
+    assert "KIND:       CronTab" in output
+    assert "VERSION:    stable.example.com/v1" in output
+    assert "cronSpec\t<string>" in output
+    assert "replicas\t<integer>" in output
+
+
+def test_validation_error_reaches_kubectl(kubectl: Kubectl, tmp_path: Path) -> None:
+    manifest = write(tmp_path, CRONTAB.format(name="kc-bad", image="a", replicas='"many"'))
+    result = kubectl.run("create", "-f", str(manifest), check=False)
+    assert result.returncode == 1
+    assert "spec.replicas" in result.stderr
+
+
+def test_crontab_sample_from_the_kubernetes_docs(kubectl: Kubectl) -> None:
+    sample = CONFORMANCE / "custom-resources" / "k8s-docs-crontab" / "my-crontab.yaml"
+    result = kubectl.run("apply", "-f", str(sample))
+    assert "created" in result.stdout

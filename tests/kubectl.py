@@ -1,0 +1,42 @@
+"""Run a real kubectl binary (a given minor version) against a test server, with its own cache directory."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def kubectl_binary(minor: int) -> Path:
+    """The versioned kubectl lying beside the gcloud dispatcher (kubectl.1.27 … kubectl.1.33)."""
+    dispatcher = shutil.which("kubectl")
+    if dispatcher is None:
+        raise FileNotFoundError("kubectl is not installed")
+    binary = Path(os.path.realpath(dispatcher)).parent / f"kubectl.1.{minor}"
+    if not binary.exists():
+        raise FileNotFoundError(binary)
+    return binary
+
+
+@dataclass
+class Kubectl:
+    binary: Path
+    kubeconfig: Path
+    cache_dir: Path
+
+    def run(self, *args: str, stdin: str | None = None, check: bool = True,
+            timeout: float = 60) -> subprocess.CompletedProcess[str]:  # fmt: skip
+        command = [str(self.binary), "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache_dir), *args]
+        result = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout,
+                                env={**os.environ, "HOME": str(self.cache_dir)})  # fmt: skip
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n"
+                                 f"{result.stdout}\n{result.stderr}")  # fmt: skip
+        return result
+
+    def popen(self, *args: str) -> subprocess.Popen[str]:
+        command = [str(self.binary), "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache_dir), *args]
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "HOME": str(self.cache_dir)})  # fmt: skip

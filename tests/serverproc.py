@@ -1,0 +1,84 @@
+"""Start a real `apiforge serve` process on a free loopback port, for integration and end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+CONFORMANCE = SHARED / "conformance"
+READY_TIMEOUT = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class ServerProcess:
+    """A running server; ``url`` answers once ``start`` returns."""
+
+    data_dir: Path
+    port: int
+    storage: str = "sqlite"
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.data_dir / "admin.kubeconfig"
+
+    def start(self, extra_env: dict[str, str] | None = None) -> float:
+        """Start and wait until the kubeconfig exists and /readyz answers; returns seconds to ready."""
+        self.kubeconfig.unlink(missing_ok=True)
+        env = {**os.environ, **(extra_env or {})}
+        started = time.monotonic()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "apiforge", "serve", "--data-dir", str(self.data_dir),
+             "--bind-address", "127.0.0.1", "--port", str(self.port), "--storage", self.storage],
+            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        while time.monotonic() - started < READY_TIMEOUT:
+            if self.process.poll() is not None:
+                output = self.process.stdout.read().decode() if self.process.stdout else ""
+                raise RuntimeError(f"server exited with {self.process.returncode}:\n{output}")
+            if self.kubeconfig.exists():
+                try:
+                    if httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200:
+                        return time.monotonic() - started
+                except httpx.HTTPError:
+                    pass
+            time.sleep(0.02)
+        self.stop()
+        raise RuntimeError("server did not become ready")
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        """Stop the process (SIGTERM by default, SIGKILL to simulate a crash); returns its exit code."""
+        if self.process is None:
+            return 0
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        try:
+            code = self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        if self.process.stdout:
+            self.process.stdout.close()
+        self.process = None
+        return code
