@@ -185,7 +185,7 @@ def _check_total(version: Version, hub: Version, crd: bool, report: Report) -> N
                     )
             continue
         kind, hub_kind = field_kind(node), field_kind(theirs[target][0])
-        if kind != hub_kind:
+        if kind != hub_kind and hub_kind != "any":  # a hub field keeping unknown fields holds any value
             reported.append(path)
             if not (conversion.to_hub_hook and conversion.from_hub_hook):
                 report(

@@ -84,7 +84,7 @@ def load_documents(documents: list[YamlDocument]) -> Loaded:
     errors: list[DefinitionError] = []
     for document in documents:
         definition, source, found = _load_document(document)
-        errors.extend(found)
+        errors.extend(sorted(found, key=lambda error: error.line))
         if definition is not None:
             definitions.append(definition)
             sources.add(definition, source)

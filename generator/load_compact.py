@@ -101,6 +101,8 @@ class _CompactLoader:
             ),
             "selectableFields": reader.opt_strings(top, "selectableFields", ()),
         }
+        short_names = reader.opt_strings(top, "shortNames", ())
+        categories = reader.opt_strings(top, "categories", ())
         versions = self._versions(top.get("versions"), description, shared)
         if reader.errors or not kind:
             return None
@@ -113,8 +115,8 @@ class _CompactLoader:
             list_kind=names["listKind"],
             scope=scope,  # type: ignore[arg-type]  # checked against SCOPES
             versions=tuple(versions),
-            short_names=reader.opt_strings(top, "shortNames", ()),
-            categories=reader.opt_strings(top, "categories", ()),
+            short_names=short_names,
+            categories=categories,
         )
 
     def _names(self, top: dict[str, Any], kind: str) -> dict[str, str]:
@@ -179,9 +181,9 @@ class _CompactLoader:
         def record(schema_path: JsonPath, file_path: JsonPath) -> None:
             self.source.record((*here, "schema", *schema_path), file_path)
 
-        schema = SchemaExpander(reader, record).root(
-            entry.get("schema"), (*here, "schema"), description
-        )
+        if entry.get("schema") is None:  # reported as missing
+            return None
+        schema = SchemaExpander(reader, record).root(entry["schema"], (*here, "schema"), description)
         status, scale = shared["subresources"]
         if entry.get("subresources") is not None:
             status, scale = self._subresources(entry["subresources"], (*here, "subresources"))

@@ -14,7 +14,7 @@ from typing import Any
 from openapi_spec_validator import validate as validate_spec
 
 from generator.modelschema import SHARED_SCHEMAS
-from generator.naming import component_name
+from generator.naming import component_name, pascal
 from generator.plan import KindPlan, VersionPlan
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -94,7 +94,6 @@ def _kind_schema(kind: KindPlan) -> dict[str, Any]:
     }
     properties["metadata"] = {
         "allOf": [{"$ref": f"{REF}{META}ObjectMeta"}],
-        "default": {},
         "description": "Standard object's metadata.",
     }
     schema["x-kubernetes-group-version-kind"] = [_gvk(kind)]
@@ -119,7 +118,7 @@ def _list_schema(kind: KindPlan, item_ref: str) -> dict[str, Any]:
             "apiVersion": {"type": "string"},
             "items": {"type": "array", "items": {"$ref": item_ref}},
             "kind": {"type": "string"},
-            "metadata": {"allOf": [{"$ref": f"{REF}{META}ListMeta"}], "default": {}},
+            "metadata": {"allOf": [{"$ref": f"{REF}{META}ListMeta"}]},
         },
         "x-kubernetes-group-version-kind": [
             {"group": definition.group, "version": kind.version.name, "kind": definition.list_kind}
@@ -169,7 +168,8 @@ def _paths(kind: KindPlan) -> dict[str, Any]:
         else f"{base}/{definition.plural}"
     )
     scope_params = ns_param if definition.namespaced else []
-    suffix = f"Namespaced{name}" if definition.namespaced else name
+    group_version = pascal(definition.group or "core") + pascal(kind.version.name)
+    suffix = f"{group_version}Namespaced{name}" if definition.namespaced else f"{group_version}{name}"
     paths: dict[str, Any] = {
         collection: {
             "parameters": [*scope_params, PRETTY],
@@ -196,7 +196,7 @@ def _paths(kind: KindPlan) -> dict[str, Any]:
     if definition.namespaced:
         paths[f"{base}/{definition.plural}"] = {
             "parameters": [PRETTY],
-            "get": _operation(kind, "list", f"list{name}ForAllNamespaces",
+            "get": _operation(kind, "list", f"list{group_version}{name}ForAllNamespaces",
                               description=f"list objects of kind {name}", parameters=LIST_PARAMETERS,
                               responses={"200": _response(list_ref)}),
         }  # fmt: skip
@@ -214,9 +214,19 @@ def _paths(kind: KindPlan) -> dict[str, Any]:
     return paths
 
 
+def _without_empty_defaults(node: Any) -> Any:
+    """kube-openapi writes `default: {}` on struct fields, which is not valid against a struct with required
+    fields; the OpenAPI validator rightly rejects that, so those no-op defaults are dropped."""
+    if isinstance(node, dict):
+        return {k: _without_empty_defaults(v) for k, v in node.items() if not (k == "default" and v == {})}
+    if isinstance(node, list):
+        return [_without_empty_defaults(v) for v in node]
+    return node
+
+
 def group_version_document(version: VersionPlan) -> dict[str, Any]:
     """The whole document for one group-version, validated against the OpenAPI 3.0 specification."""
-    shared = json.loads(SHARED_SCHEMAS.read_text())["schemas"]
+    shared = _without_empty_defaults(json.loads(SHARED_SCHEMAS.read_text())["schemas"])
     schemas: dict[str, Any] = dict(shared)
     paths: dict[str, Any] = {}
     for kind in version.kinds:

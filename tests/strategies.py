@@ -6,6 +6,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+_PRINTABLE = st.characters(min_codepoint=32, max_codepoint=126)
 _NAME = st.from_regex(r"[a-z][a-z0-9-]{0,20}[a-z0-9]", fullmatch=True)
 _JSON_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-(2**31), 2**31), st.text(max_size=8))
 _JSON = st.recursive(_JSON_SCALAR, lambda inner: st.lists(inner, max_size=3)
@@ -42,8 +43,9 @@ def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         if schema.get("format") == "date-time":
             return st.sampled_from(["2026-01-01T00:00:00Z", "2024-02-29T12:30:00Z"])
         if "pattern" in schema:
-            return st.from_regex(schema["pattern"], fullmatch=True)
-        return st.text(min_size=schema.get("minLength", 0), max_size=min(schema.get("maxLength", 12), 12))
+            # printable ASCII: Go's RE2 (which Kubernetes validates with) has ASCII-only \s and \d classes
+            return st.from_regex(schema["pattern"], fullmatch=True, alphabet=_PRINTABLE)
+        return st.text(_PRINTABLE, min_size=schema.get("minLength", 0), max_size=min(schema.get("maxLength", 12), 12))
     return _JSON
 
 

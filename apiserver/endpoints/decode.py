@@ -98,8 +98,14 @@ def admit(obj: Object, target: Target, mode: str, warnings: list[str], *, creati
         warnings.extend(f'unknown field "{path}"' for path in unknown)
     if target.version.defaulter is not None:
         target.version.defaulter(obj)
-    name = metadata.get("name") or target.name or metadata.get("generateName", "")
-    causes = validate_object_meta(metadata, target.resource.namespaced, creating=creating)
+    if target.resource.namespaced and target.namespace is not None:
+        metadata["namespace"] = target.namespace  # the URL's namespace (a different one was refused)
+    else:
+        metadata.pop("namespace", None)  # kube clears it for cluster-scoped kinds (rest.BeforeCreate)
+    if not creating and not metadata.get("name"):
+        metadata["name"] = target.name
+    name = metadata.get("name") or metadata.get("generateName", "")
+    causes = validate_object_meta(metadata, target.resource.namespaced)
     if target.version.validator is not None:
         causes.extend(target.version.validator(obj))
     if causes:

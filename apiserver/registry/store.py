@@ -85,11 +85,16 @@ class Store:
     """create/get/list/update/delete/watch of one resource on top of the revisioned key-value storage."""
 
     def __init__(
-        self, resource: ResourceType, storage: Storage, namespace_check: NamespaceCheck | None = None
+        self,
+        resource: ResourceType,
+        storage: Storage,
+        namespace_check: NamespaceCheck | None = None,
+        prepare_for_create: Callable[[Object], None] | None = None,
     ) -> None:
         self.resource = resource
         self.storage = storage
         self._namespace_check = namespace_check
+        self._prepare_for_create = prepare_for_create
 
     # -- errors ------------------------------------------------------------------------------------
 
@@ -163,6 +168,8 @@ class Store:
         metadata["generation"] = 1
         if self.resource.storage_version.status_subresource:
             obj.pop("status", None)  # kube: status cannot be set on create when the subresource is on
+        if self._prepare_for_create is not None:
+            self._prepare_for_create(obj)
         generated = not metadata.get("name")
         for _ in range(_GENERATE_NAME_ATTEMPTS if generated else 1):
             if generated:

@@ -66,6 +66,25 @@ def _invalid_type(name: str, type_name: str, value: Any) -> _Error:
     return _Error(_INVALID_TYPE, name, message, value)
 
 
+_STR: Final = "string"
+_INT: Final = "integer"
+_FLOAT: Final = "number"
+_LIST: Final = "array"
+_DICT: Final = "object"
+_BOOL: Final = "boolean"
+# Decoded JSON has exactly these types; anything else is classified by isinstance.
+_KINDS: Final[dict[type, str]] = {str: _STR, int: _INT, float: _FLOAT, list: _LIST, dict: _DICT, bool: _BOOL}
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return _BOOL
+    for cls, kind in _KINDS.items():
+        if isinstance(value, cls):
+            return kind
+    return ""
+
+
 def _is_json_integer(value: float) -> bool:
     # swag.IsFloat64AJSONInteger
     if math.isnan(value) or math.isinf(value) or abs(value) > _MAX_JSON_INT_FLOAT:
@@ -110,34 +129,52 @@ class _Validator:
     __slots__ = ()
 
     def validate(self, s: Schema, data: Any, path: str, errs: list[_Error]) -> int:
-        """``SchemaValidator.Validate``: appends the errors and returns the result's match count."""
+        """``SchemaValidator.Validate``: appends the errors and returns the result's match count.
+
+        The match count (one per validator that applied, plus what nested validators counted) only
+        matters to pick the failure ``anyOf``/``oneOf`` report; keywords absent from the schema add
+        their count without running.
+        """
         if data is None:
             count = 0
-            if s.types or s.format:
+            if s.checks_type:
                 count += self._type(s, data, path, errs)
-            self._enum(s, data, path, errs)
+            if s.enum is not None:
+                self._enum(s, data, path, errs)
             return count
 
-        count = 1  # the final result.Inc()
-        if s.types or s.format:
-            count += self._type(s, data, path, errs) + 1
-        count += self._schema_props(s, data, path, errs) + 1
-        if isinstance(data, str):
-            self._string(s, data, path, errs)
+        kind = _KINDS.get(type(data)) or _kind(data)
+        count = 3  # schema-props' own match, its result.Inc() and the final result.Inc()
+        if s.checks_type:
+            if type(data) in s.python_types and (kind is not _INT or _INT64_MIN <= data <= _INT64_MAX):
+                count += 2
+            else:
+                count += self._type(s, data, path, errs) + 1
+        if s.composed:
+            count += self._schema_props(s, data, path, errs) - 1
+        if kind is _STR:
             count += 1
-            if s.format and is_known_format(s.format):
+            if s.checks_strings:
+                self._string(s, data, path, errs)
+            if s.checks_format:
+                count += 1
                 if not check_format(s.format, data):
                     errs.append(_invalid_type(path, s.format, data))
-                count += 1
-        elif isinstance(data, int | float) and not isinstance(data, bool):
-            self._number(s, data, path, errs)
+        elif kind is _INT or kind is _FLOAT:
             count += 2
-        elif isinstance(data, list):
-            count += self._slice(s, data, path, errs) + 1
-        self._enum(s, data, path, errs)
+            if s.checks_numbers:
+                self._number(s, data, path, errs)
+        elif kind is _LIST:
+            count += 2
+            if s.checks_slice:
+                count += self._slice(s, data, path, errs) - 1
         count += 1
-        if isinstance(data, dict):
-            count += self._object(s, data, path, errs) + 1
+        if s.enum is not None:
+            self._enum(s, data, path, errs)
+        if kind is _DICT:
+            count += 1
+            if s.checks_object:
+                count += self._object(s, data, path, errs)
         return count
 
     @staticmethod
@@ -338,10 +375,13 @@ class _Validator:
             for key, value in data.items():
                 if key not in props:
                     count += self.validate(s.additional_properties, value, f"{path}.{key}", errs)
-        for name, prop in props.items():
-            if name in data:
-                child = f"{path}.{name}" if path else name
-                count += self.validate(prop, data[name], child, errs)
+        if props:
+            # Go visits properties in random map order; this visits them in the object's order.
+            prefix = f"{path}." if path else ""
+            for name, value in data.items():
+                prop = props.get(name)
+                if prop is not None:
+                    count += self.validate(prop, value, prefix + name, errs)
         for name in s.required:
             if name not in data:
                 child = f"{path}.{name}"

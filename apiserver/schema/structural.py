@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Final
 
+from apiserver.schema.formats import is_known_format
 from apiserver.schema.regex import compile_go_regexp
 
 __all__ = ["MISSING", "Schema", "compile_schema"]
@@ -45,6 +46,15 @@ _STRING_FORMATS: Final = frozenset(
     }
 )  # fmt: skip
 _INTEGER_FORMATS: Final = frozenset({"int32", "int64"})
+# The Python types of decoded JSON whose JSON type is the schema type (ints are "number"s too).
+_PYTHON_TYPES: Final[dict[str, frozenset[type]]] = {
+    "string": frozenset({str}),
+    "integer": frozenset({int}),
+    "number": frozenset({int, float}),
+    "boolean": frozenset({bool}),
+    "object": frozenset({dict}),
+    "array": frozenset({list}),
+}
 _NUMBER_FORMATS: Final = frozenset({"float", "double"})
 
 
@@ -118,6 +128,15 @@ class Schema:
         "required",
         "types",
         "unique_items",
+        # what validation needs to know without looking at the keywords again
+        "checks_format",
+        "checks_numbers",
+        "checks_object",
+        "checks_slice",
+        "checks_strings",
+        "checks_type",
+        "composed",
+        "python_types",
     )
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
@@ -207,6 +226,33 @@ class Schema:
         )
         self.has_embedded_below: bool = any(
             c is not None and (c.embedded_resource or c.has_embedded_below) for c in children
+        )
+
+        self.checks_type: bool = bool(self.types or self.format)
+        self.python_types: frozenset[type] = frozenset().union(
+            *(_PYTHON_TYPES.get(t, frozenset()) for t in self.types)
+        )
+        self.composed: bool = bool(self.all_of or self.any_of or self.one_of or self.not_ is not None)
+        self.checks_strings: bool = (
+            self.max_length is not None or self.min_length is not None or self.pattern is not None
+        )
+        self.checks_format: bool = bool(self.format) and is_known_format(self.format)
+        self.checks_numbers: bool = (
+            self.multiple_of is not None or self.minimum is not None or self.maximum is not None
+        )
+        self.checks_slice: bool = (
+            self.items is not None
+            or self.min_items is not None
+            or self.max_items is not None
+            or self.unique_items
+        )
+        self.checks_object: bool = bool(
+            self.properties
+            or self.additional_properties is not None
+            or self.additional_properties_allowed is False
+            or self.required
+            or self.min_properties is not None
+            or self.max_properties is not None
         )
 
     @staticmethod

@@ -48,7 +48,7 @@ class APIServer:
         namespaces = scheme.resource("", "namespaces")
         self.stores: dict[tuple[str, str], Store] = {}
         self.namespaces = (
-            NamespaceLifecycle(Store(namespaces, storage)) if namespaces is not None else None
+            NamespaceLifecycle(namespaces, storage) if namespaces is not None else None
         )
         check = self.namespaces.require_active if self.namespaces is not None else None
         for resource in scheme:

@@ -110,8 +110,10 @@ def test_delete(kubectl: Kubectl, tmp_path: Path) -> None:
 
 def test_explain_crontab_spec(kubectl: Kubectl) -> None:
     output = kubectl.run("explain", "crontab.spec").stdout
+    assert "GROUP:      stable.example.com" in output
     assert "KIND:       CronTab" in output
-    assert "VERSION:    stable.example.com/v1" in output
+    assert "VERSION:    v1" in output
+    assert "FIELD: spec <Object>" in output
     assert "cronSpec\t<string>" in output
     assert "replicas\t<integer>" in output
 

@@ -1,0 +1,508 @@
+"""generator.check: every rule, each error asserted with its file, line and field path."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from generator.check import check_definitions
+from generator.definition import Definition, DefinitionErrors, Version
+from generator.load import load_checked, load_text
+from generator.sourcemap import SourceMap
+
+CRDS = Path(__file__).resolve().parents[4] / "shared" / "conformance" / "crds"
+FILE = Path("definitions/stable.example.com/crontab.yaml")
+
+
+def yaml(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def check_errors(text: str) -> list[str]:
+    loaded = load_text(yaml(text), FILE)
+    with pytest.raises(DefinitionErrors) as caught:
+        check_definitions(loaded.definitions, loaded.sources)
+    return [str(error) for error in caught.value.errors]
+
+
+def passes(text: str) -> None:
+    loaded = load_text(yaml(text), FILE)
+    check_definitions(loaded.definitions, loaded.sources)
+
+
+def one_version(schema: str, extra: str = "", version: str = "") -> str:
+    """group (1), kind (2), ``extra`` lines, versions, v1, storage, schema, then ``schema`` indented."""
+    body = textwrap.indent(yaml(schema), " " * 6)
+    return f"group: stable.example.com\nkind: CronTab\n{extra}versions:\n  v1:\n    storage: true\n{version}    schema:\n{body}"
+
+
+# --- the real CRDs ------------------------------------------------------------------------------------------------
+
+
+def crd_files() -> list[Path]:
+    return sorted(CRDS.rglob("*.yaml")) if CRDS.is_dir() else []
+
+
+@pytest.mark.skipif(not CRDS.is_dir(), reason="conformance fixtures not present")
+@pytest.mark.parametrize("file", crd_files(), ids=lambda p: p.name)
+def test_real_crds_pass_except_a_lossy_multi_version_one(file: Path) -> None:
+    loaded = load_text(file.read_text(), file)
+    if file.name != "batch.tutorial.kubebuilder.io_cronjobs-multiversion.yaml":
+        check_definitions(loaded.definitions, loaded.sources)
+        return
+    # Its v2 spec.schedule is an object where the hub (v1) has a string: with conversion strategy None (and no
+    # webhook, which apiforge does not support) the value would be lost, so apiforge refuses it.
+    with pytest.raises(DefinitionErrors) as caught:
+        check_definitions(loaded.definitions, loaded.sources)
+    assert [str(e) for e in caught.value.errors] == [
+        f"{file}:7975: spec.versions[1].schema.openAPIV3Schema.properties.spec.properties.schedule: field "
+        "spec.schedule of v2 is object but spec.schedule of hub version v1 is string; conversion strategy None "
+        "would drop it; write this resource in the compact format and add a rename or a toHub/fromHub hook"
+    ]
+
+
+def test_a_full_compact_definition_passes() -> None:
+    passes(
+        """
+        group: stable.example.com
+        kind: CronTab
+        shortNames: [ct]
+        subresources:
+          status: true
+          scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas, labelSelectorPath: .status.selector}
+        printerColumns:
+          - {name: Spec, type: string, jsonPath: .spec.cronSpec}
+          - {name: Replicas, type: integer, jsonPath: .spec.replicas}
+          - {name: Ready, type: string, jsonPath: '.status.conditions[?(@.type=="Ready")].status'}
+          - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
+          - {name: Owner, type: string, jsonPath: ".metadata.labels['owner']"}
+        selectableFields: [.spec.cronSpec]
+        versions:
+          v1:
+            storage: true
+            schema:
+              spec: {cronSpec: string, replicas: {type: int32, minimum: 0, default: 1}, extra: object}
+              status: {replicas: int32, selector: string, conditions: "[]Condition"}
+          v1beta1:
+            schema:
+              spec: {schedule: string, replicas: int32, extra: object}
+              status: {replicas: int32, selector: string, conditions: "[]Condition"}
+            printerColumns: []
+            selectableFields: [.spec.schedule]
+            conversion:
+              rename: {spec.schedule: spec.cronSpec}
+        """
+    )
+
+
+# --- versions -----------------------------------------------------------------------------------------------------
+
+
+def test_exactly_one_storage_version_and_one_served() -> None:
+    text = """\
+        group: stable.example.com
+        kind: CronTab
+        versions:
+          v1: {served: false, schema: {}}
+          v2: {served: false, schema: {}}
+        """
+    assert check_errors(text) == [
+        f"{FILE}:3: versions: exactly one version must have storage: true (it is the hub); none has",
+        f"{FILE}:3: versions: at least one version must be served",
+    ]
+    text = text.replace("served: false", "storage: true")
+    assert check_errors(text) == [
+        f"{FILE}:5: versions.v2.storage: exactly one version may be stored; v1 already is"
+    ]
+
+
+def test_version_names_and_deprecation_warning() -> None:
+    text = (
+        "group: stable.example.com\nkind: CronTab\nversions:\n  v1beta:\n    storage: true\n    schema: {}\n"
+        "  version2:\n    deprecationWarning: gone soon\n    schema: {}\n"
+    )
+    expected = "is not a Kubernetes version name; expected v<N>, v<N>alpha<M> or v<N>beta<M> (e.g. v1, v1beta1, v2alpha3)"
+    assert check_errors(text) == [
+        f'{FILE}:4: versions.v1beta: version "v1beta" {expected}',
+        f'{FILE}:7: versions.version2: version "version2" {expected}',
+        f"{FILE}:8: versions.version2.deprecationWarning: may only be set when deprecated is true",
+    ]
+
+
+# --- names --------------------------------------------------------------------------------------------------------
+
+
+def test_group_and_kind_names() -> None:
+    text = (
+        one_version("spec: object\n")
+        .replace("group: stable.example.com", "group: example")
+        .replace("kind: CronTab", "kind: cronTab\nplural: Crontabs\nshortNames: [ct, ct, c_t]")
+    )
+    assert check_errors(text) == [
+        f'{FILE}:1: group: group "example" needs at least one dot (e.g. example.example.com); "core" is the core '
+        "group",
+        f'{FILE}:2: kind: kind "cronTab" must be UpperCamelCase: a capital letter, then letters and digits '
+        "(e.g. CronTab)",
+        f'{FILE}:2: kind: listKind "cronTabList" must be UpperCamelCase: a capital letter, then letters and digits '
+        "(e.g. CronTab)",
+        f'{FILE}:3: plural: plural "Crontabs" must be a lowercase DNS-1123 label (letters, digits and "-", at most '
+        "63)",
+        f'{FILE}:4: shortNames[1]: "ct" is listed twice',
+        f'{FILE}:4: shortNames[2]: "c_t" must be a lowercase DNS-1123 label',
+    ]
+
+
+def test_group_must_be_a_dns_subdomain() -> None:
+    text = one_version("spec: object\n").replace(
+        "group: stable.example.com", "group: Stable.Example.com"
+    )
+    assert check_errors(text) == [
+        f'{FILE}:1: group: group "Stable.Example.com" is not a DNS-1123 subdomain (lowercase letters, digits, "-" '
+        'and ".", e.g. stable.example.com)'
+    ]
+
+
+def write(directory: Path, name: str, text: str) -> None:
+    path = directory / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml(text))
+
+
+def test_two_definitions_cannot_claim_a_kind_plural_or_short_name(tmp_path: Path) -> None:
+    write(tmp_path, "a/crontab.yaml", one_version("spec: object\n", "shortNames: [ct]\n"))
+    write(tmp_path, "b/crontab.yaml", one_version("spec: object\n", "plural: other\n"))
+    write(
+        tmp_path,
+        "c/tab.yaml",
+        one_version("spec: object\n").replace("CronTab", "Tab")
+        + "---\n"
+        + one_version("spec: object\n", "plural: crontabs\nshortNames: [x, ct]\n").replace(
+            "CronTab", "Other"
+        ),
+    )
+    write(
+        tmp_path, "d/core.yaml", one_version("spec: object\n").replace("stable.example.com", "core")
+    )
+    with pytest.raises(DefinitionErrors) as caught:
+        load_checked(tmp_path)
+    a = tmp_path / "a/crontab.yaml"
+    assert [str(e) for e in caught.value.errors] == [
+        f'{tmp_path / "b/crontab.yaml"}:2: kind: kind "CronTab" of group stable.example.com is already claimed '
+        f"by CronTab at {a}:2",
+        f'{tmp_path / "c/tab.yaml"}:11: plural: plural "crontabs" of group stable.example.com is already claimed '
+        f"by CronTab at {a}:2",
+        f'{tmp_path / "c/tab.yaml"}:12: shortNames[1]: short name "ct" of group stable.example.com is already '
+        f"claimed by CronTab at {a}:3",
+    ]
+
+
+# --- structural schemas -------------------------------------------------------------------------------------------
+
+CRD_HEAD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+spec:
+  group: stable.example.com
+  names: {kind: CronTab, plural: crontabs}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+"""
+
+
+def crd(schema: str) -> str:
+    """A CRD whose openAPIV3Schema (line 13 onwards) is ``schema``."""
+    return CRD_HEAD + textwrap.indent(yaml(schema), " " * 10)
+
+
+SCHEMA_PATH = "spec.versions[0].schema.openAPIV3Schema"
+
+
+def test_structural_rules() -> None:
+    errors = check_errors(
+        crd(
+            """
+            type: object
+            properties:
+              metadata: {type: object, properties: {labels: {type: object}}}
+              spec:
+                type: object
+                properties:
+                  untyped: {description: no type}
+                  both: {type: object, properties: {a: {type: string}}, additionalProperties: {type: string}}
+                  tags: {type: array, items: {type: string}, uniqueItems: true}
+                  ref: {$ref: "#/definitions/Foo"}
+                  bad: {type: strin}
+                  keep: {type: object, x-kubernetes-preserve-unknown-fields: false}
+                  list: {type: array, x-kubernetes-list-type: map, items: {type: object, properties: {k: {type: string}}}}
+                  keyed: {type: array, x-kubernetes-list-type: map, x-kubernetes-list-map-keys: [k], items: {type: object, properties: {k: {type: string}}}}
+                  junctor: {type: object, properties: {a: {type: string}}, anyOf: [{type: object}, {properties: {b: {type: string}}}]}
+                  ios: {x-kubernetes-int-or-string: true, anyOf: [{type: integer}, {type: string}]}
+                  embedded: {type: string, x-kubernetes-embedded-resource: true}
+                  regex: {type: string, pattern: "(?=x)"}
+            """
+        )
+    )
+    p = f"{SCHEMA_PATH}.properties"
+    s = f"{p}.spec.properties"
+    assert errors == [
+        f"{FILE}:15: {p}.metadata: must not specify anything other than name and generateName",
+        f"{FILE}:19: {s}.untyped.type: type is required for object fields (unless "
+        "x-kubernetes-preserve-unknown-fields or x-kubernetes-int-or-string is true)",
+        f"{FILE}:20: {s}.both.additionalProperties: additionalProperties and properties are mutual exclusive",
+        f"{FILE}:21: {s}.tags.uniqueItems: uniqueItems cannot be set to true since the runtime complexity becomes "
+        "quadratic",
+        f"{FILE}:22: {s}.ref.$ref: $ref is not supported",
+        f"{FILE}:22: {s}.ref.type: type is required for object fields (unless x-kubernetes-preserve-unknown-fields "
+        "or x-kubernetes-int-or-string is true)",
+        f'{FILE}:23: {s}.bad.type: unknown type "strin"; expected one of array, boolean, integer, number, object, '
+        "string",
+        f"{FILE}:24: {s}.keep.x-kubernetes-preserve-unknown-fields: must be true or undefined",
+        f"{FILE}:25: {s}.list.x-kubernetes-list-map-keys: must not be empty if x-kubernetes-list-type is map",
+        f"{FILE}:26: {s}.keyed.items.properties.k: this property is in x-kubernetes-list-map-keys, so it must "
+        "have a default or be a required property",
+        f"{FILE}:27: {s}.junctor.anyOf[0].type: must be empty to be structural",
+        f'{FILE}:27: {s}.junctor.anyOf[1].properties.b: "b" must also be declared in the structural schema '
+        "(outside allOf/anyOf/oneOf/not)",
+        f"{FILE}:29: {s}.embedded.type: must be object if x-kubernetes-embedded-resource is true",
+        f"{FILE}:29: {s}.embedded.properties: must not be empty if x-kubernetes-embedded-resource is true "
+        "without x-kubernetes-preserve-unknown-fields",
+        f"{FILE}:30: {s}.regex.pattern: lookarounds and backreferences are not supported by Kubernetes (Go RE2) "
+        "regular expressions",
+    ]
+
+
+def test_root_rules() -> None:
+    assert check_errors(
+        crd("type: array\nitems: {type: string}\nadditionalProperties: {type: string}\n")
+    ) == [
+        f"{FILE}:13: {SCHEMA_PATH}.type: must be object at the root",
+        f"{FILE}:15: {SCHEMA_PATH}.additionalProperties: additionalProperties is not allowed at the root of a "
+        "schema",
+        f"{FILE}:15: {SCHEMA_PATH}.additionalProperties: must not be used at the root",
+    ]
+
+
+def test_compact_schemas_are_checked_too() -> None:
+    text = one_version(
+        "spec:\n  a: {type: object, additionalProperties: string, properties: {b: string}}\n"
+    )
+    assert check_errors(text) == [
+        f"{FILE}:8: versions.v1.schema.spec.a.additionalProperties: additionalProperties and properties are "
+        "mutual exclusive"
+    ]
+
+
+# --- defaults -----------------------------------------------------------------------------------------------------
+
+
+def test_defaults_must_be_valid_against_their_schema() -> None:
+    errors = check_errors(
+        one_version(
+            """
+            spec:
+              a: {type: integer, minimum: 1, default: 0}
+              b: {type: string, enum: [x, y], default: z}
+              c: {type: string, pattern: "^[a-z]+$", default: "ABC"}
+              d: {type: boolean, default: "yes"}
+              e: {type: object, properties: {f: string}, default: {f: ok, g: 1}}
+              h: {type: "[]int32", maxItems: 1, default: [1, 2]}
+              i: {type: int-or-string, default: 1.5}
+              j: {type: object, properties: {k: {type: string, required: true}}, default: {}}
+              l: {type: object, properties: {k: {type: string, required: true, default: x}}, default: {}}
+              m: {type: string, maxLength: 2, default: abc}
+            """
+        )
+    )
+    s = "versions.v1.schema.spec"
+    assert errors == [
+        f"{FILE}:8: {s}.a.default: invalid default: 0 is less than 1",
+        f'{FILE}:9: {s}.b.default: invalid default: "z" is not one of "x", "y"',
+        f'{FILE}:10: {s}.c.default: invalid default: "ABC" does not match ^[a-z]+$',
+        f'{FILE}:11: {s}.d.default: invalid default: expected boolean, got string "yes"',
+        f'{FILE}:12: {s}.e.default: invalid default: unknown field "g" (it would be pruned)',
+        f"{FILE}:13: {s}.h.default: invalid default: has more than 1 items",
+        f"{FILE}:14: {s}.i.default: invalid default: expected integer or string, got number 1.5",
+        f'{FILE}:15: {s}.j.default: invalid default: missing required field "k"',
+        f'{FILE}:17: {s}.m.default: invalid default: "abc" is longer than 2 characters',
+    ]
+
+
+def test_defaults_are_forbidden_in_top_level_metadata() -> None:
+    text = crd("type: object\nproperties:\n  metadata: {type: object, default: {}}\n")
+    assert check_errors(text) == [
+        f"{FILE}:15: {SCHEMA_PATH}.properties.metadata.default: must not be set in top-level metadata"
+    ]
+
+
+# --- printer columns, scale, selectable fields --------------------------------------------------------------------
+
+
+def test_field_references_must_exist_with_a_fitting_type() -> None:
+    errors = check_errors(
+        one_version(
+            """
+            spec: {replicas: string, tags: "[]string", labels: "map[string]string", free: object}
+            status: {ready: integer}
+            """,
+            """\
+subresources:
+  scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .spec.ready, labelSelectorPath: .status.nope}
+printerColumns:
+  - {name: A, type: integer, jsonPath: .spec.replicas}
+  - {name: B, type: date, jsonPath: .status.ready}
+  - {name: C, type: string, jsonPath: .spec.missing}
+  - {name: D, type: string, jsonPath: spec.replicas}
+  - {name: E, type: string, jsonPath: ".spec.tags[0].x"}
+  - {name: F, type: string, jsonPath: ".spec.free.anything[*].goes"}
+  - {name: G, type: string, jsonPath: ".spec.labels.app"}
+  - {name: H, type: number, jsonPath: ".status.ready"}
+selectableFields: [.spec.tags, .spec.replicas, .spec.replicas, .spec.free.x, ".spec.tags[0]"]
+""",
+        )
+    )
+    assert errors == [
+        f"{FILE}:2: subresources.scale: .spec.replicas is string in version v1; scale specReplicasPath needs "
+        "integer",
+        f'{FILE}:2: subresources.scale: ".spec.ready" must be a path under .status',
+        f"{FILE}:2: subresources.scale: .status.nope: .status.nope does not exist in the schema of version v1",
+        f'{FILE}:4: printerColumns[0].jsonPath: .spec.replicas is string in version v1; printer column "A" of '
+        "type integer needs integer or int-or-string",
+        f'{FILE}:5: printerColumns[1].jsonPath: .status.ready is integer in version v1; printer column "B" of '
+        "type date needs string",
+        f"{FILE}:6: printerColumns[2].jsonPath: .spec.missing: .spec.missing does not exist in the schema of "
+        "version v1",
+        f"{FILE}:7: printerColumns[3].jsonPath: spec.replicas: must be a JSONPath starting with . in the schema of "
+        "version v1",
+        f"{FILE}:8: printerColumns[4].jsonPath: .spec.tags[0].x: .spec.tags[*] is string, not an object in the "
+        "schema of version v1",
+        f"{FILE}:12: selectableFields[0]: .spec.tags is array in version v1; a selectable field needs string or "
+        "integer or boolean",
+        f'{FILE}:12: selectableFields[2]: ".spec.replicas" is listed twice',
+        f"{FILE}:12: selectableFields[3]: .spec.free.x must be declared in the schema of version v1, not preserved",
+        f'{FILE}:12: selectableFields[4]: ".spec.tags[0]" must be a simple dotted path such as .spec.replicas',
+    ]
+
+
+# --- conversion ---------------------------------------------------------------------------------------------------
+
+TWO_VERSIONS = """\
+group: stable.example.com
+kind: CronTab
+versions:
+  v1:
+    storage: true
+    schema:
+      spec: {cronSpec: string, image: string, ports: "[]int32"}
+  v1beta1:
+    schema:
+      spec: {schedule: string, image: string, extra: string, ports: "[]int32"}
+    conversion:
+      rename: {spec.schedule: spec.cronSpec}
+"""
+
+
+def test_every_field_needs_a_counterpart_in_the_hub() -> None:
+    assert check_errors(TWO_VERSIONS) == [
+        f"{FILE}:10: versions.v1beta1.schema.spec.extra: field spec.extra of v1beta1 has no counterpart in hub "
+        "version v1; add a rename or a toHub/fromHub hook"
+    ]
+
+
+def test_every_hub_field_needs_a_counterpart_in_the_version() -> None:
+    text = TWO_VERSIONS.replace("extra: string, ", "").replace(
+        "image: string}", "image: string, suspend: boolean}"
+    )
+    assert check_errors(
+        text.replace("cronSpec: string, ", "cronSpec: string, suspend: boolean, ", 1)
+    ) == [
+        f"{FILE}:7: versions.v1.schema.spec.suspend: field spec.suspend of hub version v1 has no counterpart in "
+        "v1beta1; add a rename or a toHub/fromHub hook"
+    ]
+
+
+def test_hooks_waive_the_direction_they_handle() -> None:
+    passes(TWO_VERSIONS + "      toHub: crontab.hooks:to_hub\n")
+    hub_extra = TWO_VERSIONS.replace("extra: string, ", "").replace(
+        "cronSpec: string,", "cronSpec: string, x: int32,"
+    )
+    assert check_errors(hub_extra + "      toHub: crontab.hooks:to_hub\n") == [
+        f"{FILE}:7: versions.v1.schema.spec.x: field spec.x of hub version v1 has no counterpart in v1beta1; add a "
+        "rename or a toHub/fromHub hook"
+    ]
+    passes(hub_extra + "      fromHub: crontab.hooks:from_hub\n")
+
+
+def test_a_type_change_needs_both_hooks() -> None:
+    text = TWO_VERSIONS.replace("extra: string, ", "").replace(
+        'ports: "[]int32"}\n    conversion', 'ports: "[]string"}\n    conversion'
+    )
+    assert check_errors(text) == [
+        f"{FILE}:10: versions.v1beta1.schema.spec.ports: field spec.ports[] of v1beta1 is string but "
+        "spec.ports[] of hub version v1 is integer; add a rename or a toHub/fromHub hook"
+    ]
+    passes(text + "      toHub: crontab.hooks:to_hub\n      fromHub: crontab.hooks:from_hub\n")
+
+
+def test_renames_must_name_fields_of_the_same_type() -> None:
+    text = TWO_VERSIONS.replace("extra: string, ", "").replace(
+        "rename: {spec.schedule: spec.cronSpec}",
+        "rename: {spec.schedule: spec.cronSpec, spec.image: spec.ports, spec.nope: spec.image, spec.ports.x: spec.y}",
+    )
+    errors = check_errors(text)
+    r = f"{FILE}:12: versions.v1beta1.conversion.rename"
+    assert errors[:3] == [
+        f'{r}["spec.image"]: spec.image is string but spec.ports of hub version v1 is array; a rename moves a value '
+        "unchanged, so use a toHub/fromHub hook",
+        f'{r}["spec.nope"]: spec.nope does not exist in v1beta1',
+        f'{r}["spec.ports.x"]: spec.ports of v1beta1 is an array or map; renames cannot reach inside one, use a '
+        "toHub/fromHub hook",
+    ]
+    assert len(errors) == 3  # totality is only judged once the renames are sound
+
+
+def test_hooks_must_be_references_and_the_hub_converts_nothing() -> None:
+    text = TWO_VERSIONS.replace("extra: string, ", "") + "      toHub: hooks.to_hub\n"
+    text = text.replace(
+        "    storage: true\n", "    storage: true\n    conversion: {toHub: a.b:c}\n"
+    )
+    assert check_errors(text) == [
+        f"{FILE}:6: versions.v1.conversion: the storage version is the hub; declare conversion on the other versions",
+        f'{FILE}:14: versions.v1beta1.conversion.toHub: "hooks.to_hub" must be a "package.module:function" '
+        "reference",
+    ]
+
+
+def test_preserved_hub_fields_hold_anything() -> None:
+    passes(
+        TWO_VERSIONS.replace(
+            'ports: "[]int32"}\n  v1beta1', 'ports: "[]int32", extra: any}\n  v1beta1'
+        ).replace("extra: string", "extra: {type: object, properties: {a: string}}")
+    )
+
+
+# --- locations ----------------------------------------------------------------------------------------------------
+
+
+def test_unknown_definitions_are_reported_at_line_one() -> None:
+    definition = Definition(
+        source=FILE,
+        group="stable.example.com",
+        kind="CronTab",
+        plural="crontabs",
+        singular="crontab",
+        list_kind="CronTabList",
+        scope="Namespaced",
+        versions=(Version("v1", served=True, storage=False, schema={"type": "object"}),),
+    )
+    with pytest.raises(DefinitionErrors) as caught:
+        check_definitions([definition], SourceMap())
+    assert [str(e) for e in caught.value.errors] == [
+        f"{FILE}:1: versions: exactly one version must have storage: true (it is the hub); none has"
+    ]

@@ -1,0 +1,212 @@
+"""Tests of apiserver.patch: the json-patch-tests suite (RFC 6902), the RFC 7386 examples, and the
+error messages and HTTP codes of kube-apiserver's patch handler (k8s.io/apiserver
+pkg/endpoints/handlers/patch.go with gopkg.in/evanphx/json-patch.v4)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from apiserver.patch import (
+    INVALID_PATCH_STATUS_MESSAGE,
+    PatchError,
+    apply_json_patch,
+    apply_merge_patch,
+)
+
+CONFORMANCE = Path(__file__).parents[2] / ".." / "shared" / "conformance"
+
+
+def _suite(name: str) -> list[Any]:
+    records = json.loads((CONFORMANCE / "json-patch" / name).read_text())
+    return [
+        pytest.param(r, id=f"{name}[{i}] {r.get('comment', '')}".strip())
+        for i, r in enumerate(records)
+        if not r.get("disabled")
+    ]
+
+
+SUITE = _suite("tests.json") + _suite("spec_tests.json")
+
+
+@pytest.mark.parametrize("record", SUITE)
+def test_json_patch_suite(record: dict[str, Any]) -> None:
+    doc = record["doc"]
+    before = copy.deepcopy(doc)
+    if "error" in record:
+        with pytest.raises(PatchError):
+            apply_json_patch(doc, record["patch"])
+    else:
+        result = apply_json_patch(doc, record["patch"])
+        if "expected" in record:
+            assert result == record["expected"]
+    assert doc == before, "the target must not be modified"
+
+
+def test_suite_is_complete() -> None:
+    # 95 + 17 records, 4 of them disabled (SOURCES.md §1).
+    assert len(SUITE) == 108
+
+
+def _merge_cases() -> list[Any]:
+    cases = json.loads((CONFORMANCE / "merge-patch" / "rfc7386_appendix_a.json").read_text())
+    cases += json.loads((CONFORMANCE / "merge-patch" / "rfc7386_body_examples.json").read_text())
+    return [pytest.param(c, id=f"{i}") for i, c in enumerate(cases)]
+
+
+@pytest.mark.parametrize("case", _merge_cases())
+def test_merge_patch_rfc7386(case: dict[str, Any]) -> None:
+    original = copy.deepcopy(case["original"])
+    patch = copy.deepcopy(case["patch"])
+    assert apply_merge_patch(original, patch) == case["result"]
+    assert original == case["original"]
+    assert patch == case["patch"]
+
+
+def test_merge_patch_copies_only_the_changed_path() -> None:
+    target: dict[str, Any] = {"metadata": {"labels": {"a": "1"}}, "spec": {"big": [1, 2, 3]}}
+    result = apply_merge_patch(target, {"metadata": {"labels": {"b": "2"}}})
+    assert result == {"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"big": [1, 2, 3]}}
+    assert target["metadata"]["labels"] == {"a": "1"}
+    assert result["spec"] is target["spec"]
+
+
+def test_json_patch_copies_only_the_changed_path() -> None:
+    target: dict[str, Any] = {"metadata": {"finalizers": ["a"]}, "spec": {"big": [1, 2, 3]}}
+    result = apply_json_patch(
+        target, [{"op": "add", "path": "/metadata/finalizers/-", "value": "b"}]
+    )
+    assert result == {"metadata": {"finalizers": ["a", "b"]}, "spec": {"big": [1, 2, 3]}}
+    assert target == {"metadata": {"finalizers": ["a"]}, "spec": {"big": [1, 2, 3]}}
+    assert result["spec"] is target["spec"]
+
+
+def test_json_patch_does_not_share_values_with_the_patch() -> None:
+    value = {"a": [1]}
+    result: dict[str, Any] = apply_json_patch({}, [{"op": "add", "path": "/x", "value": value}])
+    result["x"]["a"].append(2)
+    assert value == {"a": [1]}
+
+
+def test_a_move_is_applied_against_the_shifted_array() -> None:
+    target = {"a": [{"n": 0}, {"n": 1}, {"n": 2}]}
+    result = apply_json_patch(target, [{"op": "move", "from": "/a/0", "path": "/a/1/moved"}])
+    assert result == {"a": [{"n": 1}, {"n": 2, "moved": {"n": 0}}]}
+    assert target == {"a": [{"n": 0}, {"n": 1}, {"n": 2}]}
+
+
+def test_later_operations_see_earlier_ones_and_failures_leave_the_target_alone() -> None:
+    target = {"metadata": {"resourceVersion": "5"}, "spec": {}}
+    ops = [
+        {"op": "add", "path": "/spec/x", "value": 1},
+        {"op": "test", "path": "/spec/x", "value": 1},
+        {"op": "test", "path": "/metadata/resourceVersion", "value": "4"},
+    ]
+    with pytest.raises(PatchError) as err:
+        apply_json_patch(target, ops)
+    assert err.value.message == "testing value /metadata/resourceVersion failed: test failed"
+    assert err.value.code == 422
+    assert err.value.status_message == INVALID_PATCH_STATUS_MESSAGE
+    assert target == {"metadata": {"resourceVersion": "5"}, "spec": {}}
+
+
+@pytest.mark.parametrize(
+    ("doc", "ops", "message"),
+    [
+        (
+            {"a": 1},
+            [{"op": "remove", "path": "/b"}],
+            "error in remove for path: '/b': Unable to remove nonexistent key: b: missing value",
+        ),
+        (
+            {"a": 1},
+            [{"op": "add", "path": "/x/y", "value": 1}],
+            'add operation does not apply: doc is missing path: "/x/y": missing value',
+        ),
+        (
+            {"a": [1]},
+            [{"op": "add", "path": "/a/5", "value": 1}],
+            "error in add for path: '/a/5': Unable to access invalid index: 5: invalid index referenced",
+        ),
+        (
+            {"a": 1},
+            [{"op": "replace", "path": "/b", "value": 1}],
+            "replace operation does not apply: doc is missing key: /b: missing value",
+        ),
+        (
+            {"a": 1},
+            [{"op": "move", "from": "/b", "path": "/c"}],
+            "error in move for path: 'b': Unable to remove nonexistent key: b: missing value",
+        ),
+        (
+            {"a": 1},
+            [{"op": "test", "path": "/x/y", "value": 1}],
+            "test operation does not apply: is missing path: /x/y: missing value",
+        ),
+        ({"a": 1}, [{"op": "frobnicate", "path": "/a"}], "Unexpected kind: frobnicate"),
+        ({"a": 1}, [{"path": "/a"}], "Unexpected kind: unknown"),
+        (
+            {"a": 1},
+            [{"op": "add", "value": 1}],
+            "add operation failed to decode path: missing value",
+        ),
+        (
+            {"a": 1},
+            [{"op": "test", "value": 1}],
+            "test operation failed to decode path: operation missing path field: missing value",
+        ),
+        (
+            {"a": 1},
+            [{"op": "copy", "path": "/b"}],
+            "copy operation failed to decode from: operation, missing from field: missing value",
+        ),
+    ],
+)
+def test_error_messages_are_evanphx_json_patch_messages(doc: Any, ops: Any, message: str) -> None:
+    with pytest.raises(PatchError) as err:
+        apply_json_patch(doc, ops)
+    assert err.value.message == message
+    assert str(err.value) == message
+    assert err.value.code == 422
+
+
+@pytest.mark.parametrize(
+    ("ops", "message"),
+    [
+        ({"op": "add"}, "json: cannot unmarshal object into Go value of type jsonpatch.Patch"),
+        ("add", "json: cannot unmarshal string into Go value of type jsonpatch.Patch"),
+        ([1], "json: cannot unmarshal number into Go value of type jsonpatch.Operation"),
+    ],
+)
+def test_undecodable_patches_are_bad_requests(ops: Any, message: str) -> None:
+    with pytest.raises(PatchError) as err:
+        apply_json_patch({}, ops)
+    assert (err.value.code, err.value.message, err.value.status_message) == (400, message, message)
+
+
+def test_too_many_operations() -> None:
+    with pytest.raises(PatchError) as err:
+        apply_json_patch({}, [{"op": "test", "path": "", "value": {}}] * 10001)
+    assert err.value.code == 413
+    assert err.value.message == "The allowed maximum operations in a JSON patch is 10000, got 10001"
+
+
+def test_kube_style_resource_version_lock() -> None:
+    """kopf and kubectl's SSA migration lock patches on metadata.resourceVersion."""
+    target = {"metadata": {"resourceVersion": "7", "finalizers": ["kopf"]}}
+    ops = [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": "7"},
+        {"op": "remove", "path": "/metadata/finalizers/0"},
+    ]
+    assert apply_json_patch(target, ops) == {"metadata": {"resourceVersion": "7", "finalizers": []}}
+    assert target["metadata"]["finalizers"] == ["kopf"]
+
+
+def test_root_replacement() -> None:
+    assert apply_json_patch({"a": 1}, [{"op": "replace", "path": "", "value": {"b": 2}}]) == {
+        "b": 2
+    }
