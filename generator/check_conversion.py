@@ -63,6 +63,18 @@ def _under(path: FieldPath, prefixes: list[FieldPath]) -> bool:
     return any(path[: len(prefix)] == prefix for prefix in prefixes)
 
 
+def _container(node: dict[str, Any]) -> bool:
+    """A structured object: it needs no counterpart of its own, its fields are matched one by one.
+
+    (So ``spec.template.image: spec.image`` can move a field out of an object that then has nothing left.)
+    """
+    return (
+        node.get("type") == "object"
+        and bool(node.get("properties"))
+        and node.get("x-kubernetes-preserve-unknown-fields") is not True
+    )
+
+
 def _preserved(path: FieldPath, fields: Fields) -> bool:
     """Whether ``path`` lies under a node that keeps unknown fields (so it has a counterpart implicitly)."""
     return any(
@@ -175,7 +187,7 @@ def _check_total(version: Version, hub: Version, crd: bool, report: Report) -> N
         target = moves.to_hub(path)
         where = ("versions", version.name, "schema", *schema_path)
         if target not in theirs or moves.from_hub(target) != path:
-            if not _preserved(target, theirs):
+            if not _preserved(target, theirs) and not _container(node):
                 reported.append(path)
                 if not conversion.to_hub_hook:
                     report(
@@ -185,7 +197,9 @@ def _check_total(version: Version, hub: Version, crd: bool, report: Report) -> N
                     )
             continue
         kind, hub_kind = field_kind(node), field_kind(theirs[target][0])
-        if kind != hub_kind and hub_kind != "any":  # a hub field keeping unknown fields holds any value
+        if (
+            kind != hub_kind and hub_kind != "any"
+        ):  # a hub field keeping unknown fields holds any value
             reported.append(path)
             if not (conversion.to_hub_hook and conversion.from_hub_hook):
                 report(
@@ -194,12 +208,12 @@ def _check_total(version: Version, hub: Version, crd: bool, report: Report) -> N
                     f"version {hub.name} is {hub_kind}; {remedy}",
                 )
     hub_reported: list[FieldPath] = []
-    for path, (_, schema_path) in theirs.items():
+    for path, (hub_node, schema_path) in theirs.items():
         source = moves.from_hub(path)
         if _under(path, hub_reported) or _under(source, reported):
             continue
         unmatched = source not in ours or moves.to_hub(source) != path
-        if unmatched and not _preserved(source, ours):
+        if unmatched and not _preserved(source, ours) and not _container(hub_node):
             hub_reported.append(path)
             if not conversion.from_hub_hook:
                 report(

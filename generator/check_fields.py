@@ -73,7 +73,7 @@ def parse_jsonpath(text: str) -> list[Step] | None:
     Returns None for a path whose target cannot be known statically (recursive descent ``..``).
     """
     if not text.startswith("."):
-        raise PathError("must be a JSONPath starting with .")
+        raise PathError("must start with .")
     steps: list[Step] = []
     i = 0
     while i < len(text):
@@ -82,7 +82,7 @@ def parse_jsonpath(text: str) -> list[Step] | None:
         if text[i] == ".":
             match = re.match(r"[^.\[\]]+", text[i + 1 :])
             if match is None:
-                raise PathError(f"expected a field name after the dot at position {i}")
+                raise PathError(f"has no field name after the dot at position {i}")
             steps.append(match.group(0))
             i += 1 + len(match.group(0))
         elif text[i] == "[":
@@ -96,10 +96,10 @@ def parse_jsonpath(text: str) -> list[Step] | None:
             ):
                 steps.append(None)
             else:
-                raise PathError(f"unsupported subscript [{inner}]")
+                raise PathError(f"has an unsupported subscript [{inner}]")
             i = end + 1
         else:
-            raise PathError(f"unexpected {text[i]!r} at position {i}")
+            raise PathError(f"has an unexpected {text[i]!r} at position {i}")
     return steps
 
 
@@ -117,7 +117,7 @@ def _closing_bracket(text: str, start: int) -> int:
             depth -= 1
             if depth == 0:
                 return i
-    raise PathError(f"unclosed [ at position {start}")
+    raise PathError(f"has an unclosed [ at position {start}")
 
 
 def field_kind(node: dict[str, Any] | None) -> str:
@@ -187,6 +187,11 @@ class _Target:
     text: str
     accepts: tuple[str, ...] | None  # None: any kind
     purpose: str
+    declared: bool = False  # must the field be declared (not merely kept as an unknown field)?
+
+
+def _alternatives(kinds: tuple[str, ...]) -> str:
+    return kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} or {kinds[-1]}"
 
 
 def _check(
@@ -197,15 +202,26 @@ def _check(
         return
     try:
         steps = parse_jsonpath(target.text)
+    except PathError as exc:
+        report(target.path, f'JSONPath "{target.text}" {exc}')
+        return
+    try:
         node = None if steps is None else resolve(schema, steps)
     except PathError as exc:
-        report(target.path, f"{target.text}: {exc} in the schema of version {version}")
+        report(target.path, f"{exc} in the schema of version {version}")
         return
-    if steps is None or node is None or target.accepts is None:
+    if node is None:
+        if target.declared and steps is not None:
+            report(
+                target.path,
+                f"{target.text} must be declared in the schema of version {version}, not preserved",
+            )
+        return
+    if target.accepts is None:
         return
     kind = field_kind(node)
     if kind not in target.accepts:
-        wanted = " or ".join(target.accepts)
+        wanted = _alternatives(target.accepts)
         report(
             target.path,
             f"{target.text} is {kind} in version {version}; {target.purpose} needs {wanted}",
@@ -258,16 +274,6 @@ def _check_selectable(version: Version, report: Report) -> None:
             report(path, f'"{text}" is listed twice')
             continue
         seen.add(text)
-        target = _Target(path, text, ("string", "integer", "boolean"), "a selectable field")
-        if _SIMPLE_PATH.match(text):
-            try:
-                steps = parse_jsonpath(text)
-                if steps is not None and resolve(version.schema, steps) is None:
-                    report(
-                        path,
-                        f"{text} must be declared in the schema of version {version.name}, not preserved",
-                    )
-                    continue
-            except PathError:
-                pass  # reported by _check
+        accepts = ("string", "integer", "boolean")
+        target = _Target(path, text, accepts, "a selectable field", declared=True)
         _check(version.schema, target, version.name, report, simple=True)

@@ -307,7 +307,9 @@ class _Structure:
             return
         report = self.report
         for key, reason in _NESTED_FORBIDDEN:
-            if key in v and v[key] not in (None, False, "", []):
+            # Zero values are what Go's structs hold when a key is absent, so apiextensions lets them pass.
+            unset = v.get(key) is None or (key != "default" and v[key] in (False, "", []))
+            if key in v and not unset:
                 report((*path, key), reason)
         for junctor in _JUNCTORS:
             if junctor == "anyOf" and skip_any_of:

@@ -183,7 +183,9 @@ class _CompactLoader:
 
         if entry.get("schema") is None:  # reported as missing
             return None
-        schema = SchemaExpander(reader, record).root(entry["schema"], (*here, "schema"), description)
+        schema = SchemaExpander(reader, record).root(
+            entry["schema"], (*here, "schema"), description
+        )
         status, scale = shared["subresources"]
         if entry.get("subresources") is not None:
             status, scale = self._subresources(entry["subresources"], (*here, "subresources"))

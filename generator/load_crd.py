@@ -11,12 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from generator.definition import Definition, JsonPath, PrinterColumn, ScaleSubresource, Version
-from generator.load_reader import DocumentReader, describe
+from generator.load_reader import DocumentReader
 from generator.schema_keywords import JSON_SCHEMA_PROPS, check_keyword_value
 from generator.sourcemap import DefinitionSource
 from generator.yamlsource import YamlDocument
 
 __all__ = [
+    "COLUMN_FORMATS",
     "COLUMN_TYPES",
     "CRD_API_VERSION",
     "check_schema_props",
@@ -27,6 +28,7 @@ __all__ = [
 
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
 COLUMN_TYPES = ("string", "integer", "number", "boolean", "date")
+COLUMN_FORMATS = ("int32", "int64", "float", "double", "byte", "date", "date-time", "password")
 SCOPES = ("Namespaced", "Cluster")
 
 _TOP_KEYS = ("apiVersion", "kind", "metadata", "spec", "status")
@@ -96,12 +98,18 @@ def read_printer_columns(
                 name=reader.opt_string(column, "name", here),
                 type=checked or "string",  # type: ignore[arg-type]  # checked against COLUMN_TYPES
                 json_path=reader.opt_string(column, "jsonPath", here),
-                format=reader.opt_string(column, "format", here),
+                format=_column_format(reader, column, here),
                 description=reader.opt_string(column, "description", here),
                 priority=reader.opt_int(column, "priority", here, 0),
             )
         )
     return tuple(columns)
+
+
+def _column_format(reader: DocumentReader, column: dict[str, Any], path: JsonPath) -> str:
+    if column.get("format") is None:
+        return ""
+    return reader.choice(column["format"], (*path, "format"), COLUMN_FORMATS) or ""
 
 
 def check_schema_props(reader: DocumentReader, node: Any, path: JsonPath) -> None:
@@ -300,17 +308,11 @@ def _version(
         selected = reader.mapping(item, field_path, ("jsonPath",), ("jsonPath",))
         if selected is not None:
             selectable.append(reader.opt_string(selected, "jsonPath", field_path))
-    if not isinstance(schema, dict):
-        if schema is not None:
-            reader.error(
-                (*schema_path, "openAPIV3Schema"), f"expected a mapping, got {describe(schema)}"
-            )
-        return None
-    return Version(
+    version = Version(
         name=name,
         served=reader.opt_bool(entry, "served", here, False),
         storage=reader.opt_bool(entry, "storage", here, False),
-        schema=schema,
+        schema=schema if isinstance(schema, dict) else {},
         deprecated=reader.opt_bool(entry, "deprecated", here, False),
         deprecation_warning=reader.opt_string(entry, "deprecationWarning", here),
         status_subresource=status,
@@ -320,3 +322,5 @@ def _version(
         ),
         selectable_fields=tuple(selectable),
     )
+    # A schema that is not a mapping was reported by check_schema_props (or as missing).
+    return version if isinstance(schema, dict) else None

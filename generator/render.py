@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import black
 import jinja2
 
-from generator.definition import Definition
 from generator.models import render_models
 from generator.naming import openapi_path_key
 from generator.openapi import aggregate_document, group_version_document
 from generator.plan import GroupPlan, Plan, VersionPlan, snake
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+# Below this many groups to render, starting worker processes (each importing the generators) costs more
+# than it saves.
+PARALLEL_FROM_GROUPS = 4
 BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY311})
 
 
@@ -62,6 +67,7 @@ def render_group_version(environment: jinja2.Environment, version: VersionPlan) 
     for module in ("schemas", "defaults", "validation", "conversion"):
         files[f"{group_dir}/{module}.py"] = environment.get_template(f"{module}.py.j2").render(version=version)
     kinds = {kind.definition.kind: kind.version.schema for kind in version.kinds}
+    files[f"{group_dir}/schemas.json"] = _json(kinds)
     files[f"{group_dir}/models.py"] = render_models(kinds, f"Pydantic models of {label}.")
     return files
 
@@ -83,36 +89,46 @@ def render_group(environment: jinja2.Environment, group: GroupPlan) -> dict[str,
     return files
 
 
-def render_openapi(plan: Plan) -> dict[str, str]:
+def render_openapi(group: GroupPlan) -> dict[str, str]:
+    """The OpenAPI v3 document of each served group-version of ``group``, validated as it is built."""
     files: dict[str, str] = {}
-    documents = []
-    for group in plan.groups:
-        for version in group.versions:
-            if not any(kind.version.served for kind in version.kinds):
-                continue
-            document = group_version_document(version)
-            documents.append(document)
+    for version in group.versions:
+        if any(kind.version.served for kind in version.kinds):
             name = openapi_path_key(version.group, version.name).replace("/", "__")
-            files[f"openapi/{name}.json"] = _json(document)
-    files["openapi/aggregate.json"] = _json(aggregate_document(documents))
+            files[f"openapi/{name}.json"] = _json(group_version_document(version))
+    return files
+
+
+def render_unit(group: GroupPlan) -> dict[str, str]:
+    """One group's files, formatted: the unit of caching and of parallel work."""
+    rendered = render_group(_environment(), group)
+    files = {path: format_python(text) if path.endswith(".py") else text for path, text in rendered.items()}
+    files.update(render_openapi(group))
     return files
 
 
 def render_plan(plan: Plan, cached: dict[str, dict[str, str]] | None = None) -> dict[str, dict[str, str]]:
     """All generated files grouped by the unit that produced them (a group package, or "" for shared files).
 
-    ``cached`` maps a unit to its previous files; a unit found there is reused as is, not re-rendered.
+    ``cached`` maps a unit to its previous files; a unit found there is reused as is, not re-rendered. Groups
+    to render go to worker processes when there are several: rendering is CPU-bound (model generation, black,
+    OpenAPI validation).
     """
-    environment = _environment()
     units: dict[str, dict[str, str]] = {}
+    todo = [group for group in plan.groups if cached is None or group.package not in cached]
     for group in plan.groups:
         if cached is not None and group.package in cached:
             units[group.package] = cached[group.package]
-            continue
-        rendered = render_group(environment, group)
-        units[group.package] = {
-            path: format_python(text) if path.endswith(".py") else text for path, text in rendered.items()
-        }
+    workers = min(len(todo), os.cpu_count() or 1)
+    if workers > 1 and len(todo) >= PARALLEL_FROM_GROUPS:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            for group, files in zip(todo, pool.map(render_unit, todo), strict=True):
+                units[group.package] = files
+    else:
+        for group in todo:
+            units[group.package] = render_unit(group)
+    environment = _environment()
     shared = {
         "__init__.py": environment.get_template("package_init.py.j2").render(
             docstring="Output of `apiforge generate`: committed, never edited by hand."
@@ -120,10 +136,12 @@ def render_plan(plan: Plan, cached: dict[str, dict[str, str]] | None = None) -> 
         "server.py": environment.get_template("server.py.j2").render(plan=plan),
     }
     shared = {path: format_python(text) for path, text in shared.items()}
-    shared.update(render_openapi(plan))
+    documents = [
+        json.loads(text)
+        for unit in (units[group.package] for group in plan.groups)
+        for path, text in sorted(unit.items())
+        if path.startswith("openapi/")
+    ]
+    shared["openapi/aggregate.json"] = _json(aggregate_document(documents))
     units[""] = shared
     return units
-
-
-def definitions_of(plan: Plan) -> list[Definition]:
-    return [definition for group in plan.groups for definition in group.definitions]

@@ -283,7 +283,8 @@ class SchemaExpander:
             expanded = self.expression(kind, (*src, "type"), dst)
             if expanded is None:
                 return None, False
-            self.record(dst, src)  # the node itself is the whole mapping; only what the type expands to is "type"
+            # The node is the whole mapping; only what the type expression expands to comes from "type".
+            self.record(dst, src)
             schema = expanded
             for key in ("items", "properties", "additionalProperties"):
                 if key in spec:

@@ -64,7 +64,8 @@ class DefinitionSource:
         """
         target = self.file_path(path)
         existing = self.document.lines.existing_prefix(target)
-        return self.document.lines.line(existing), format_path(target if self.format == "crd" else existing)
+        shown = target if self.format == "crd" else existing
+        return self.document.lines.line(existing), format_path(shown)
 
 
 class SourceMap:

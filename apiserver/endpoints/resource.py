@@ -193,7 +193,7 @@ class ResourceHandler:
             try:
                 patched = patcher(versioned, patch)
             except PatchError as error:
-                raise errors.APIError(422, "Invalid", str(error)) from None
+                raise patch_failure(error) from None
             patched = check_type_meta(patched, target)
             warnings: list[str] = []
             internal = admit(patched, target, mode, warnings, creating=False)
@@ -282,7 +282,7 @@ class ResourceHandler:
                 try:
                     return patcher(scale, patch)
                 except PatchError as error:
-                    raise errors.APIError(422, "Invalid", str(error)) from None
+                    raise patch_failure(error) from None
 
         def try_update(current: Object) -> Object:
             versioned = to_version(current, target.resource, target.version)
@@ -293,6 +293,17 @@ class ResourceHandler:
         updated = await store.update(target.namespace, target.name, try_update, dry_run=_dry_run(request))
         versioned = to_version(updated, target.resource, target.version)
         await respond_json(send, 200, scale_of(versioned, spec), request.warnings)
+
+
+_PATCH_FAILURE_REASONS = {400: "BadRequest", 413: "RequestEntityTooLarge", 422: "Invalid"}
+
+
+def patch_failure(error: PatchError) -> errors.APIError:
+    """kube answers an inapplicable patch with a generic message (NewGenericServerResponse); the library's
+    own explanation travels as a cause so that a person can still see what went wrong."""
+    cause = errors.StatusCause("UnexpectedServerResponse", error.message)
+    return errors.APIError(error.code, _PATCH_FAILURE_REASONS.get(error.code, "BadRequest"),
+                           error.status_message, causes=[cause])  # fmt: skip
 
 
 def _dry_run(request: Request) -> bool:

@@ -481,9 +481,8 @@ def _embedded(x: dict[str, Any], path: str, errs: list[Cause]) -> None:
         elif isinstance(value, dict):
             meta = dict(value)
             if not meta.get("name"):
-                meta["name"] = (
-                    "fakename"  # as kube: an embedded object may leave the name to its controller
-                )
+                # As kube: an embedded object may leave its name to whoever creates it.
+                meta["name"] = "fakename"
             namespaced = bool(meta.get("namespace"))
             errs.extend(
                 validate_object_meta(meta, namespaced, name_fn=_path_segment_name, path=field)

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from apiserver.schema import causes
 from apiserver.schema.causes import Cause, go_json, go_quote, go_value
-from apiserver.schema.formats import check_format, is_known_format
+from apiserver.schema.formats import check_format
 from apiserver.schema.structural import Schema
 
 __all__ = ["validate_values"]
@@ -73,7 +73,14 @@ _LIST: Final = "array"
 _DICT: Final = "object"
 _BOOL: Final = "boolean"
 # Decoded JSON has exactly these types; anything else is classified by isinstance.
-_KINDS: Final[dict[type, str]] = {str: _STR, int: _INT, float: _FLOAT, list: _LIST, dict: _DICT, bool: _BOOL}
+_KINDS: Final[dict[type, str]] = {
+    str: _STR,
+    int: _INT,
+    float: _FLOAT,
+    list: _LIST,
+    dict: _DICT,
+    bool: _BOOL,
+}
 
 
 def _kind(value: Any) -> str:
@@ -146,7 +153,9 @@ class _Validator:
         kind = _KINDS.get(type(data)) or _kind(data)
         count = 3  # schema-props' own match, its result.Inc() and the final result.Inc()
         if s.checks_type:
-            if type(data) in s.python_types and (kind is not _INT or _INT64_MIN <= data <= _INT64_MAX):
+            if type(data) in s.python_types and (
+                kind is not _INT or _INT64_MIN <= data <= _INT64_MAX
+            ):
                 count += 2
             else:
                 count += self._type(s, data, path, errs) + 1

@@ -94,6 +94,13 @@ class Schema:
         "additional_properties_allowed",
         "all_of",
         "any_of",
+        "checks_format",
+        "checks_numbers",
+        "checks_object",
+        "checks_slice",
+        "checks_strings",
+        "checks_type",
+        "composed",
         "default",
         "embedded_resource",
         "enum",
@@ -124,19 +131,11 @@ class Schema:
         "preserve_unknown_fields",
         "properties",
         "properties_with_defaults",
+        "python_types",
         "raw",
         "required",
         "types",
         "unique_items",
-        # what validation needs to know without looking at the keywords again
-        "checks_format",
-        "checks_numbers",
-        "checks_object",
-        "checks_slice",
-        "checks_strings",
-        "checks_type",
-        "composed",
-        "python_types",
     )
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
@@ -232,7 +231,9 @@ class Schema:
         self.python_types: frozenset[type] = frozenset().union(
             *(_PYTHON_TYPES.get(t, frozenset()) for t in self.types)
         )
-        self.composed: bool = bool(self.all_of or self.any_of or self.one_of or self.not_ is not None)
+        self.composed: bool = bool(
+            self.all_of or self.any_of or self.one_of or self.not_ is not None
+        )
         self.checks_strings: bool = (
             self.max_length is not None or self.min_length is not None or self.pattern is not None
         )

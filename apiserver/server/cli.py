@@ -8,6 +8,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import uvicorn
@@ -18,6 +21,20 @@ from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.storage import open_storage
 
 log = logging.getLogger("apiforge")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn re-raises SIGTERM after its graceful shutdown, so the process would die by the signal; an API
+    server that shut down cleanly exits 0 (as kube-apiserver does)."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 def parse_options(argv: list[str] | None) -> argparse.Namespace:
@@ -43,7 +60,7 @@ async def _serve(server: APIServer, options: argparse.Namespace) -> None:
         http="httptools",
         timeout_graceful_shutdown=5,
     )
-    runner = uvicorn.Server(config)
+    runner = _Server(config)
     task = asyncio.create_task(runner.serve())
     while not runner.started and not task.done():
         await asyncio.sleep(0.01)

@@ -210,3 +210,10 @@ def test_root_replacement() -> None:
     assert apply_json_patch({"a": 1}, [{"op": "replace", "path": "", "value": {"b": 2}}]) == {
         "b": 2
     }
+
+
+def test_a_null_json_patch_is_empty_and_a_merge_patch_replaces_non_objects() -> None:
+    target = {"a": 1}
+    assert apply_json_patch(target, None) is target
+    assert apply_merge_patch([1, 2], {"a": None, "b": 1}) == {"b": 1}
+    assert apply_merge_patch({"a": 1}, [1]) == [1]

@@ -368,25 +368,24 @@ selectableFields: [.spec.tags, .spec.replicas, .spec.replicas, .spec.free.x, ".s
         )
     )
     assert errors == [
-        f"{FILE}:2: subresources.scale: .spec.replicas is string in version v1; scale specReplicasPath needs "
-        "integer",
-        f'{FILE}:2: subresources.scale: ".spec.ready" must be a path under .status',
-        f"{FILE}:2: subresources.scale: .status.nope: .status.nope does not exist in the schema of version v1",
-        f'{FILE}:4: printerColumns[0].jsonPath: .spec.replicas is string in version v1; printer column "A" of '
+        f"{FILE}:4: subresources.scale.specReplicasPath: .spec.replicas is string in version v1; scale "
+        "specReplicasPath needs integer",
+        f'{FILE}:4: subresources.scale.statusReplicasPath: ".spec.ready" must be a path under .status',
+        f"{FILE}:4: subresources.scale.labelSelectorPath: .status.nope does not exist in the schema of version v1",
+        f'{FILE}:6: printerColumns[0].jsonPath: .spec.replicas is string in version v1; printer column "A" of '
         "type integer needs integer or int-or-string",
-        f'{FILE}:5: printerColumns[1].jsonPath: .status.ready is integer in version v1; printer column "B" of '
+        f'{FILE}:7: printerColumns[1].jsonPath: .status.ready is integer in version v1; printer column "B" of '
         "type date needs string",
-        f"{FILE}:6: printerColumns[2].jsonPath: .spec.missing: .spec.missing does not exist in the schema of "
+        f"{FILE}:8: printerColumns[2].jsonPath: .spec.missing does not exist in the schema of version v1",
+        f'{FILE}:9: printerColumns[3].jsonPath: JSONPath "spec.replicas" must start with .',
+        f"{FILE}:10: printerColumns[4].jsonPath: .spec.tags[*] is string, not an object in the schema of "
         "version v1",
-        f"{FILE}:7: printerColumns[3].jsonPath: spec.replicas: must be a JSONPath starting with . in the schema of "
-        "version v1",
-        f"{FILE}:8: printerColumns[4].jsonPath: .spec.tags[0].x: .spec.tags[*] is string, not an object in the "
-        "schema of version v1",
-        f"{FILE}:12: selectableFields[0]: .spec.tags is array in version v1; a selectable field needs string or "
+        f"{FILE}:14: selectableFields[0]: .spec.tags is array in version v1; a selectable field needs string, "
         "integer or boolean",
-        f'{FILE}:12: selectableFields[2]: ".spec.replicas" is listed twice',
-        f"{FILE}:12: selectableFields[3]: .spec.free.x must be declared in the schema of version v1, not preserved",
-        f'{FILE}:12: selectableFields[4]: ".spec.tags[0]" must be a simple dotted path such as .spec.replicas',
+        f'{FILE}:14: selectableFields[2]: ".spec.replicas" is listed twice',
+        f"{FILE}:14: selectableFields[3]: .spec.free.x must be declared in the schema of version v1, not "
+        "preserved",
+        f'{FILE}:14: selectableFields[4]: ".spec.tags[0]" must be a simple dotted path such as .spec.replicas',
     ]
 
 
@@ -506,3 +505,32 @@ def test_unknown_definitions_are_reported_at_line_one() -> None:
     assert [str(e) for e in caught.value.errors] == [
         f"{FILE}:1: versions: exactly one version must have storage: true (it is the hub); none has"
     ]
+
+
+def test_a_field_can_move_out_of_an_object() -> None:
+    passes(
+        """
+        group: stable.example.com
+        kind: CronTab
+        versions:
+          v1:
+            storage: true
+            schema: {spec: {image: string}}
+          v1beta1:
+            schema: {spec: {template: {image: string}}}
+            conversion: {rename: {spec.template.image: spec.image}}
+        """
+    )
+
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "definitions.md"
+
+
+def test_complete_examples_of_the_reference_load_and_check() -> None:
+    blocks = DOCS.read_text().split("```yaml\n")[1:]
+    examples = [block.split("```")[0] for block in blocks if block.startswith("# file: ")]
+    assert examples
+    for example in examples:
+        file = Path(example.splitlines()[0].removeprefix("# file: "))
+        loaded = load_text(example, file)
+        check_definitions(loaded.definitions, loaded.sources)

@@ -396,7 +396,7 @@ def test_unknown_type_names_the_expected_ones() -> None:
 
 
 def test_unknown_type_inside_a_composite_and_a_full_form() -> None:
-    errors = errors_of(compact('spec:\n  a: "[]strin"\n  b: {type: \"map[string]nope\"}\n'))
+    errors = errors_of(compact('spec:\n  a: "[]strin"\n  b: {type: "map[string]nope"}\n'))
     assert [e.split("; expected")[0] for e in errors] == [
         f'{FILE}:7: versions.v1.schema.spec.a: unknown type "strin"',
         f'{FILE}:8: versions.v1.schema.spec.b.type: unknown type "nope"',
@@ -627,6 +627,16 @@ def test_crd_name_and_preserve_unknown_fields() -> None:
         f"{FILE}:10: spec.preserveUnknownFields: preserveUnknownFields: true is not supported "
         "(apiextensions.k8s.io/v1 requires false); use x-kubernetes-preserve-unknown-fields: true on the schema "
         "nodes that need it",
+    ]
+
+
+def test_crd_printer_column_types_and_formats() -> None:
+    text = CRD.replace("type: integer, jsonPath", "type: int, format: int3, jsonPath")
+    assert errors_of(text) == [
+        f"{FILE}:23: spec.versions[0].additionalPrinterColumns[0].type: expected one of string, integer, number, "
+        'boolean, date, got "int"; did you mean "integer"?',
+        f"{FILE}:23: spec.versions[0].additionalPrinterColumns[0].format: expected one of int32, int64, float, "
+        'double, byte, date, date-time, password, got "int3"; did you mean "int32"?',
     ]
 
 

@@ -94,6 +94,27 @@ def test_valid_object_has_no_causes() -> None:
     assert validate({"spec": {"replicas": 3, "image": "nginx"}}, schema) == []
 
 
+def test_crontab_of_the_kubernetes_docs_fails_pattern_and_maximum() -> None:
+    crd = load_yaml(CONFORMANCE / "crds" / "k8s-docs-crontab" / "crontab-validation.yaml")
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    docs = CONFORMANCE / "custom-resources" / "k8s-docs-crontab"
+    assert [str(c) for c in validate(load_yaml(docs / "my-crontab-invalid.yaml"), schema)] == [
+        f"spec.cronSpec: Invalid value: \"* * * *\": spec.cronSpec in body should match '{CRONTAB_PATTERN}'",
+        "spec.replicas: Invalid value: 15: spec.replicas in body should be less than or equal to 10",
+    ]
+    assert validate(load_yaml(docs / "my-crontab-valid-replicas.yaml"), schema) == []
+
+
+def test_errors_of_the_root_object_have_the_nil_field() -> None:
+    assert causes(validate([], {"type": "object"})) == [
+        {
+            "reason": "FieldValueTypeInvalid",
+            "message": 'Invalid value: "array":  in body must be of type object: "array"',
+            "field": "<nil>",
+        }
+    ]
+
+
 # --- types -----------------------------------------------------------------------------------------
 
 
@@ -255,6 +276,28 @@ def test_pattern_with_a_flag_group_inside_like_gateway_api() -> None:
     schema = obj_schema(s={"type": "string", "pattern": "^(?i)(abort|warn)?$"})
     assert validate({"s": "WARN"}, schema) == []
     assert len(validate({"s": "stop"}, schema)) == 1
+
+
+@pytest.mark.parametrize(
+    ("pattern", "matches", "rejects"),
+    [
+        (r"^a\z", "a", "a\n"),
+        ("^[[:alpha:]]+$", "abc", "ab1"),
+        ("^(?<word>[a-z]+)$", "abc", "ABC"),
+        ("^(?i)abc$", "ABC", "abd"),
+        (r"^\Qa.b\E$", "a.b", "axb"),
+    ],
+)
+def test_go_regexp_syntax_is_translated(pattern: str, matches: str, rejects: str) -> None:
+    schema = obj_schema(s={"type": "string", "pattern": pattern})
+    assert validate({"s": matches}, schema) == []
+    assert len(validate({"s": rejects}, schema)) == 1
+
+
+def test_a_pattern_python_cannot_compile_is_reported_like_an_invalid_go_pattern() -> None:
+    result = validate({"s": "x"}, obj_schema(s={"type": "string", "pattern": "(unclosed"}))
+    assert len(result) == 1
+    assert "s in body should match '(unclosed, but pattern is invalid: " in result[0].message
 
 
 def test_go_regexp_translation_keeps_perl_classes_ascii() -> None:

@@ -1,0 +1,148 @@
+"""What every bench shares: summary rows, medians, interleaved rounds, and child server processes.
+
+The machines these run on are shared and noisy, so a bench never judges one absolute number: it runs
+the variants it compares in the same run, rotating their order every round, and reports medians and
+per-round ratios.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the summary table: a figure, the target it is held to (if any), and the verdict."""
+
+    bench: str
+    metric: str
+    value: str
+    target: str = ""
+    met: bool | None = None
+
+    @property
+    def verdict(self) -> str:
+        return {None: "", True: "met", False: "MISSED"}[self.met]
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def spread(values: Sequence[float], fmt: str = ",.0f") -> str:
+    """``median (min-max)`` of the samples."""
+    return f"{median(values):{fmt}} ({min(values):{fmt}}-{max(values):{fmt}})"
+
+
+def rotated(names: Sequence[str], round_number: int) -> list[str]:
+    """The phases in a different order each round, so no variant always runs first or last."""
+    shift = round_number % len(names) if names else 0
+    return [*names[shift:], *names[:shift]]
+
+
+def print_rows(rows: Sequence[Row]) -> None:
+    widths = [max(len(getattr(row, key)) for row in rows) for key in ("bench", "metric", "value")]
+    target_width = max(len(row.target) for row in rows)
+    for row in rows:
+        print(
+            f"  {row.bench:<{widths[0]}}  {row.metric:<{widths[1]}}  {row.value:>{widths[2]}}"
+            f"  {row.target:<{target_width}}  {row.verdict}".rstrip()
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (all its threads) so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+
+
+def maps_module(pid: int, name: str) -> bool:
+    """Whether a shared library whose path contains ``name`` is loaded in the process."""
+    try:
+        return name in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+def http_status(port: int, path: str, timeout: float = 1.0) -> int:
+    """Status of one plain GET over a fresh connection (0 if nothing answers)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+            sock.sendall(f"GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n".encode())
+            head = sock.recv(64)
+    except OSError:
+        return 0
+    parts = head.split(b" ", 2)
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+
+
+class ChildServer:
+    """A server in a child process on 127.0.0.1, its output kept in a log file for when it fails."""
+
+    def __init__(self, name: str, argv: list[str], port: int, log_path: Path) -> None:
+        self.name = name
+        self.argv = argv
+        self.port = port
+        self.log_path = log_path
+        self.process: subprocess.Popen[bytes] | None = None
+        self.ready_seconds = 0.0
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def start(self, ready_file: Path | None = None, timeout: float = 30.0) -> float:
+        """Start, wait until ``ready_file`` exists (if given) and /readyz answers 200; seconds taken."""
+        with self.log_path.open("ab") as log:
+            started = time.perf_counter()
+            self.process = subprocess.Popen(
+                [sys.executable, *self.argv], cwd=REPO, stdout=log, stderr=subprocess.STDOUT
+            )
+        while (elapsed := time.perf_counter() - started) < timeout:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.process.returncode}: {self.tail()}")
+            if (ready_file is None or ready_file.exists()) and http_status(
+                self.port, "/readyz"
+            ) == 200:
+                self.ready_seconds = elapsed
+                return elapsed
+            time.sleep(0.005)
+        self.stop()
+        raise RuntimeError(f"{self.name} was not ready within {timeout}s: {self.tail()}")
+
+    def tail(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-2000:]
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None

@@ -1,0 +1,94 @@
+"""The reference servers the benches compare against: ``{"hello":"world"}`` on the apiserver's stack.
+
+Run as ``python -m bench.hello_app --port P [--app raw|starlette] [--loop uvloop|asyncio]``; every
+path answers 200 with the JSON (so ``/readyz`` works as for the apiserver). The uvicorn settings are
+those of apiserver/server/cli.py (httptools, uvloop, no access log, lifespan on, one process).
+
+``--loop asyncio`` starts uvicorn exactly the way cli.py does, ``asyncio.run(server.serve())``: that
+ignores the configured ``loop="uvloop"`` (uvicorn applies it only in ``Server.run``), so the process
+runs on the stdlib event loop. ``--loop uvloop`` uses ``Server.run``, which honours it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import orjson
+import uvicorn
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+HELLO = {"hello": "world"}
+
+
+async def raw_app(scope: Scope, receive: Receive, send: Send) -> None:
+    """Plain ASGI: the least any Python server on this stack can do per request."""
+    if scope["type"] == "lifespan":
+        while (await receive())["type"] != "lifespan.shutdown":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+        return
+    body = orjson.dumps(HELLO)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def starlette_app() -> Callable[..., Any]:
+    """The same answer through Starlette's router and Response (imported only when asked for:
+    Starlette is not an apiforge dependency, only this comparison's)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    async def hello(_request: Request) -> Response:
+        return Response(orjson.dumps(HELLO), media_type="application/json")
+
+    return Starlette(routes=[Route("/{path:path}", hello)])
+
+
+def config(app: Callable[..., Any], port: int) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        lifespan="on",
+        log_level="warning",
+        access_log=False,
+        loop="uvloop",
+        http="httptools",
+        timeout_graceful_shutdown=5,
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.hello_app")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--app", choices=["raw", "starlette"], default="raw")
+    parser.add_argument("--loop", choices=["uvloop", "asyncio"], default="uvloop")
+    options = parser.parse_args(argv)
+    app = starlette_app() if options.app == "starlette" else raw_app
+    server = uvicorn.Server(config(app, options.port))
+    if options.loop == "asyncio":
+        asyncio.run(server.serve())  # as apiserver/server/cli.py does
+    else:
+        server.run()
+
+
+if __name__ == "__main__":
+    main()
