@@ -17,11 +17,25 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--definitions", "definitions_dir", type=click.Path(path_type=Path), default=Path("definitions"),
-              show_default=True, help="Directory of definition files.")
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("generated"), show_default=True,
-              help="Output directory.")
-@click.option("--check", is_flag=True, help="Fail if the output differs from what would be generated.")
+@click.option(
+    "--definitions",
+    "definitions_dir",
+    type=click.Path(path_type=Path),
+    default=Path("definitions"),
+    show_default=True,
+    help="Directory of definition files.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    default=Path("generated"),
+    show_default=True,
+    help="Output directory.",
+)
+@click.option(
+    "--check", is_flag=True, help="Fail if the output differs from what would be generated."
+)
 def generate(definitions_dir: Path, out_dir: Path, check: bool) -> None:
     """Regenerate OUT from DEFINITIONS (only what changed)."""
     from generator.pipeline import GenerateConfig
@@ -41,15 +55,26 @@ def generate(definitions_dir: Path, out_dir: Path, check: bool) -> None:
             sys.exit(1)
         click.echo(f"{out_dir} is up to date")
         return
-    click.echo(f"{len(changes)} file(s) changed in {out_dir}" if changes else f"{out_dir} is up to date")
+    click.echo(
+        f"{len(changes)} file(s) changed in {out_dir}" if changes else f"{out_dir} is up to date"
+    )
 
 
 @main.command()
-@click.option("--group", required=True, help="API group, e.g. stable.example.com (core for the core group).")
+@click.option(
+    "--group", required=True, help="API group, e.g. stable.example.com (core for the core group)."
+)
 @click.option("--kind", required=True, help="Kind, UpperCamelCase, e.g. CronTab.")
-@click.option("--scope", type=click.Choice(["Namespaced", "Cluster"]), default="Namespaced", show_default=True)
-@click.option("--definitions", "definitions_dir", type=click.Path(path_type=Path), default=Path("definitions"),
-              show_default=True)
+@click.option(
+    "--scope", type=click.Choice(["Namespaced", "Cluster"]), default="Namespaced", show_default=True
+)
+@click.option(
+    "--definitions",
+    "definitions_dir",
+    type=click.Path(path_type=Path),
+    default=Path("definitions"),
+    show_default=True,
+)
 def new(group: str, kind: str, scope: str, definitions_dir: Path) -> None:
     """Scaffold a definition file for a new kind."""
     from generator.scaffold import scaffold_definition
@@ -63,8 +88,13 @@ def new(group: str, kind: str, scope: str, definitions_dir: Path) -> None:
     click.echo(f"wrote {target}; edit it, then run `make generate`")
 
 
-@main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
-                                "help_option_names": []})
+@main.command(
+    context_settings={
+        "ignore_unknown_options": True,
+        "allow_extra_args": True,
+        "help_option_names": [],
+    }
+)
 @click.pass_context
 def serve(context: click.Context) -> None:
     """Serve the generated API (see `apiforge serve --help`)."""

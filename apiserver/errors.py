@@ -88,7 +88,9 @@ def conflict(resource: str, group: str, name: str, detail: str) -> APIError:
     return APIError(409, "Conflict", message, name=name, group=group, kind=resource)
 
 
-MODIFIED = "the object has been modified; please apply your changes to the latest version and try again"
+MODIFIED = (
+    "the object has been modified; please apply your changes to the latest version and try again"
+)
 
 
 def invalid(kind: str, group: str, name: str, causes: list[StatusCause]) -> APIError:
@@ -105,18 +107,20 @@ def bad_request(message: str, causes: list[StatusCause] | None = None) -> APIErr
 
 
 def method_not_allowed() -> APIError:
-    return APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+    return APIError(
+        405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
+    )
 
 
 def unsupported_media_type(accepted: list[str]) -> APIError:
-    message = (
-        f"the body of the request was in an unknown format - accepted media types include: {', '.join(accepted)}"
-    )
+    message = f"the body of the request was in an unknown format - accepted media types include: {', '.join(accepted)}"
     return APIError(415, "UnsupportedMediaType", message)
 
 
 def not_acceptable(accepted: list[str]) -> APIError:
-    return APIError(406, "NotAcceptable", f"only the following media types are accepted: {', '.join(accepted)}")
+    return APIError(
+        406, "NotAcceptable", f"only the following media types are accepted: {', '.join(accepted)}"
+    )
 
 
 def expired(message: str) -> APIError:

@@ -72,7 +72,9 @@ def _walk(value: Any, steps: tuple[Step, ...]) -> Iterator[Any]:
         if isinstance(value, list) and -len(value) <= argument < len(value):
             yield from _walk(value[argument], rest)
     elif kind == "all":
-        items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+        items = (
+            value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+        )
         for item in items:
             yield from _walk(item, rest)
     elif isinstance(value, list):

@@ -102,7 +102,9 @@ class ResourceType:
 
     def key_prefix(self, namespace: str | None = None) -> str:
         """The storage prefix, as kube-apiserver lays keys out: /registry/<group>/<resource>/<ns>/<name>."""
-        root = f"/registry/{self.group}/{self.plural}/" if self.group else f"/registry/{self.plural}/"
+        root = (
+            f"/registry/{self.group}/{self.plural}/" if self.group else f"/registry/{self.plural}/"
+        )
         return f"{root}{namespace}/" if namespace else root
 
     def key(self, namespace: str | None, name: str) -> str:
@@ -143,7 +145,9 @@ class Scheme:
     def resource_for_kind(self, group: str, kind: str) -> ResourceType | None:
         return self._by_kind.get((group, kind))
 
-    def served(self, group: str, version: str, plural: str) -> tuple[ResourceType, VersionType] | None:
+    def served(
+        self, group: str, version: str, plural: str
+    ) -> tuple[ResourceType, VersionType] | None:
         resource = self._resources.get((group, plural))
         if resource is None:
             return None

@@ -58,7 +58,9 @@ def parse_label_selector(text: str) -> tuple[Requirement, ...]:
     for part in _split_top_level(text):
         match = _REQUIREMENT.fullmatch(part)
         if match is None or (match.group("neg") and (match.group("op") or match.group("setop"))):
-            raise bad_request(f"unable to parse requirement: {part.strip()!r}: invalid label selector")
+            raise bad_request(
+                f"unable to parse requirement: {part.strip()!r}: invalid label selector"
+            )
         key = match.group("key")
         if match.group("neg"):
             requirements.append(Requirement(key, "!", frozenset()))
@@ -92,7 +94,11 @@ def parse_field_selector(text: str, allowed: Iterable[str]) -> tuple[FieldRequir
             raise bad_request(f"invalid selector: '{text}'; can't understand '{part}'")
         field, operator, value = match.groups()
         if field not in allowed_fields:
-            raise APIError(400, "BadRequest", f'"{field}" is not a known field selector: only "{", ".join(sorted(allowed_fields))}"')
+            raise APIError(
+                400,
+                "BadRequest",
+                f'"{field}" is not a known field selector: only "{", ".join(sorted(allowed_fields))}"',
+            )
         requirements.append(FieldRequirement(tuple(field.split(".")), operator != "!=", value))
     return tuple(requirements)
 

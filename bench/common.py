@@ -86,7 +86,9 @@ def http_status(port: int, path: str, timeout: float = 1.0) -> int:
     """Status of one plain GET over a fresh connection (0 if nothing answers)."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
-            sock.sendall(f"GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n".encode())
+            sock.sendall(
+                f"GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n".encode()
+            )
             head = sock.recv(64)
     except OSError:
         return 0
@@ -119,7 +121,9 @@ class ChildServer:
             )
         while (elapsed := time.perf_counter() - started) < timeout:
             if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.process.returncode}: {self.tail()}")
+                raise RuntimeError(
+                    f"{self.name} exited with {self.process.returncode}: {self.tail()}"
+                )
             if (ready_file is None or ready_file.exists()) and http_status(
                 self.port, "/readyz"
             ) == 200:

@@ -36,7 +36,9 @@ CREATE INDEX log_name_id ON log (name, id);
 """
 
 
-def raw_sqlite_rate(data_dir: Path) -> float:
+def raw_sqlite_rate(
+    data_dir: Path, seconds: float = SECONDS_PER_PHASE, value: bytes = VALUE
+) -> float:
     """Creates/s with one transaction per create: read the name's latest row, insert, fsync."""
     db = sqlite3.connect(data_dir / "raw.db", isolation_level=None)
     try:
@@ -44,7 +46,7 @@ def raw_sqlite_rate(data_dir: Path) -> float:
         db.execute("PRAGMA synchronous = FULL")
         db.executescript(RAW_SCHEMA)
         count, start = 0, time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < SECONDS_PER_PHASE:
+        while (elapsed := time.perf_counter() - start) < seconds:
             name = f"/registry/pods/bench/p{count}"
             db.execute("BEGIN IMMEDIATE")
             latest = db.execute(
@@ -54,7 +56,7 @@ def raw_sqlite_rate(data_dir: Path) -> float:
                 db.execute(
                     "INSERT INTO log (name, created, deleted, create_revision, prev_revision,"
                     " value) VALUES (?, 1, 0, 0, 0, ?)",
-                    (name, VALUE),
+                    (name, value),
                 )
             db.execute("COMMIT")
             count += 1

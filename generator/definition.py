@@ -28,7 +28,11 @@ class DefinitionError(Exception):
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}"
-        return f"{where}: {self.field_path}: {self.message}" if self.field_path else f"{where}: {self.message}"
+        return (
+            f"{where}: {self.field_path}: {self.message}"
+            if self.field_path
+            else f"{where}: {self.message}"
+        )
 
 
 class DefinitionErrors(Exception):

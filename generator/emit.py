@@ -44,14 +44,16 @@ def tool_fingerprint() -> str:
             if path.is_file() and "__pycache__" not in path.parts:
                 digest.update(str(path.relative_to(root.parent)).encode())
                 digest.update(path.read_bytes())
-    for package in ("datamodel-code-generator", "black", "pydantic"):
+    for package in ("datamodel-code-generator", "black"):
         digest.update(f"{package}={metadata.version(package)}".encode())
     return digest.hexdigest()
 
 
 def unit_fingerprints(plan: Plan) -> dict[str, str]:
     tool = tool_fingerprint()
-    fingerprints = {group.package: _sha256((tool + repr(group.definitions)).encode()) for group in plan.groups}
+    fingerprints = {
+        group.package: _sha256((tool + repr(group.definitions)).encode()) for group in plan.groups
+    }
     fingerprints[""] = _sha256((tool + repr([g.definitions for g in plan.groups])).encode())
     return fingerprints
 
@@ -117,13 +119,17 @@ def differences(out_dir: Path, files: dict[str, str]) -> list[Difference]:
             found.append(Difference(path, "missing"))
         elif target.read_bytes() != text.encode():
             found.append(Difference(path, "changed"))
-    found.extend(Difference(path, "stale") for path in sorted(_existing_files(out_dir) - set(files)))
+    found.extend(
+        Difference(path, "stale") for path in sorted(_existing_files(out_dir) - set(files))
+    )
     return found
 
 
 def _write_atomically(target: Path, text: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+    )
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(text.encode())

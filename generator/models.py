@@ -10,8 +10,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
-from datamodel_code_generator.enums import TargetPydanticVersion
+from datamodel_code_generator import generate
+from datamodel_code_generator.enums import (
+    DataModelType,
+    DefaultValueType,
+    InputFileType,
+    TargetPydanticVersion,
+)
+from datamodel_code_generator.format import PythonVersion
 
 from generator.modelschema import model_document
 
@@ -33,7 +39,7 @@ def render_models(kinds: Mapping[str, Mapping[str, Any]], docstring: str) -> str
         snake_case_field=True,
         use_standard_collections=True,
         use_union_operator=True,
-        deserialize_default_values=["enum"],
+        deserialize_default_values=[DefaultValueType.Enum],
         collapse_root_models=True,
         base_class="apiserver.model.ResourceModel",
         use_schema_description=True,

@@ -15,7 +15,9 @@ from typing import Any
 
 from generator.naming import pascal
 
-SHARED_SCHEMAS = Path(__file__).resolve().parent.parent / "templates" / "openapi" / "shared-schemas.json"
+SHARED_SCHEMAS = (
+    Path(__file__).resolve().parent.parent / "templates" / "openapi" / "shared-schemas.json"
+)
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _KEEP_KEYS = {
     "type", "format", "description", "default", "enum", "pattern", "minimum", "maximum", "exclusiveMinimum",
@@ -45,7 +47,9 @@ def _rewrite_meta_refs(node: Any) -> Any:
             if target == "FieldsV1":
                 return {"type": "object", "additionalProperties": True, **extra}
             return {"$ref": f"#/components/schemas/{target}", **extra}
-        return {k: _rewrite_meta_refs(v) for k, v in node.items() if not k.startswith("x-kubernetes")}
+        return {
+            k: _rewrite_meta_refs(v) for k, v in node.items() if not k.startswith("x-kubernetes")
+        }
     if isinstance(node, list):
         return [_rewrite_meta_refs(v) for v in node]
     return node
@@ -76,7 +80,10 @@ class _Hoister:
             properties = schema.get("properties")
             additional = schema.get("additionalProperties")
             if properties:
-                lowered = {field: self.lower(sub, name + pascal(field)) for field, sub in properties.items()}
+                lowered = {
+                    field: self.lower(sub, name + pascal(field))
+                    for field, sub in properties.items()
+                }
                 component: dict[str, Any] = {"type": "object", "properties": lowered}
                 for key in ("description", "required"):
                     if key in schema:

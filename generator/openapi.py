@@ -160,7 +160,9 @@ def _paths(kind: KindPlan) -> dict[str, Any]:
     name = kind.definition.kind
     ref = f"{REF}{component_name(definition.group, kind.version.name, name)}"
     list_ref = f"{REF}{component_name(definition.group, kind.version.name, definition.list_kind)}"
-    ns_param = [_path_param("namespace", "object name and auth scope, such as for teams and projects")]
+    ns_param = [
+        _path_param("namespace", "object name and auth scope, such as for teams and projects")
+    ]
     name_param = [_path_param("name", f"name of the {name}")]
     collection = (
         f"{base}/namespaces/{{namespace}}/{definition.plural}"
@@ -169,7 +171,9 @@ def _paths(kind: KindPlan) -> dict[str, Any]:
     )
     scope_params = ns_param if definition.namespaced else []
     group_version = pascal(definition.group or "core") + pascal(kind.version.name)
-    suffix = f"{group_version}Namespaced{name}" if definition.namespaced else f"{group_version}{name}"
+    suffix = (
+        f"{group_version}Namespaced{name}" if definition.namespaced else f"{group_version}{name}"
+    )
     paths: dict[str, Any] = {
         collection: {
             "parameters": [*scope_params, PRETTY],
@@ -218,7 +222,11 @@ def _without_empty_defaults(node: Any) -> Any:
     """kube-openapi writes `default: {}` on struct fields, which is not valid against a struct with required
     fields; the OpenAPI validator rightly rejects that, so those no-op defaults are dropped."""
     if isinstance(node, dict):
-        return {k: _without_empty_defaults(v) for k, v in node.items() if not (k == "default" and v == {})}
+        return {
+            k: _without_empty_defaults(v)
+            for k, v in node.items()
+            if not (k == "default" and v == {})
+        }
     if isinstance(node, list):
         return [_without_empty_defaults(v) for v in node]
     return node
@@ -228,7 +236,11 @@ def _without_patterns(node: Any) -> Any:
     """Schema patterns are RE2 (Kubernetes' dialect, e.g. `(?i)`), not the ECMA 262 the OpenAPI validator
     assumes; the check stage has already compiled each one, so the structural validation skips them."""
     if isinstance(node, dict):
-        return {k: _without_patterns(v) for k, v in node.items() if not (k == "pattern" and isinstance(v, str))}
+        return {
+            k: _without_patterns(v)
+            for k, v in node.items()
+            if not (k == "pattern" and isinstance(v, str))
+        }
     if isinstance(node, list):
         return [_without_patterns(v) for v in node]
     return node
@@ -249,8 +261,8 @@ def group_version_document(version: VersionPlan) -> dict[str, Any]:
         definition = kind.definition
         item = component_name(definition.group, version.name, definition.kind)
         schemas[item] = _kind_schema(kind)
-        schemas[component_name(definition.group, version.name, definition.list_kind)] = _list_schema(
-            kind, f"{REF}{item}"
+        schemas[component_name(definition.group, version.name, definition.list_kind)] = (
+            _list_schema(kind, f"{REF}{item}")
         )
         paths.update(_paths(kind))
     document = {

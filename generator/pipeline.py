@@ -40,7 +40,8 @@ def generate(config: GenerateConfig) -> list[Difference]:
         files[MANIFEST] = manifest_text(cached, fingerprints)
         if not differences(config.out_dir, files):
             return []
-    from generator.render import render_plan  # imports black and datamodel-code-generator: slow, so lazy
+    # Imported here: black and datamodel-code-generator take a while to import, and a no-op run needs neither.
+    from generator.render import render_plan
 
     units = render_plan(plan, cached)
     files = {path: text for unit in units.values() for path, text in unit.items()}

@@ -23,7 +23,9 @@ class KindPlan:
     version: Version
     ident: str  # snake_case of the kind: cron_tab
     constant: str  # UPPER_CASE of the kind: CRON_TAB
-    defaults_schema: dict[str, Any] | None  # the schema cut down to the branches that carry defaults
+    defaults_schema: (
+        dict[str, Any] | None
+    )  # the schema cut down to the branches that carry defaults
     moves: tuple[FieldMove, ...]
     to_hub_hook: tuple[str, str] | None  # (module, function)
     from_hub_hook: tuple[str, str] | None
@@ -147,9 +149,7 @@ def build_plan(definitions: list[Definition]) -> Plan:
         version_names = sorted({v.name for d in members for v in d.versions})
         versions = []
         for name in version_names:
-            kinds = tuple(
-                _kind_plan(d, v) for d in members for v in d.versions if v.name == name
-            )
+            kinds = tuple(_kind_plan(d, v) for d in members for v in d.versions if v.name == name)
             versions.append(VersionPlan(group, name, f"{package}.{name}", kinds))
         groups.append(GroupPlan(group, package, tuple(members), tuple(versions)))
     return Plan(tuple(groups))

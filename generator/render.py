@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import black
+from black.mode import TargetVersion
 import jinja2
 
 from generator.models import render_models
@@ -21,7 +22,7 @@ TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 # Below this many groups to render, starting worker processes (each importing the generators) costs more
 # than it saves.
 PARALLEL_FROM_GROUPS = 4
-BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY311})
+BLACK_MODE = black.Mode(line_length=100, target_versions={TargetVersion.PY311})
 
 
 def _environment() -> jinja2.Environment:
@@ -65,7 +66,9 @@ def render_group_version(environment: jinja2.Environment, version: VersionPlan) 
         docstring=f"The {label} group-version."
     )
     for module in ("schemas", "defaults", "validation", "conversion"):
-        files[f"{group_dir}/{module}.py"] = environment.get_template(f"{module}.py.j2").render(version=version)
+        files[f"{group_dir}/{module}.py"] = environment.get_template(f"{module}.py.j2").render(
+            version=version
+        )
     kinds = {kind.definition.kind: kind.version.schema for kind in version.kinds}
     files[f"{group_dir}/schemas.json"] = _json(kinds)
     files[f"{group_dir}/models.py"] = render_models(kinds, f"Pydantic models of {label}.")
@@ -84,7 +87,9 @@ def render_group(environment: jinja2.Environment, group: GroupPlan) -> dict[str,
     files[f"{root}/internal/__init__.py"] = environment.get_template("package_init.py.j2").render(
         docstring=f"The internal (hub) version of each kind of the {_label(group.group)} group."
     )
-    files[f"{root}/internal/models.py"] = environment.get_template("internal_models.py.j2").render(group=group)
+    files[f"{root}/internal/models.py"] = environment.get_template("internal_models.py.j2").render(
+        group=group
+    )
     files[f"{root}/rest.py"] = environment.get_template("rest.py.j2").render(group=group)
     return files
 
@@ -102,12 +107,17 @@ def render_openapi(group: GroupPlan) -> dict[str, str]:
 def render_unit(group: GroupPlan) -> dict[str, str]:
     """One group's files, formatted: the unit of caching and of parallel work."""
     rendered = render_group(_environment(), group)
-    files = {path: format_python(text) if path.endswith(".py") else text for path, text in rendered.items()}
+    files = {
+        path: format_python(text) if path.endswith(".py") else text
+        for path, text in rendered.items()
+    }
     files.update(render_openapi(group))
     return files
 
 
-def render_plan(plan: Plan, cached: dict[str, dict[str, str]] | None = None) -> dict[str, dict[str, str]]:
+def render_plan(
+    plan: Plan, cached: dict[str, dict[str, str]] | None = None
+) -> dict[str, dict[str, str]]:
     """All generated files grouped by the unit that produced them (a group package, or "" for shared files).
 
     ``cached`` maps a unit to its previous files; a unit found there is reused as is, not re-rendered. Groups

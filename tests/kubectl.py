@@ -28,7 +28,14 @@ class Kubectl:
 
     def run(self, *args: str, stdin: str | None = None, check: bool = True,
             timeout: float = 60) -> subprocess.CompletedProcess[str]:  # fmt: skip
-        command = [str(self.binary), "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache_dir), *args]
+        command = [
+            str(self.binary),
+            "--kubeconfig",
+            str(self.kubeconfig),
+            "--cache-dir",
+            str(self.cache_dir),
+            *args,
+        ]
         result = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout,
                                 env={**os.environ, "HOME": str(self.cache_dir)})  # fmt: skip
         if check and result.returncode != 0:
@@ -37,6 +44,13 @@ class Kubectl:
         return result
 
     def popen(self, *args: str) -> subprocess.Popen[str]:
-        command = [str(self.binary), "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache_dir), *args]
+        command = [
+            str(self.binary),
+            "--kubeconfig",
+            str(self.kubeconfig),
+            "--cache-dir",
+            str(self.cache_dir),
+            *args,
+        ]
         return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env={**os.environ, "HOME": str(self.cache_dir)})  # fmt: skip

@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 
 _PRINTABLE = st.characters(min_codepoint=32, max_codepoint=126)
 _NAME = st.from_regex(r"[a-z][a-z0-9-]{0,20}[a-z0-9]", fullmatch=True)
-_JSON_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-(2**31), 2**31), st.text(max_size=8))
+_JSON_SCALAR = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**31), 2**31), st.text(max_size=8)
+)
 _JSON = st.recursive(_JSON_SCALAR, lambda inner: st.lists(inner, max_size=3)
                      | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=8)  # fmt: skip
 
@@ -28,7 +30,9 @@ def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         required = set(schema.get("required") or [])
         return st.fixed_dictionaries(
             {name: from_schema(sub) for name, sub in properties.items() if name in required},
-            optional={name: from_schema(sub) for name, sub in properties.items() if name not in required},
+            optional={
+                name: from_schema(sub) for name, sub in properties.items() if name not in required
+            },
         )
     if kind == "array":
         items = schema.get("items") or {}
@@ -45,11 +49,17 @@ def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         if "pattern" in schema:
             # printable ASCII: Go's RE2 (which Kubernetes validates with) has ASCII-only \s and \d classes
             return st.from_regex(schema["pattern"], fullmatch=True, alphabet=_PRINTABLE)
-        return st.text(_PRINTABLE, min_size=schema.get("minLength", 0), max_size=min(schema.get("maxLength", 12), 12))
+        return st.text(
+            _PRINTABLE,
+            min_size=schema.get("minLength", 0),
+            max_size=min(schema.get("maxLength", 12), 12),
+        )
     return _JSON
 
 
-def resource_objects(api_version: str, kind: str, schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+def resource_objects(
+    api_version: str, kind: str, schema: dict[str, Any]
+) -> st.SearchStrategy[dict[str, Any]]:
     """Whole objects of one kind and version: type meta, a named metadata, and schema-valid fields."""
     fields = {k: v for k, v in (schema.get("properties") or {}).items()
               if k not in ("apiVersion", "kind", "metadata")}  # fmt: skip

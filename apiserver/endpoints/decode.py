@@ -99,9 +99,13 @@ def admit(obj: Object, target: Target, mode: str, warnings: list[str], *, creati
     if target.version.defaulter is not None:
         target.version.defaulter(obj)
     if target.resource.namespaced and target.namespace is not None:
-        metadata["namespace"] = target.namespace  # the URL's namespace (a different one was refused)
+        metadata["namespace"] = (
+            target.namespace
+        )  # the URL's namespace (a different one was refused)
     else:
-        metadata.pop("namespace", None)  # kube clears it for cluster-scoped kinds (rest.BeforeCreate)
+        metadata.pop(
+            "namespace", None
+        )  # kube clears it for cluster-scoped kinds (rest.BeforeCreate)
     if not creating and not metadata.get("name"):
         metadata["name"] = target.name
     name = metadata.get("name") or metadata.get("generateName", "")

@@ -57,7 +57,9 @@ class Discovery:
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
         })  # fmt: skip
         named = [_group_entry(g, vs) for g, vs in groups.items() if g]
-        self.documents["/apis"] = orjson.dumps({"kind": "APIGroupList", "apiVersion": "v1", "groups": named})
+        self.documents["/apis"] = orjson.dumps(
+            {"kind": "APIGroupList", "apiVersion": "v1", "groups": named}
+        )
         for entry in named:
             self.documents[f"/apis/{entry['name']}"] = orjson.dumps(
                 {"kind": "APIGroup", "apiVersion": "v1", **entry}

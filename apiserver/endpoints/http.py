@@ -17,7 +17,9 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's default request size limit for JSON bodies is 3 MiB
+MAX_BODY_BYTES = (
+    3 * 1024 * 1024
+)  # kube-apiserver's default request size limit for JSON bodies is 3 MiB
 JSON = b"application/json"
 
 
@@ -84,7 +86,9 @@ async def respond(
     await send({"type": "http.response.body", "body": body})
 
 
-async def respond_json(send: Send, status: int, payload: Any, warnings: list[str] | None = None) -> None:
+async def respond_json(
+    send: Send, status: int, payload: Any, warnings: list[str] | None = None
+) -> None:
     await respond(send, status, orjson.dumps(payload), warnings=warnings)
 
 

@@ -19,14 +19,14 @@ from apiserver.endpoints.decode import (
 )
 from apiserver.endpoints.http import Request, Send, respond, respond_json
 from apiserver.endpoints.routing import ResourcePath
-from apiserver.endpoints.scale import scale_of, apply_scale
+from apiserver.endpoints.scale import apply_scale, scale_of
 from apiserver.endpoints.table import table
 from apiserver.endpoints.versioning import to_version
 from apiserver.endpoints.watch import serve_watch
 from apiserver.patch import PatchError, apply_json_patch, apply_merge_patch
 from apiserver.registry.store import ListOptions, Store
-from apiserver.selectors import matcher, parse_field_selector, parse_label_selector
 from apiserver.scheme import Scheme
+from apiserver.selectors import matcher, parse_field_selector, parse_label_selector
 
 Object = dict[str, Any]
 TABLE_TYPE = b"application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -95,11 +95,15 @@ class ResourceHandler:
 
     # -- output ------------------------------------------------------------------------------------
 
-    async def _send_object(self, request: Request, send: Send, status: int, obj: Object, target: Target) -> None:
+    async def _send_object(
+        self, request: Request, send: Send, status: int, obj: Object, target: Target
+    ) -> None:
         versioned = to_version(obj, target.resource, target.version)
         if wants_table(request):
             metadata = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
-            body = table([versioned], target.version, request.query.get("includeObject", ""), metadata)
+            body = table(
+                [versioned], target.version, request.query.get("includeObject", ""), metadata
+            )
             await respond(send, status, orjson.dumps(body), TABLE_TYPE, warnings=request.warnings)
             return
         await respond(send, status, orjson.dumps(versioned), warnings=request.warnings)
@@ -216,13 +220,17 @@ class ResourceHandler:
         )
         await self._send_object(request, send, 200, obj, target)
 
-    async def _delete_collection(self, request: Request, send: Send, store: Store, target: Target) -> None:
+    async def _delete_collection(
+        self, request: Request, send: Send, store: Store, target: Target
+    ) -> None:
         page = await store.list(target.namespace, self._list_options(request, target))
         deleted = []
         for obj in page.items:
             metadata = obj["metadata"]
             try:
-                gone, _ = await store.delete(metadata.get("namespace"), metadata["name"], dry_run=_dry_run(request))
+                gone, _ = await store.delete(
+                    metadata.get("namespace"), metadata["name"], dry_run=_dry_run(request)
+                )
             except errors.APIError as error:
                 if error.code == 404:
                     continue
@@ -234,7 +242,9 @@ class ResourceHandler:
 
     # -- subresources ------------------------------------------------------------------------------
 
-    async def _subresource(self, request: Request, send: Send, store: Store, target: Target, name: str) -> None:
+    async def _subresource(
+        self, request: Request, send: Send, store: Store, target: Target, name: str
+    ) -> None:
         version = target.version
         if name == "status" and version.status_subresource:
             if request.method == "GET":
@@ -260,7 +270,9 @@ class ResourceHandler:
         spec = target.version.scale
         assert spec is not None
         if request.method == "GET":
-            obj = to_version(await store.get(target.namespace, target.name), target.resource, target.version)
+            obj = to_version(
+                await store.get(target.namespace, target.name), target.resource, target.version
+            )
             await respond_json(send, 200, scale_of(obj, spec), request.warnings)
             return
         if request.method not in ("PUT", "PATCH"):
@@ -290,7 +302,9 @@ class ResourceHandler:
             updated = apply_scale(versioned, new_scale, spec, target)
             return target.version.to_internal(updated)
 
-        updated = await store.update(target.namespace, target.name, try_update, dry_run=_dry_run(request))
+        updated = await store.update(
+            target.namespace, target.name, try_update, dry_run=_dry_run(request)
+        )
         versioned = to_version(updated, target.resource, target.version)
         await respond_json(send, 200, scale_of(versioned, spec), request.warnings)
 

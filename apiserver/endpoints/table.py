@@ -95,10 +95,16 @@ def column_definitions(version: VersionType) -> list[dict[str, Any]]:
 
 
 def partial_metadata(obj: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.get("metadata", {})}
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": obj.get("metadata", {}),
+    }
 
 
-def row(obj: dict[str, Any], version: VersionType, include_object: str, now: datetime) -> dict[str, Any]:
+def row(
+    obj: dict[str, Any], version: VersionType, include_object: str, now: datetime
+) -> dict[str, Any]:
     cells = [obj.get("metadata", {}).get("name", "")]
     cells.extend(_cell(obj, column, now) for column in columns_of(version))
     out: dict[str, Any] = {"cells": cells}

@@ -24,12 +24,17 @@ from apiserver.endpoints.versioning import to_version
 from apiserver.registry.store import ListOptions, Predicate, Store, WatchEvent
 
 BOOKMARK_INTERVAL = 30.0
-DEFAULT_TIMEOUT = (1800.0, 3600.0)  # kube-apiserver picks a random watch lifetime in [30 min, 60 min)
+DEFAULT_TIMEOUT = (
+    1800.0,
+    3600.0,
+)  # kube-apiserver picks a random watch lifetime in [30 min, 60 min)
 TABLE_TYPE = b"application/json;as=Table;v=v1;g=meta.k8s.io"
 _END = object()
 
 
-async def _events(store: Store, target: Target, predicate: Predicate | None, start: str) -> AsyncIterator[Any]:
+async def _events(
+    store: Store, target: Target, predicate: Predicate | None, start: str
+) -> AsyncIterator[Any]:
     if start in ("", "0"):
         page = await store.list(target.namespace, ListOptions(predicate))
         for obj in page.items:
@@ -45,13 +50,22 @@ async def _events(store: Store, target: Target, predicate: Predicate | None, sta
 
 
 async def serve_watch(
-    request: Request, send: Send, store: Store, target: Target, predicate: Predicate | None, as_table: bool
+    request: Request,
+    send: Send,
+    store: Store,
+    target: Target,
+    predicate: Predicate | None,
+    as_table: bool,
 ) -> None:
     bookmarks = request.flag("allowWatchBookmarks")
     try:
-        timeout = float(request.query["timeoutSeconds"]) if request.query.get("timeoutSeconds") else None
+        timeout = (
+            float(request.query["timeoutSeconds"]) if request.query.get("timeoutSeconds") else None
+        )
     except ValueError:
-        raise errors.bad_request(f"invalid timeoutSeconds: {request.query['timeoutSeconds']!r}") from None
+        raise errors.bad_request(
+            f"invalid timeoutSeconds: {request.query['timeoutSeconds']!r}"
+        ) from None
     if timeout is None:
         timeout = random.uniform(*DEFAULT_TIMEOUT)
     queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=1024)
@@ -59,7 +73,9 @@ async def serve_watch(
 
     async def produce() -> None:
         try:
-            async for event in _events(store, target, predicate, request.query.get("resourceVersion", "")):
+            async for event in _events(
+                store, target, predicate, request.query.get("resourceVersion", "")
+            ):
                 await queue.put(event)
         except errors.APIError as error:
             await queue.put(error)
@@ -70,7 +86,10 @@ async def serve_watch(
         while (await request.receive())["type"] != "http.disconnect":
             pass
 
-    headers = [(b"content-type", TABLE_TYPE if as_table else JSON), (b"cache-control", b"no-cache, private")]
+    headers = [
+        (b"content-type", TABLE_TYPE if as_table else JSON),
+        (b"cache-control", b"no-cache, private"),
+    ]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     producer = asyncio.create_task(produce())
     gone = asyncio.create_task(disconnected())
@@ -103,7 +122,9 @@ async def serve_watch(
             last_revision = str(event.revision)
             versioned = to_version(event.object, target.resource, target.version)
             if as_table:
-                metadata = {"resourceVersion": versioned.get("metadata", {}).get("resourceVersion", "")}
+                metadata = {
+                    "resourceVersion": versioned.get("metadata", {}).get("resourceVersion", "")
+                }
                 body = table([versioned], target.version, request.query.get("includeObject", ""), metadata,
                              with_columns=first_table)  # fmt: skip
                 first_table = False
@@ -124,4 +145,6 @@ def _bookmark(target: Target, revision: str) -> dict[str, Any]:
 
 
 async def _send_line(send: Send, payload: dict[str, Any]) -> None:
-    await send({"type": "http.response.body", "body": orjson.dumps(payload) + b"\n", "more_body": True})
+    await send(
+        {"type": "http.response.body", "body": orjson.dumps(payload) + b"\n", "more_body": True}
+    )

@@ -20,7 +20,10 @@ def encode(resource: ResourceType, obj: Object) -> bytes:
     stored = resource.storage_version.from_internal(obj)
     metadata = stored.get("metadata")
     if isinstance(metadata, dict) and "resourceVersion" in metadata:
-        stored = {**stored, "metadata": {k: v for k, v in metadata.items() if k != "resourceVersion"}}
+        stored = {
+            **stored,
+            "metadata": {k: v for k, v in metadata.items() if k != "resourceVersion"},
+        }
     return orjson.dumps(stored)
 
 

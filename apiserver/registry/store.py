@@ -125,7 +125,9 @@ class Store:
         try:
             while True:
                 want = options.limit - len(items) if options.limit else 0
-                page = await self.storage.list(prefix, limit=want, start_key=start_key, revision=revision)
+                page = await self.storage.list(
+                    prefix, limit=want, start_key=start_key, revision=revision
+                )
                 revision = page.revision
                 for kv in page.items:
                     obj = codec.decode(self.resource, kv)
@@ -147,7 +149,7 @@ class Store:
                                   f"current: {error.current}") from None  # fmt: skip
         token = ""
         if remaining:
-            token = encode_continue(revision, last_key[len(prefix):] + "\x00")
+            token = encode_continue(revision, last_key[len(prefix) :] + "\x00")
         return ListPage(items, revision, token, remaining if options.predicate is None else None)
 
     # -- writes ------------------------------------------------------------------------------------
@@ -167,7 +169,9 @@ class Store:
         metadata["creationTimestamp"] = now_rfc3339()
         metadata["generation"] = 1
         if self.resource.storage_version.status_subresource:
-            obj.pop("status", None)  # kube: status cannot be set on create when the subresource is on
+            obj.pop(
+                "status", None
+            )  # kube: status cannot be set on create when the subresource is on
         if self._prepare_for_create is not None:
             self._prepare_for_create(obj)
         generated = not metadata.get("name")
@@ -185,7 +189,9 @@ class Store:
             except KeyExistsError:
                 if generated:
                     continue
-                raise errors.already_exists(self.resource.plural, self.resource.group, name) from None
+                raise errors.already_exists(
+                    self.resource.plural, self.resource.group, name
+                ) from None
             return codec.decode(self.resource, kv)
         raise errors.already_exists(self.resource.plural, self.resource.group, metadata["name"])
 
@@ -224,7 +230,9 @@ class Store:
                 if finished:
                     deleted = await self.storage.delete(key, kv.mod_revision)
                     return codec.decode(self.resource, deleted)
-                stored = await self.storage.update(key, codec.encode(self.resource, updated), kv.mod_revision)
+                stored = await self.storage.update(
+                    key, codec.encode(self.resource, updated), kv.mod_revision
+                )
             except RevisionConflictError:
                 if wanted_version:
                     raise self._conflict(name) from None
@@ -257,7 +265,11 @@ class Store:
                 metadata.pop(field, None)
         metadata["resourceVersion"] = old_metadata["resourceVersion"]
         if old_metadata.get("deletionTimestamp"):
-            new_finalizers = [f for f in metadata.get("finalizers") or [] if f not in (old_metadata.get("finalizers") or [])]
+            new_finalizers = [
+                f
+                for f in metadata.get("finalizers") or []
+                if f not in (old_metadata.get("finalizers") or [])
+            ]
             if new_finalizers:
                 raise errors.invalid(self.resource.kind, self.resource.group, metadata["name"], [
                     errors.StatusCause("FieldValueForbidden", "Forbidden: no new finalizers can be added if the object is being deleted", "metadata.finalizers")])  # fmt: skip
@@ -309,7 +321,9 @@ class Store:
                 if dry_run:
                     return marked, False
                 try:
-                    stored = await self.storage.update(key, codec.encode(self.resource, marked), kv.mod_revision)
+                    stored = await self.storage.update(
+                        key, codec.encode(self.resource, marked), kv.mod_revision
+                    )
                 except (RevisionConflictError, KeyNotFoundError):
                     continue
                 return codec.decode(self.resource, stored), False
@@ -340,11 +354,15 @@ class Store:
                     kind = "ADDED" if event.prev is None else "MODIFIED"
                     if predicate is not None:
                         now = predicate(obj)
-                        before = event.prev is not None and predicate(codec.decode(self.resource, event.prev))
+                        before = event.prev is not None and predicate(
+                            codec.decode(self.resource, event.prev)
+                        )
                         if not now and not before:
                             continue
                         if before and not now:
-                            kind = "DELETED"  # kube reports an object leaving the selection as DELETED
+                            kind = (
+                                "DELETED"  # kube reports an object leaving the selection as DELETED
+                            )
                         elif now and not before:
                             kind = "ADDED"
                 yield WatchEvent(kind, obj, event.revision)

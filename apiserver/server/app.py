@@ -13,7 +13,15 @@ import orjson
 
 from apiserver import errors
 from apiserver.endpoints.discovery import Discovery
-from apiserver.endpoints.http import Receive, Request, Scope, Send, respond, respond_error, respond_text
+from apiserver.endpoints.http import (
+    Receive,
+    Request,
+    Scope,
+    Send,
+    respond,
+    respond_error,
+    respond_text,
+)
 from apiserver.endpoints.openapi import OpenAPIDocuments
 from apiserver.endpoints.resource import ResourceHandler
 from apiserver.endpoints.routing import parse_resource_path
@@ -127,7 +135,9 @@ class APIServer:
 
     async def _openapi(self, request: Request, send: Send, path: str) -> None:
         if path == "/openapi/v3":
-            await respond(send, 200, self.openapi.index, headers=[(b"cache-control", b"no-cache, private")])
+            await respond(
+                send, 200, self.openapi.index, headers=[(b"cache-control", b"no-cache, private")]
+            )
             return
         document = self.openapi.document(path.removeprefix("/openapi/v3/")) if path.startswith(
             "/openapi/v3/") else None  # fmt: skip
@@ -139,7 +149,10 @@ class APIServer:
             await send({"type": "http.response.start", "status": 304, "headers": [(b"etag", etag)]})
             await send({"type": "http.response.body", "body": b""})
             return
-        cache = b"public, immutable" if request.query.get("hash") == document.hash else b"no-cache, private"
+        cache = (
+            b"public, immutable"
+            if request.query.get("hash") == document.hash
+            else b"no-cache, private"
+        )
         headers: list[tuple[bytes, bytes]] = [(b"etag", etag), (b"cache-control", cache)]
         await respond(send, 200, document.body, headers=headers)
-

@@ -29,7 +29,9 @@ class _Server(uvicorn.Server):
 
     @contextmanager
     def capture_signals(self) -> Iterator[None]:
-        previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        previous = {
+            sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)
+        }
         try:
             yield
         finally:
@@ -39,8 +41,12 @@ class _Server(uvicorn.Server):
 
 def parse_options(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="apiforge serve", description="Serve the generated API.")
-    parser.add_argument("--data-dir", type=Path, default=Path(".apiforge-data"),
-                        help="where the SQLite database and admin.kubeconfig live")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(".apiforge-data"),
+        help="where the SQLite database and admin.kubeconfig live",
+    )
     parser.add_argument("--bind-address", default="127.0.0.1")
     parser.add_argument("--port", "--secure-port", dest="port", type=int, default=6443)
     parser.add_argument("--storage", choices=["sqlite", "memory"], default="sqlite")
@@ -67,13 +73,17 @@ async def _serve(server: APIServer, options: argparse.Namespace) -> None:
     if runner.started:
         url = f"http://{options.bind_address}:{options.port}"
         write_kubeconfig(options.data_dir / "admin.kubeconfig", url)
-        log.warning("apiforge serving on %s (storage: %s, data: %s)", url, options.storage, options.data_dir)
+        log.warning(
+            "apiforge serving on %s (storage: %s, data: %s)", url, options.storage, options.data_dir
+        )
     await task
 
 
 def serve_main(scheme: Scheme, openapi_dir: Path, argv: list[str] | None = None) -> None:
     options = parse_options(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     options.data_dir.mkdir(parents=True, exist_ok=True)
     storage = open_storage(options.storage, options.data_dir)
     server = APIServer(scheme, storage, openapi_dir)

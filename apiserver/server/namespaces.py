@@ -29,7 +29,9 @@ class NamespaceLifecycle:
     async def bootstrap(self) -> None:
         for name in DEFAULT_NAMESPACES:
             try:
-                await self.store.create(None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+                await self.store.create(
+                    None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+                )
             except errors.APIError as error:
                 if error.reason != "AlreadyExists":
                     raise

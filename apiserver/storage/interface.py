@@ -76,7 +76,9 @@ class RevisionConflictError(StorageError):
     """The key's current mod_revision is not the expected one; ``current`` is what is stored now."""
 
     def __init__(self, key: str, expected: int, current: KeyValue) -> None:
-        super().__init__(f"revision conflict on {key}: expected {expected}, found {current.mod_revision}")
+        super().__init__(
+            f"revision conflict on {key}: expected {expected}, found {current.mod_revision}"
+        )
         self.key = key
         self.expected = expected
         self.current = current

@@ -49,7 +49,10 @@ def test_api_resources_lists_crontabs(server: ServerProcess, kubectl: Kubectl) -
 
 def test_create_get_yaml_and_printer_columns(kubectl: Kubectl, tmp_path: Path) -> None:
     manifest = write(tmp_path, CRONTAB.format(name="kc-create", image="img:1", replicas=2))
-    assert kubectl.run("create", "-f", str(manifest)).stdout.strip() == "crontab.stable.example.com/kc-create created"
+    assert (
+        kubectl.run("create", "-f", str(manifest)).stdout.strip()
+        == "crontab.stable.example.com/kc-create created"
+    )
     table = kubectl.run("get", "crontabs").stdout.splitlines()
     assert table[0].split() == ["NAME", "SPEC", "REPLICAS", "AGE"]
     row = next(line.split() for line in table if line.startswith("kc-create"))
@@ -57,7 +60,11 @@ def test_create_get_yaml_and_printer_columns(kubectl: Kubectl, tmp_path: Path) -
     wide = kubectl.run("get", "ct", "-o", "wide").stdout.splitlines()
     assert wide[0].split() == ["NAME", "SPEC", "REPLICAS", "IMAGE", "AGE"]
     obj = yaml.safe_load(kubectl.run("get", "ct", "kc-create", "-o", "yaml").stdout)
-    assert obj["metadata"]["uid"] and obj["metadata"]["resourceVersion"] and obj["metadata"]["creationTimestamp"]
+    assert (
+        obj["metadata"]["uid"]
+        and obj["metadata"]["resourceVersion"]
+        and obj["metadata"]["creationTimestamp"]
+    )
     assert obj["metadata"]["generation"] == 1
     assert obj["spec"] == {"cronSpec": "* * * * */5", "image": "img:1", "replicas": 2}
     assert "kc-create" in kubectl.run("get", "all").stdout  # category "all"
@@ -65,7 +72,10 @@ def test_create_get_yaml_and_printer_columns(kubectl: Kubectl, tmp_path: Path) -
 
 def test_apply_create_then_configure(kubectl: Kubectl, tmp_path: Path) -> None:
     manifest = write(tmp_path, CRONTAB.format(name="kc-apply", image="img:1", replicas=1))
-    assert kubectl.run("apply", "-f", str(manifest)).stdout.strip() == "crontab.stable.example.com/kc-apply created"
+    assert (
+        kubectl.run("apply", "-f", str(manifest)).stdout.strip()
+        == "crontab.stable.example.com/kc-apply created"
+    )
     assert kubectl.run("apply", "-f", str(manifest)).stdout.strip() == (
         "crontab.stable.example.com/kc-apply unchanged"
     )
@@ -77,8 +87,12 @@ def test_apply_create_then_configure(kubectl: Kubectl, tmp_path: Path) -> None:
     assert spec == {"cronSpec": "* * * * */5", "image": "img:2", "replicas": 3}
 
 
-def test_get_watch_sees_an_update_made_elsewhere(server: ServerProcess, kubectl: Kubectl, tmp_path: Path) -> None:
-    kubectl.run("create", "-f", str(write(tmp_path, CRONTAB.format(name="kc-watch", image="a", replicas=1))))
+def test_get_watch_sees_an_update_made_elsewhere(
+    server: ServerProcess, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    kubectl.run(
+        "create", "-f", str(write(tmp_path, CRONTAB.format(name="kc-watch", image="a", replicas=1)))
+    )
     watcher = kubectl.popen("get", "ct", "kc-watch", "-w", "--output-watch-events", "-o",
                             "jsonpath={.type} {.object.spec.image}{\"\\n\"}")  # fmt: skip
     try:
@@ -101,11 +115,21 @@ def test_get_watch_sees_an_update_made_elsewhere(server: ServerProcess, kubectl:
 
 
 def test_delete(kubectl: Kubectl, tmp_path: Path) -> None:
-    kubectl.run("create", "-f", str(write(tmp_path, CRONTAB.format(name="kc-delete", image="a", replicas=1))))
-    assert kubectl.run("delete", "ct", "kc-delete").stdout.strip() == 'crontab.stable.example.com "kc-delete" deleted'
+    kubectl.run(
+        "create",
+        "-f",
+        str(write(tmp_path, CRONTAB.format(name="kc-delete", image="a", replicas=1))),
+    )
+    assert (
+        kubectl.run("delete", "ct", "kc-delete").stdout.strip()
+        == 'crontab.stable.example.com "kc-delete" deleted'
+    )
     missing = kubectl.run("get", "ct", "kc-delete", check=False)
     assert missing.returncode == 1
-    assert 'Error from server (NotFound): crontabs.stable.example.com "kc-delete" not found' in missing.stderr
+    assert (
+        'Error from server (NotFound): crontabs.stable.example.com "kc-delete" not found'
+        in missing.stderr
+    )
 
 
 def test_explain_crontab_spec(kubectl: Kubectl) -> None:

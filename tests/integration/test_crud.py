@@ -16,7 +16,12 @@ def crontab(name: str, **spec: Any) -> dict[str, Any]:
         "apiVersion": "stable.example.com/v1",
         "kind": "CronTab",
         "metadata": {"name": name},
-        "spec": {"cronSpec": "* * * * */5", "image": "my-awesome-cron-image", "replicas": 1, **spec},
+        "spec": {
+            "cronSpec": "* * * * */5",
+            "image": "my-awesome-cron-image",
+            "replicas": 1,
+            **spec,
+        },
     }
 
 
@@ -72,7 +77,9 @@ def test_stale_resource_version_on_update_is_409_conflict(client: httpx.Client) 
     fresh = dict(created, spec={**created["spec"], "replicas": 2})
     updated = client.put(f"{CRONTABS}/stale", json=fresh)
     assert updated.status_code == 200, updated.text
-    assert int(updated.json()["metadata"]["resourceVersion"]) > int(created["metadata"]["resourceVersion"])
+    assert int(updated.json()["metadata"]["resourceVersion"]) > int(
+        created["metadata"]["resourceVersion"]
+    )
     assert updated.json()["metadata"]["generation"] == 2
     stale = dict(created, spec={**created["spec"], "replicas": 3})
     status = assert_status(client.put(f"{CRONTABS}/stale", json=stale), 409, "Conflict")
@@ -82,7 +89,9 @@ def test_stale_resource_version_on_update_is_409_conflict(client: httpx.Client) 
 
 
 def test_malformed_json_is_400(client: httpx.Client) -> None:
-    response = client.post(CRONTABS, content=b'{"apiVersion": ', headers={"content-type": "application/json"})
+    response = client.post(
+        CRONTABS, content=b'{"apiVersion": ', headers={"content-type": "application/json"}
+    )
     assert_status(response, 400, "BadRequest")
 
 
@@ -94,7 +103,9 @@ def test_body_without_content_type_is_json(client: httpx.Client) -> None:
 
 
 def test_unknown_kind_is_404(client: httpx.Client) -> None:
-    status = assert_status(client.get("/apis/stable.example.com/v1/namespaces/default/widgets"), 404, "NotFound")
+    status = assert_status(
+        client.get("/apis/stable.example.com/v1/namespaces/default/widgets"), 404, "NotFound"
+    )
     assert status["message"] == "the server could not find the requested resource"
     assert_status(client.get("/apis/nosuch.example.com/v1/widgets"), 404, "NotFound")
 
@@ -151,12 +162,18 @@ def test_v1beta1_round_trip_through_v1(client: httpx.Client) -> None:
     ("content_type", "patch", "replicas"),
     [
         ("application/merge-patch+json", {"spec": {"replicas": 7}}, 7),
-        ("application/json-patch+json", [{"op": "replace", "path": "/spec/replicas", "value": 9}], 9),
+        (
+            "application/json-patch+json",
+            [{"op": "replace", "path": "/spec/replicas", "value": 9}],
+            9,
+        ),
     ],
 )
 def test_patch(client: httpx.Client, content_type: str, patch: Any, replicas: int) -> None:
     client.post(CRONTABS, json=crontab(f"patched-{replicas}"))
-    response = client.patch(f"{CRONTABS}/patched-{replicas}", json=patch, headers={"content-type": content_type})
+    response = client.patch(
+        f"{CRONTABS}/patched-{replicas}", json=patch, headers={"content-type": content_type}
+    )
     assert response.status_code == 200, response.text
     assert response.json()["spec"]["replicas"] == replicas
 
@@ -185,7 +202,9 @@ def test_delete_returns_the_object_and_removes_it(client: httpx.Client) -> None:
 
 
 def test_create_in_missing_namespace_is_404(client: httpx.Client) -> None:
-    response = client.post("/apis/stable.example.com/v1/namespaces/absent/crontabs", json=crontab("lost"))
+    response = client.post(
+        "/apis/stable.example.com/v1/namespaces/absent/crontabs", json=crontab("lost")
+    )
     status = assert_status(response, 404, "NotFound")
     assert status["message"] == 'namespaces "absent" not found'
 
@@ -229,7 +248,9 @@ def test_list_pagination_is_consistent(client: httpx.Client) -> None:
         token = page["metadata"].get("continue")
         if not token:
             break
-        client.post(CRONTABS, json=crontab(f"late-{len(names)}"))  # writes between pages are not seen
+        client.post(
+            CRONTABS, json=crontab(f"late-{len(names)}")
+        )  # writes between pages are not seen
         url = f"{CRONTABS}?limit=2&continue={token}"
     assert len(names) == len(set(names))
     assert not any(name.startswith("late-") for name in names)

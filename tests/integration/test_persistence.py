@@ -14,7 +14,12 @@ CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 
 
 def configmap(name: str) -> dict[str, object]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": name}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name},
+        "data": {"k": name},
+    }
 
 
 def test_data_survives_restart(tmp_path: Path) -> None:
@@ -29,7 +34,9 @@ def test_data_survives_restart(tmp_path: Path) -> None:
         again = httpx.get(f"{server.url}{CONFIGMAPS}/kept").json()
         assert again == created
         later = httpx.post(f"{server.url}{CONFIGMAPS}", json=configmap("after")).json()
-        assert int(later["metadata"]["resourceVersion"]) > int(created["metadata"]["resourceVersion"])
+        assert int(later["metadata"]["resourceVersion"]) > int(
+            created["metadata"]["resourceVersion"]
+        )
     finally:
         server.stop()
 

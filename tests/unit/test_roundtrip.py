@@ -24,8 +24,12 @@ CASES = [
 @pytest.mark.parametrize(("resource", "version"), CASES)
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())
-def test_external_internal_external_is_identity(resource: Any, version: Any, data: st.DataObject) -> None:
-    obj = data.draw(resource_objects(resource.api_version(version.name), resource.kind, version.schema))
+def test_external_internal_external_is_identity(
+    resource: Any, version: Any, data: st.DataObject
+) -> None:
+    obj = data.draw(
+        resource_objects(resource.api_version(version.name), resource.kind, version.schema)
+    )
     original = copy.deepcopy(obj)
     internal = version.to_internal(obj)
     assert internal["apiVersion"] == resource.api_version(resource.storage_version.name)
@@ -36,8 +40,12 @@ def test_external_internal_external_is_identity(resource: Any, version: Any, dat
 @pytest.mark.parametrize(("resource", "version"), CASES)
 @settings(max_examples=20, deadline=None)
 @given(data=st.data())
-def test_generated_models_accept_schema_valid_objects(resource: Any, version: Any, data: st.DataObject) -> None:
-    obj = data.draw(resource_objects(resource.api_version(version.name), resource.kind, version.schema))
+def test_generated_models_accept_schema_valid_objects(
+    resource: Any, version: Any, data: st.DataObject
+) -> None:
+    obj = data.draw(
+        resource_objects(resource.api_version(version.name), resource.kind, version.schema)
+    )
     model = version.model.model_validate(obj)
     dumped = model.model_dump(mode="json", exclude_unset=True)
     assert dumped["metadata"]["name"] == obj["metadata"]["name"]
