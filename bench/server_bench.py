@@ -84,6 +84,8 @@ def crontab(name: str) -> dict[str, object]:
                 "kubectl.kubernetes.io/last-applied-configuration": applied,
                 "meta.helm.sh/release-name": "nightly-report-prod",
                 "meta.helm.sh/release-namespace": "reporting",
+                "reports.example.com/description": "Builds the nightly usage report from the"
+                " warehouse and mails it to the owners listed in the report catalogue.",
             },
             "finalizers": ["reports.example.com/cleanup"],
         },

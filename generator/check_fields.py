@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from apiserver.jsonpath import JSONPathError, compile_path
 from generator.definition import JsonPath, Version
 
 __all__ = [
@@ -51,7 +52,8 @@ OBJECT_META: dict[str, Any] = {
 """The ObjectMeta fields a JSONPath may name: metadata is implicit in every schema (``{type: object}``)."""
 
 Step = str | None
-"""A JSONPath step: a field name, or None for any array element ([0], [*], [?(...)])."""
+"""A JSONPath step: a field name, ``EACH`` for [*] (array items or map values), or None for [0] / [?(...)]."""
+EACH = "[*]"
 
 _SIMPLE_PATH = re.compile(r"^(\.[^.\[\]\s]+)+$")
 _COLUMN_TYPES: dict[str, tuple[str, ...]] = {
@@ -67,57 +69,24 @@ class PathError(ValueError):
     """A JSONPath that cannot be parsed, or that leaves the schema."""
 
 
-def parse_jsonpath(text: str) -> list[Step] | None:
-    """The steps of a CRD-style JSONPath (``.status.conditions[?(@.type=="Ready")].status``).
+def parse_jsonpath(text: str) -> list[Step]:
+    """The steps of a printer column's JSONPath (``.status.conditions[?(@.type=="Ready")].status``).
 
-    Returns None for a path whose target cannot be known statically (recursive descent ``..``).
+    Parsed by the runtime's own JSONPath (``apiserver.jsonpath``), so a column accepted here is one the
+    server can evaluate.
     """
     if not text.startswith("."):
         raise PathError("must start with .")
-    steps: list[Step] = []
-    i = 0
-    while i < len(text):
-        if text.startswith("..", i):
-            return None
-        if text[i] == ".":
-            match = re.match(r"[^.\[\]]+", text[i + 1 :])
-            if match is None:
-                raise PathError(f"has no field name after the dot at position {i}")
-            steps.append(match.group(0))
-            i += 1 + len(match.group(0))
-        elif text[i] == "[":
-            end = _closing_bracket(text, i)
-            inner = text[i + 1 : end].strip()
-            quoted = re.fullmatch(r"'([^']*)'|\"([^\"]*)\"", inner)
-            if quoted:
-                steps.append(quoted.group(1) if quoted.group(1) is not None else quoted.group(2))
-            elif (
-                inner == "*" or inner.startswith("?(") or re.fullmatch(r"-?\d*(:-?\d*){0,2}", inner)
-            ):
-                steps.append(None)
-            else:
-                raise PathError(f"has an unsupported subscript [{inner}]")
-            i = end + 1
-        else:
-            raise PathError(f"has an unexpected {text[i]!r} at position {i}")
-    return steps
-
-
-def _closing_bracket(text: str, start: int) -> int:
-    depth, quote = 0, ""
-    for i in range(start, len(text)):
-        char = text[i]
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in "[(":
-            depth += 1
-        elif char in "])":
-            depth -= 1
-            if depth == 0:
-                return i
-    raise PathError(f"has an unclosed [ at position {start}")
+    try:
+        compiled = compile_path(text)
+    except JSONPathError:
+        raise PathError(
+            "is not in the supported JSONPath subset (.a.b, [0], [*], ['a'], [?(@.a==\"b\")])"
+        ) from None
+    return [
+        argument if kind == "field" else (EACH if kind == "all" else None)
+        for kind, argument in compiled
+    ]
 
 
 def field_kind(node: dict[str, Any] | None) -> str:
@@ -140,20 +109,29 @@ def resolve(schema: dict[str, Any], steps: list[Step]) -> dict[str, Any] | None:
     for index, step in enumerate(steps):
         if node is None:
             return None
-        if step is None:
-            kind = field_kind(node)
-            if kind == "array":
-                items = node.get("items")
-                node = items if isinstance(items, dict) else None
-            elif kind != "any":
-                raise PathError(f"{shown} is {kind}, not an array")
-            else:
-                node = None
+        if step is None or step == EACH:
+            node = _element(node, shown, each=step == EACH)
             shown += "[*]"
             continue
         node = OBJECT_META if index == 0 and step == "metadata" else _member(node, step, shown)
         shown += f".{step}"
     return node
+
+
+def _element(node: dict[str, Any], shown: str, each: bool) -> dict[str, Any] | None:
+    """The node of an array's items (or, for [*], of a map's values, which the runtime also iterates)."""
+    kind = field_kind(node)
+    additional = node.get("additionalProperties")
+    if kind == "array":
+        items = node.get("items")
+        return items if isinstance(items, dict) else None
+    if each and isinstance(additional, dict):
+        return additional
+    if kind == "any" or (
+        each and (additional is True or node.get("x-kubernetes-preserve-unknown-fields"))
+    ):
+        return None
+    raise PathError(f"{shown} is {kind}, not an array")
 
 
 def _member(node: dict[str, Any], name: str, shown: str) -> dict[str, Any] | None:
@@ -206,12 +184,12 @@ def _check(
         report(target.path, f'JSONPath "{target.text}" {exc}')
         return
     try:
-        node = None if steps is None else resolve(schema, steps)
+        node = resolve(schema, steps)
     except PathError as exc:
         report(target.path, f"{exc} in the schema of version {version}")
         return
     if node is None:
-        if target.declared and steps is not None:
+        if target.declared:
             report(
                 target.path,
                 f"{target.text} must be declared in the schema of version {version}, not preserved",

@@ -6,19 +6,22 @@ A generated kind and a CRD posted at run time must be judged alike, so these are
 preserves unknown fields or is int-or-string; no ``additionalProperties`` beside ``properties``; root metadata
 restricts only name and generateName; value validations (allOf/anyOf/oneOf/not) add no structure; list and
 map extensions are consistent; defaults are allowed where apiextensions allows them and valid against their
-own schema (``schema_values``).
+own schema. Defaults are judged by the runtime's own pruning, defaulting and validation (``apiserver.schema``),
+exactly as apiextensions judges them, once the schema is known to be structural.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from typing import Any
 
+from apiserver.schema import apply_defaults, prune, validate
+from apiserver.schema.regex import compile_go_regexp
 from generator.definition import JsonPath
-from generator.schema_values import regex_problem, validate_value
 
-__all__ = ["Report", "check_schema"]
+__all__ = ["Report", "check_schema", "default_problems"]
 
 Report = Callable[[JsonPath, str], None]
 """Called with (path inside the schema dict, message) for each problem found."""
@@ -75,11 +78,19 @@ ROOT, ITEM, FIELD = "root", "item", "field"
 
 def check_schema(schema: dict[str, Any], report: Report) -> None:
     """Report every structural-schema violation and invalid default of one version's schema."""
+    problems = 0
+
+    def counted(path: JsonPath, message: str) -> None:
+        nonlocal problems
+        problems += 1
+        report(path, message)
+
     for key in schema:
         if key not in _ROOT_KEYS:
-            report((key,), f"{key} is not allowed at the root of a schema")
-    _Structure(report).node(schema, (), ROOT)
-    _check_defaults(schema, (), report, "")
+            counted((key,), f"{key} is not allowed at the root of a schema")
+    _Structure(counted).node(schema, (), ROOT)
+    if not problems:  # as in apiextensions: defaults are only judged against a structural schema
+        _check_defaults(schema, (), report, "")
 
 
 def _is_puf(node: dict[str, Any]) -> bool:
@@ -356,10 +367,35 @@ class _Structure:
                 )
 
 
+_RE2_UNSUPPORTED = re.compile(r"\(\?<?[=!]|\(\?P=|\\[1-9]")
+
+
 def _check_pattern(pattern: str, path: JsonPath, report: Report) -> None:
-    problem = regex_problem(pattern)
-    if problem:
-        report(path, problem)
+    """Kubernetes compiles patterns with Go's RE2, which has no lookarounds or backreferences."""
+    if _RE2_UNSUPPORTED.search(pattern):
+        report(
+            path,
+            "lookarounds and backreferences are not supported by Kubernetes (Go RE2) regular expressions",
+        )
+        return
+    compiled = compile_go_regexp(pattern)
+    if isinstance(compiled, str):
+        report(path, f"must be a valid regular expression, but isn't: {compiled}")
+
+
+def default_problems(default: Any, schema: dict[str, Any]) -> list[str]:
+    """Why ``default`` is not a valid value of ``schema``, as the apiserver would apply it ([] if it is).
+
+    Like apiextensions: the default must survive pruning unchanged, and is validated after the defaults
+    nested in its own schema are applied to it.
+    """
+    value = copy.deepcopy(default)
+    problems = [f'unknown field "{path}" (it would be pruned)' for path in prune(value, schema)]
+    apply_defaults(value, schema)
+    for cause in validate(value, schema):
+        where = "" if cause.field in ("", "<nil>") else f"{cause.field}: "
+        problems.append(where + " ".join(cause.message.split()))
+    return problems
 
 
 def _check_defaults(s: Any, path: JsonPath, report: Report, forbidden: str) -> None:
@@ -370,7 +406,7 @@ def _check_defaults(s: Any, path: JsonPath, report: Report, forbidden: str) -> N
         if forbidden:
             report((*path, "default"), f"must not be set {forbidden}")
         else:
-            for problem in validate_value(s["default"], s):
+            for problem in default_problems(s["default"], s):
                 report((*path, "default"), f"invalid default: {problem}")
     for name, sub in (s.get("properties") or {}).items():
         reason = forbidden or (f"in top-level {name}" if not path and name in _META_FIELDS else "")

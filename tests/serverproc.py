@@ -33,6 +33,7 @@ class ServerProcess:
     data_dir: Path
     port: int
     storage: str = "sqlite"
+    cwd: Path = REPO  # the generated package of this directory is the one served
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -51,7 +52,7 @@ class ServerProcess:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "apiforge", "serve", "--data-dir", str(self.data_dir),
              "--bind-address", "127.0.0.1", "--port", str(self.port), "--storage", self.storage],
-            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            cwd=self.cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         )  # fmt: skip
         while time.monotonic() - started < READY_TIMEOUT:
             if self.process.poll() is not None:

@@ -303,6 +303,7 @@ def test_compact_schemas_are_checked_too() -> None:
 
 
 def test_defaults_must_be_valid_against_their_schema() -> None:
+    # Judged by the runtime's pruning, defaulting and validation, so the messages are kube-apiserver's.
     errors = check_errors(
         one_version(
             """
@@ -313,7 +314,7 @@ def test_defaults_must_be_valid_against_their_schema() -> None:
               d: {type: boolean, default: "yes"}
               e: {type: object, properties: {f: string}, default: {f: ok, g: 1}}
               h: {type: "[]int32", maxItems: 1, default: [1, 2]}
-              i: {type: int-or-string, default: 1.5}
+              i: {type: string, format: email, default: nope}
               j: {type: object, properties: {k: {type: string, required: true}}, default: {}}
               l: {type: object, properties: {k: {type: string, required: true, default: x}}, default: {}}
               m: {type: string, maxLength: 2, default: abc}
@@ -322,15 +323,27 @@ def test_defaults_must_be_valid_against_their_schema() -> None:
     )
     s = "versions.v1.schema.spec"
     assert errors == [
-        f"{FILE}:8: {s}.a.default: invalid default: 0 is less than 1",
-        f'{FILE}:9: {s}.b.default: invalid default: "z" is not one of "x", "y"',
-        f'{FILE}:10: {s}.c.default: invalid default: "ABC" does not match ^[a-z]+$',
-        f'{FILE}:11: {s}.d.default: invalid default: expected boolean, got string "yes"',
+        f"{FILE}:8: {s}.a.default: invalid default: Invalid value: 0: in body should be greater than or "
+        "equal to 1",
+        f'{FILE}:9: {s}.b.default: invalid default: Unsupported value: "z": supported values: "x", "y"',
+        f"{FILE}:10: {s}.c.default: invalid default: Invalid value: \"ABC\": in body should match '^[a-z]+$'",
+        f'{FILE}:11: {s}.d.default: invalid default: Invalid value: "string": in body must be of type boolean: '
+        '"string"',
         f'{FILE}:12: {s}.e.default: invalid default: unknown field "g" (it would be pruned)',
-        f"{FILE}:13: {s}.h.default: invalid default: has more than 1 items",
-        f"{FILE}:14: {s}.i.default: invalid default: expected integer or string, got number 1.5",
-        f'{FILE}:15: {s}.j.default: invalid default: missing required field "k"',
-        f'{FILE}:17: {s}.m.default: invalid default: "abc" is longer than 2 characters',
+        f"{FILE}:13: {s}.h.default: invalid default: Too many: 2: must have at most 1 item",
+        f'{FILE}:14: {s}.i.default: invalid default: Invalid value: "nope": in body must be of type email: '
+        '"nope"',
+        f"{FILE}:15: {s}.j.default: invalid default: k: Required value",
+        f"{FILE}:17: {s}.m.default: invalid default: Too long: may not be more than 2 bytes",
+    ]
+
+
+def test_defaults_are_only_judged_in_structural_schemas() -> None:
+    text = one_version(
+        "spec:\n  a: {type: integer, minimum: 1, default: 0, x-kubernetes-map-type: atomic}\n"
+    )
+    assert check_errors(text) == [
+        f"{FILE}:8: versions.v1.schema.spec.a.type: must be object if x-kubernetes-map-type is specified"
     ]
 
 
@@ -534,3 +547,19 @@ def test_complete_examples_of_the_reference_load_and_check() -> None:
         file = Path(example.splitlines()[0].removeprefix("# file: "))
         loaded = load_text(example, file)
         check_definitions(loaded.definitions, loaded.sources)
+
+
+def test_printer_columns_use_the_runtime_jsonpath_subset() -> None:
+    text = one_version(
+        'spec: {labels: "map[string]int32", tags: "[]string"}\n',
+        "printerColumns:\n"
+        "  - {name: A, type: integer, jsonPath: '.spec.labels[*]'}\n"
+        "  - {name: B, type: string, jsonPath: '.spec.tags[0:2]'}\n"
+        "  - {name: C, type: string, jsonPath: '..tags'}\n",
+    )
+    assert check_errors(text) == [
+        f'{FILE}:5: printerColumns[1].jsonPath: JSONPath ".spec.tags[0:2]" is not in the supported JSONPath '
+        "subset (.a.b, [0], [*], ['a'], [?(@.a==\"b\")])",
+        f'{FILE}:6: printerColumns[2].jsonPath: JSONPath "..tags" is not in the supported JSONPath subset '
+        "(.a.b, [0], [*], ['a'], [?(@.a==\"b\")])",
+    ]
