@@ -11,10 +11,11 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 
+from generator.definition import Definition
 from generator.plan import Plan
 
 MANIFEST = "manifest.json"
@@ -49,12 +50,19 @@ def tool_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def unit_fingerprints(plan: Plan) -> dict[str, str]:
+def unit_fingerprints(plan: Plan, definitions_dir: Path) -> dict[str, str]:
+    """Each unit's input fingerprint; definition sources count relative to the definitions directory, so the
+    same project gives the same manifest however the directory was named on the command line."""
     tool = tool_fingerprint()
+
+    def portable(definitions: tuple[Definition, ...]) -> str:
+        return repr([replace(d, source=d.source.relative_to(definitions_dir)) for d in definitions])
+
     fingerprints = {
-        group.package: _sha256((tool + repr(group.definitions)).encode()) for group in plan.groups
+        group.package: _sha256((tool + portable(group.definitions)).encode()) for group in plan.groups
     }
-    fingerprints[""] = _sha256((tool + repr([g.definitions for g in plan.groups])).encode())
+    everything = tuple(d for group in plan.groups for d in group.definitions)
+    fingerprints[""] = _sha256((tool + portable(everything)).encode())
     return fingerprints
 
 

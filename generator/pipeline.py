@@ -33,7 +33,7 @@ def generate(config: GenerateConfig) -> list[Difference]:
     Invalid definitions raise DefinitionErrors before anything is written, so generated/ is left untouched.
     """
     plan = build_plan(load_checked(config.definitions_dir))
-    fingerprints = unit_fingerprints(plan)
+    fingerprints = unit_fingerprints(plan, config.definitions_dir)
     cached = None if config.check else reusable_units(config.out_dir, fingerprints)
     if cached is not None and set(cached) == set(fingerprints):
         files = {path: text for unit in cached.values() for path, text in unit.items()}

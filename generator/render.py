@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import black
-from black.mode import TargetVersion
 import jinja2
+from black.mode import TargetVersion
 
 from generator.models import render_models
 from generator.naming import openapi_path_key

@@ -63,7 +63,9 @@ def test_real_crd_resource_round_trips(kubectl: Kubectl, tmp_path: Path) -> None
         "spec:\n  controllerName: acme.io/gateway-controller\n"
     )
     assert "created" in kubectl.run("apply", "-f", str(manifest)).stdout
-    output = kubectl.run("get", "gatewayclass", "example", "-o", "jsonpath={.spec.controllerName}").stdout
+    output = kubectl.run(
+        "get", "gatewayclass", "example", "-o", "jsonpath={.spec.controllerName}"
+    ).stdout
     assert output == "acme.io/gateway-controller"
     invalid = manifest.read_text().replace("acme.io/gateway-controller", "not a domain path")
     manifest.write_text(invalid.replace("name: example", "name: broken"))
