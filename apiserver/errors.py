@@ -69,8 +69,14 @@ def _qualified(resource: str, group: str) -> str:
 
 
 def not_found(resource: str, group: str, name: str) -> APIError:
-    return APIError(404, "NotFound", f'{_qualified(resource, group)} "{name}" not found',
-                    name=name, group=group, kind=resource)  # fmt: skip
+    return APIError(
+        404,
+        "NotFound",
+        f'{_qualified(resource, group)} "{name}" not found',
+        name=name,
+        group=group,
+        kind=resource,
+    )
 
 
 def resource_not_found() -> APIError:
@@ -79,8 +85,14 @@ def resource_not_found() -> APIError:
 
 
 def already_exists(resource: str, group: str, name: str) -> APIError:
-    return APIError(409, "AlreadyExists", f'{_qualified(resource, group)} "{name}" already exists',
-                    name=name, group=group, kind=resource)  # fmt: skip
+    return APIError(
+        409,
+        "AlreadyExists",
+        f'{_qualified(resource, group)} "{name}" already exists',
+        name=name,
+        group=group,
+        kind=resource,
+    )
 
 
 def conflict(resource: str, group: str, name: str, detail: str) -> APIError:
@@ -98,8 +110,15 @@ def invalid(kind: str, group: str, name: str, causes: list[StatusCause]) -> APIE
     described = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
     joined = described[0] if len(described) == 1 else "[" + ", ".join(described) + "]"
     qualified = f"{kind}.{group}" if group else kind
-    return APIError(422, "Invalid", f'{qualified} "{name}" is invalid: {joined}',
-                    name=name, group=group, kind=kind, causes=causes)  # fmt: skip
+    return APIError(
+        422,
+        "Invalid",
+        f'{qualified} "{name}" is invalid: {joined}',
+        name=name,
+        group=group,
+        kind=kind,
+        causes=causes,
+    )
 
 
 def bad_request(message: str, causes: list[StatusCause] | None = None) -> APIError:

@@ -12,6 +12,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+# Printer columns and scale paths mean the same to the compiler and to the server: one type for both.
+from apiserver.scheme import PrinterColumn
+from apiserver.scheme import ScaleSpec as ScaleSubresource
+
+__all__ = [
+    "Conversion",
+    "Definition",
+    "DefinitionError",
+    "DefinitionErrors",
+    "FieldMove",
+    "JsonPath",
+    "PrinterColumn",
+    "ScaleSubresource",
+    "Version",
+]
+
 JsonPath = tuple[str | int, ...]
 """A field path inside a definition file, e.g. ("versions", "v1", "schema", "spec", "replicas")."""
 
@@ -41,27 +57,6 @@ class DefinitionErrors(Exception):
     def __init__(self, errors: list[DefinitionError]) -> None:
         self.errors = errors
         super().__init__("\n".join(str(e) for e in errors))
-
-
-@dataclass(frozen=True)
-class PrinterColumn:
-    """A CRD additionalPrinterColumn: a Table column computed from a JSONPath into the object."""
-
-    name: str
-    type: Literal["string", "integer", "number", "boolean", "date"]
-    json_path: str
-    format: str = ""
-    description: str = ""
-    priority: int = 0
-
-
-@dataclass(frozen=True)
-class ScaleSubresource:
-    """Where the scale subresource reads and writes replicas, as CRD-style dotted paths (".spec.replicas")."""
-
-    spec_replicas_path: str
-    status_replicas_path: str
-    label_selector_path: str = ""
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,8 @@ def unit_fingerprints(plan: Plan, definitions_dir: Path) -> dict[str, str]:
         return repr([replace(d, source=d.source.relative_to(definitions_dir)) for d in definitions])
 
     fingerprints = {
-        group.package: _sha256((tool + portable(group.definitions)).encode()) for group in plan.groups
+        group.package: _sha256((tool + portable(group.definitions)).encode())
+        for group in plan.groups
     }
     everything = tuple(d for group in plan.groups for d in group.definitions)
     fingerprints[""] = _sha256((tool + portable(everything)).encode())

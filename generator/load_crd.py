@@ -96,7 +96,7 @@ def read_printer_columns(
         columns.append(
             PrinterColumn(
                 name=reader.opt_string(column, "name", here),
-                type=checked or "string",  # type: ignore[arg-type]  # checked against COLUMN_TYPES
+                type=checked or "string",  # checked against COLUMN_TYPES
                 json_path=reader.opt_string(column, "jsonPath", here),
                 format=_column_format(reader, column, here),
                 description=reader.opt_string(column, "description", here),

@@ -20,10 +20,27 @@ SHARED_SCHEMAS = (
 )
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _KEEP_KEYS = {
-    "type", "format", "description", "default", "enum", "pattern", "minimum", "maximum", "exclusiveMinimum",
-    "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "uniqueItems",
-    "minProperties", "maxProperties", "required", "nullable",
-}  # fmt: skip
+    "type",
+    "format",
+    "description",
+    "default",
+    "enum",
+    "pattern",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "required",
+    "nullable",
+}
 
 
 def _metadata_components() -> dict[str, Any]:

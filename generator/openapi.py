@@ -55,21 +55,48 @@ FORCE = _query(
 )
 PRETTY = _query("pretty", "If 'true', then the output is pretty printed.")
 LIST_PARAMETERS = [
-    _query("allowWatchBookmarks", "allowWatchBookmarks requests watch events with type \"BOOKMARK\".", "boolean"),
-    _query("continue", "The continue option should be set when retrieving more results from the server."),
+    _query(
+        "allowWatchBookmarks",
+        'allowWatchBookmarks requests watch events with type "BOOKMARK".',
+        "boolean",
+    ),
+    _query(
+        "continue",
+        "The continue option should be set when retrieving more results from the server.",
+    ),
     _query("fieldSelector", "A selector to restrict the list of returned objects by their fields."),
     _query("labelSelector", "A selector to restrict the list of returned objects by their labels."),
     _query("limit", "limit is a maximum number of responses to return for a list call.", "integer"),
-    _query("resourceVersion", "resourceVersion sets a constraint on what resource versions a request may be served from."),
-    _query("resourceVersionMatch", "resourceVersionMatch determines how resourceVersion is applied to list calls."),
-    _query("sendInitialEvents", "`sendInitialEvents=true` may be set together with `watch=true`.", "boolean"),
+    _query(
+        "resourceVersion",
+        "resourceVersion sets a constraint on what resource versions a request may be served from.",
+    ),
+    _query(
+        "resourceVersionMatch",
+        "resourceVersionMatch determines how resourceVersion is applied to list calls.",
+    ),
+    _query(
+        "sendInitialEvents",
+        "`sendInitialEvents=true` may be set together with `watch=true`.",
+        "boolean",
+    ),
     _query("timeoutSeconds", "Timeout for the list/watch call.", "integer"),
-    _query("watch", "Watch for changes to the described resources and return them as a stream of add, update, and remove notifications.", "boolean"),
-]  # fmt: skip
+    _query(
+        "watch",
+        "Watch for changes to the described resources and return them as a stream of add, update, and remove notifications.",
+        "boolean",
+    ),
+]
 
 
 def _path_param(name: str, description: str) -> dict[str, Any]:
-    return {"name": name, "in": "path", "required": True, "description": description, "schema": {"type": "string", "uniqueItems": True}}  # fmt: skip
+    return {
+        "name": name,
+        "in": "path",
+        "required": True,
+        "description": description,
+        "schema": {"type": "string", "uniqueItems": True},
+    }
 
 
 def _json_content(ref: str) -> dict[str, Any]:
@@ -140,18 +167,37 @@ def _operation(kind: KindPlan, action: str, verb_id: str, **fields: Any) -> dict
 def _item_operations(kind: KindPlan, ref: str, target: str, op_name: str) -> dict[str, Any]:
     """get/put/patch on one object (or one of its subresources, with ``ref`` that subresource's type)."""
     return {
-        "get": _operation(kind, "get", f"read{op_name}", description=f"read the specified {target}",
-                          responses={"200": _response(ref)}),
-        "put": _operation(kind, "put", f"replace{op_name}", description=f"replace the specified {target}",
-                          parameters=[DRY_RUN, FIELD_MANAGER, FIELD_VALIDATION],
-                          requestBody={"required": True, "content": _json_content(ref)},
-                          responses={"200": _response(ref), "201": _response(ref, "Created")}),
-        "patch": _operation(kind, "patch", f"patch{op_name}", description=f"partially update the specified {target}",
-                            parameters=[DRY_RUN, FIELD_MANAGER, FIELD_VALIDATION, FORCE],
-                            requestBody={"required": True, "content": {
-                                media: {"schema": {"$ref": f"{REF}{META}Patch"}} for media in PATCH_TYPES}},
-                            responses={"200": _response(ref), "201": _response(ref, "Created")}),
-    }  # fmt: skip
+        "get": _operation(
+            kind,
+            "get",
+            f"read{op_name}",
+            description=f"read the specified {target}",
+            responses={"200": _response(ref)},
+        ),
+        "put": _operation(
+            kind,
+            "put",
+            f"replace{op_name}",
+            description=f"replace the specified {target}",
+            parameters=[DRY_RUN, FIELD_MANAGER, FIELD_VALIDATION],
+            requestBody={"required": True, "content": _json_content(ref)},
+            responses={"200": _response(ref), "201": _response(ref, "Created")},
+        ),
+        "patch": _operation(
+            kind,
+            "patch",
+            f"patch{op_name}",
+            description=f"partially update the specified {target}",
+            parameters=[DRY_RUN, FIELD_MANAGER, FIELD_VALIDATION, FORCE],
+            requestBody={
+                "required": True,
+                "content": {
+                    media: {"schema": {"$ref": f"{REF}{META}Patch"}} for media in PATCH_TYPES
+                },
+            },
+            responses={"200": _response(ref), "201": _response(ref, "Created")},
+        ),
+    }
 
 
 def _paths(kind: KindPlan) -> dict[str, Any]:
@@ -177,33 +223,62 @@ def _paths(kind: KindPlan) -> dict[str, Any]:
     paths: dict[str, Any] = {
         collection: {
             "parameters": [*scope_params, PRETTY],
-            "get": _operation(kind, "list", f"list{suffix}", description=f"list objects of kind {name}",
-                              parameters=LIST_PARAMETERS, responses={"200": _response(list_ref)}),
-            "post": _operation(kind, "post", f"create{suffix}", description=f"create a {name}",
-                               parameters=[DRY_RUN, FIELD_MANAGER, FIELD_VALIDATION],
-                               requestBody={"required": True, "content": _json_content(ref)},
-                               responses={"200": _response(ref), "201": _response(ref, "Created"),
-                                          "202": _response(ref, "Accepted")}),
-            "delete": _operation(kind, "deletecollection", f"deleteCollection{suffix}",
-                                 description=f"delete collection of {name}", parameters=LIST_PARAMETERS,
-                                 responses={"200": _response(f"{REF}{META}Status")}),
+            "get": _operation(
+                kind,
+                "list",
+                f"list{suffix}",
+                description=f"list objects of kind {name}",
+                parameters=LIST_PARAMETERS,
+                responses={"200": _response(list_ref)},
+            ),
+            "post": _operation(
+                kind,
+                "post",
+                f"create{suffix}",
+                description=f"create a {name}",
+                parameters=[DRY_RUN, FIELD_MANAGER, FIELD_VALIDATION],
+                requestBody={"required": True, "content": _json_content(ref)},
+                responses={
+                    "200": _response(ref),
+                    "201": _response(ref, "Created"),
+                    "202": _response(ref, "Accepted"),
+                },
+            ),
+            "delete": _operation(
+                kind,
+                "deletecollection",
+                f"deleteCollection{suffix}",
+                description=f"delete collection of {name}",
+                parameters=LIST_PARAMETERS,
+                responses={"200": _response(f"{REF}{META}Status")},
+            ),
         },
         f"{collection}/{{name}}": {
             "parameters": [*name_param, *scope_params, PRETTY],
             **_item_operations(kind, ref, name, suffix),
-            "delete": _operation(kind, "delete", f"delete{suffix}", description=f"delete a {name}",
-                                 parameters=[DRY_RUN],
-                                 requestBody={"content": _json_content(f"{REF}{META}DeleteOptions")},
-                                 responses={"200": _response(ref), "202": _response(ref, "Accepted")}),
+            "delete": _operation(
+                kind,
+                "delete",
+                f"delete{suffix}",
+                description=f"delete a {name}",
+                parameters=[DRY_RUN],
+                requestBody={"content": _json_content(f"{REF}{META}DeleteOptions")},
+                responses={"200": _response(ref), "202": _response(ref, "Accepted")},
+            ),
         },
-    }  # fmt: skip
+    }
     if definition.namespaced:
         paths[f"{base}/{definition.plural}"] = {
             "parameters": [PRETTY],
-            "get": _operation(kind, "list", f"list{group_version}{name}ForAllNamespaces",
-                              description=f"list objects of kind {name}", parameters=LIST_PARAMETERS,
-                              responses={"200": _response(list_ref)}),
-        }  # fmt: skip
+            "get": _operation(
+                kind,
+                "list",
+                f"list{group_version}{name}ForAllNamespaces",
+                description=f"list objects of kind {name}",
+                parameters=LIST_PARAMETERS,
+                responses={"200": _response(list_ref)},
+            ),
+        }
     if kind.version.status_subresource:
         paths[f"{collection}/{{name}}/status"] = {
             "parameters": [*name_param, *scope_params, PRETTY],

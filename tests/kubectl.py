@@ -26,9 +26,8 @@ class Kubectl:
     kubeconfig: Path
     cache_dir: Path
 
-    def run(self, *args: str, stdin: str | None = None, check: bool = True,
-            timeout: float = 60) -> subprocess.CompletedProcess[str]:  # fmt: skip
-        command = [
+    def _command(self, args: tuple[str, ...]) -> list[str]:
+        return [
             str(self.binary),
             "--kubeconfig",
             str(self.kubeconfig),
@@ -36,21 +35,33 @@ class Kubectl:
             str(self.cache_dir),
             *args,
         ]
-        result = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout,
-                                env={**os.environ, "HOME": str(self.cache_dir)})  # fmt: skip
+
+    @property
+    def _environment(self) -> dict[str, str]:
+        return {**os.environ, "HOME": str(self.cache_dir)}  # no ~/.kube of the machine leaks in
+
+    def run(
+        self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            self._command(args),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=self._environment,
+        )
         if check and result.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n"
-                                 f"{result.stdout}\n{result.stderr}")  # fmt: skip
+            raise AssertionError(
+                f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+            )
         return result
 
     def popen(self, *args: str) -> subprocess.Popen[str]:
-        command = [
-            str(self.binary),
-            "--kubeconfig",
-            str(self.kubeconfig),
-            "--cache-dir",
-            str(self.cache_dir),
-            *args,
-        ]
-        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "HOME": str(self.cache_dir)})  # fmt: skip
+        return subprocess.Popen(
+            self._command(args),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self._environment,
+        )

@@ -50,10 +50,25 @@ class ServerProcess:
         env = {**os.environ, **(extra_env or {})}
         started = time.monotonic()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "apiforge", "serve", "--data-dir", str(self.data_dir),
-             "--bind-address", "127.0.0.1", "--port", str(self.port), "--storage", self.storage],
-            cwd=self.cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "apiforge",
+                "serve",
+                "--data-dir",
+                str(self.data_dir),
+                "--bind-address",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--storage",
+                self.storage,
+            ],
+            cwd=self.cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         while time.monotonic() - started < READY_TIMEOUT:
             if self.process.poll() is not None:
                 output = self.process.stdout.read().decode() if self.process.stdout else ""

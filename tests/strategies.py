@@ -11,8 +11,13 @@ _NAME = st.from_regex(r"[a-z][a-z0-9-]{0,20}[a-z0-9]", fullmatch=True)
 _JSON_SCALAR = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**31), 2**31), st.text(max_size=8)
 )
-_JSON = st.recursive(_JSON_SCALAR, lambda inner: st.lists(inner, max_size=3)
-                     | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=8)  # fmt: skip
+_JSON = st.recursive(
+    _JSON_SCALAR,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 
 
 def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
@@ -61,10 +66,19 @@ def resource_objects(
     api_version: str, kind: str, schema: dict[str, Any]
 ) -> st.SearchStrategy[dict[str, Any]]:
     """Whole objects of one kind and version: type meta, a named metadata, and schema-valid fields."""
-    fields = {k: v for k, v in (schema.get("properties") or {}).items()
-              if k not in ("apiVersion", "kind", "metadata")}  # fmt: skip
+    fields = {
+        k: v
+        for k, v in (schema.get("properties") or {}).items()
+        if k not in ("apiVersion", "kind", "metadata")
+    }
     body = from_schema({"type": "object", "properties": fields})
     return st.builds(
-        lambda name, content: {"apiVersion": api_version, "kind": kind, "metadata": {"name": name}, **content},
-        _NAME, body,
-    )  # fmt: skip
+        lambda name, content: {
+            "apiVersion": api_version,
+            "kind": kind,
+            "metadata": {"name": name},
+            **content,
+        },
+        _NAME,
+        body,
+    )

@@ -31,12 +31,27 @@ def resource_entries(resource: ResourceType, version: VersionType) -> list[dict[
         entry["categories"] = list(resource.categories)
     entries = [entry]
     if version.status_subresource:
-        entries.append({"name": f"{resource.plural}/status", "singularName": "", "namespaced": resource.namespaced,
-                        "kind": resource.kind, "verbs": SUBRESOURCE_VERBS})  # fmt: skip
+        entries.append(
+            {
+                "name": f"{resource.plural}/status",
+                "singularName": "",
+                "namespaced": resource.namespaced,
+                "kind": resource.kind,
+                "verbs": SUBRESOURCE_VERBS,
+            }
+        )
     if version.scale is not None:
-        entries.append({"name": f"{resource.plural}/scale", "singularName": "", "namespaced": resource.namespaced,
-                        "group": "autoscaling", "version": "v1", "kind": "Scale",
-                        "verbs": SUBRESOURCE_VERBS})  # fmt: skip
+        entries.append(
+            {
+                "name": f"{resource.plural}/scale",
+                "singularName": "",
+                "namespaced": resource.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": SUBRESOURCE_VERBS,
+            }
+        )
     return entries
 
 
@@ -51,11 +66,13 @@ class Discovery:
     def __init__(self, scheme: Scheme) -> None:
         self.documents: dict[str, bytes] = {}
         groups = scheme.groups()
-        self.documents["/api"] = orjson.dumps({
-            "kind": "APIVersions",
-            "versions": groups.get("", []),
-            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
-        })  # fmt: skip
+        self.documents["/api"] = orjson.dumps(
+            {
+                "kind": "APIVersions",
+                "versions": groups.get("", []),
+                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
+            }
+        )
         named = [_group_entry(g, vs) for g, vs in groups.items() if g]
         self.documents["/apis"] = orjson.dumps(
             {"kind": "APIGroupList", "apiVersion": "v1", "groups": named}
@@ -73,10 +90,14 @@ class Discovery:
                     for entry in resource_entries(resource, served)
                 ]
                 path = f"/apis/{group_version}" if group else f"/api/{version}"
-                self.documents[path] = orjson.dumps({
-                    "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
-                    "resources": resources,
-                })  # fmt: skip
+                self.documents[path] = orjson.dumps(
+                    {
+                        "kind": "APIResourceList",
+                        "apiVersion": "v1",
+                        "groupVersion": group_version,
+                        "resources": resources,
+                    }
+                )
 
     def document(self, path: str) -> bytes | None:
         return self.documents.get(path.rstrip("/") or path)

@@ -36,8 +36,13 @@ class Request:
     def from_scope(cls, scope: Scope, receive: Receive) -> Request:
         raw_query = scope.get("query_string", b"").decode("latin-1")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        return cls(scope["method"], scope["path"], dict(parse_qsl(raw_query, keep_blank_values=True)), headers,
-                   receive)  # fmt: skip
+        return cls(
+            scope["method"],
+            scope["path"],
+            dict(parse_qsl(raw_query, keep_blank_values=True)),
+            headers,
+            receive,
+        )
 
     async def body(self) -> bytes:
         chunks: list[bytes] = []

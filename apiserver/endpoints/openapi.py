@@ -31,12 +31,14 @@ class OpenAPIDocuments:
             body = orjson.dumps(orjson.loads(file.read_bytes()))
             digest = hashlib.sha512(body).hexdigest()[:128].upper()
             self.documents[file.stem.replace("__", "/")] = OpenAPIDocument(body, digest)
-        self.index = orjson.dumps({
-            "paths": {
-                path: {"serverRelativeURL": f"/openapi/v3/{path}?hash={document.hash}"}
-                for path, document in sorted(self.documents.items())
+        self.index = orjson.dumps(
+            {
+                "paths": {
+                    path: {"serverRelativeURL": f"/openapi/v3/{path}?hash={document.hash}"}
+                    for path, document in sorted(self.documents.items())
+                }
             }
-        })  # fmt: skip
+        )
 
     def document(self, path: str) -> OpenAPIDocument | None:
         return self.documents.get(path.strip("/"))

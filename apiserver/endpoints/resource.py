@@ -122,8 +122,9 @@ class ResourceHandler:
         revision = 0
         if request.query.get("resourceVersionMatch") == "Exact":
             revision = _parse_revision(request.query.get("resourceVersion", ""))
-        return ListOptions(matcher(labels, fields), max(limit, 0), request.query.get("continue", ""),
-                           revision)  # fmt: skip
+        return ListOptions(
+            matcher(labels, fields), max(limit, 0), request.query.get("continue", ""), revision
+        )
 
     async def _list(self, request: Request, send: Send, store: Store, target: Target) -> None:
         page = await store.list(target.namespace, self._list_options(request, target))
@@ -137,8 +138,12 @@ class ResourceHandler:
             body = table(items, target.version, request.query.get("includeObject", ""), metadata)
             await respond(send, 200, orjson.dumps(body), TABLE_TYPE, warnings=request.warnings)
             return
-        document = {"apiVersion": target.api_version, "kind": target.resource.list_kind,
-                    "metadata": metadata, "items": items}  # fmt: skip
+        document = {
+            "apiVersion": target.api_version,
+            "kind": target.resource.list_kind,
+            "metadata": metadata,
+            "items": items,
+        }
         await respond(send, 200, orjson.dumps(document), warnings=request.warnings)
 
     async def _watch(self, request: Request, send: Send, store: Store, target: Target) -> None:
@@ -178,8 +183,12 @@ class ResourceHandler:
                 f"the name of the object ({body_name}) does not match the name on the URL ({target.name})"
             )
         internal = admit(obj, target, mode, request.warnings, creating=False)
-        updated = await store.update(target.namespace, target.name, lambda _current: copy.deepcopy(internal),
-                                     dry_run=_dry_run(request))  # fmt: skip
+        updated = await store.update(
+            target.namespace,
+            target.name,
+            lambda _current: copy.deepcopy(internal),
+            dry_run=_dry_run(request),
+        )
         await self._send_object(request, send, 200, updated, target)
 
     async def _patch(
@@ -204,8 +213,13 @@ class ResourceHandler:
             request.warnings.extend(w for w in warnings if w not in request.warnings)
             return internal
 
-        updated = await store.update(target.namespace, target.name, try_update, subresource=subresource,
-                                     dry_run=_dry_run(request))  # fmt: skip
+        updated = await store.update(
+            target.namespace,
+            target.name,
+            try_update,
+            subresource=subresource,
+            dry_run=_dry_run(request),
+        )
         await self._send_object(request, send, 200, updated, target)
 
     async def _delete(self, request: Request, send: Send, store: Store, target: Target) -> None:
@@ -236,8 +250,12 @@ class ResourceHandler:
                     continue
                 raise
             deleted.append(to_version(gone, target.resource, target.version))
-        document = {"apiVersion": target.api_version, "kind": target.resource.list_kind,
-                    "metadata": {"resourceVersion": str(await store.current_revision())}, "items": deleted}  # fmt: skip
+        document = {
+            "apiVersion": target.api_version,
+            "kind": target.resource.list_kind,
+            "metadata": {"resourceVersion": str(await store.current_revision())},
+            "items": deleted,
+        }
         await respond_json(send, 200, document, request.warnings)
 
     # -- subresources ------------------------------------------------------------------------------
@@ -254,8 +272,13 @@ class ResourceHandler:
                 mode = field_validation(request.query)
                 obj = await self._read_object(request, target)
                 internal = admit(obj, target, mode, request.warnings, creating=False)
-                updated = await store.update(target.namespace, target.name, lambda _c: copy.deepcopy(internal),
-                                             subresource="status", dry_run=_dry_run(request))  # fmt: skip
+                updated = await store.update(
+                    target.namespace,
+                    target.name,
+                    lambda _c: copy.deepcopy(internal),
+                    subresource="status",
+                    dry_run=_dry_run(request),
+                )
                 await self._send_object(request, send, 200, updated, target)
             elif request.method == "PATCH":
                 await self._patch(request, send, store, target, "status")
@@ -316,8 +339,12 @@ def patch_failure(error: PatchError) -> errors.APIError:
     """kube answers an inapplicable patch with a generic message (NewGenericServerResponse); the library's
     own explanation travels as a cause so that a person can still see what went wrong."""
     cause = errors.StatusCause("UnexpectedServerResponse", error.message)
-    return errors.APIError(error.code, _PATCH_FAILURE_REASONS.get(error.code, "BadRequest"),
-                           error.status_message, causes=[cause])  # fmt: skip
+    return errors.APIError(
+        error.code,
+        _PATCH_FAILURE_REASONS.get(error.code, "BadRequest"),
+        error.status_message,
+        causes=[cause],
+    )
 
 
 def _dry_run(request: Request) -> bool:

@@ -44,19 +44,25 @@ def scale_of(obj: Object, spec: ScaleSpec) -> Object:
     return {
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
-        "metadata": {key: metadata[key] for key in ("name", "namespace", "uid", "resourceVersion",
-                                                     "creationTimestamp") if key in metadata},
+        "metadata": {
+            key: metadata[key]
+            for key in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if key in metadata
+        },
         "spec": {"replicas": _get(obj, spec.spec_replicas_path) or 0},
         "status": status,
-    }  # fmt: skip
+    }
 
 
 def apply_scale(obj: Object, scale: Object, spec: ScaleSpec, target: Target) -> Object:
     """Write a desired Scale's replicas back into the object; its resourceVersion stays a precondition."""
     replicas = (scale.get("spec") or {}).get("replicas") if isinstance(scale, dict) else None
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-        cause = errors.StatusCause("FieldValueInvalid", f"Invalid value: {replicas!r}: must be greater than or "
-                                   "equal to 0", "spec.replicas")  # fmt: skip
+        cause = errors.StatusCause(
+            "FieldValueInvalid",
+            f"Invalid value: {replicas!r}: must be greater than or equal to 0",
+            "spec.replicas",
+        )
         raise errors.invalid("Scale", "autoscaling", target.name, [cause])
     _set(obj, spec.spec_replicas_path, replicas)
     wanted = (scale.get("metadata") or {}).get("resourceVersion")

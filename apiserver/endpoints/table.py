@@ -21,10 +21,14 @@ NAME_COLUMN = {
     "priority": 0,
 }
 DEFAULT_COLUMNS = (
-    PrinterColumn(name="Age", type="date", json_path=".metadata.creationTimestamp",
-                  description="CreationTimestamp is a timestamp representing the server time when this object "
-                  "was created."),
-)  # fmt: skip
+    PrinterColumn(
+        name="Age",
+        type="date",
+        json_path=".metadata.creationTimestamp",
+        description="CreationTimestamp is a timestamp representing the server time when this object "
+        "was created.",
+    ),
+)
 
 
 def human_duration(seconds: float) -> str:
@@ -88,10 +92,15 @@ def columns_of(version: VersionType) -> tuple[PrinterColumn, ...]:
 
 def column_definitions(version: VersionType) -> list[dict[str, Any]]:
     return [NAME_COLUMN] + [
-        {"name": c.name, "type": c.type, "format": c.format, "description": c.description,
-         "priority": c.priority}
+        {
+            "name": c.name,
+            "type": c.type,
+            "format": c.format,
+            "description": c.description,
+            "priority": c.priority,
+        }
         for c in columns_of(version)
-    ]  # fmt: skip
+    ]
 
 
 def partial_metadata(obj: dict[str, Any]) -> dict[str, Any]:

@@ -102,8 +102,11 @@ async def serve_watch(
             if remaining <= 0:
                 break
             getter = asyncio.ensure_future(queue.get())
-            done, _ = await asyncio.wait({getter, gone}, timeout=min(remaining, BOOKMARK_INTERVAL),
-                                         return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            done, _ = await asyncio.wait(
+                {getter, gone},
+                timeout=min(remaining, BOOKMARK_INTERVAL),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
             if gone in done:
                 getter.cancel()
                 return
@@ -125,8 +128,13 @@ async def serve_watch(
                 metadata = {
                     "resourceVersion": versioned.get("metadata", {}).get("resourceVersion", "")
                 }
-                body = table([versioned], target.version, request.query.get("includeObject", ""), metadata,
-                             with_columns=first_table)  # fmt: skip
+                body = table(
+                    [versioned],
+                    target.version,
+                    request.query.get("includeObject", ""),
+                    metadata,
+                    with_columns=first_table,
+                )
                 first_table = False
                 await _send_line(send, {"type": event.type, "object": body})
             else:
@@ -140,8 +148,14 @@ async def serve_watch(
 
 
 def _bookmark(target: Target, revision: str) -> dict[str, Any]:
-    return {"type": "BOOKMARK", "object": {"kind": target.resource.kind, "apiVersion": target.api_version,
-                                            "metadata": {"resourceVersion": revision}}}  # fmt: skip
+    return {
+        "type": "BOOKMARK",
+        "object": {
+            "kind": target.resource.kind,
+            "apiVersion": target.api_version,
+            "metadata": {"resourceVersion": revision},
+        },
+    }
 
 
 async def _send_line(send: Send, payload: dict[str, Any]) -> None:

@@ -38,8 +38,15 @@ NamespaceCheck = Callable[[str], Awaitable[None]]
 
 _GENERATE_NAME_ATTEMPTS = 8
 # The metadata fields a client can never change once an object exists (kube ObjectMeta update validation).
-_IMMUTABLE_METADATA = ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp",
-                       "deletionGracePeriodSeconds", "generation")  # fmt: skip
+_IMMUTABLE_METADATA = (
+    "name",
+    "namespace",
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,8 +152,11 @@ class Store:
                 "in this response to retrieve the remainder of the results."
             ) from None
         except FutureRevisionError as error:
-            raise errors.APIError(504, "Timeout", f"Too large resource version: {error.requested}, "
-                                  f"current: {error.current}") from None  # fmt: skip
+            raise errors.APIError(
+                504,
+                "Timeout",
+                f"Too large resource version: {error.requested}, current: {error.current}",
+            ) from None
         token = ""
         if remaining:
             token = encode_continue(revision, last_key[len(prefix) :] + "\x00")
@@ -271,8 +281,18 @@ class Store:
                 if f not in (old_metadata.get("finalizers") or [])
             ]
             if new_finalizers:
-                raise errors.invalid(self.resource.kind, self.resource.group, metadata["name"], [
-                    errors.StatusCause("FieldValueForbidden", "Forbidden: no new finalizers can be added if the object is being deleted", "metadata.finalizers")])  # fmt: skip
+                raise errors.invalid(
+                    self.resource.kind,
+                    self.resource.group,
+                    metadata["name"],
+                    [
+                        errors.StatusCause(
+                            "FieldValueForbidden",
+                            "Forbidden: no new finalizers can be added if the object is being deleted",
+                            "metadata.finalizers",
+                        )
+                    ],
+                )
         changed = (
             spec_of(updated) != spec_of(current)
             if has_status
@@ -306,12 +326,18 @@ class Store:
             current = codec.decode(self.resource, kv)
             metadata = current["metadata"]
             if uid_precondition and uid_precondition != metadata.get("uid"):
-                raise self._conflict(name, f"Precondition failed: UID in precondition: {uid_precondition}, "
-                                     f"UID in object meta: {metadata.get('uid')}")  # fmt: skip
+                raise self._conflict(
+                    name,
+                    f"Precondition failed: UID in precondition: {uid_precondition}, "
+                    f"UID in object meta: {metadata.get('uid')}",
+                )
             if version_precondition and version_precondition != metadata["resourceVersion"]:
-                raise self._conflict(name, "Precondition failed: ResourceVersion in precondition: "
-                                     f"{version_precondition}, ResourceVersion in object meta: "
-                                     f"{metadata['resourceVersion']}")  # fmt: skip
+                raise self._conflict(
+                    name,
+                    "Precondition failed: ResourceVersion in precondition: "
+                    f"{version_precondition}, ResourceVersion in object meta: "
+                    f"{metadata['resourceVersion']}",
+                )
             if metadata.get("finalizers"):
                 if metadata.get("deletionTimestamp"):
                     return current, False

@@ -197,14 +197,20 @@ NameFunc = Callable[[str, bool], list[str]]
 
 def _type_error(field: str, value: Any, type_name: str) -> Cause:
     json_type = (
-        "null" if value is None
-        else "boolean" if isinstance(value, bool)
-        else "integer" if isinstance(value, int)
-        else "number" if isinstance(value, float)
-        else "string" if isinstance(value, str)
-        else "array" if isinstance(value, list)
+        "null"
+        if value is None
+        else "boolean"
+        if isinstance(value, bool)
+        else "integer"
+        if isinstance(value, int)
+        else "number"
+        if isinstance(value, float)
+        else "string"
+        if isinstance(value, str)
+        else "array"
+        if isinstance(value, list)
         else "object"
-    )  # fmt: skip
+    )
     return causes.type_invalid(
         field, json_type, f'{field} in body must be of type {type_name}: "{json_type}"'
     )

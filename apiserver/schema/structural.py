@@ -40,11 +40,35 @@ _cache: OrderedDict[int, tuple[Mapping[str, Any], Schema]] = OrderedDict()
 # are compared after go-openapi's normalisation, which drops dashes ("date-time" is "datetime").
 _STRING_FORMATS: Final = frozenset(
     {
-        "bsonobjectid", "uri", "email", "hostname", "ipv4", "ipv6", "cidr", "mac", "uuid", "uuid3",
-        "uuid4", "uuid5", "isbn", "isbn10", "isbn13", "creditcard", "ssn", "hexcolor", "rgbcolor",
-        "byte", "password", "date", "duration", "datetime", "quantity", "k8sshortname", "k8slongname",
+        "bsonobjectid",
+        "uri",
+        "email",
+        "hostname",
+        "ipv4",
+        "ipv6",
+        "cidr",
+        "mac",
+        "uuid",
+        "uuid3",
+        "uuid4",
+        "uuid5",
+        "isbn",
+        "isbn10",
+        "isbn13",
+        "creditcard",
+        "ssn",
+        "hexcolor",
+        "rgbcolor",
+        "byte",
+        "password",
+        "date",
+        "duration",
+        "datetime",
+        "quantity",
+        "k8sshortname",
+        "k8slongname",
     }
-)  # fmt: skip
+)
 _INTEGER_FORMATS: Final = frozenset({"int32", "int64"})
 # The Python types of decoded JSON whose JSON type is the schema type (ints are "number"s too).
 _PYTHON_TYPES: Final[dict[str, frozenset[type]]] = {

@@ -139,8 +139,11 @@ class APIServer:
                 send, 200, self.openapi.index, headers=[(b"cache-control", b"no-cache, private")]
             )
             return
-        document = self.openapi.document(path.removeprefix("/openapi/v3/")) if path.startswith(
-            "/openapi/v3/") else None  # fmt: skip
+        document = (
+            self.openapi.document(path.removeprefix("/openapi/v3/"))
+            if path.startswith("/openapi/v3/")
+            else None
+        )
         if document is None:
             await respond_text(send, 404, "404 page not found\n")
             return

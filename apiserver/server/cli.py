@@ -51,7 +51,7 @@ def parse_options(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--port", "--secure-port", dest="port", type=int, default=6443)
     parser.add_argument("--storage", choices=["sqlite", "memory"], default="sqlite")
     parser.add_argument("--log-level", default="warning")
-    return parser.parse_args(argv)  # fmt: skip
+    return parser.parse_args(argv)
 
 
 async def _serve(server: APIServer, options: argparse.Namespace) -> None:

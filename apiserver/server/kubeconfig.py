@@ -14,11 +14,15 @@ def kubeconfig_text(server_url: str) -> str:
         "kind": "Config",
         "clusters": [{"name": "apiforge", "cluster": {"server": server_url}}],
         "users": [{"name": "admin", "user": {"token": "apiforge-admin"}}],
-        "contexts": [{"name": "apiforge", "context": {"cluster": "apiforge", "user": "admin",
-                                                       "namespace": "default"}}],
+        "contexts": [
+            {
+                "name": "apiforge",
+                "context": {"cluster": "apiforge", "user": "admin", "namespace": "default"},
+            }
+        ],
         "current-context": "apiforge",
         "preferences": {},
-    }  # fmt: skip
+    }
     return yaml.safe_dump(config, sort_keys=False)
 
 

@@ -93,8 +93,15 @@ def test_get_watch_sees_an_update_made_elsewhere(
     kubectl.run(
         "create", "-f", str(write(tmp_path, CRONTAB.format(name="kc-watch", image="a", replicas=1)))
     )
-    watcher = kubectl.popen("get", "ct", "kc-watch", "-w", "--output-watch-events", "-o",
-                            "jsonpath={.type} {.object.spec.image}{\"\\n\"}")  # fmt: skip
+    watcher = kubectl.popen(
+        "get",
+        "ct",
+        "kc-watch",
+        "-w",
+        "--output-watch-events",
+        "-o",
+        'jsonpath={.type} {.object.spec.image}{"\\n"}',
+    )
     try:
         time.sleep(1.5)
         response = httpx.patch(

@@ -74,6 +74,10 @@ def test_real_crd_resource_round_trips(kubectl: Kubectl, tmp_path: Path) -> None
 
 
 def test_compact_definition_defaults_apply(kubectl: Kubectl) -> None:
-    kubectl.run("create", "-f", "-", stdin="apiVersion: tools.example.com/v1\nkind: Gadget\n"
-                "metadata:\n  name: g1\nspec: {}\n")  # fmt: skip
+    kubectl.run(
+        "create",
+        "-f",
+        "-",
+        stdin="apiVersion: tools.example.com/v1\nkind: Gadget\nmetadata:\n  name: g1\nspec: {}\n",
+    )
     assert kubectl.run("get", "gd", "g1", "-o", "jsonpath={.spec.color}").stdout == "red"

@@ -180,16 +180,22 @@ def test_patch(client: httpx.Client, content_type: str, patch: Any, replicas: in
 
 def test_strategic_merge_patch_on_custom_kind_is_415(client: httpx.Client) -> None:
     client.post(CRONTABS, json=crontab("smp"))
-    response = client.patch(f"{CRONTABS}/smp", json={"spec": {"replicas": 2}},
-                            headers={"content-type": "application/strategic-merge-patch+json"})  # fmt: skip
+    response = client.patch(
+        f"{CRONTABS}/smp",
+        json={"spec": {"replicas": 2}},
+        headers={"content-type": "application/strategic-merge-patch+json"},
+    )
     status = assert_status(response, 415, "UnsupportedMediaType")
     assert status["message"].startswith("the body of the request was in an unknown format")
 
 
 def test_no_op_patch_keeps_resource_version(client: httpx.Client) -> None:
     created = client.post(CRONTABS, json=crontab("noop")).json()
-    response = client.patch(f"{CRONTABS}/noop", json={"spec": {"replicas": 1}},
-                            headers={"content-type": "application/merge-patch+json"})  # fmt: skip
+    response = client.patch(
+        f"{CRONTABS}/noop",
+        json={"spec": {"replicas": 1}},
+        headers={"content-type": "application/merge-patch+json"},
+    )
     assert response.json()["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
 
 
@@ -212,15 +218,21 @@ def test_create_in_missing_namespace_is_404(client: httpx.Client) -> None:
 def test_status_subresource_splits_spec_and_status(client: httpx.Client) -> None:
     client.post(CRONTABS, json=crontab("split"))
     patch = {"status": {"replicas": 4, "labelSelector": "app=split"}, "spec": {"replicas": 5}}
-    response = client.patch(f"{CRONTABS}/split/status", json=patch,
-                            headers={"content-type": "application/merge-patch+json"})  # fmt: skip
+    response = client.patch(
+        f"{CRONTABS}/split/status",
+        json=patch,
+        headers={"content-type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["status"]["replicas"] == 4
     assert body["spec"]["replicas"] == 1  # the status endpoint ignores spec
     assert body["metadata"]["generation"] == 1  # and status writes do not move generation
-    main = client.patch(f"{CRONTABS}/split", json={"status": {"replicas": 0}},
-                        headers={"content-type": "application/merge-patch+json"})  # fmt: skip
+    main = client.patch(
+        f"{CRONTABS}/split",
+        json={"status": {"replicas": 0}},
+        headers={"content-type": "application/merge-patch+json"},
+    )
     assert main.json()["status"]["replicas"] == 4  # the main resource ignores status
 
 
@@ -229,16 +241,21 @@ def test_scale_subresource(client: httpx.Client) -> None:
     scale = client.get(f"{CRONTABS}/scaled/scale").json()
     assert scale["kind"] == "Scale" and scale["apiVersion"] == "autoscaling/v1"
     assert scale["spec"] == {"replicas": 2}
-    response = client.patch(f"{CRONTABS}/scaled/scale", json={"spec": {"replicas": 6}},
-                            headers={"content-type": "application/merge-patch+json"})  # fmt: skip
+    response = client.patch(
+        f"{CRONTABS}/scaled/scale",
+        json={"spec": {"replicas": 6}},
+        headers={"content-type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200, response.text
     assert client.get(f"{CRONTABS}/scaled").json()["spec"]["replicas"] == 6
 
 
 def test_list_pagination_is_consistent(client: httpx.Client) -> None:
     for index in range(5):
-        client.post("/apis/stable.example.com/v1/namespaces/default/crontabs",
-                    json=crontab(f"page-{index}", image="paged"))  # fmt: skip
+        client.post(
+            "/apis/stable.example.com/v1/namespaces/default/crontabs",
+            json=crontab(f"page-{index}", image="paged"),
+        )
     names: list[str] = []
     url = f"{CRONTABS}?limit=2"
     while True:

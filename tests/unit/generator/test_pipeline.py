@@ -95,10 +95,20 @@ def test_cli_reports_file_line_and_field_path(tmp_path: Path) -> None:
         "      spec:\n        size: integr\n"
     )
     result = subprocess.run(
-        [sys.executable, "-m", "apiforge", "generate", "--definitions", str(definitions),
-         "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, cwd=REPO,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "apiforge",
+            "generate",
+            "--definitions",
+            str(definitions),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert result.returncode == 1
     assert f"{definitions / 'widget.yaml'}:8: versions.v1.schema.spec.size:" in result.stderr
     assert not (tmp_path / "out").exists()
@@ -106,8 +116,18 @@ def test_cli_reports_file_line_and_field_path(tmp_path: Path) -> None:
 
 def test_cli_new_scaffolds_a_definition_that_generates(tmp_path: Path) -> None:
     definitions = tmp_path / "definitions"
-    command = [sys.executable, "-m", "apiforge", "new", "--group", "tools.example.com", "--kind", "Gadget",
-               "--definitions", str(definitions)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "apiforge",
+        "new",
+        "--group",
+        "tools.example.com",
+        "--kind",
+        "Gadget",
+        "--definitions",
+        str(definitions),
+    ]
     assert subprocess.run(command, capture_output=True, text=True, cwd=REPO).returncode == 0
     assert (definitions / "tools.example.com" / "gadget.yaml").exists()
     again = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
