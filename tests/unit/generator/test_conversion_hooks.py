@@ -30,7 +30,7 @@ versions:
       fromHub: endpoint_hooks:v1_to_v2
 """
 
-HOOKS = '''\
+HOOKS = """\
 def v2_to_v1(obj):
     spec = obj.get("spec", {})
     obj["spec"] = {"address": f"{spec.pop('host')}:{spec.pop('port')}"}
@@ -41,7 +41,7 @@ def v1_to_v2(obj):
     host, _, port = obj["spec"]["address"].rpartition(":")
     obj["spec"] = {"host": host, "port": int(port)}
     return obj
-'''
+"""
 
 CHECK = """\
 import json
