@@ -74,6 +74,14 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
 
 
+def machine_busy_seconds() -> float:
+    """CPU seconds all cores spent not idle since boot (from /proc/stat), for telling other load apart."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    ticks = [int(x) for x in fields]
+    idle = ticks[3] + ticks[4]  # idle, iowait
+    return (sum(ticks[:8]) - idle) / CLOCK_TICKS
+
+
 def maps_module(pid: int, name: str) -> bool:
     """Whether a shared library whose path contains ``name`` is loaded in the process."""
     try:

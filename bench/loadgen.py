@@ -17,7 +17,7 @@ from typing import cast
 
 import uvloop
 
-from bench.common import cpu_seconds
+from bench.common import cpu_seconds, machine_busy_seconds
 
 RequestFactory = Callable[[int], bytes]
 """Builds request ``i`` (a global sequence number, unique within a Load) as raw HTTP/1.1 bytes."""
@@ -47,6 +47,7 @@ class Load:
     seconds: float
     server_cpu: float
     client_cpu: float
+    machine_cpu: float = 0.0
     first_failure: str = ""
 
     @property
@@ -61,6 +62,13 @@ class Load:
     @property
     def server_cores(self) -> float:
         return self.server_cpu / self.seconds if self.seconds else 0.0
+
+    @property
+    def other_cores(self) -> float:
+        """Cores busy with neither the server nor this client (other load on the machine)."""
+        if not self.seconds:
+            return 0.0
+        return max(self.machine_cpu - self.server_cpu - self.client_cpu, 0.0) / self.seconds
 
     @property
     def client_ceiling(self) -> float:
@@ -189,14 +197,18 @@ async def _drive(
         run.sequence = sent  # request numbers stay unique across warm-up and measurement
         server_before = cpu_seconds(server_pid) if server_pid else 0.0
         client_before = time.process_time()
+        machine_before = machine_busy_seconds()
         started = time.perf_counter()
         for protocol in protocols:
             protocol.start(run)
         await run.finished
         elapsed = time.perf_counter() - started
         client_cpu = time.process_time() - client_before
+        machine_cpu = machine_busy_seconds() - machine_before
         server_cpu = (cpu_seconds(server_pid) - server_before) if server_pid else 0.0
-        return Load(run.done, run.failures, elapsed, server_cpu, client_cpu, run.first_failure)
+        return Load(
+            run.done, run.failures, elapsed, server_cpu, client_cpu, machine_cpu, run.first_failure
+        )
     finally:
         for transport, _protocol in opened:
             transport.close()

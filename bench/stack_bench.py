@@ -4,7 +4,7 @@
    uvicorn + httptools + uvloop (one process each), interleaved rounds driven by bench/loadgen.py.
    Starlette is not an apiforge dependency; this bench needs it installed in the venv
    (``.venv/bin/pip install starlette``) and skips that comparison when it is missing.
-2. JSON: encoding one ~1.6 KiB Kubernetes-like CronTab with orjson, the stdlib ``json`` (as
+2. JSON: encoding one ~1.8 KiB Kubernetes-like CronTab with orjson, the stdlib ``json`` (as
    Starlette's JSONResponse calls it), and pydantic's ``model_dump_json`` on the generated model
    (generated.stable_example_com.v1.models.CronTab); plus decoding it with orjson vs pydantic's
    validating ``model_validate_json``, which is what a write costs at the API edge.
@@ -36,7 +36,7 @@ CODEC_SECONDS = 0.05
 
 
 def kube_object() -> dict[str, Any]:
-    """A CronTab as the server returns it (server metadata, status with conditions): ~1.6 KiB."""
+    """A CronTab as the server returns it (server metadata, status with conditions): ~1.8 KiB."""
     obj = crontab("nightly-report")
     metadata = obj["metadata"]
     assert isinstance(metadata, dict)
@@ -51,9 +51,15 @@ def kube_object() -> dict[str, Any]:
         "replicas": 3,
         "labelSelector": "app.kubernetes.io/name=nightly-report",
         "conditions": [
-            {"type": "Ready", "status": "True", "reason": "AllReplicasReady", "observedGeneration": 4,
-             "lastTransitionTime": "2026-01-14T09:31:40Z", "message": "3 of 3 replicas are ready"},
-        ],  # fmt: skip
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": "AllReplicasReady",
+                "observedGeneration": 4,
+                "lastTransitionTime": "2026-01-14T09:31:40Z",
+                "message": "3 of 3 replicas are ready",
+            },
+        ],
     }
     return obj
 
@@ -69,31 +75,48 @@ def http_rows(work: Path) -> list[Row]:
     try:
         for app in variants:
             port = free_port()
-            server = ChildServer(app, ["-m", "bench.hello_app", "--port", str(port), "--app", app],
-                                 port, work / f"{app}.log")  # fmt: skip
+            server = ChildServer(
+                app,
+                ["-m", "bench.hello_app", "--port", str(port), "--app", app],
+                port,
+                work / f"{app}.log",
+            )
             server.start()
             servers[app] = server
         loads: dict[str, list[Load]] = {app: [] for app in variants}
         for round_number in range(HTTP_ROUNDS):
             for app in rotated(variants, round_number):
                 server = servers[app]
-                loads[app].append(drive(server.port, get_request("/hello"), connections=CONNECTIONS,
-                                        seconds=HTTP_SECONDS, server_pid=server.pid))  # fmt: skip
+                loads[app].append(
+                    drive(
+                        server.port,
+                        get_request("/hello"),
+                        connections=CONNECTIONS,
+                        seconds=HTTP_SECONDS,
+                        server_pid=server.pid,
+                    )
+                )
     finally:
         for server in servers.values():
             server.stop()
-    print(f"stack bench, HTTP: hello-JSON on uvicorn+httptools+uvloop, {HTTP_ROUNDS} interleaved rounds"
-          f" x {HTTP_SECONDS:.0f}s, {CONNECTIONS} connections")  # fmt: skip
+    print(
+        f"stack bench, HTTP: hello-JSON on uvicorn+httptools+uvloop, {HTTP_ROUNDS} interleaved rounds"
+        f" x {HTTP_SECONDS:.0f}s, {CONNECTIONS} connections"
+    )
     for app, app_loads in loads.items():
-        print(f"  {app:<10} req/s {spread([x.rate for x in app_loads]):>24}"
-              f"   server CPU µs/req {median([x.server_us for x in app_loads]):5.1f}"
-              f"   client ceiling {median([x.client_ceiling for x in app_loads]):,.0f}/s")  # fmt: skip
+        print(
+            f"  {app:<10} req/s {spread([x.rate for x in app_loads]):>24}"
+            f"   server CPU µs/req {median([x.server_us for x in app_loads]):5.1f}"
+            f"   client ceiling {median([x.client_ceiling for x in app_loads]):,.0f}/s"
+        )
     rows = [Row("stack", "raw ASGI hello req/s", spread([x.rate for x in loads["raw"]]))]
     if "starlette" not in loads:
         rows.append(Row("stack", "Starlette hello", "skipped: starlette not installed"))
         return rows
     per_round = [s.rate / r.rate for s, r in zip(loads["starlette"], loads["raw"], strict=True)]
-    cpu = median([x.server_us for x in loads["starlette"]]) / median([x.server_us for x in loads["raw"]])
+    cpu = median([x.server_us for x in loads["starlette"]]) / median(
+        [x.server_us for x in loads["raw"]]
+    )
     rows.append(Row("stack", "Starlette / raw ASGI (req/s)", spread(per_round, ".2f")))
     rows.append(Row("stack", "Starlette / raw ASGI (CPU/req)", f"{cpu:.2f}x"))
     return rows
@@ -123,7 +146,9 @@ def codec_rows() -> list[Row]:
     assert orjson.loads(dumped) == obj, "the pydantic encoding must say the same as the dict's"
 
     def stdlib() -> str:  # as Starlette's JSONResponse renders
-        return json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
+        return json.dumps(
+            obj, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
+        )
 
     encoders: dict[str, Callable[[], object]] = {
         "orjson.dumps(dict)": lambda: orjson.dumps(obj),
@@ -139,18 +164,23 @@ def codec_rows() -> list[Row]:
     for round_number in range(CODEC_ROUNDS):
         for name in rotated(list(operations), round_number):
             samples[name].append(_per_op_us(operations[name]))
-    print(f"stack bench, JSON: one {len(wire):,} B CronTab, {CODEC_ROUNDS} interleaved rounds;"
-          " µs per call, min (median)")  # fmt: skip
+    print(
+        f"stack bench, JSON: one {len(wire):,} B CronTab, {CODEC_ROUNDS} interleaved rounds;"
+        " µs per call, min (median)"
+    )
     best = {name: min(values) for name, values in samples.items()}
+    size = f"{len(wire) / 1024:.1f} KiB"
     rows = []
     for group, reference in ((encoders, "orjson.dumps(dict)"), (decoders, "orjson.loads")):
         for name in group:
             ratio = best[name] / best[reference]
-            print(f"  {name:<30} {best[name]:6.2f} ({median(samples[name]):6.2f})   {ratio:5.1f}x {reference}")
+            print(
+                f"  {name:<30} {best[name]:6.2f} ({median(samples[name]):6.2f})   {ratio:5.1f}x {reference}"
+            )
             if name != reference:
                 rows.append(Row("stack", f"{name} / {reference}", f"{ratio:.1f}x"))
             else:
-                rows.append(Row("stack", f"{name} µs per 1.6 KiB object", f"{best[name]:.1f}"))
+                rows.append(Row("stack", f"{name} µs per {size} object", f"{best[name]:.1f}"))
     return rows
 
 

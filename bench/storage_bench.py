@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from apiserver.storage import SQLiteStorage
+from bench.common import Row
 
 ROUNDS = 3
 SECONDS_PER_PHASE = 0.5
@@ -100,18 +101,32 @@ PHASES: dict[str, Callable[[Path], float]] = {
 }
 
 
-def main() -> None:
+def measure() -> dict[str, list[float]]:
+    """Creates/s of every phase, one sample per round, phases rotated between rounds."""
     samples: dict[str, list[float]] = {name: [] for name in PHASES}
     for round_number in range(ROUNDS):
         names = list(PHASES)
         for name in names[round_number:] + names[:round_number]:  # rotate the order between rounds
             samples[name].append(in_fresh_dir(PHASES[name]))
+    return samples
+
+
+def run() -> list[Row]:
+    """Measure, print the table, and return the summary rows of `python -m bench`."""
+    samples = measure()
     baseline = statistics.median(next(iter(samples.values())))
     print(f"creates/s, median of {ROUNDS} rounds x {SECONDS_PER_PHASE}s (WAL, synchronous=FULL)")
+    rows = []
     for name, rates in samples.items():
         median = statistics.median(rates)
         spread = f"({min(rates):,.0f}-{max(rates):,.0f})"
         print(f"  {name:<46} {median:>9,.0f}/s {spread:<17} {median / baseline:5.2f}x raw")
+        rows.append(Row("storage", name, f"{median:,.0f}/s {median / baseline:.2f}x raw"))
+    return rows
+
+
+def main() -> None:
+    run()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Discovery, OpenAPI v3 serving, health and version, as API-CONVENTIONS.md §2–§4 describe them."""
+"""Discovery, OpenAPI v3 serving, health and version, as API-CONVENTIONS.md §2 to §4 describe them."""
 
 from __future__ import annotations
 
