@@ -73,7 +73,7 @@ async def _serve(server: APIServer, options: argparse.Namespace) -> None:
     if runner.started:
         url = f"http://{options.bind_address}:{options.port}"
         write_kubeconfig(options.data_dir / "admin.kubeconfig", url)
-        log.warning(
+        log.info(
             "apiforge serving on %s (storage: %s, data: %s)", url, options.storage, options.data_dir
         )
     await task
@@ -82,7 +82,7 @@ async def _serve(server: APIServer, options: argparse.Namespace) -> None:
 def serve_main(scheme: Scheme, openapi_dir: Path, argv: list[str] | None = None) -> None:
     options = parse_options(argv)
     logging.basicConfig(
-        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     options.data_dir.mkdir(parents=True, exist_ok=True)
     storage = open_storage(options.storage, options.data_dir)
