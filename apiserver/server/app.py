@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 
 from apiserver import errors
-from apiserver.endpoints.discovery import Discovery
+from apiserver.endpoints.discovery import AGGREGATED_TYPES, Discovery, aggregated_version
 from apiserver.endpoints.http import (
     Receive,
     Request,
@@ -124,6 +124,12 @@ class APIServer:
             if document is not None:
                 if request.method != "GET":
                     raise errors.method_not_allowed()
+                aggregated = aggregated_version(request.headers.get("accept", ""))
+                if aggregated is not None and path in ("/api", "/apis"):
+                    body = self.discovery.aggregated_document(path, aggregated)
+                    assert body is not None
+                    await respond(send, 200, body, AGGREGATED_TYPES[aggregated])
+                    return
                 await respond(send, 200, document)
                 return
             resource_path = parse_resource_path(path)
