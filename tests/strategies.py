@@ -71,7 +71,8 @@ def resource_objects(
         for k, v in (schema.get("properties") or {}).items()
         if k not in ("apiVersion", "kind", "metadata")
     }
-    body = from_schema({"type": "object", "properties": fields})
+    required = [name for name in schema.get("required") or [] if name in fields]
+    body = from_schema({"type": "object", "properties": fields, "required": required})
     return st.builds(
         lambda name, content: {
             "apiVersion": api_version,

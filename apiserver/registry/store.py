@@ -19,6 +19,7 @@ import orjson
 from apiserver import errors
 from apiserver.registry import codec
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
+from apiserver.registry.strategy import DEFAULT, Strategy
 from apiserver.scheme import ResourceType
 from apiserver.storage.interface import (
     CompactedError,
@@ -34,7 +35,7 @@ from apiserver.storage.interface import (
 Object = dict[str, Any]
 Predicate = Callable[[Object], bool]
 UpdateFunction = Callable[[Object], Object]
-NamespaceCheck = Callable[[str], Awaitable[None]]
+NamespaceCheck = Callable[[str, ResourceType, str], Awaitable[None]]
 
 _GENERATE_NAME_ATTEMPTS = 8
 # The metadata fields a client can never change once an object exists (kube ObjectMeta update validation).
@@ -96,12 +97,12 @@ class Store:
         resource: ResourceType,
         storage: Storage,
         namespace_check: NamespaceCheck | None = None,
-        prepare_for_create: Callable[[Object], None] | None = None,
+        strategy: Strategy = DEFAULT,
     ) -> None:
         self.resource = resource
         self.storage = storage
         self._namespace_check = namespace_check
-        self._prepare_for_create = prepare_for_create
+        self.strategy = strategy
 
     # -- errors ------------------------------------------------------------------------------------
 
@@ -170,7 +171,7 @@ class Store:
             assert namespace is not None
             metadata["namespace"] = namespace
             if self._namespace_check is not None:
-                await self._namespace_check(namespace)
+                await self._namespace_check(namespace, self.resource, metadata.get("name") or "")
         else:
             metadata.pop("namespace", None)
         for key in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
@@ -182,8 +183,7 @@ class Store:
             obj.pop(
                 "status", None
             )  # kube: status cannot be set on create when the subresource is on
-        if self._prepare_for_create is not None:
-            self._prepare_for_create(obj)
+        self.strategy.prepare_for_create(obj)
         generated = not metadata.get("name")
         for _ in range(_GENERATE_NAME_ATTEMPTS if generated else 1):
             if generated:
@@ -274,6 +274,7 @@ class Store:
             else:
                 metadata.pop(field, None)
         metadata["resourceVersion"] = old_metadata["resourceVersion"]
+        self.strategy.prepare_for_update(updated, current)
         if old_metadata.get("deletionTimestamp"):
             new_finalizers = [
                 f
@@ -303,10 +304,11 @@ class Store:
             metadata["generation"] = int(old_metadata.get("generation", 1)) + 1
         return updated
 
-    @staticmethod
-    def _finalized(obj: Object) -> bool:
+    def _finalized(self, obj: Object) -> bool:
         metadata = obj.get("metadata") or {}
-        return bool(metadata.get("deletionTimestamp")) and not metadata.get("finalizers")
+        if not metadata.get("deletionTimestamp") or metadata.get("finalizers"):
+            return False
+        return not self.strategy.finalized_later(obj)
 
     async def delete(
         self,
@@ -338,12 +340,13 @@ class Store:
                     f"{version_precondition}, ResourceVersion in object meta: "
                     f"{metadata['resourceVersion']}",
                 )
-            if metadata.get("finalizers"):
+            if metadata.get("finalizers") or self.strategy.finalized_later(current):
                 if metadata.get("deletionTimestamp"):
                     return current, False
                 marked = copy.deepcopy(current)
                 marked["metadata"]["deletionTimestamp"] = now_rfc3339()
                 marked["metadata"]["deletionGracePeriodSeconds"] = 0
+                self.strategy.prepare_for_deletion(marked)
                 if dry_run:
                     return marked, False
                 try:

@@ -26,6 +26,7 @@ from apiserver.endpoints.openapi import OpenAPIDocuments
 from apiserver.endpoints.resource import ResourceHandler
 from apiserver.endpoints.routing import parse_resource_path
 from apiserver.registry.store import Store
+from apiserver.registry.strategy import strategy_for
 from apiserver.scheme import Scheme
 from apiserver.server.namespaces import NamespaceLifecycle
 from apiserver.storage.interface import Storage
@@ -63,7 +64,10 @@ class APIServer:
             if self.namespaces is not None and resource is namespaces:
                 self.stores[(resource.group, resource.plural)] = self.namespaces.store
             else:
-                self.stores[(resource.group, resource.plural)] = Store(resource, storage, check)
+                strategy = strategy_for(resource.group, resource.kind)
+                self.stores[(resource.group, resource.plural)] = Store(
+                    resource, storage, check, strategy
+                )
         self.discovery = Discovery(scheme)
         self.openapi = OpenAPIDocuments(openapi_dir)
         self.resources = ResourceHandler(scheme, self.stores)
@@ -73,8 +77,11 @@ class APIServer:
         await self.storage.start()
         if self.namespaces is not None:
             await self.namespaces.bootstrap()
+            self.namespaces.start(list(self.stores.values()))
 
     async def stop(self) -> None:
+        if self.namespaces is not None:
+            await self.namespaces.stop()
         await self.storage.close()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -1,30 +1,32 @@
-"""Namespaces: the defaults created at start (kube's bootstrap controller) and the check that a namespaced
-object is only created in a namespace that exists."""
+"""Namespaces: the defaults created at start (kube's bootstrap controller), the admission check that content
+is created only in an existing, active namespace, and the namespace controller that empties a deleted
+namespace and then removes it."""
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import contextlib
+import logging
 
 from apiserver import errors
-from apiserver.registry.store import Store
+from apiserver.registry.store import ListOptions, Store
+from apiserver.registry.strategy import NamespaceStrategy
 from apiserver.scheme import ResourceType
 from apiserver.storage.interface import Storage
 
+log = logging.getLogger("apiforge")
+
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-
-
-def prepare_namespace(namespace: dict[str, Any]) -> None:
-    """A new namespace is Active and carries the `kubernetes` finalizer (kube's namespace strategy)."""
-    namespace["status"] = {"phase": "Active"}
-    spec = namespace.setdefault("spec", {})
-    finalizers = spec.setdefault("finalizers", [])
-    if "kubernetes" not in finalizers:
-        finalizers.append("kubernetes")
+FINALIZER = "kubernetes"
+RETRY_SECONDS = 1.0
 
 
 class NamespaceLifecycle:
     def __init__(self, resource: ResourceType, storage: Storage) -> None:
-        self.store = Store(resource, storage, prepare_for_create=prepare_namespace)
+        self.store = Store(resource, storage, strategy=NamespaceStrategy())
+        self.contents: list[Store] = []
+        self._controller: asyncio.Task[None] | None = None
+        self._finalizing: dict[str, asyncio.Task[None]] = {}
 
     async def bootstrap(self) -> None:
         for name in DEFAULT_NAMESPACES:
@@ -36,6 +38,80 @@ class NamespaceLifecycle:
                 if error.reason != "AlreadyExists":
                     raise
 
-    async def require_active(self, namespace: str) -> None:
-        """Creation in a missing namespace is 404 `namespaces "x" not found`, as kube's admission answers."""
-        await self.store.get(None, namespace)
+    async def require_active(self, namespace: str, resource: ResourceType, name: str) -> None:
+        """404 for a missing namespace, 403 for a terminating one, as kube's NamespaceLifecycle admission."""
+        current = await self.store.get(None, namespace)
+        if current["metadata"].get("deletionTimestamp"):
+            raise errors.APIError(
+                403,
+                "Forbidden",
+                f'{resource.group_resource} "{name}" is forbidden: unable to create new content in namespace '
+                f"{namespace} because it is being terminated",
+                name=name,
+                group=resource.group,
+                kind=resource.plural,
+            )
+
+    # -- the namespace controller -------------------------------------------------------------------
+
+    def start(self, contents: list[Store]) -> None:
+        """Watch namespaces; finalize every one that is (or becomes) marked for deletion."""
+        self.contents = [store for store in contents if store.resource.namespaced]
+        self._controller = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        tasks = [t for t in (self._controller, *self._finalizing.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _run(self) -> None:
+        page = await self.store.list(None, ListOptions())
+        for namespace in page.items:
+            self._consider(namespace)
+        async for event in self.store.watch(None, page.revision, None):
+            if event.type != "DELETED":
+                self._consider(event.object)
+
+    def _consider(self, namespace: dict[str, object]) -> None:
+        metadata = namespace["metadata"]
+        assert isinstance(metadata, dict)
+        name = str(metadata["name"])
+        if metadata.get("deletionTimestamp") and name not in self._finalizing:
+            self._finalizing[name] = asyncio.create_task(self._finalize(name))
+
+    async def _finalize(self, namespace: str) -> None:
+        try:
+            while await self._delete_contents(namespace):
+                await asyncio.sleep(
+                    RETRY_SECONDS
+                )  # objects with finalizers are waiting for their owners
+
+            def clear_finalizer(current: dict[str, object]) -> dict[str, object]:
+                spec = current.setdefault("spec", {})
+                assert isinstance(spec, dict)
+                spec["finalizers"] = [f for f in spec.get("finalizers") or [] if f != FINALIZER]
+                return current
+
+            await self.store.update(None, namespace, clear_finalizer)
+        except errors.APIError as error:
+            if error.code != 404:
+                log.warning("finalizing namespace %s: %s", namespace, error)
+        finally:
+            self._finalizing.pop(namespace, None)
+
+    async def _delete_contents(self, namespace: str) -> int:
+        """Delete everything in the namespace; returns how many objects are still there."""
+        remaining = 0
+        for store in self.contents:
+            for obj in (await store.list(namespace, ListOptions())).items:
+                try:
+                    _, gone = await store.delete(namespace, obj["metadata"]["name"])
+                except errors.APIError as error:
+                    if error.code == 404:
+                        continue
+                    raise
+                remaining += 0 if gone else 1
+        return remaining

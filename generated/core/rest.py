@@ -39,6 +39,84 @@ CONFIG_MAP = ResourceType(
     ),
 )
 
+EVENT = ResourceType(
+    group="",
+    kind="Event",
+    plural="events",
+    singular="event",
+    list_kind="EventList",
+    namespaced=True,
+    short_names=("ev",),
+    categories=(),
+    versions=(
+        VersionType(
+            name="v1",
+            served=True,
+            storage=True,
+            schema=v1_schemas.EVENT,
+            deprecated=False,
+            deprecation_warning="",
+            status_subresource=False,
+            printer_columns=(
+                PrinterColumn(
+                    name="Last Seen",
+                    type="date",
+                    json_path=".lastTimestamp",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+                PrinterColumn(
+                    name="Type",
+                    type="string",
+                    json_path=".type",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+                PrinterColumn(
+                    name="Reason",
+                    type="string",
+                    json_path=".reason",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+                PrinterColumn(
+                    name="Object",
+                    type="string",
+                    json_path=".involvedObject.name",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+                PrinterColumn(
+                    name="Message",
+                    type="string",
+                    json_path=".message",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+            ),
+            selectable_fields=(
+                ".involvedObject.kind",
+                ".involvedObject.name",
+                ".involvedObject.namespace",
+                ".involvedObject.uid",
+                ".involvedObject.apiVersion",
+                ".involvedObject.fieldPath",
+                ".reason",
+                ".type",
+            ),
+            to_internal=v1_conversion.event_to_internal,
+            from_internal=v1_conversion.event_from_internal,
+            validator=v1_validation.validate_event,
+            model=v1_models.Event,
+        ),
+    ),
+)
+
 NAMESPACE = ResourceType(
     group="",
     kind="Namespace",
@@ -84,7 +162,55 @@ NAMESPACE = ResourceType(
     ),
 )
 
+SECRET = ResourceType(
+    group="",
+    kind="Secret",
+    plural="secrets",
+    singular="secret",
+    list_kind="SecretList",
+    namespaced=True,
+    short_names=(),
+    categories=(),
+    versions=(
+        VersionType(
+            name="v1",
+            served=True,
+            storage=True,
+            schema=v1_schemas.SECRET,
+            deprecated=False,
+            deprecation_warning="",
+            status_subresource=False,
+            printer_columns=(
+                PrinterColumn(
+                    name="Type",
+                    type="string",
+                    json_path=".type",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+                PrinterColumn(
+                    name="Age",
+                    type="date",
+                    json_path=".metadata.creationTimestamp",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+            ),
+            selectable_fields=(),
+            to_internal=v1_conversion.secret_to_internal,
+            from_internal=v1_conversion.secret_from_internal,
+            defaulter=v1_defaults.default_secret,
+            validator=v1_validation.validate_secret,
+            model=v1_models.Secret,
+        ),
+    ),
+)
+
 RESOURCES: tuple[ResourceType, ...] = (
     CONFIG_MAP,
+    EVENT,
     NAMESPACE,
+    SECRET,
 )

@@ -93,9 +93,7 @@ def test_table_output_from_printer_columns(client: httpx.Client) -> None:
 def test_aggregated_discovery_v2_and_v2beta1(client: httpx.Client) -> None:
     # kubectl 1.30+ offer v2 first, 1.27-1.29 only v2beta1 (API-CONVENTIONS.md §3.2)
     for version in ("v2", "v2beta1"):
-        accept = (
-            f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList,application/json"
-        )
+        accept = f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList,application/json"
         response = client.get("/apis", headers={"accept": accept})
         assert response.headers["content-type"] == (
             f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
@@ -106,7 +104,9 @@ def test_aggregated_discovery_v2_and_v2beta1(client: httpx.Client) -> None:
         groups = {item["metadata"]["name"]: item for item in document["items"]}
         stable = groups["stable.example.com"]
         assert [v["version"] for v in stable["versions"]] == ["v1", "v1beta1"]
-        crontabs = next(r for r in stable["versions"][0]["resources"] if r["resource"] == "crontabs")
+        crontabs = next(
+            r for r in stable["versions"][0]["resources"] if r["resource"] == "crontabs"
+        )
         assert crontabs["scope"] == "Namespaced" and crontabs["shortNames"] == ["ct"]
         assert crontabs["responseKind"] == {"group": "", "version": "", "kind": "CronTab"}
         scale = next(s for s in crontabs["subresources"] if s["subresource"] == "scale")

@@ -4,9 +4,15 @@ its internal model is that version's model."""
 
 from ..v1.models import ConfigMap as ConfigMap
 
+from ..v1.models import Event as Event
+
 from ..v1.models import Namespace as Namespace
+
+from ..v1.models import Secret as Secret
 
 __all__ = [
     "ConfigMap",
+    "Event",
     "Namespace",
+    "Secret",
 ]

@@ -15,6 +15,16 @@ def config_map_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def event_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """v1 is the hub of Event: its wire form is the internal form."""
+    return obj
+
+
+def event_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """v1 is the hub of Event: its wire form is the internal form."""
+    return obj
+
+
 def namespace_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
     """v1 is the hub of Namespace: its wire form is the internal form."""
     return obj
@@ -22,4 +32,14 @@ def namespace_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
 
 def namespace_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
     """v1 is the hub of Namespace: its wire form is the internal form."""
+    return obj
+
+
+def secret_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """v1 is the hub of Secret: its wire form is the internal form."""
+    return obj
+
+
+def secret_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """v1 is the hub of Secret: its wire form is the internal form."""
     return obj

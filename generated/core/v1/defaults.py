@@ -5,3 +5,13 @@ declare a default, so defaulting a kind costs nothing where none is declared."""
 from typing import Any
 
 from apiserver.schema import apply_defaults
+
+_SECRET_DEFAULTS: dict[str, Any] = {
+    "properties": {"type": {"default": "Opaque", "type": "string"}},
+    "type": "object",
+}
+
+
+def default_secret(obj: dict[str, Any]) -> None:
+    """Fill in the defaults v1 Secret declares, in place."""
+    apply_defaults(obj, _SECRET_DEFAULTS)

@@ -9,6 +9,40 @@ from apiserver.model import ResourceModel
 from enum import StrEnum
 
 
+class EventInvolvedObject(ResourceModel):
+    """
+    The object that this event is about.
+    """
+
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    field_path: Annotated[str | None, Field(alias="fieldPath")] = None
+    kind: str | None = None
+    name: str | None = None
+    namespace: str | None = None
+    resource_version: Annotated[str | None, Field(alias="resourceVersion")] = None
+    uid: str | None = None
+
+
+class EventRelated(ResourceModel):
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    field_path: Annotated[str | None, Field(alias="fieldPath")] = None
+    kind: str | None = None
+    name: str | None = None
+    namespace: str | None = None
+    resource_version: Annotated[str | None, Field(alias="resourceVersion")] = None
+    uid: str | None = None
+
+
+class EventSeries(ResourceModel):
+    count: int | None = None
+    last_observed_time: Annotated[AwareDatetime | None, Field(alias="lastObservedTime")] = None
+
+
+class EventSource(ResourceModel):
+    component: str | None = None
+    host: str | None = None
+
+
 class ManagedFieldsEntry(ResourceModel):
     """
     ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to.
@@ -240,6 +274,32 @@ class ObjectMeta(ResourceModel):
     """
 
 
+class Secret(ResourceModel):
+    """
+    Secret holds secret data of a certain type.
+    """
+
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    data: dict[str, str] | None = None
+    """
+    Data contains the secret data, base64-encoded.
+    """
+    immutable: bool | None = None
+    """
+    Immutable, if set to true, ensures that data stored in the Secret cannot be updated.
+    """
+    kind: str | None = None
+    metadata: ObjectMeta | None = None
+    string_data: Annotated[dict[str, str] | None, Field(alias="stringData")] = None
+    """
+    stringData allows specifying non-binary secret data in string form; it is merged into data on write.
+    """
+    type: str | None = "Opaque"
+    """
+    Used to facilitate programmatic handling of secret data.
+    """
+
+
 class ConfigMap(ResourceModel):
     """
     ConfigMap holds configuration data for pods to consume.
@@ -260,6 +320,39 @@ class ConfigMap(ResourceModel):
     """
     kind: str | None = None
     metadata: ObjectMeta | None = None
+
+
+class Event(ResourceModel):
+    """
+    Event is a report of an event somewhere in the cluster.
+    """
+
+    action: str | None = None
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    count: int | None = None
+    event_time: Annotated[AwareDatetime | None, Field(alias="eventTime")] = None
+    first_timestamp: Annotated[AwareDatetime | None, Field(alias="firstTimestamp")] = None
+    involved_object: Annotated[EventInvolvedObject, Field(alias="involvedObject")]
+    kind: str | None = None
+    last_timestamp: Annotated[AwareDatetime | None, Field(alias="lastTimestamp")] = None
+    message: str | None = None
+    """
+    A human-readable description of the status of this operation.
+    """
+    metadata: ObjectMeta | None = None
+    reason: str | None = None
+    """
+    A short, machine understandable string that gives the reason for the transition.
+    """
+    related: EventRelated | None = None
+    reporting_component: Annotated[str | None, Field(alias="reportingComponent")] = None
+    reporting_instance: Annotated[str | None, Field(alias="reportingInstance")] = None
+    series: EventSeries | None = None
+    source: EventSource | None = None
+    type: str | None = None
+    """
+    Type of this event (Normal, Warning).
+    """
 
 
 class Namespace(ResourceModel):

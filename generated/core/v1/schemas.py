@@ -13,4 +13,8 @@ _SCHEMAS: dict[str, Any] = orjson.loads(Path(__file__).with_name("schemas.json")
 
 CONFIG_MAP: dict[str, Any] = _SCHEMAS["ConfigMap"]
 
+EVENT: dict[str, Any] = _SCHEMAS["Event"]
+
 NAMESPACE: dict[str, Any] = _SCHEMAS["Namespace"]
+
+SECRET: dict[str, Any] = _SCHEMAS["Secret"]

@@ -14,6 +14,16 @@ def validate_config_map(obj: dict[str, Any]) -> list[Cause]:
     return validate(obj, schemas.CONFIG_MAP)
 
 
+def validate_event(obj: dict[str, Any]) -> list[Cause]:
+    """Check an object of v1 Event against its schema."""
+    return validate(obj, schemas.EVENT)
+
+
 def validate_namespace(obj: dict[str, Any]) -> list[Cause]:
     """Check an object of v1 Namespace against its schema."""
     return validate(obj, schemas.NAMESPACE)
+
+
+def validate_secret(obj: dict[str, Any]) -> list[Cause]:
+    """Check an object of v1 Secret against its schema."""
+    return validate(obj, schemas.SECRET)
