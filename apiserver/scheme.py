@@ -63,6 +63,9 @@ class VersionType:
     model: type | None = None
 
 
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
 @dataclass(frozen=True)
 class ResourceType:
     """One resource (a kind with its plural) in all of its versions."""
@@ -76,6 +79,10 @@ class ResourceType:
     versions: tuple[VersionType, ...]
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ALL_VERBS
+    persisted: bool = (
+        True  # False for kinds that are answered, not stored (access reviews): no name needed
+    )
     _by_version: dict[str, VersionType] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -109,7 +109,11 @@ def admit(obj: Object, target: Target, mode: str, warnings: list[str], *, creati
     if not creating and not metadata.get("name"):
         metadata["name"] = target.name
     name = metadata.get("name") or metadata.get("generateName", "")
-    causes = validate_object_meta(metadata, target.resource.namespaced)
+    causes = (
+        validate_object_meta(metadata, target.resource.namespaced)
+        if target.resource.persisted
+        else []
+    )
     if target.version.validator is not None:
         causes.extend(target.version.validator(obj))
     if causes:

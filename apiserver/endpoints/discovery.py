@@ -13,7 +13,6 @@ import orjson
 
 from apiserver.scheme import ResourceType, Scheme, VersionType
 
-RESOURCE_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 SUBRESOURCE_VERBS = ["get", "patch", "update"]
 
 
@@ -23,7 +22,7 @@ def resource_entries(resource: ResourceType, version: VersionType) -> list[dict[
         "singularName": resource.singular,
         "namespaced": resource.namespaced,
         "kind": resource.kind,
-        "verbs": RESOURCE_VERBS,
+        "verbs": list(resource.verbs),
     }
     if resource.short_names:
         entry["shortNames"] = list(resource.short_names)
@@ -68,7 +67,7 @@ def _aggregated_resource(resource: ResourceType, version: VersionType) -> dict[s
         "responseKind": same_version,
         "scope": "Namespaced" if resource.namespaced else "Cluster",
         "singularResource": resource.singular,
-        "verbs": RESOURCE_VERBS,
+        "verbs": list(resource.verbs),
     }
     if resource.short_names:
         entry["shortNames"] = list(resource.short_names)

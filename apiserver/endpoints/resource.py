@@ -59,6 +59,8 @@ class ResourceHandler:
         namespace = path.namespace if resource.namespaced else None
         if path.plural == "namespaces" and path.name:
             namespace = None
+        if not path.subresource and _verb(request, path) not in resource.verbs:
+            raise errors.method_not_allowed()
         store = self.stores[(resource.group, resource.plural)]
         target = Target(resource, version, namespace, path.name)
         if version.deprecated:
@@ -330,6 +332,18 @@ class ResourceHandler:
         )
         versioned = to_version(updated, target.resource, target.version)
         await respond_json(send, 200, scale_of(versioned, spec), request.warnings)
+
+
+def _verb(request: Request, path: ResourcePath) -> str:
+    """The Kubernetes verb of a request (k8s.io/apiserver RequestInfo), as discovery's `verbs` name them."""
+    method = request.method
+    if method == "GET":
+        if path.name:
+            return "get"
+        return "watch" if request.flag("watch") else "list"
+    if method == "DELETE":
+        return "delete" if path.name else "deletecollection"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
 
 
 _PATCH_FAILURE_REASONS = {400: "BadRequest", 413: "RequestEntityTooLarge", 422: "Invalid"}

@@ -29,6 +29,7 @@ from apiserver.registry.store import Store
 from apiserver.registry.strategy import strategy_for
 from apiserver.scheme import Scheme
 from apiserver.server.namespaces import NamespaceLifecycle
+from apiserver.server.reviews import REVIEW_RESOURCES, ReviewStore
 from apiserver.storage.interface import Storage
 
 log = logging.getLogger("apiforge")
@@ -54,6 +55,9 @@ class APIServer:
     def __init__(self, scheme: Scheme, storage: Storage, openapi_dir: Path) -> None:
         self.scheme = scheme
         self.storage = storage
+        for review in REVIEW_RESOURCES:
+            if scheme.resource(review.group, review.plural) is None:
+                scheme.add(review)
         namespaces = scheme.resource("", "namespaces")
         self.stores: dict[tuple[str, str], Store] = {}
         self.namespaces = (
@@ -61,12 +65,14 @@ class APIServer:
         )
         check = self.namespaces.require_active if self.namespaces is not None else None
         for resource in scheme:
+            key = (resource.group, resource.plural)
             if self.namespaces is not None and resource is namespaces:
-                self.stores[(resource.group, resource.plural)] = self.namespaces.store
+                self.stores[key] = self.namespaces.store
+            elif resource in REVIEW_RESOURCES:
+                self.stores[key] = ReviewStore(resource, storage)
             else:
-                strategy = strategy_for(resource.group, resource.kind)
-                self.stores[(resource.group, resource.plural)] = Store(
-                    resource, storage, check, strategy
+                self.stores[key] = Store(
+                    resource, storage, check, strategy_for(resource.group, resource.kind)
                 )
         self.discovery = Discovery(scheme)
         self.openapi = OpenAPIDocuments(openapi_dir)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from apiserver.storage.etcd import EtcdStorage, EtcdUnavailableError
 from apiserver.storage.fanout import WatchOverflowError
 from apiserver.storage.interface import (
     CompactedError,
@@ -25,6 +26,8 @@ from apiserver.storage.sqlite import DataDirLockedError, SQLiteStorage
 __all__ = [
     "CompactedError",
     "DataDirLockedError",
+    "EtcdStorage",
+    "EtcdUnavailableError",
     "EventType",
     "FutureRevisionError",
     "KeyExistsError",
@@ -45,12 +48,23 @@ __all__ = [
 STATE_FILE = "state.db"
 
 
-def open_storage(kind: str, data_dir: Path | None) -> Storage:
-    """The backend named ``kind``, not yet started: "memory", or "sqlite" in data_dir/state.db."""
+def open_storage(
+    kind: str,
+    data_dir: Path | None,
+    *,
+    etcd_servers: list[str] | None = None,
+    etcd_prefix: str = "/registry",
+) -> Storage:
+    """The backend named ``kind``, not yet started: "memory", "sqlite" in data_dir/state.db, or
+    "etcd" at ``etcd_servers`` (client URLs) with keys under ``etcd_prefix``."""
     if kind == "memory":
         return MemoryStorage()
     if kind == "sqlite":
         if data_dir is None:
             raise ValueError("the sqlite storage backend needs a data directory")
         return SQLiteStorage(data_dir / STATE_FILE)
-    raise ValueError(f"unknown storage backend {kind!r} (expected 'memory' or 'sqlite')")
+    if kind == "etcd":
+        if not etcd_servers:
+            raise ValueError("the etcd storage backend needs --etcd-servers")
+        return EtcdStorage(etcd_servers, etcd_prefix)
+    raise ValueError(f"unknown storage backend {kind!r} (expected 'memory', 'sqlite' or 'etcd')")

@@ -160,3 +160,11 @@ def test_crontab_sample_from_the_kubernetes_docs(kubectl: Kubectl) -> None:
     sample = CONFORMANCE / "custom-resources" / "k8s-docs-crontab" / "my-crontab.yaml"
     result = kubectl.run("apply", "-f", str(sample))
     assert "created" in result.stdout
+
+
+def test_auth_can_i_with_json_speaking_kubectl(server: ServerProcess, kubectl: Kubectl) -> None:
+    # kubectl up to 1.31 posts the SelfSubjectAccessReview as JSON (1.32+ sends protobuf)
+    older = Kubectl(kubectl_binary(30), server.kubeconfig, kubectl.cache_dir)
+    assert older.run("auth", "can-i", "create", "crontabs").stdout.strip() == "yes"
+    rules = older.run("auth", "can-i", "--list").stdout
+    assert "*.*" in rules
