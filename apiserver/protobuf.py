@@ -41,7 +41,9 @@ class UnsupportedKindError(ProtobufError):
     """A well-formed envelope holding a kind (or encoding) this module cannot decode; the server answers 415."""
 
 
-Scalar = Literal["string", "bytes", "bool", "int32", "int64", "time", "microtime", "fieldsv1", "strings"]
+Scalar = Literal[
+    "string", "bytes", "bool", "int32", "int64", "time", "microtime", "fieldsv1", "strings"
+]
 
 
 @dataclass(frozen=True)
@@ -232,7 +234,9 @@ def _field_value(message: Message, spec: Field, values: list[tuple[int, int | by
     if isinstance(kind, Message):  # repeated occurrences of a message merge, as in proto2
         if any(wire != LENGTH for wire, _ in values):
             raise ProtobufError(f"{where}: wire type is not length-delimited")
-        return decode_message(kind, b"".join(value for _, value in values if isinstance(value, bytes)))
+        return decode_message(
+            kind, b"".join(value for _, value in values if isinstance(value, bytes))
+        )
     wire, value = values[-1]  # the last occurrence of a scalar wins
     result = _scalar(kind, wire, value, where)
     if spec.omitempty and not spec.pointer and kind not in _TIMES and result == _zero(kind):
@@ -406,7 +410,8 @@ EVENT = Message(
             11,
             "series",
             Message(
-                "EventSeries", (Field(1, "count", "int32"), Field(2, "lastObservedTime", "microtime"))
+                "EventSeries",
+                (Field(1, "count", "int32"), Field(2, "lastObservedTime", "microtime")),
             ),
             pointer=True,
         ),

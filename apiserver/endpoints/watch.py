@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -23,7 +25,8 @@ from apiserver.endpoints.table import table
 from apiserver.endpoints.versioning import to_version
 from apiserver.registry.store import ListOptions, Predicate, Store, WatchEvent
 
-BOOKMARK_INTERVAL = 30.0
+# kopf drops a stream silent for 70 s; tests shorten this through the environment to observe bookmarks.
+BOOKMARK_INTERVAL = float(os.environ.get("APIFORGE_BOOKMARK_INTERVAL_SECONDS", "30"))
 DEFAULT_TIMEOUT = (
     1800.0,
     3600.0,
@@ -32,14 +35,25 @@ TABLE_TYPE = b"application/json;as=Table;v=v1;g=meta.k8s.io"
 _END = object()
 
 
+@dataclass(frozen=True, slots=True)
+class _InitialEventsEnd:
+    """Marks the end of the initial state in a `sendInitialEvents=true` watch."""
+
+    revision: int
+
+
 async def _events(
-    store: Store, target: Target, predicate: Predicate | None, start: str
+    store: Store, target: Target, predicate: Predicate | None, start: str, initial_events: bool
 ) -> AsyncIterator[Any]:
-    if start in ("", "0"):
+    """The synthetic ADDED events for the current state when asked for (rv unset or "0", or
+    `sendInitialEvents`), then every change after the starting revision."""
+    if initial_events or start in ("", "0"):
         page = await store.list(target.namespace, ListOptions(predicate))
         for obj in page.items:
             yield WatchEvent("ADDED", obj, page.revision)
         after = page.revision
+        if initial_events:
+            yield _InitialEventsEnd(after)
     else:
         try:
             after = int(start)
@@ -74,7 +88,11 @@ async def serve_watch(
     async def produce() -> None:
         try:
             async for event in _events(
-                store, target, predicate, request.query.get("resourceVersion", "")
+                store,
+                target,
+                predicate,
+                request.query.get("resourceVersion", ""),
+                request.flag("sendInitialEvents"),
             ):
                 await queue.put(event)
         except errors.APIError as error:
@@ -118,6 +136,15 @@ async def serve_watch(
             item = getter.result()
             if item is _END:
                 break
+            if isinstance(item, _InitialEventsEnd):
+                # kopf and client-go end their initial listing at this bookmark (API-CONVENTIONS.md §8.2)
+                last_revision = str(item.revision)
+                bookmark = _bookmark(target, last_revision)
+                bookmark["object"]["metadata"]["annotations"] = {
+                    "k8s.io/initial-events-end": "true"
+                }
+                await _send_line(send, bookmark)
+                continue
             if isinstance(item, errors.APIError):
                 await _send_line(send, {"type": "ERROR", "object": item.status()})
                 break

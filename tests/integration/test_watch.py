@@ -4,11 +4,13 @@ DELETED with the last state, and the stream ending at timeoutSeconds (API-CONVEN
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from tests.integration.test_crud import crontab
+from tests.serverproc import ServerProcess, free_port
 
 WATCHED = "/apis/stable.example.com/v1/namespaces/watched/crontabs"
 
@@ -69,3 +71,39 @@ def test_watch_ends_at_timeout_seconds(client: httpx.Client) -> None:
             json.loads(line) for line in response.iter_lines() if line
         ]  # returns: the server closed it
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in lines] == [("ADDED", "w1")]
+
+
+def test_send_initial_events_ends_with_a_marked_bookmark(client: httpx.Client) -> None:
+    received = events(
+        client,
+        "sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan",
+        2,
+    )
+    assert [(e["type"], e["object"]["metadata"].get("name")) for e in received] == [
+        ("ADDED", "w1"),
+        ("BOOKMARK", None),
+    ]
+    bookmark = received[1]["object"]
+    assert bookmark["kind"] == "CronTab" and bookmark["apiVersion"] == "stable.example.com/v1"
+    assert bookmark["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    assert int(bookmark["metadata"]["resourceVersion"]) >= int(
+        received[0]["object"]["metadata"]["resourceVersion"]
+    )
+
+
+def test_idle_watch_gets_periodic_bookmarks(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, free_port())
+    server.start(extra_env={"APIFORGE_BOOKMARK_INTERVAL_SECONDS": "0.2"})
+    try:
+        with (
+            httpx.Client(base_url=server.url, timeout=10) as http,
+            http.stream(
+                "GET",
+                "/api/v1/namespaces/default/configmaps?watch=true&allowWatchBookmarks=true&resourceVersion=0&timeoutSeconds=1",
+            ) as response,
+        ):
+            lines = [json.loads(line) for line in response.iter_lines() if line]
+    finally:
+        server.stop()
+    assert len(lines) >= 2 and all(line["type"] == "BOOKMARK" for line in lines)
+    assert all(line["object"]["metadata"]["resourceVersion"].isdigit() for line in lines)
