@@ -18,9 +18,9 @@ from apiserver.endpoints.decode import (
     parse_body,
 )
 from apiserver.endpoints.http import Request, Send, respond, respond_json
+from apiserver.endpoints.output import negotiate, render_list, render_object
 from apiserver.endpoints.routing import ResourcePath
 from apiserver.endpoints.scale import apply_scale, scale_of
-from apiserver.endpoints.table import table
 from apiserver.endpoints.versioning import to_version
 from apiserver.endpoints.watch import serve_watch
 from apiserver.patch import PatchError, apply_json_patch, apply_merge_patch
@@ -29,17 +29,11 @@ from apiserver.scheme import Scheme
 from apiserver.selectors import matcher, parse_field_selector, parse_label_selector
 
 Object = dict[str, Any]
-TABLE_TYPE = b"application/json;as=Table;v=v1;g=meta.k8s.io"
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 PATCH_TYPES = [JSON_PATCH, MERGE_PATCH]
-
-
-def wants_table(request: Request) -> bool:
-    accept = request.headers.get("accept", "")
-    return "as=Table" in accept and "g=meta.k8s.io" in accept
 
 
 class ResourceHandler:
@@ -101,14 +95,11 @@ class ResourceHandler:
         self, request: Request, send: Send, status: int, obj: Object, target: Target
     ) -> None:
         versioned = to_version(obj, target.resource, target.version)
-        if wants_table(request):
-            metadata = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
-            body = table(
-                [versioned], target.version, request.query.get("includeObject", ""), metadata
-            )
-            await respond(send, status, orjson.dumps(body), TABLE_TYPE, warnings=request.warnings)
-            return
-        await respond(send, status, orjson.dumps(versioned), warnings=request.warnings)
+        output = negotiate(request.headers.get("accept", ""))
+        content_type, body = render_object(
+            versioned, output, target, request.query.get("includeObject", "")
+        )
+        await respond(send, status, orjson.dumps(body), content_type, warnings=request.warnings)
 
     # -- reads -------------------------------------------------------------------------------------
 
@@ -136,21 +127,15 @@ class ResourceHandler:
             if page.remaining:
                 metadata["remainingItemCount"] = page.remaining
         items = [to_version(obj, target.resource, target.version) for obj in page.items]
-        if wants_table(request):
-            body = table(items, target.version, request.query.get("includeObject", ""), metadata)
-            await respond(send, 200, orjson.dumps(body), TABLE_TYPE, warnings=request.warnings)
-            return
-        document = {
-            "apiVersion": target.api_version,
-            "kind": target.resource.list_kind,
-            "metadata": metadata,
-            "items": items,
-        }
-        await respond(send, 200, orjson.dumps(document), warnings=request.warnings)
+        output = negotiate(request.headers.get("accept", ""))
+        include_object = request.query.get("includeObject", "")
+        content_type, document = render_list(items, output, target, include_object, metadata)
+        await respond(send, 200, orjson.dumps(document), content_type, warnings=request.warnings)
 
     async def _watch(self, request: Request, send: Send, store: Store, target: Target) -> None:
         options = self._list_options(request, target)
-        await serve_watch(request, send, store, target, options.predicate, wants_table(request))
+        output = negotiate(request.headers.get("accept", ""))
+        await serve_watch(request, send, store, target, options.predicate, output)
 
     # -- writes ------------------------------------------------------------------------------------
 

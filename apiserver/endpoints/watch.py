@@ -20,8 +20,8 @@ import orjson
 
 from apiserver import errors
 from apiserver.endpoints.decode import Target
-from apiserver.endpoints.http import JSON, Request, Send
-from apiserver.endpoints.table import table
+from apiserver.endpoints.http import Request, Send
+from apiserver.endpoints.output import Output, render_event_object, stream_type
 from apiserver.endpoints.versioning import to_version
 from apiserver.registry.store import ListOptions, Predicate, Store, WatchEvent
 
@@ -31,7 +31,6 @@ DEFAULT_TIMEOUT = (
     1800.0,
     3600.0,
 )  # kube-apiserver picks a random watch lifetime in [30 min, 60 min)
-TABLE_TYPE = b"application/json;as=Table;v=v1;g=meta.k8s.io"
 _END = object()
 
 
@@ -69,7 +68,7 @@ async def serve_watch(
     store: Store,
     target: Target,
     predicate: Predicate | None,
-    as_table: bool,
+    output: Output,
 ) -> None:
     bookmarks = request.flag("allowWatchBookmarks")
     try:
@@ -105,7 +104,7 @@ async def serve_watch(
             pass
 
     headers = [
-        (b"content-type", TABLE_TYPE if as_table else JSON),
+        (b"content-type", stream_type(output)),
         (b"cache-control", b"no-cache, private"),
     ]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
@@ -113,7 +112,7 @@ async def serve_watch(
     gone = asyncio.create_task(disconnected())
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    first_table = True
+    first_event = True
     try:
         while True:
             remaining = deadline - loop.time()
@@ -151,21 +150,10 @@ async def serve_watch(
             event: WatchEvent = item
             last_revision = str(event.revision)
             versioned = to_version(event.object, target.resource, target.version)
-            if as_table:
-                metadata = {
-                    "resourceVersion": versioned.get("metadata", {}).get("resourceVersion", "")
-                }
-                body = table(
-                    [versioned],
-                    target.version,
-                    request.query.get("includeObject", ""),
-                    metadata,
-                    with_columns=first_table,
-                )
-                first_table = False
-                await _send_line(send, {"type": event.type, "object": body})
-            else:
-                await _send_line(send, {"type": event.type, "object": versioned})
+            include_object = request.query.get("includeObject", "")
+            shown = render_event_object(versioned, output, target, include_object, first_event)
+            first_event = False
+            await _send_line(send, {"type": event.type, "object": shown})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         producer.cancel()

@@ -115,3 +115,31 @@ def test_aggregated_discovery_v2_and_v2beta1(client: httpx.Client) -> None:
     assert [item["metadata"]["name"] for item in core["items"]] == [""]
     plain = client.get("/apis", headers={"accept": "application/json"})
     assert plain.json()["kind"] == "APIGroupList"
+
+
+def test_partial_object_metadata(client: httpx.Client) -> None:
+    client.post(CRONTABS, json=crontab("partial"))
+    one = client.get(
+        f"{CRONTABS}/partial",
+        headers={"accept": "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"},
+    )
+    assert (
+        one.headers["content-type"]
+        == "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
+    )
+    assert (
+        one.json()["kind"] == "PartialObjectMetadata"
+        and one.json()["metadata"]["name"] == "partial"
+    )
+    assert "spec" not in one.json()
+    listed = client.get(
+        CRONTABS,
+        headers={
+            "accept": "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+        },
+    ).json()
+    assert (
+        listed["kind"] == "PartialObjectMetadataList" and listed["apiVersion"] == "meta.k8s.io/v1"
+    )
+    assert all(item["kind"] == "PartialObjectMetadata" for item in listed["items"])
+    assert listed["metadata"]["resourceVersion"].isdigit()
