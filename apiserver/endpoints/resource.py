@@ -115,8 +115,13 @@ class ResourceHandler:
         revision = 0
         if request.query.get("resourceVersionMatch") == "Exact":
             revision = _parse_revision(request.query.get("resourceVersion", ""))
+        any_version = request.query.get("resourceVersion") == "0"
         return ListOptions(
-            matcher(labels, fields), max(limit, 0), request.query.get("continue", ""), revision
+            matcher(labels, fields),
+            max(limit, 0),
+            request.query.get("continue", ""),
+            revision,
+            any_version,
         )
 
     async def _list(self, request: Request, send: Send, store: Store, target: Target) -> None:

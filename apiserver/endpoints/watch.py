@@ -47,7 +47,7 @@ async def _events(
     """The synthetic ADDED events for the current state when asked for (rv unset or "0", or
     `sendInitialEvents`), then every change after the starting revision."""
     if initial_events or start in ("", "0"):
-        page = await store.list(target.namespace, ListOptions(predicate))
+        page = await store.list(target.namespace, ListOptions(predicate, any_version=True))
         for obj in page.items:
             yield WatchEvent("ADDED", obj, page.revision)
         after = page.revision

@@ -18,6 +18,7 @@ import orjson
 
 from apiserver import errors
 from apiserver.registry import codec
+from apiserver.registry.cacher import WatchCache
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
 from apiserver.registry.strategy import DEFAULT, Strategy
 from apiserver.scheme import ResourceType
@@ -56,6 +57,7 @@ class ListOptions:
     limit: int = 0
     continue_token: str = ""
     revision: int = 0  # an exact revision to read at (resourceVersionMatch=Exact); 0 = latest
+    any_version: bool = False  # resourceVersion=0: any state is fine, so the watch cache may answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,11 +100,13 @@ class Store:
         storage: Storage,
         namespace_check: NamespaceCheck | None = None,
         strategy: Strategy = DEFAULT,
+        cache: WatchCache | None = None,
     ) -> None:
         self.resource = resource
         self.storage = storage
         self._namespace_check = namespace_check
         self.strategy = strategy
+        self.cache = cache
 
     # -- errors ------------------------------------------------------------------------------------
 
@@ -122,6 +126,11 @@ class Store:
 
     async def list(self, namespace: str | None, options: ListOptions) -> ListPage:
         prefix = self.resource.key_prefix(namespace if self.resource.namespaced else None)
+        if options.any_version and self.cache is not None and not options.continue_token:
+            cached, at = self.cache.list(prefix)
+            decoded = (codec.decode(self.resource, kv) for kv in cached)
+            kept = [obj for obj in decoded if options.predicate is None or options.predicate(obj)]
+            return ListPage(kept, at, "", None)  # like kube's cacher: rv=0 lists ignore limit
         revision = options.revision
         start_key = prefix
         if options.continue_token:
@@ -371,7 +380,11 @@ class Store:
     ) -> AsyncIterator[WatchEvent]:
         """Changes after ``after_revision``; raises APIError 410 Expired when history no longer covers it."""
         prefix = self.resource.key_prefix(namespace if self.resource.namespaced else None)
-        stream = self.storage.watch(prefix, after_revision)
+        stream = (
+            self.cache.watch(prefix, after_revision)
+            if self.cache is not None
+            else self.storage.watch(prefix, after_revision)
+        )
         try:
             async for event in stream:
                 obj = codec.decode(self.resource, event.kv)

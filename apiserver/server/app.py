@@ -25,6 +25,7 @@ from apiserver.endpoints.http import (
 from apiserver.endpoints.openapi import OpenAPIDocuments
 from apiserver.endpoints.resource import ResourceHandler
 from apiserver.endpoints.routing import parse_resource_path
+from apiserver.registry.cacher import WatchCache
 from apiserver.registry.store import Store
 from apiserver.registry.strategy import strategy_for
 from apiserver.scheme import Scheme
@@ -81,6 +82,10 @@ class APIServer:
 
     async def start(self) -> None:
         await self.storage.start()
+        for store in self.stores.values():
+            if store.resource.persisted:
+                store.cache = WatchCache(self.storage, store.resource.key_prefix())
+                await store.cache.start()
         if self.namespaces is not None:
             await self.namespaces.bootstrap()
             self.namespaces.start(list(self.stores.values()))
@@ -88,6 +93,9 @@ class APIServer:
     async def stop(self) -> None:
         if self.namespaces is not None:
             await self.namespaces.stop()
+        for store in self.stores.values():
+            if store.cache is not None:
+                await store.cache.stop()
         await self.storage.close()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -1,0 +1,106 @@
+"""The watch cache of one resource (kube's cacher): one storage watch feeds a bounded event history and the
+current objects, and fans out to any number of client watches without touching storage.
+
+Watches starting inside the history are served from memory; older ones fall back to a storage watch (the
+backend may still have that history, or raises CompactedError: 410 for the client). `resourceVersion=0`
+lists ("any version is fine") are served from the cached objects. A slow client watch is ended when it falls
+too far behind (WatchHub's bound) without slowing the others; it resumes from its last revision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+
+from apiserver.storage.fanout import WatchHub
+from apiserver.storage.interface import (
+    CompactedError,
+    EventType,
+    KeyValue,
+    Storage,
+    StorageError,
+    StorageEvent,
+    Watch,
+)
+
+log = logging.getLogger("apiforge")
+
+DEFAULT_HISTORY = 10_000
+RELIST_DELAY_SECONDS = 0.5
+
+
+class WatchCache:
+    def __init__(self, storage: Storage, prefix: str, history_size: int = DEFAULT_HISTORY) -> None:
+        self.storage = storage
+        self.prefix = prefix
+        self.objects: dict[str, KeyValue] = {}
+        self.revision = 0
+        self._history: deque[StorageEvent] = deque(maxlen=history_size)
+        self._floor = 0  # every change after this revision is in the history
+        self._hub = WatchHub()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self._relist()
+        self._task = asyncio.create_task(self._follow())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._hub.end_all()
+
+    async def _relist(self) -> None:
+        page = await self.storage.list(self.prefix)
+        self.objects = {kv.key: kv for kv in page.items}
+        self.revision = self._floor = page.revision
+        self._history.clear()
+
+    async def _follow(self) -> None:
+        while True:
+            try:
+                stream = self.storage.watch(self.prefix, self.revision)
+                try:
+                    async for event in stream:
+                        self._apply(event)
+                finally:
+                    await stream.close()
+                return  # the storage closed
+            except StorageError as error:
+                log.warning("watch cache of %s restarts after: %s", self.prefix, error)
+                self._hub.end_all()  # clients re-watch from their last revision
+                await asyncio.sleep(RELIST_DELAY_SECONDS)
+                await self._relist()
+
+    def _apply(self, event: StorageEvent) -> None:
+        if event.type is EventType.DELETE:
+            self.objects.pop(event.kv.key, None)
+        else:
+            self.objects[event.kv.key] = event.kv
+        if len(self._history) == self._history.maxlen:
+            self._floor = self._history[0].revision
+        self._history.append(event)
+        self.revision = event.revision
+        self._hub.publish([event])
+
+    def covers(self, revision: int) -> bool:
+        return revision >= self._floor
+
+    def watch(self, prefix: str, after_revision: int) -> Watch:
+        if not self.covers(after_revision):
+            return self.storage.watch(prefix, after_revision)
+
+        async def replay(after: int) -> list[StorageEvent]:
+            if after < self._floor:
+                raise CompactedError(after, self._floor)
+            return [e for e in self._history if e.revision > after and e.kv.key.startswith(prefix)]
+
+        return self._hub.subscribe(prefix, after_revision, replay)
+
+    def list(self, prefix: str) -> tuple[list[KeyValue], int]:
+        """The cached objects under ``prefix`` in key order, and the revision they reflect."""
+        keys = sorted(key for key in self.objects if key.startswith(prefix))
+        return [self.objects[key] for key in keys], self.revision

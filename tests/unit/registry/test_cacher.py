@@ -1,0 +1,116 @@
+"""The watch cache: replay from its history, fall back to storage for older revisions (410 once compacted),
+serve rv=0 lists from memory, and cut off a watcher that stops reading without slowing the others."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from apiserver.registry.cacher import WatchCache
+from apiserver.storage.fanout import WatchOverflowError
+from apiserver.storage.interface import CompactedError, StorageEvent, Watch
+from apiserver.storage.memory import MemoryStorage
+
+PREFIX = "/registry/things/"
+
+
+def run(body: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(asyncio.wait_for(body(), timeout=10))
+
+
+async def take(watch: Watch, count: int) -> list[StorageEvent]:
+    events: list[StorageEvent] = []
+    async for event in watch:
+        events.append(event)
+        if len(events) == count:
+            break
+    return events
+
+
+async def settle(cache: WatchCache, storage: MemoryStorage) -> None:
+    while cache.revision < await storage.current_revision():
+        await asyncio.sleep(0.001)
+
+
+def test_replays_history_and_follows_live_changes() -> None:
+    async def body() -> None:
+        storage = MemoryStorage()
+        await storage.start()
+        first = await storage.create(f"{PREFIX}a", b"1")
+        cache = WatchCache(storage, PREFIX)
+        await cache.start()
+        await storage.update(f"{PREFIX}a", b"2", first.mod_revision)
+        await storage.create(f"{PREFIX}b", b"3")
+        await settle(cache, storage)
+        watch = cache.watch(PREFIX, first.mod_revision)
+        await storage.delete(f"{PREFIX}b")
+        events = await take(watch, 3)
+        assert [(e.kv.key, e.kv.value) for e in events] == [
+            (f"{PREFIX}a", b"2"),
+            (f"{PREFIX}b", b"3"),
+            (f"{PREFIX}b", b"3"),
+        ]
+        assert [e.revision for e in events] == sorted(e.revision for e in events)
+        await watch.close()
+        items, revision = cache.list(PREFIX)
+        assert [kv.key for kv in items] == [
+            f"{PREFIX}a"
+        ] and revision == await storage.current_revision()
+        await cache.stop()
+        await storage.close()
+
+    run(body)
+
+
+def test_revisions_older_than_history_come_from_storage_then_410_once_compacted() -> None:
+    async def body() -> None:
+        storage = MemoryStorage()
+        await storage.start()
+        cache = WatchCache(storage, PREFIX, history_size=2)
+        await cache.start()
+        for index in range(5):
+            await storage.create(f"{PREFIX}{index}", b"x")
+        await settle(cache, storage)
+        assert not cache.covers(1)
+        old = cache.watch(PREFIX, 1)  # served by storage, which still has the whole history
+        assert [e.kv.key for e in await take(old, 4)] == [f"{PREFIX}{i}" for i in range(1, 5)]
+        await old.close()
+        await storage.compact(4)
+        with pytest.raises(CompactedError):
+            await take(cache.watch(PREFIX, 1), 1)
+        await cache.stop()
+        await storage.close()
+
+    run(body)
+
+
+def test_a_watcher_that_stops_reading_is_cut_off_and_others_continue() -> None:
+    async def body() -> None:
+        storage = MemoryStorage()
+        await storage.start()
+        cache = WatchCache(storage, PREFIX)
+        await cache.start()
+        stalled = cache.watch(PREFIX, 0)
+        reader = cache.watch(PREFIX, 0)
+        received: list[StorageEvent] = []
+
+        async def read() -> None:
+            received.extend(await take(reader, 10_500))
+
+        task = asyncio.create_task(read())
+        for index in range(10_500):
+            await storage.create(f"{PREFIX}{index:05}", b"x")
+            if index % 100 == 0:
+                await asyncio.sleep(
+                    0
+                )  # let the cache and the reading watcher run, as requests would
+        await task
+        assert len(received) == 10_500
+        with pytest.raises(WatchOverflowError):
+            await take(stalled, 10_500)
+        await cache.stop()
+        await storage.close()
+
+    run(body)
