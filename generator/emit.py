@@ -1,8 +1,10 @@
 """Stage 4 driver: write the rendered files atomically, only what changed, and nothing when inputs are unchanged.
 
-A manifest (``generated/manifest.json``) records a fingerprint of each unit's inputs (its definitions plus the
+A manifest (``generated/.manifest.json``) records a fingerprint of each unit's inputs (its definitions plus the
 compiler and templates themselves) and a hash of every file written. When a unit's fingerprint and files still
 match, it is neither re-rendered nor re-formatted, which keeps a no-op `make generate` well under a second.
+The manifest is a local build cache, not output: it is not committed and `--check` ignores it, so the
+committed output depends only on what the generator writes, never on the files of a working tree.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from generator.definition import Definition
 from generator.plan import Plan
 
-MANIFEST = "manifest.json"
+MANIFEST = ".manifest.json"
 _TOOL_ROOTS = (
     Path(__file__).resolve().parent,
     Path(__file__).resolve().parent.parent / "templates",
@@ -116,7 +118,7 @@ def _existing_files(out_dir: Path) -> set[str]:
     return {
         str(path.relative_to(out_dir))
         for path in out_dir.rglob("*")
-        if path.is_file() and "__pycache__" not in path.parts
+        if path.is_file() and "__pycache__" not in path.parts and path.name != MANIFEST
     }
 
 
@@ -142,10 +144,15 @@ def _write_atomically(target: Path, text: str) -> None:
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(text.encode())
+        os.chmod(temporary, 0o644)  # mkstemp makes private files; generated code is ordinary source
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def write_manifest(out_dir: Path, text: str) -> None:
+    _write_atomically(out_dir / MANIFEST, text)
 
 
 def write_output(out_dir: Path, files: dict[str, str]) -> list[Difference]:

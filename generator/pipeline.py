@@ -6,12 +6,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.emit import (
-    MANIFEST,
     Difference,
     differences,
     manifest_text,
     reusable_units,
     unit_fingerprints,
+    write_manifest,
     write_output,
 )
 from generator.load import load_checked
@@ -37,7 +37,6 @@ def generate(config: GenerateConfig) -> list[Difference]:
     cached = None if config.check else reusable_units(config.out_dir, fingerprints)
     if cached is not None and set(cached) == set(fingerprints):
         files = {path: text for unit in cached.values() for path, text in unit.items()}
-        files[MANIFEST] = manifest_text(cached, fingerprints)
         if not differences(config.out_dir, files):
             return []
     # Imported here: black and datamodel-code-generator take a while to import, and a no-op run needs neither.
@@ -45,7 +44,8 @@ def generate(config: GenerateConfig) -> list[Difference]:
 
     units = render_plan(plan, cached)
     files = {path: text for unit in units.values() for path, text in unit.items()}
-    files[MANIFEST] = manifest_text(units, fingerprints)
     if config.check:
         return differences(config.out_dir, files)
-    return write_output(config.out_dir, files)
+    changes = write_output(config.out_dir, files)
+    write_manifest(config.out_dir, manifest_text(units, fingerprints))
+    return changes
