@@ -71,6 +71,8 @@ class Field:
 
 @dataclass(frozen=True)
 class Message:
+    """A proto2 message: its fields in Go struct order, which is the order of the JSON keys."""
+
     name: str
     fields: tuple[Field, ...]
     by_number: dict[int, Field] = field(init=False, repr=False, compare=False)
@@ -188,7 +190,7 @@ def _scalar(kind: Scalar | Message | MapOf, wire: int, value: int | bytes, where
     if kind in _TIMES:
         return _timestamp(value, kind == "microtime")
     if kind == "strings":  # a message wrapping `repeated string items = 1`, printed as a JSON list
-        return [_text(v) for n, w, v in wire_fields(value) if n == 1 and isinstance(v, bytes)]
+        return [_text(v) for n, _, v in wire_fields(value) if n == 1 and isinstance(v, bytes)]
     # fieldsv1: `optional bytes Raw = 1`, the JSON document itself
     raw = b"".join(v for n, _, v in wire_fields(value) if n == 1 and isinstance(v, bytes))
     try:

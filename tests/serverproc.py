@@ -34,6 +34,7 @@ class ServerProcess:
     port: int
     storage: str = "sqlite"
     cwd: Path = REPO  # the generated package of this directory is the one served
+    extra_args: tuple[str, ...] = ()
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -63,6 +64,7 @@ class ServerProcess:
                 str(self.port),
                 "--storage",
                 self.storage,
+                *self.extra_args,
             ],
             cwd=self.cwd,
             env=env,

@@ -86,6 +86,13 @@ class WatchCache:
         self.revision = event.revision
         self._hub.publish([event])
 
+    def forget_before(self, revision: int) -> None:
+        """Storage compacted at ``revision``: drop the history before it too, so resuming there is 410 on
+        every path, and the history's memory follows the compaction window."""
+        while self._history and self._history[0].revision <= revision:
+            self._floor = self._history.popleft().revision
+        self._floor = max(self._floor, min(revision, self.revision))
+
     def covers(self, revision: int) -> bool:
         return revision >= self._floor
 

@@ -29,6 +29,7 @@ from apiserver.registry.cacher import WatchCache
 from apiserver.registry.store import Store
 from apiserver.registry.strategy import strategy_for
 from apiserver.scheme import Scheme
+from apiserver.server.compactor import Compactor
 from apiserver.server.namespaces import NamespaceLifecycle
 from apiserver.server.reviews import REVIEW_RESOURCES, ReviewStore
 from apiserver.storage.interface import Storage
@@ -53,9 +54,16 @@ HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
 class APIServer:
     """The whole server as one ASGI callable, over one Storage."""
 
-    def __init__(self, scheme: Scheme, storage: Storage, openapi_dir: Path) -> None:
+    def __init__(
+        self,
+        scheme: Scheme,
+        storage: Storage,
+        openapi_dir: Path,
+        compaction_interval: float = 300.0,
+    ) -> None:
         self.scheme = scheme
         self.storage = storage
+        self.compactor = Compactor(storage, compaction_interval)
         for review in REVIEW_RESOURCES:
             if scheme.resource(review.group, review.plural) is None:
                 scheme.add(review)
@@ -86,11 +94,14 @@ class APIServer:
             if store.resource.persisted:
                 store.cache = WatchCache(self.storage, store.resource.key_prefix())
                 await store.cache.start()
+                self.compactor.listeners.append(store.cache.forget_before)
         if self.namespaces is not None:
             await self.namespaces.bootstrap()
             self.namespaces.start(list(self.stores.values()))
+        self.compactor.start()
 
     async def stop(self) -> None:
+        await self.compactor.stop()
         if self.namespaces is not None:
             await self.namespaces.stop()
         for store in self.stores.values():

@@ -50,6 +50,12 @@ def parse_options(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--bind-address", default="127.0.0.1")
     parser.add_argument("--port", "--secure-port", dest="port", type=int, default=6443)
     parser.add_argument("--storage", choices=["sqlite", "memory"], default="sqlite")
+    parser.add_argument(
+        "--etcd-compaction-interval",
+        type=float,
+        default=300.0,
+        help="seconds between compactions of the storage history (0 disables), as kube-apiserver's flag",
+    )
     parser.add_argument("--log-level", default="warning")
     return parser.parse_args(argv)
 
@@ -86,5 +92,5 @@ def serve_main(scheme: Scheme, openapi_dir: Path, argv: list[str] | None = None)
     )
     options.data_dir.mkdir(parents=True, exist_ok=True)
     storage = open_storage(options.storage, options.data_dir)
-    server = APIServer(scheme, storage, openapi_dir)
+    server = APIServer(scheme, storage, openapi_dir, options.etcd_compaction_interval)
     asyncio.run(_serve(server, options))

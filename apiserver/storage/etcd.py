@@ -419,8 +419,17 @@ class EtcdStorage:
         except grpc.aio.AioRpcError:
             pass
         finally:
-            call.cancel()
+            await _ended(call)
         return requested + 1
+
+
+async def _ended(call: Any) -> None:
+    """Cancel a streaming call and wait until gRPC has finished it: a cancellation completes
+    asynchronously, and one left pending when its event loop closes makes gRPC's poller call into
+    the closed loop ("Event loop is closed")."""
+    call.cancel()
+    with suppress(Exception, asyncio.CancelledError):
+        await call.code()
 
 
 def _compare(name: bytes, target: Any, **value: int) -> Any:
@@ -457,6 +466,7 @@ class EtcdWatch:
         self._queue: asyncio.Queue[builtins.list[StorageEvent] | _End] = asyncio.Queue(_WATCH_QUEUE)
         self._events: deque[StorageEvent] = deque()
         self._reader: asyncio.Task[None] | None = None
+        self._call: Any = None  # the current gRPC stream
         self._closed = False
         self._finished = False
         self._error: StorageError | None = None
@@ -484,28 +494,41 @@ class EtcdWatch:
                 self._events.extend(item)
 
     async def close(self) -> None:
+        """Cancel the stream and let the reader see it end. Cancelling the gRPC call rather than
+        the reader task lets gRPC complete the pending read on this loop: an operation left pending
+        when the loop closes makes gRPC's poller call into the closed loop later."""
         if self._closed:
             return
         self._closed = True
         self._storage._watches.discard(self)
         reader, self._reader = self._reader, None
+        if self._call is not None:
+            self._call.cancel()
         if reader is not None:
-            reader.cancel()
-            await asyncio.wait([reader])
+            await asyncio.wait([reader], timeout=1.0)
+            if not reader.done():  # waiting in a backoff pause or on a full queue
+                reader.cancel()
+                await asyncio.wait([reader])
         with suppress(asyncio.QueueFull):  # wake a consumer waiting on an empty queue
             self._queue.put_nowait(_END)
 
     async def _read(self) -> None:
         """Stream until closed or failed; re-watch after a connection failure."""
         try:
-            while True:
+            while not self._closed:
                 try:
                     await self._stream()
                     reason = "etcd ended the stream"
+                except asyncio.CancelledError:
+                    if self._closed:  # gRPC reports the call close() cancelled this way
+                        return
+                    raise
                 except grpc.aio.AioRpcError as error:
                     if error.code() not in _RETRYABLE:
                         raise _failure(error, self._storage.endpoints) from error
                     reason = f"{error.code().name}: {error.details()}"
+                if self._closed:
+                    return
                 self._failures += 1
                 first, longest = _WATCH_BACKOFF
                 pause = min(longest, first * 2 ** min(self._failures - 1, 10))
@@ -522,7 +545,8 @@ class EtcdWatch:
         except Exception as error:  # a bug must end the watch visibly, not hang the consumer
             log.exception("etcd watch on %s failed", self._prefix)
             self._error = StorageError(f"etcd watch on {self._prefix!r} failed: {error!r}")
-        await self._queue.put(_END)
+        if not self._closed:
+            await self._queue.put(_END)
 
     async def _stream(self) -> None:
         """One watch stream from ``self._last``; returns when etcd ends it, raises when it breaks."""
@@ -532,7 +556,7 @@ class EtcdWatch:
         keys = self._storage._keys
         span = keys.span(self._prefix, None)
         low, end = span if span is not None else (keys.nowhere, b"")
-        call = stub.Watch(wait_for_ready=True)
+        self._call = call = stub.Watch(wait_for_ready=True)
         try:
             await call.write(
                 rpc.WatchRequest(
@@ -551,6 +575,7 @@ class EtcdWatch:
             while (response := await call.read()) is not grpc.aio.EOF:
                 await self._handle(response)
         finally:
+            self._call = None
             call.cancel()
 
     async def _handle(self, response: Any) -> None:

@@ -4,6 +4,7 @@ DELETED with the last state, and the stream ending at timeoutSeconds (API-CONVEN
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +108,35 @@ def test_idle_watch_gets_periodic_bookmarks(tmp_path: Path) -> None:
         server.stop()
     assert len(lines) >= 2 and all(line["type"] == "BOOKMARK" for line in lines)
     assert all(line["object"]["metadata"]["resourceVersion"].isdigit() for line in lines)
+
+
+def test_watch_from_a_compacted_revision_gets_410_expired(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, free_port(), extra_args=("--etcd-compaction-interval", "0.2"))
+    server.start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=10) as http:
+            configmaps = "/api/v1/namespaces/default/configmaps"
+            body = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "c"},
+                "data": {"n": "0"},
+            }
+            old = http.post(configmaps, json=body).json()["metadata"]["resourceVersion"]
+            for index in range(1, 4):
+                http.patch(
+                    f"{configmaps}/c",
+                    json={"data": {"n": str(index)}},
+                    headers={"content-type": "application/merge-patch+json"},
+                )
+            time.sleep(1.0)  # several compaction intervals
+            with http.stream("GET", f"{configmaps}?watch=true&resourceVersion={old}") as response:
+                lines = [json.loads(line) for line in response.iter_lines() if line]
+            listed = http.get(configmaps).json()
+    finally:
+        server.stop()
+    assert len(lines) == 1 and lines[0]["type"] == "ERROR"
+    status = lines[0]["object"]
+    assert (status["kind"], status["code"], status["reason"]) == ("Status", 410, "Expired")
+    assert status["message"].startswith(f"too old resource version: {old} (")
+    assert listed["items"][0]["data"] == {"n": "3"}  # compaction never loses current state
