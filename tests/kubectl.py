@@ -25,16 +25,12 @@ class Kubectl:
     binary: Path
     kubeconfig: Path
     cache_dir: Path
+    namespace: str = ""
 
     def _command(self, args: tuple[str, ...]) -> list[str]:
-        return [
-            str(self.binary),
-            "--kubeconfig",
-            str(self.kubeconfig),
-            "--cache-dir",
-            str(self.cache_dir),
-            *args,
-        ]
+        scope = ["--namespace", self.namespace] if self.namespace else []
+        connection = ["--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache_dir)]
+        return [str(self.binary), *connection, *scope, *args]
 
     @property
     def _environment(self) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""kubectl 1.32 against a real apiforge server: the acceptance commands of the toolchain issue."""
+"""Real kubectl binaries (1.30, 1.32, 1.33) against a real apiforge server: the commands of the toolchain
+issue's acceptance, each version in a namespace of its own on one server."""
 
 from __future__ import annotations
 
@@ -26,9 +27,15 @@ spec:
 """
 
 
-@pytest.fixture(scope="module")
-def kubectl(server: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
-    yield Kubectl(kubectl_binary(32), server.kubeconfig, tmp_path_factory.mktemp("kubectl-cache"))
+@pytest.fixture(scope="module", params=[30, 32, 33], ids=lambda minor: f"kubectl-1.{minor}")
+def kubectl(
+    request: pytest.FixtureRequest, server: ServerProcess, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Kubectl]:
+    namespace = f"kubectl-1-{request.param}"
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    assert httpx.post(f"{server.url}/api/v1/namespaces", json=body).status_code == 201
+    cache = tmp_path_factory.mktemp("kubectl-cache")
+    yield Kubectl(kubectl_binary(request.param), server.kubeconfig, cache, namespace)
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -39,7 +46,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_api_resources_lists_crontabs(server: ServerProcess, kubectl: Kubectl) -> None:
     # the gcloud dispatcher picks kubectl.1.<minor> from /version: exercise it too
-    dispatcher = Kubectl(Path("kubectl"), server.kubeconfig, kubectl.cache_dir)
+    dispatcher = Kubectl(Path("kubectl"), server.kubeconfig, kubectl.cache_dir, kubectl.namespace)
     for client in (kubectl, dispatcher):
         output = client.run("api-resources").stdout
         line = next(row for row in output.splitlines() if row.startswith("crontabs"))
@@ -105,7 +112,7 @@ def test_get_watch_sees_an_update_made_elsewhere(
     try:
         time.sleep(1.5)
         response = httpx.patch(
-            f"{server.url}/apis/stable.example.com/v1/namespaces/default/crontabs/kc-watch",
+            f"{server.url}/apis/stable.example.com/v1/namespaces/{kubectl.namespace}/crontabs/kc-watch",
             json={"spec": {"image": "changed-elsewhere"}},
             headers={"content-type": "application/merge-patch+json"},
         )
@@ -164,7 +171,7 @@ def test_crontab_sample_from_the_kubernetes_docs(kubectl: Kubectl) -> None:
 
 def test_auth_can_i_with_json_speaking_kubectl(server: ServerProcess, kubectl: Kubectl) -> None:
     # kubectl up to 1.31 posts the SelfSubjectAccessReview as JSON (1.32+ sends protobuf)
-    older = Kubectl(kubectl_binary(30), server.kubeconfig, kubectl.cache_dir)
+    older = Kubectl(kubectl_binary(30), server.kubeconfig, kubectl.cache_dir, kubectl.namespace)
     assert older.run("auth", "can-i", "create", "crontabs").stdout.strip() == "yes"
     rules = older.run("auth", "can-i", "--list").stdout
     assert "*.*" in rules
