@@ -368,6 +368,9 @@ def _set_element_orders(result: dict[str, Any], pending: dict[str, Any], node: _
 def _order_field(
     result: dict[str, Any], pending: dict[str, Any], field: str, order: list[Any], node: _Node
 ) -> None:
+    """Merge and order one list. The stored order kube sorts by is its own view of the stored list
+    *after* merging: Go slices share their array, and merging shifts deleted items out of it and
+    appends new ones into it in place (see :func:`_list_directives`), so ``stored`` follows suit."""
     current = _list_member(result, field)
     patched = _list_member(pending, field)
     child, meta = node.field(field)
@@ -375,15 +378,18 @@ def _order_field(
     _check_order(patched or [], order, merge_key)
     if current is None and patched is None:
         return
+    stored = list(current or [])
     if patched is None:
-        merged = current or []
+        merged = stored
     elif current is None:
         merged = _clean(patched, drop_nulls=False)[0]
     else:
-        merged = _merge_list_field(current, patched, child.items(), strategy, merge_key, False)
+        merged = _merge_list_field(
+            current, patched, child.items(), strategy, merge_key, False, stored
+        )
     in_order, server_only = _partition(merged, order, merge_key)
-    kind = _element_kind(current or [], patched or [])
-    result[field] = _normalize(in_order, server_only, order, current or [], merge_key, kind)
+    kind = _element_kind(stored, patched or [])
+    result[field] = _normalize(in_order, server_only, order, stored, merge_key, kind)
     pending.pop(field, None)
 
 
@@ -446,20 +452,31 @@ def _merge_list_field(
     strategy: str,
     merge_key: str,
     delete_list: bool,
+    stored: list[Any] | None = None,
 ) -> list[Any]:
     """``mergeSliceHandler``: lists are replaced unless their strategy is ``merge``; deletions
     from a list apply whatever its strategy."""
     if strategy == _MERGE or delete_list:
-        return _merge_list(current, patch, items, merge_key, delete_list)
+        return _merge_list(current, patch, items, merge_key, delete_list, stored)
     return patch
 
 
 def _merge_list(
-    original: list[Any], patch: list[Any], items: _Node, merge_key: str, delete_list: bool
+    original: list[Any],
+    patch: list[Any],
+    items: _Node,
+    merge_key: str,
+    delete_list: bool,
+    stored: list[Any] | None = None,
 ) -> list[Any]:
     """``mergeSlice``: scalars are a set union (or difference, for ``$deleteFromPrimitiveList``),
     maps merge by ``merge_key`` after ``$patch: delete|replace`` items are applied; then the patch's
-    items take the patch's order and the other items keep their places as far as possible."""
+    items take the patch's order and the other items keep their places as far as possible.
+
+    ``stored``, when given, is a copy of ``original`` standing for the caller's Go slice, which
+    merging a list of maps changes in place as kube does. The union of scalars is taken to leave it
+    alone: kube's ``append`` reallocates there, as the apiserver's stored lists have no spare room.
+    """
     if not original and not patch:
         return original
     kind = _element_kind(original, patch)
@@ -471,17 +488,23 @@ def _merge_list(
     else:
         if not merge_key:
             raise PatchError(f"cannot merge lists without merge key for {items.name()}", 500)
-        original, patch = _list_directives(original, patch, merge_key)
-        merged = _merge_items(original, patch, merge_key, items)
+        original, patch, shared = _list_directives(original, patch, merge_key, stored)
+        merged = _merge_items(original, patch, merge_key, items, stored if shared else None)
     in_patch, server_only = _partition(merged, patch, merge_key)
     return _normalize(in_patch, server_only, patch, original, merge_key, kind)
 
 
 def _list_directives(
-    original: list[Any], patch: list[Any], merge_key: str
-) -> tuple[list[Any], list[Any]]:
+    original: list[Any], patch: list[Any], merge_key: str, stored: list[Any] | None
+) -> tuple[list[Any], list[Any], bool]:
     """``mergeSliceWithSpecialElements``: apply the ``$patch`` items. ``delete`` removes every item
-    with that merge key value, ``replace`` makes the rest of the patch list the whole list."""
+    with that merge key value, ``replace`` makes the rest of the patch list the whole list.
+
+    Returns the list to merge into, the patch's other items, and whether that list is still
+    ``original``'s Go array (not after ``replace``). Each deletion is Go's
+    ``append(s[:i], s[i+1:]...)``: the items after it move down one place in the shared array,
+    whose last place keeps its old item; ``stored`` shows that array."""
+    kept = list(original)
     plain: list[Any] = []
     replace = False
     for item in patch:
@@ -492,29 +515,40 @@ def _list_directives(
         if directive == _DELETE:
             if merge_key not in item:
                 raise _no_merge_key(item, merge_key)
-            value = item[merge_key]
-            original = [o for o in original if not (merge_key in o and _same(o[merge_key], value))]
+            while (at := _find(kept, merge_key, item[merge_key])) is not None:
+                del kept[at]
+                if stored is not None:
+                    stored[at : len(kept)] = stored[at + 1 : len(kept) + 1]
         elif directive == _REPLACE:
             replace = True
         elif directive == _MERGE:
             raise PatchError("merging lists cannot yet be specified in the patch", 500)
         else:
             raise _bad_patch_type(directive, item)
-    return (plain, []) if replace else (original, plain)
+    return (plain, [], False) if replace else (kept, plain, True)
 
 
-def _merge_items(original: list[Any], patch: list[Any], merge_key: str, items: _Node) -> list[Any]:
+def _merge_items(
+    original: list[Any],
+    patch: list[Any],
+    merge_key: str,
+    items: _Node,
+    stored: list[Any] | None,
+) -> list[Any]:
     """``mergeSliceWithoutSpecialElements``: each patch item merges into the first item with its
-    merge key value (including items the patch added before it) or is appended."""
+    merge key value (including items the patch added before it) or is appended. Go appends into
+    the shared array while it has room: the places deletions freed in ``stored``."""
     merged = list(original)
     for item in patch:
         if merge_key not in item:
             raise _no_merge_key(item, merge_key)
         at = _find(merged, merge_key, item[merge_key])
-        if at is None:
-            merged.append(item)
-        else:
+        if at is not None:
             merged[at] = _merge_map(merged[at], item, items)
+            continue
+        if stored is not None and len(merged) < len(stored):
+            stored[len(merged)] = item
+        merged.append(item)
     return merged
 
 

@@ -16,6 +16,7 @@ from black.mode import TargetVersion
 from generator.models import render_models
 from generator.naming import openapi_path_key
 from generator.openapi import aggregate_document, group_version_document
+from generator.openapi_v2 import swagger_document
 from generator.plan import GroupPlan, Plan, VersionPlan, snake
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -153,5 +154,8 @@ def render_plan(
         if path.startswith("openapi/")
     ]
     shared["openapi/aggregate.json"] = _json(aggregate_document(documents))
+    shared["openapi/swagger.json"] = _json(
+        swagger_document(documents)
+    )  # /openapi/v2 (kubectl 1.27, 1.28)
     units[""] = shared
     return units

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import yaml
 
-from apiserver import errors
+from apiserver import errors, protobuf
 from apiserver.schema import prune, validate_object_meta
 from apiserver.scheme import ResourceType, VersionType
 
@@ -45,13 +45,18 @@ class Target:
 
 
 def parse_body(body: bytes, content_type: str, target: Target) -> Any:
-    """Parse a JSON (or YAML) body; anything else the client sent is 415, unreadable bytes 400."""
+    """Parse a JSON, YAML or (for the built-in kinds kubectl 1.32+ sends so) protobuf body; anything else the
+    client sent is 415, unreadable bytes 400."""
     try:
         if content_type in JSON_TYPES:
             return orjson.loads(body)
         if content_type in YAML_TYPES:
             return yaml.safe_load(body)
-    except (orjson.JSONDecodeError, yaml.YAMLError) as error:
+        if content_type == protobuf.CONTENT_TYPE:
+            return protobuf.decode(body)
+    except protobuf.UnsupportedKindError:
+        raise errors.unsupported_media_type(BODY_TYPES) from None
+    except (orjson.JSONDecodeError, yaml.YAMLError, protobuf.ProtobufError) as error:
         raise target.cannot_handle(str(error).splitlines()[0]) from None
     raise errors.unsupported_media_type(BODY_TYPES)
 

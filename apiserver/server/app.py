@@ -172,6 +172,15 @@ class APIServer:
         await respond_text(send, 404, "404 page not found\n")
 
     async def _openapi(self, request: Request, send: Send, path: str) -> None:
+        if path == "/openapi/v2":
+            served = self.openapi.v2(request.headers.get("accept", ""))
+            if served is None:
+                await respond_text(send, 404, "404 page not found\n")
+                return
+            v2_document, content_type = served
+            etag = f'"{v2_document.hash}"'.encode()
+            await respond(send, 200, v2_document.body, content_type, headers=[(b"etag", etag)])
+            return
         if path == "/openapi/v3":
             await respond(
                 send, 200, self.openapi.index, headers=[(b"cache-control", b"no-cache, private")]

@@ -308,12 +308,18 @@ class EtcdStorage:
         name = self._keys.encode(key)
         if expected_revision <= 0:  # mod_revision == 0 is true of an absent key: never ask etcd
             raise await self._precondition_failure(key, expected_revision)
-        put = rpc.PutRequest(key=name, value=value, prev_kv=True)
-        response = await self._guarded(name, expected_revision, rpc.RequestOp(request_put=put))
+        # The put, then a keys-only read of the result for its create_revision: cheaper than the
+        # put's prev_kv, which would send the whole old value back.
+        response = await self._guarded(
+            name,
+            expected_revision,
+            rpc.RequestOp(request_put=rpc.PutRequest(key=name, value=value)),
+            rpc.RequestOp(request_range=rpc.RangeRequest(key=name, keys_only=True)),
+        )
         if not response.succeeded:
             raise self._conflict(key, expected_revision, response)
-        previous = response.responses[0].response_put.prev_kv
-        return KeyValue(key, value, previous.create_revision, int(response.header.revision))
+        stored = response.responses[1].response_range.kvs[0]
+        return KeyValue(key, value, int(stored.create_revision), int(stored.mod_revision))
 
     async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:
         name = self._keys.encode(key)
@@ -332,7 +338,7 @@ class EtcdStorage:
                 raise self._conflict(key, expected_revision, txn)
             previous = txn.responses[0].response_delete_range.prev_kvs[0]
             revision = txn.header.revision
-        return KeyValue(key, previous.value, previous.create_revision, int(revision))
+        return KeyValue(key, previous.value, int(previous.create_revision), int(revision))
 
     # -- watch and compaction ----------------------------------------------------------------------
 
@@ -380,13 +386,13 @@ class EtcdStorage:
             return FutureRevisionError(revision, await self.current_revision())
         return _failure(error, self.endpoints)
 
-    async def _guarded(self, name: bytes, expected_revision: int, op: Any) -> Any:
-        """``op`` if ``name`` is at ``expected_revision``, else a read of ``name``; one txn."""
+    async def _guarded(self, name: bytes, expected_revision: int, *ops: Any) -> Any:
+        """``ops`` if ``name`` is at ``expected_revision``, else a read of ``name``; one txn."""
         return await self._call(
             "Txn",
             rpc.TxnRequest(
                 compare=[_compare(name, rpc.Compare.MOD, mod_revision=expected_revision)],
-                success=[op],
+                success=list(ops),
                 failure=[rpc.RequestOp(request_range=rpc.RangeRequest(key=name))],
             ),
         )
@@ -543,6 +549,8 @@ class EtcdWatch:
         except StorageError as error:
             self._error = error
         except Exception as error:  # a bug must end the watch visibly, not hang the consumer
+            if self._closed:  # e.g. a write on the call close() cancelled
+                return
             log.exception("etcd watch on %s failed", self._prefix)
             self._error = StorageError(f"etcd watch on {self._prefix!r} failed: {error!r}")
         if not self._closed:

@@ -1,4 +1,4 @@
-"""Real kubectl binaries (1.30, 1.32, 1.33) against a real apiforge server: the commands of the toolchain
+"""Real kubectl binaries (1.27, 1.28, 1.30, 1.32, 1.33) against a real apiforge server: the commands of the toolchain
 issue's acceptance, each version in a namespace of its own on one server."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ spec:
 """
 
 
-@pytest.fixture(scope="module", params=[30, 32, 33], ids=lambda minor: f"kubectl-1.{minor}")
+@pytest.fixture(scope="module", params=[27, 28, 30, 32, 33], ids=lambda minor: f"kubectl-1.{minor}")
 def kubectl(
     request: pytest.FixtureRequest, server: ServerProcess, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Kubectl]:
