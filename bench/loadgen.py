@@ -19,6 +19,9 @@ import uvloop
 
 from bench.common import cpu_seconds, machine_busy_seconds
 
+STALL_SECONDS = 30.0
+"""How long past its deadline a run may wait for outstanding responses before it fails."""
+
 RequestFactory = Callable[[int], bytes]
 """Builds request ``i`` (a global sequence number, unique within a Load) as raw HTTP/1.1 bytes."""
 
@@ -142,7 +145,8 @@ class _Connection(asyncio.Protocol):
                 self.status = int(head[9:12])
                 at = head.find(b"\r\ncontent-length:")
                 if at < 0:
-                    raise RuntimeError(f"response without content-length: {head[:200]!r}")
+                    self._abort(f"response without content-length: {head[:200]!r}")
+                    return
                 line_end = head.find(b"\r\n", at + 2)
                 length = int(head[at + 17 : line_end if line_end >= 0 else None])
                 self.body_end = head_end + 4 + length
@@ -161,10 +165,16 @@ class _Connection(asyncio.Protocol):
                 self._send_next()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._abort(f"connection lost: {exc}")
+
+    def _abort(self, reason: str) -> None:
+        """Count a failure and stop this connection (its run goes on with the others)."""
+        if self.transport is not None:
+            self.transport.close()
         if self.active:
             self.active = False
             self.run.failures += 1
-            self.run.first_failure = self.run.first_failure or f"connection lost: {exc}"
+            self.run.first_failure = self.run.first_failure or reason
             self.run.close_one()
 
 
@@ -191,7 +201,7 @@ async def _drive(
             warm = _Run(factory, expect, limit, time.perf_counter() + warmup)
             for protocol in protocols:
                 protocol.start(warm)
-            await warm.finished
+            await asyncio.wait_for(warm.finished, warmup + STALL_SECONDS)
             sent = warm.sequence
         run = _Run(factory, expect, limit + sent, time.perf_counter() + seconds)
         run.sequence = sent  # request numbers stay unique across warm-up and measurement
@@ -201,7 +211,7 @@ async def _drive(
         started = time.perf_counter()
         for protocol in protocols:
             protocol.start(run)
-        await run.finished
+        await asyncio.wait_for(run.finished, seconds + STALL_SECONDS)
         elapsed = time.perf_counter() - started
         client_cpu = time.process_time() - client_before
         machine_cpu = machine_busy_seconds() - machine_before

@@ -28,7 +28,7 @@ from bench.common import ChildServer, Row, free_port, median, print_rows, rotate
 from bench.loadgen import Load, drive, get_request
 from bench.server_bench import crontab
 
-HTTP_ROUNDS = 4
+HTTP_ROUNDS = 3
 HTTP_SECONDS = 1.0
 CONNECTIONS = 32
 CODEC_ROUNDS = 7
@@ -101,7 +101,7 @@ def http_rows(work: Path) -> list[Row]:
             server.stop()
     print(
         f"stack bench, HTTP: hello-JSON on uvicorn+httptools+uvloop, {HTTP_ROUNDS} interleaved rounds"
-        f" x {HTTP_SECONDS:.0f}s, {CONNECTIONS} connections"
+        f" x {HTTP_SECONDS:g}s, {CONNECTIONS} connections"
     )
     for app, app_loads in loads.items():
         print(
