@@ -6,7 +6,7 @@ options kube-apiserver uses (``StrategicMergeMapPatch``: ``MergeParallelList`` a
 ``IgnoreUnmatchedNulls``), including the later fixes in Kubernetes 1.35: ``$deleteFromPrimitiveList``
 deletes whatever the list's strategy (kubernetes#110472), values taken whole from the patch lose
 their ``$patch`` directives (``removeDirectives``, kubernetes#117568) and their ``null`` members
-(``discardNullValuesFromPatch``, kubernetes#123304).
+(``discardNullValuesFromPatch``, kubernetes#107705).
 
 kube reads the patch strategy of a field from Go struct tags. Here it comes from an OpenAPI v3 schema of
 the whole object, the way kube's own ``PatchMetaFromOpenAPI`` (strategicpatch/types.go) reads one:
@@ -23,6 +23,13 @@ Where kube's struct lookup fails ("unable to find api field"), because the store
 both hold an object or a list under a field the type doesn't declare, this carries on without a
 strategy (objects merge, lists are replaced): a typed stored object never has such fields in kube,
 while here they can be preserved unknown fields.
+
+Order follows kube exactly, Go quirks included: without ``$setElementOrder`` an item the stored list
+lacks comes before the stored items (``mergeSortedSlice`` takes the patch's item whenever the two
+can't both be placed by the stored order), which is why kubectl apply sends ``$setElementOrder``;
+sorting uses Go's stable sort, as kube's comparator is not a strict order; and with
+``$setElementOrder`` the stored order kube sorts by is its slice after merging changed it in place.
+Other keys starting with ``$`` are not directives, to kube either: they are kept as fields.
 
 Neither input is modified. Containers on the path of a change are copied; everything else in the
 result is shared with ``original``, and values taken from the patch are shared with ``patch`` (as in

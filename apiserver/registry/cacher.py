@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import logging
 from collections import deque
 
-from apiserver.storage.fanout import WatchHub
+from apiserver.storage.fanout import WatchHub, WatchStream
 from apiserver.storage.interface import (
     CompactedError,
     EventType,
@@ -28,6 +29,15 @@ from apiserver.storage.interface import (
 log = logging.getLogger("apiforge")
 
 DEFAULT_HISTORY = 10_000
+
+
+class Miss(enum.Enum):
+    """The cache cannot answer; read storage."""
+
+    MISS = "miss"
+
+
+MISS = Miss.MISS
 RELIST_DELAY_SECONDS = 0.5
 
 
@@ -41,6 +51,7 @@ class WatchCache:
         self._floor = 0  # every change after this revision is in the history
         self._hub = WatchHub()
         self._task: asyncio.Task[None] | None = None
+        self._local: WatchStream | None = None
 
     async def start(self) -> None:
         await self._relist()
@@ -63,10 +74,12 @@ class WatchCache:
         while True:
             try:
                 stream = self.storage.watch(self.prefix, self.revision)
+                self._local = stream if isinstance(stream, WatchStream) else None
                 try:
                     async for event in stream:
                         self._apply(event)
                 finally:
+                    self._local = None
                     await stream.close()
                 return  # the storage closed
             except StorageError as error:
@@ -92,6 +105,22 @@ class WatchCache:
         while self._history and self._history[0].revision <= revision:
             self._floor = self._history.popleft().revision
         self._floor = max(self._floor, min(revision, self.revision))
+
+    async def get(self, key: str) -> KeyValue | Miss | None:
+        """The current value of ``key`` as a consistent read, or MISS when the cache cannot vouch for it.
+
+        Only an in-process store publishes every write to the cache's stream before acknowledging it, so
+        once that stream has no backlog the cache reflects every acknowledged write (read-your-writes).
+        Other backends are read directly.
+        """
+        stream = self._local
+        if stream is None:
+            return MISS
+        while stream.backlog:
+            await asyncio.sleep(0)  # let the follower apply what was published
+        if self._local is not stream:
+            return MISS
+        return self.objects.get(key)
 
     def covers(self, revision: int) -> bool:
         return revision >= self._floor

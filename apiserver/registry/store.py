@@ -18,7 +18,7 @@ import orjson
 
 from apiserver import errors
 from apiserver.registry import codec
-from apiserver.registry.cacher import WatchCache
+from apiserver.registry.cacher import MISS, WatchCache
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
 from apiserver.registry.strategy import DEFAULT, Strategy
 from apiserver.scheme import ResourceType
@@ -119,7 +119,9 @@ class Store:
     # -- reads -------------------------------------------------------------------------------------
 
     async def get(self, namespace: str | None, name: str) -> Object:
-        kv = await self.storage.get(self.resource.key(namespace, name))
+        key = self.resource.key(namespace, name)
+        cached = await self.cache.get(key) if self.cache is not None else MISS
+        kv = await self.storage.get(key) if cached is MISS else cached
         if kv is None:
             raise self._not_found(name)
         return codec.decode(self.resource, kv)

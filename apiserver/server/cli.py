@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import uvicorn
+import uvloop
 
 from apiserver.scheme import Scheme
 from apiserver.server.app import APIServer
@@ -93,4 +94,6 @@ def serve_main(scheme: Scheme, openapi_dir: Path, argv: list[str] | None = None)
     options.data_dir.mkdir(parents=True, exist_ok=True)
     storage = open_storage(options.storage, options.data_dir)
     server = APIServer(scheme, storage, openapi_dir, options.etcd_compaction_interval)
-    asyncio.run(_serve(server, options))
+    # uvicorn applies loop="uvloop" only in Server.run(); serving from our own coroutine needs the loop here
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(_serve(server, options))

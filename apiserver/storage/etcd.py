@@ -75,8 +75,18 @@ _CHANNEL_OPTIONS: Final[tuple[tuple[str, str | int], ...]] = (
     ("grpc.keepalive_permit_without_calls", 0),
 )
 
-_RETRYABLE: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL})
-"""Watch-stream failures that mean "connection lost" (INTERNAL is an RST_STREAM on shutdown)."""
+COMPACT_TIMEOUT: Final = 120.0
+"""Seconds a physical compaction may take: etcd deletes history in batches, ~1k revisions each."""
+
+
+def _connection_lost(error: grpc.aio.AioRpcError) -> bool:
+    """Whether a watch stream failed because the connection or the member went away (so a
+    re-watch will do), rather than because etcd refused the watch."""
+    code = error.code()
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+        return True  # a local cancel surfaces as asyncio.CancelledError, never as this
+    return code == grpc.StatusCode.INTERNAL and "RST_STREAM" in (error.details() or "")
+
 
 _WATCH_BACKOFF: Final = (0.05, 2.0)
 """First and longest pause between re-watch attempts after a broken watch stream."""
@@ -355,7 +365,11 @@ class EtcdStorage:
         if revision <= 0:
             return
         try:
-            await self._rpc("Compact", rpc.CompactionRequest(revision=revision, physical=True))
+            await self._rpc(
+                "Compact",
+                rpc.CompactionRequest(revision=revision, physical=True),
+                max(COMPACT_TIMEOUT, self._timeout),
+            )
         except grpc.aio.AioRpcError as error:
             if _COMPACTED in (error.details() or ""):
                 return
@@ -363,13 +377,13 @@ class EtcdStorage:
 
     # -- helpers -----------------------------------------------------------------------------------
 
-    async def _rpc(self, method: str, request: Any) -> Any:
+    async def _rpc(self, method: str, request: Any, timeout: float | None = None) -> Any:
         """One unary KV call. It waits for a connection (up to the timeout) rather than failing at
         once, so that a write during a short etcd restart succeeds instead of erroring."""
         if self._kv is None:
             raise StorageError("storage is not open")
         call: Callable[..., Awaitable[Any]] = getattr(self._kv, method)
-        return await call(request, timeout=self._timeout, wait_for_ready=True)
+        return await call(request, timeout=timeout or self._timeout, wait_for_ready=True)
 
     async def _call(self, method: str, request: Any, *, revision: int = 0) -> Any:
         """``_rpc``, with its failures as StorageErrors (``revision``: the one a read asked for)."""
@@ -530,7 +544,7 @@ class EtcdWatch:
                         return
                     raise
                 except grpc.aio.AioRpcError as error:
-                    if error.code() not in _RETRYABLE:
+                    if not _connection_lost(error):
                         raise _failure(error, self._storage.endpoints) from error
                     reason = f"{error.code().name}: {error.details()}"
                 if self._closed:

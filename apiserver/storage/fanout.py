@@ -80,6 +80,12 @@ class WatchStream:
             self._finish(WatchOverflowError(self._prefix, self._capacity, self._last))
         self._wakeup.set()
 
+    @property
+    def backlog(self) -> int:
+        """Events published to this stream that its consumer has not taken yet (0: it has seen every write
+        acknowledged so far, because the backends publish before they acknowledge)."""
+        return len(self._pending) + len(self._page) + (1 if self._replaying else 0)
+
     def end(self) -> None:
         """End the stream normally (the storage is closing); the consumer's loop finishes."""
         self._finish(None)
