@@ -19,12 +19,17 @@ from generator.plan import KindPlan, VersionPlan
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 REF = "#/components/schemas/"
-# Strategic merge patch is left out: without complete merge-key schemas kubectl then falls back to merge patch.
 PATCH_TYPES = (
     "application/apply-patch+yaml",
     "application/json-patch+json",
     "application/merge-patch+json",
 )
+# Listed only where the server applies it: for other kinds kubectl then sends a merge patch (§4.1).
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+
+
+def _patch_types(kind: KindPlan) -> tuple[str, ...]:
+    return (*PATCH_TYPES, STRATEGIC_MERGE_PATCH) if kind.strategic_merge_patch else PATCH_TYPES
 
 
 def _query(name: str, description: str, kind: str = "string") -> dict[str, Any]:
@@ -192,7 +197,7 @@ def _item_operations(kind: KindPlan, ref: str, target: str, op_name: str) -> dic
             requestBody={
                 "required": True,
                 "content": {
-                    media: {"schema": {"$ref": f"{REF}{META}Patch"}} for media in PATCH_TYPES
+                    media: {"schema": {"$ref": f"{REF}{META}Patch"}} for media in _patch_types(kind)
                 },
             },
             responses={"200": _response(ref), "201": _response(ref, "Created")},

@@ -27,6 +27,9 @@ class KindPlan:
         dict[str, Any] | None
     )  # the schema cut down to the branches that carry defaults
     moves: tuple[FieldMove, ...]
+    strategic_merge_patch: (
+        bool  # kube serves SMP for built-in kinds and schemas with patch merge keys
+    )
     to_hub_hook: tuple[str, str] | None  # (module, function)
     from_hub_hook: tuple[str, str] | None
 
@@ -117,6 +120,16 @@ def defaults_only(schema: Mapping[str, Any]) -> dict[str, Any] | None:
     return out
 
 
+def _declares_merge_keys(schema: Any) -> bool:
+    if isinstance(schema, Mapping):
+        return "x-kubernetes-patch-merge-key" in schema or any(
+            _declares_merge_keys(value) for value in schema.values()
+        )
+    if isinstance(schema, list):
+        return any(_declares_merge_keys(value) for value in schema)
+    return False
+
+
 def _hook(reference: str) -> tuple[str, str] | None:
     if not reference:
         return None
@@ -133,6 +146,7 @@ def _kind_plan(definition: Definition, version: Version) -> KindPlan:
         constant=ident.upper(),
         defaults_schema=defaults_only(version.schema),
         moves=version.conversion.moves,
+        strategic_merge_patch=definition.group == "" or _declares_merge_keys(version.schema),
         to_hub_hook=_hook(version.conversion.to_hub_hook),
         from_hub_hook=_hook(version.conversion.from_hub_hook),
     )

@@ -25,8 +25,9 @@ from apiserver.endpoints.versioning import to_version
 from apiserver.endpoints.watch import serve_watch
 from apiserver.patch import PatchError, apply_json_patch, apply_merge_patch
 from apiserver.registry.store import ListOptions, Store
-from apiserver.scheme import Scheme
+from apiserver.scheme import Scheme, VersionType
 from apiserver.selectors import matcher, parse_field_selector, parse_label_selector
+from apiserver.strategicpatch import apply_strategic_merge_patch
 
 Object = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
@@ -187,7 +188,7 @@ class ResourceHandler:
         self, request: Request, send: Send, store: Store, target: Target, subresource: str
     ) -> None:
         mode = field_validation(request.query)
-        patcher = _patcher(request.content_type)
+        patcher = _patcher(request.content_type, target.version)
         try:
             patch = orjson.loads(await request.body())
         except orjson.JSONDecodeError as error:
@@ -299,7 +300,7 @@ class ResourceHandler:
                 raise errors.bad_request("the body must be a Scale object")
             change: Callable[[Object], Object] = lambda _scale: desired  # noqa: E731
         else:
-            patcher = _patcher(request.content_type)
+            patcher = _patcher(request.content_type, target.version)
             try:
                 patch = orjson.loads(body)
             except orjson.JSONDecodeError as error:
@@ -378,9 +379,12 @@ async def _delete_options(request: Request) -> Object:
     return options
 
 
-def _patcher(content_type: str) -> Callable[[Object, Any], Object]:
+def _patcher(content_type: str, version: VersionType) -> Callable[[Object, Any], Object]:
     if content_type == MERGE_PATCH:
         return apply_merge_patch
     if content_type == JSON_PATCH:
         return apply_json_patch
-    raise errors.unsupported_media_type(PATCH_TYPES)
+    if content_type == STRATEGIC_PATCH and version.strategic_merge_patch:
+        return lambda obj, patch: apply_strategic_merge_patch(obj, patch, version.schema)
+    accepted = [*PATCH_TYPES, STRATEGIC_PATCH] if version.strategic_merge_patch else PATCH_TYPES
+    raise errors.unsupported_media_type(accepted)

@@ -522,11 +522,11 @@ class EtcdWatch:
         self._closed = True
         self._storage._watches.discard(self)
         reader, self._reader = self._reader, None
-        if self._call is not None:
-            self._call.cancel()
         if reader is not None:
-            await asyncio.wait([reader], timeout=1.0)
-            if not reader.done():  # waiting in a backoff pause or on a full queue
+            if self._call is not None and not self._queue.full():  # the reader waits on gRPC
+                self._call.cancel()
+                await asyncio.wait([reader], timeout=1.0)
+            if not reader.done():  # in a backoff pause or on a full queue
                 reader.cancel()
                 await asyncio.wait([reader])
         with suppress(asyncio.QueueFull):  # wake a consumer waiting on an empty queue
@@ -609,7 +609,7 @@ class EtcdWatch:
             )
         if response.created:
             if self._failures:
-                log.warning("etcd watch on %s resumed after revision %d", self._prefix, self._last)
+                log.info("etcd watch on %s resumed after revision %d", self._prefix, self._last)
             self._failures = 0
             return
         if not response.events:  # a progress notification: every event up to it has been sent

@@ -175,3 +175,25 @@ def test_auth_can_i_with_json_speaking_kubectl(server: ServerProcess, kubectl: K
     assert older.run("auth", "can-i", "create", "crontabs").stdout.strip() == "yes"
     rules = older.run("auth", "can-i", "--list").stdout
     assert "*.*" in rules
+
+
+def test_built_in_configmap_apply_patch_and_typed_create(kubectl: Kubectl, tmp_path: Path) -> None:
+    # create configmap: kubectl 1.32+ send it as protobuf; apply of a change sends a strategic merge patch
+    created = kubectl.run("create", "configmap", "kc-typed", "--from-literal=a=1").stdout
+    assert created.strip() == "configmap/kc-typed created"
+    manifest = write(
+        tmp_path, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kc-cm\ndata:\n  a: '1'\n"
+    )
+    assert kubectl.run("apply", "-f", str(manifest)).stdout.strip() == "configmap/kc-cm created"
+    manifest.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kc-cm\ndata:\n  b: '2'\n"
+    )
+    assert kubectl.run("apply", "-f", str(manifest)).stdout.strip() == "configmap/kc-cm configured"
+    kubectl.run("patch", "configmap", "kc-cm", "-p", '{"data":{"c":"3"}}')
+    data = json.loads(kubectl.run("get", "cm", "kc-cm", "-o", "json").stdout)["data"]
+    assert data == {"b": "2", "c": "3"}  # apply removed a (no longer applied), patch added c
+    assert (
+        kubectl.run("create", "secret", "generic", "kc-secret", "--from-literal=k=v").returncode
+        == 0
+    )
+    assert kubectl.run("auth", "can-i", "delete", "configmaps").stdout.strip() == "yes"

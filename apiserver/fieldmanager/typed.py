@@ -1,0 +1,618 @@
+"""The object walks of structured-merge-diff ``typed``: field sets, comparisons, apply merges, pruning.
+
+Ports of typed/tofieldset.go (``ToFieldSet``), typed/compare.go (``Compare``), typed/merge.go (``Merge``
+with ``ruleKeepRHS``) and the prune step of merge/update.go (``prune``, ``addBackOwnedItems``,
+``addBackDanglingItems``, ``EnsureNamedFieldsAreMembers``), over plain JSON values and the type tree of
+:mod:`apiserver.fieldmanager.typeinfo`. Sets come out in FieldsV1 shape (:mod:`.fieldpath`).
+
+Every walk is linear in the part of the objects it has to look at, and shortcuts the rest: subtrees that
+are the same object, or equal, are not descended into, and merges and prunes copy only the containers on
+the way to a change, sharing everything else with their inputs (so callers must not mutate results in
+place unless they own the inputs).
+
+Root-level rules of the kube field manager (stripmeta.go) are applied here, not afterwards, so the big
+fields nobody can own are never walked: ``apiVersion``, ``kind`` and the system fields of ``metadata``
+(``name``, ``namespace``, ``uid``, ``resourceVersion``, ``generation``, ``creationTimestamp``,
+``managedFields``, ``selfLink``, ``clusterName``) and ``metadata`` itself are never in a set, and
+top-level ``ignored`` fields (the strategy's reset fields, e.g. ``status`` when there is a status
+subresource) are left out like ``Comparison.ExcludeFields``/``RecursiveDifference`` leave them out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import Any, Final
+
+from apiserver.fieldmanager.fieldpath import (
+    SELF,
+    Node,
+    has_children,
+    is_member,
+    path_string,
+    pe_string,
+)
+from apiserver.fieldmanager.typeinfo import LEAF, MAP, OBJECT_META, SET, TypeNode
+from apiserver.schema.causes import go_json
+
+__all__ = [
+    "STRIPPED_META",
+    "STRIPPED_ROOT",
+    "TypedError",
+    "compare_objects",
+    "field_set_of",
+    "item_pes",
+    "merge_objects",
+    "prune_disowned",
+]
+
+STRIPPED_ROOT: Final = frozenset({"apiVersion", "kind"})
+STRIPPED_META: Final = frozenset(
+    {
+        "name",
+        "namespace",
+        "creationTimestamp",
+        "selfLink",
+        "uid",
+        "clusterName",
+        "generation",
+        "managedFields",
+        "resourceVersion",
+    }
+)
+_METADATA: Final = "metadata"
+_F_METADATA: Final = "f:metadata"
+
+
+class TypedError(ValueError):
+    """A value SMD cannot type (an unkeyable list item, a duplicate key in an applied config).
+
+    ``message`` is SMD's ``ValidationError`` text: the path of the list, then the problem.
+    """
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.reversed_path: list[str] = []
+
+    @property
+    def message(self) -> str:
+        path = path_string(tuple(reversed(self.reversed_path)))
+        return f"{path}: {self.detail}" if path else self.detail
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class _Absent:
+    __slots__ = ()
+
+
+_ABSENT: Final = _Absent()
+
+_NEEDS_ESCAPE: Final = re.compile(r'[^\x20-\x7e]|["\\<>&]')
+
+
+def _json(value: Any) -> str:
+    if isinstance(value, str) and not _NEEDS_ESCAPE.search(value):
+        return f'"{value}"'
+    return go_json(value)
+
+
+def _item_pe(t: TypeNode, index: int, item: Any) -> str:
+    # typed/helpers.go listItemToPathElement for associative lists.
+    if t.list_kind == SET:
+        if isinstance(item, dict):
+            detail = "associative list without keys has an element that's a map type"
+        elif isinstance(item, list):
+            detail = "not supported: associative list with lists as elements"
+        elif item is None:
+            detail = "associative list without keys has an element that's an explicit null"
+        else:
+            return "v:" + _json(item)
+        raise TypedError(f"element {index}: {detail}")
+    if item is None:
+        raise TypedError(f"element {index}: associative list with keys may not have a null element")
+    if not isinstance(item, dict):
+        raise TypedError(
+            f"element {index}: associative list with keys may not have non-map elements"
+        )
+    keys = t.keys
+    if len(keys) == 1:
+        name = keys[0]
+        value = item.get(name, _ABSENT)
+        if value is _ABSENT:
+            value = _key_default(t, index, name)
+        return "k:{" + _json(name) + ":" + _json(value) + "}"
+    fields = {}
+    for name in keys:
+        value = item.get(name, _ABSENT)
+        fields[name] = _key_default(t, index, name) if value is _ABSENT else value
+    return "k:" + go_json(fields)
+
+
+def _key_default(t: TypeNode, index: int, name: str) -> Any:
+    if name in t.key_defaults:
+        return t.key_defaults[name]
+    raise TypedError(
+        f"element {index}: associative list with keys has an element that omits key field "
+        f'"{name}" (and doesn\'t have default value)'
+    )
+
+
+def item_pes(t: TypeNode, items: list[Any]) -> list[str]:
+    """The path element of every item of a granular list (raises :class:`TypedError`)."""
+    return [_item_pe(t, i, item) for i, item in enumerate(items)]
+
+
+def _first_index(pes: list[str], strict: bool) -> dict[str, int]:
+    first: dict[str, int] = {}
+    for i, pe in enumerate(pes):
+        if pe in first:
+            if strict:
+                raise TypedError(f"duplicate entries for key {pe_string(pe)}")
+            continue
+        first[pe] = i
+    return first
+
+
+def _leaf_equal(a: Any, b: Any) -> bool:
+    # value.Equals: numbers compare numerically, but a boolean never equals a number.
+    return a is b or (a == b and isinstance(a, bool) == isinstance(b, bool))
+
+
+# --- ToFieldSet ------------------------------------------------------------------------------------
+
+
+def _fs_value(t: TypeNode, value: Any) -> Node | None:
+    """The children of ``value``'s node, or ``None`` when ``value`` is owned as a whole."""
+    how = t.how(value)
+    if how == LEAF:
+        return None
+    if not value:
+        return {}
+    if how == MAP:
+        return _fs_map(t, value, ())
+    return _fs_list(t, value)
+
+
+def _fs_map(t: TypeNode, value: dict[str, Any], skip: Collection[str]) -> Node:
+    out: Node = {}
+    for key, child in value.items():
+        if key in skip:
+            continue
+        child_type, named = t.field(key)
+        try:
+            sub = _fs_value(child_type, child)
+        except TypedError as err:
+            err.reversed_path.append("f:" + key)
+            raise
+        if sub is None:
+            out["f:" + key] = {}
+        elif named:
+            # A declared field is not itself owned, only what is below it.
+            if sub:
+                out["f:" + key] = sub
+        else:
+            # A map entry is owned as an entry (tofieldset.go visitMapItems).
+            if sub:
+                sub[SELF] = {}
+            out["f:" + key] = sub
+    return out
+
+
+def _fs_list(t: TypeNode, value: list[Any]) -> Node:
+    item_type = t.item_type()
+    pes = item_pes(t, value)
+    first = _first_index(pes, strict=True)
+    out: Node = {}
+    for pe, index in first.items():
+        try:
+            sub = _fs_value(item_type, value[index])
+        except TypedError as err:
+            err.reversed_path.append(pe)
+            raise
+        if sub:
+            sub[SELF] = {}
+            out[pe] = sub
+        else:
+            out[pe] = {}
+    return out
+
+
+def field_set_of(obj: dict[str, Any], root: TypeNode, ignored: Collection[str] = ()) -> Node:
+    """``ToFieldSet`` of a whole object, without the stripped and ``ignored`` top-level fields.
+
+    Raises :class:`TypedError` for a list item that has no key or a repeated key.
+    """
+    out = _fs_map(root, obj, _root_skip(ignored))
+    meta = obj.get(_METADATA)
+    if isinstance(meta, dict):
+        try:
+            sub = _fs_map(OBJECT_META, meta, STRIPPED_META)
+        except TypedError as err:
+            err.reversed_path.append(_F_METADATA)
+            raise
+        if sub:
+            out[_F_METADATA] = sub
+    return out
+
+
+_skip_cache: dict[frozenset[str], frozenset[str]] = {}
+
+
+def _root_skip(ignored: Collection[str]) -> frozenset[str]:
+    key = frozenset(ignored)
+    skip = _skip_cache.get(key)
+    if skip is None:
+        skip = STRIPPED_ROOT | key | {_METADATA}
+        if len(_skip_cache) < 64:
+            _skip_cache[key] = skip
+    return skip
+
+
+# --- Compare ---------------------------------------------------------------------------------------
+
+
+def _all(t: TypeNode, value: Any) -> Node:
+    """Every path of an added or removed ``value`` (compare.go: the leaves and, through
+    ``postItemHook``, every granular node), as the node for ``value`` itself."""
+    how = t.how(value)
+    if how == LEAF or not value:
+        return {}
+    node = _all_children(t, how, value)
+    node[SELF] = {}
+    return node
+
+
+def _all_children(t: TypeNode, how: int, value: Any) -> Node:
+    if how == MAP:
+        return {"f:" + key: _all(t.field(key)[0], child) for key, child in value.items()}
+    item_type = t.item_type()
+    pes = item_pes(t, value)
+    return {pe: _all(item_type, value[i]) for pe, i in _first_index(pes, strict=False).items()}
+
+
+def _cmp(t: TypeNode, pe: str, lhs: Any, rhs: Any, added: Node, modified: Node, removed: Node) -> None:
+    how = t.how(lhs)
+    rhs_how = t.how(rhs)
+    if how != rhs_how:
+        # The value changed shape (only possible for untyped values): the node is modified, what was
+        # below it removed and what is below it now added.
+        modified[pe] = {}
+        if how != LEAF and lhs:
+            removed[pe] = _all_children(t, how, lhs)
+        if rhs_how != LEAF and rhs:
+            added[pe] = _all_children(t, rhs_how, rhs)
+        return
+    if how == LEAF or (not lhs and not rhs):
+        # Leaves, and empty or null containers on both sides ("emptyPromoteToLeaf").
+        if not _leaf_equal(lhs, rhs):
+            modified[pe] = {}
+        return
+    if lhs == rhs:
+        return
+    sub_added: Node = {}
+    sub_modified: Node = {}
+    sub_removed: Node = {}
+    if how == MAP:
+        _cmp_map(t, lhs or {}, rhs or {}, sub_added, sub_modified, sub_removed, ())
+    else:
+        _cmp_list(t, lhs or [], rhs or [], sub_added, sub_modified, sub_removed)
+    if sub_added:
+        added[pe] = sub_added
+    if sub_modified:
+        modified[pe] = sub_modified
+    if sub_removed:
+        removed[pe] = sub_removed
+
+
+def _cmp_map(
+    t: TypeNode,
+    lhs: dict[str, Any],
+    rhs: dict[str, Any],
+    added: Node,
+    modified: Node,
+    removed: Node,
+    skip: Collection[str],
+) -> None:
+    for key, left in lhs.items():
+        if key in skip:
+            continue
+        right = rhs.get(key, _ABSENT)
+        if left is right:
+            continue
+        child_type = t.field(key)[0]
+        if right is _ABSENT:
+            removed["f:" + key] = _all(child_type, left)
+        else:
+            _cmp(child_type, "f:" + key, left, right, added, modified, removed)
+    for key, right in rhs.items():
+        if key in lhs or key in skip:
+            continue
+        added["f:" + key] = _all(t.field(key)[0], right)
+
+
+def _cmp_list(
+    t: TypeNode, lhs: list[Any], rhs: list[Any], added: Node, modified: Node, removed: Node
+) -> None:
+    item_type = t.item_type()
+    left_first = _first_index(item_pes(t, lhs), strict=False)
+    right_first = _first_index(item_pes(t, rhs), strict=False)
+    for pe, i in left_first.items():
+        j = right_first.get(pe)
+        if j is None:
+            removed[pe] = _all(item_type, lhs[i])
+        elif lhs[i] is not rhs[j]:
+            _cmp(item_type, pe, lhs[i], rhs[j], added, modified, removed)
+    for pe, j in right_first.items():
+        if pe not in left_first:
+            added[pe] = _all(item_type, rhs[j])
+
+
+def compare_objects(
+    live: dict[str, Any], new: dict[str, Any], root: TypeNode, ignored: Collection[str] = ()
+) -> tuple[Node, Node, Node]:
+    """``Compare(live, new)``: the (added, modified, removed) sets, stripped and without ``ignored``.
+
+    Raises :class:`TypedError` when a list item of either object cannot be keyed.
+    """
+    added: Node = {}
+    modified: Node = {}
+    removed: Node = {}
+    _cmp_map(root, live, new, added, modified, removed, _root_skip(ignored))
+    live_meta = live.get(_METADATA)
+    new_meta = new.get(_METADATA)
+    if live_meta is not new_meta:
+        meta_added: Node = {}
+        meta_modified: Node = {}
+        meta_removed: Node = {}
+        _cmp_map(
+            OBJECT_META,
+            live_meta if isinstance(live_meta, dict) else {},
+            new_meta if isinstance(new_meta, dict) else {},
+            meta_added,
+            meta_modified,
+            meta_removed,
+            STRIPPED_META,
+        )
+        if meta_added:
+            added[_F_METADATA] = meta_added
+        if meta_modified:
+            modified[_F_METADATA] = meta_modified
+        if meta_removed:
+            removed[_F_METADATA] = meta_removed
+    return added, modified, removed
+
+
+# --- Merge -----------------------------------------------------------------------------------------
+
+
+def _merge(t: TypeNode, lhs: Any, rhs: Any) -> Any:
+    if lhs is rhs:
+        return rhs
+    how = t.how(rhs)
+    if how == LEAF or how != t.how(lhs) or (not lhs and not rhs):
+        return rhs
+    if not rhs:
+        return lhs
+    if not lhs:
+        return rhs
+    if how == MAP:
+        out = dict(lhs)
+        for key, right in rhs.items():
+            left = lhs.get(key, _ABSENT)
+            out[key] = right if left is _ABSENT else _merge(t.field(key)[0], left, right)
+        return out
+    return _merge_list(t, lhs, rhs)
+
+
+def _merge_list(t: TypeNode, lhs: list[Any], rhs: list[Any]) -> list[Any]:
+    # merge.go visitListItems: items keep the live order, except that the items both sides have are
+    # put in the applied order; applied-only items go after the live item they follow.
+    item_type = t.item_type()
+    right_order = item_pes(t, rhs)
+    right_first = _first_index(right_order, strict=True)
+    left_pes = item_pes(t, lhs)
+    left_first: dict[str, int] = {}
+    left_extra: dict[str, list[int]] = {}
+    left_order: list[str] = []
+    for i, pe in enumerate(left_pes):
+        if pe in left_first:
+            left_extra.setdefault(pe, []).append(i)
+        else:
+            left_first[pe] = i
+            left_order.append(pe)
+    shared = [pe for pe in right_order if pe in left_first]
+    shared_at = 0
+    next_shared = shared[0] if shared else None
+    out: list[Any] = []
+    li = ri = 0
+    n_left, n_right = len(left_order), len(right_order)
+    while li < n_left or ri < n_right:
+        if li < n_left and ri < n_right:
+            pe = left_order[li]
+            if pe == right_order[ri]:
+                out.append(_merge(item_type, lhs[left_first[pe]], rhs[right_first[pe]]))
+                li += 1
+                ri += 1
+                shared_at += 1
+                next_shared = shared[shared_at] if shared_at < len(shared) else None
+                continue
+            if pe in right_first and next_shared is not None and next_shared != pe:
+                li += 1  # a shared item, placed when its turn in the applied order comes
+                continue
+        if li < n_left:
+            pe = left_order[li]
+            if pe not in right_first:
+                out.append(lhs[left_first[pe]])
+                out.extend(lhs[i] for i in left_extra.get(pe, ()))
+                li += 1
+                continue
+        if ri < n_right:
+            pe = right_order[ri]
+            left = left_first.get(pe)
+            right = rhs[right_first[pe]]
+            out.append(right if left is None else _merge(item_type, lhs[left], right))
+            ri += 1
+            if next_shared is not None and next_shared == pe:
+                shared_at += 1
+                next_shared = shared[shared_at] if shared_at < len(shared) else None
+            continue
+        li += 1  # unreachable for well-formed input; guarantees progress
+    return out
+
+
+def merge_objects(live: dict[str, Any], applied: dict[str, Any], root: TypeNode) -> dict[str, Any]:
+    """``live.Merge(applied)``: maps merged key by key, list-type maps and sets merged by item,
+    everything else (scalars, atomic lists and maps) taken from ``applied``."""
+    result = _merge(root, live, applied)
+    assert isinstance(result, dict)
+    return result
+
+
+# --- Prune -----------------------------------------------------------------------------------------
+# merge/update.go prune: remove what the applier applied last time and not this time, unless someone
+# else owns it. Spelled out as set algebra over the merged object M, the applier's previous set L, and
+# the union O of every manager's set (the applier's new one included), all with
+# EnsureNamedFieldsAreMembers applied (a declared field that leads to owned fields counts as owned):
+#   P2 removes the topmost paths of D = {p in ToFieldSet(M) : p or an ancestor is in L, p not in O};
+#   the result removes the topmost paths of R = {p in L : p in ToFieldSet(M), p was removed by P2}.
+# The walk below decides both per node, following L only, so it costs what the applier owned.
+
+_NORMAL: Final = 0
+_ROOT: Final = 1
+_META: Final = 2
+
+
+def _has_fields(t: TypeNode, value: Any) -> bool:
+    """Whether ``ToFieldSet(value)`` is non-empty."""
+    how = t.how(value)
+    if how == LEAF:
+        return True
+    if not value:
+        return False
+    if how != MAP:
+        return True
+    for key, child in value.items():
+        child_type, named = t.field(key)
+        if not named or _has_fields(child_type, child):
+            return True
+    return False
+
+
+def _prune_map(
+    t: TypeNode,
+    value: dict[str, Any],
+    last: Node,
+    owners: list[Node],
+    under_last: bool,
+    dropped: bool,
+    context: int,
+) -> dict[str, Any]:
+    out: dict[str, Any] | None = None
+    for pe, last_child in last.items():
+        if pe == SELF or not pe.startswith("f:"):
+            continue
+        key = pe[2:]
+        child = value.get(key, _ABSENT)
+        if child is _ABSENT or (context == _META and key in STRIPPED_META):
+            continue
+        child_type, named = t.field(key)
+        owner_children = [o[pe] for o in owners if pe in o]
+        in_last = named or is_member(last_child)
+        owned = any(is_member(o) for o in owner_children) or (named and bool(owner_children))
+        under = under_last or in_last
+        in_fields = not named or child_type.how(child) == LEAF or _has_fields(child_type, child)
+        child_dropped = dropped or (in_fields and under and not owned)
+        is_metadata = context == _ROOT and key == _METADATA
+        if child_dropped and in_last and in_fields and not is_metadata:
+            if out is None:
+                out = dict(value)
+            del out[key]
+            continue
+        if has_children(last_child) and child and child_type.how(child) != LEAF:
+            pruned = _prune_value(
+                child_type,
+                child,
+                last_child,
+                owner_children,
+                under,
+                child_dropped,
+                _META if is_metadata else _NORMAL,
+            )
+            if pruned is not child:
+                if out is None:
+                    out = dict(value)
+                if context == _META and not pruned:
+                    del out[key]  # ObjectMeta omits empty labels, annotations, finalizers...
+                else:
+                    out[key] = pruned
+    return value if out is None else out
+
+
+def _prune_list(
+    t: TypeNode,
+    value: list[Any],
+    last: Node,
+    owners: list[Node],
+    under_last: bool,
+    dropped: bool,
+) -> list[Any]:
+    item_type = t.item_type()
+    pes = item_pes(t, value)
+    first = _first_index(pes, strict=False)
+    remove: set[str] = set()
+    replace: dict[int, Any] = {}
+    for pe, last_child in last.items():
+        index = first.get(pe)
+        if index is None:
+            continue
+        owner_children = [o[pe] for o in owners if pe in o]
+        in_last = is_member(last_child)
+        under = under_last or in_last
+        child_dropped = dropped or (under and not any(is_member(o) for o in owner_children))
+        if child_dropped and in_last:
+            remove.add(pe)
+            continue
+        item = value[index]
+        if has_children(last_child) and item and item_type.how(item) != LEAF:
+            pruned = _prune_value(
+                item_type, item, last_child, owner_children, under, child_dropped, _NORMAL
+            )
+            if pruned is not item:
+                replace[index] = pruned
+    if not remove and not replace:
+        return value
+    return [
+        replace.get(i, item) for i, (pe, item) in enumerate(zip(pes, value, strict=True)) if pe not in remove
+    ]
+
+
+def _prune_value(
+    t: TypeNode,
+    value: Any,
+    last: Node,
+    owners: list[Node],
+    under_last: bool,
+    dropped: bool,
+    context: int,
+) -> Any:
+    if isinstance(value, dict):
+        return _prune_map(t, value, last, owners, under_last, dropped, context)
+    if isinstance(value, list):
+        return _prune_list(t, value, last, owners, under_last, dropped)
+    return value
+
+
+def prune_disowned(
+    merged: dict[str, Any], root: TypeNode, last: Node, owners: list[Node]
+) -> dict[str, Any]:
+    """Remove from ``merged`` what the applier owned (``last``) and no set in ``owners`` (every
+    manager's, the applier's new one included) owns any more.
+
+    ``metadata`` and its system fields are never removed, and containers of ``metadata`` left empty
+    are dropped as ``ObjectMeta`` would; other containers left empty stay (``{}``/``[]``), as SMD
+    keeps them since it stopped turning them into ``null``.
+    """
+    return _prune_map(root, merged, last, owners, False, False, _ROOT)
