@@ -106,6 +106,18 @@ class WatchCache:
             self._floor = self._history.popleft().revision
         self._floor = max(self._floor, min(revision, self.revision))
 
+    async def _caught_up(self) -> bool:
+        """Wait until every write acknowledged so far is applied; False when that cannot be known."""
+        stream = self._local
+        if stream is None:
+            return False
+        while stream.backlog:
+            await asyncio.sleep(0)  # let the follower apply what was published
+        return self._local is stream
+
+    async def consistent_list(self, prefix: str) -> tuple[list[KeyValue], int] | Miss:
+        return self.list(prefix) if await self._caught_up() else MISS
+
     async def get(self, key: str) -> KeyValue | Miss | None:
         """The current value of ``key`` as a consistent read, or MISS when the cache cannot vouch for it.
 
@@ -113,14 +125,7 @@ class WatchCache:
         once that stream has no backlog the cache reflects every acknowledged write (read-your-writes).
         Other backends are read directly.
         """
-        stream = self._local
-        if stream is None:
-            return MISS
-        while stream.backlog:
-            await asyncio.sleep(0)  # let the follower apply what was published
-        if self._local is not stream:
-            return MISS
-        return self.objects.get(key)
+        return self.objects.get(key) if await self._caught_up() else MISS
 
     def covers(self, revision: int) -> bool:
         return revision >= self._floor

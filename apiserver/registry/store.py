@@ -128,11 +128,10 @@ class Store:
 
     async def list(self, namespace: str | None, options: ListOptions) -> ListPage:
         prefix = self.resource.key_prefix(namespace if self.resource.namespaced else None)
-        if options.any_version and self.cache is not None and not options.continue_token:
-            cached, at = self.cache.list(prefix)
-            decoded = (codec.decode(self.resource, kv) for kv in cached)
-            kept = [obj for obj in decoded if options.predicate is None or options.predicate(obj)]
-            return ListPage(kept, at, "", None)  # like kube's cacher: rv=0 lists ignore limit
+        if self.cache is not None and not options.continue_token and not options.revision:
+            cached = await self._list_cached(self.cache, prefix, options)
+            if cached is not None:
+                return cached
         revision = options.revision
         start_key = prefix
         if options.continue_token:
@@ -173,6 +172,23 @@ class Store:
         if remaining:
             token = encode_continue(revision, last_key[len(prefix) :] + "\x00")
         return ListPage(items, revision, token, remaining if options.predicate is None else None)
+
+    async def _list_cached(
+        self, cache: WatchCache, prefix: str, options: ListOptions
+    ) -> ListPage | None:
+        """A list answered by the watch cache: any rv=0 list (like kube's cacher, ignoring limit), and a
+        consistent list when the cache can vouch for freshness and the result fits in one page."""
+        snapshot = (
+            cache.list(prefix) if options.any_version else await cache.consistent_list(prefix)
+        )
+        if snapshot is MISS:
+            return None
+        cached, at = snapshot
+        decoded = (codec.decode(self.resource, kv) for kv in cached)
+        kept = [obj for obj in decoded if options.predicate is None or options.predicate(obj)]
+        if options.limit and len(kept) > options.limit and not options.any_version:
+            return None  # pagination needs a snapshot at one revision: storage keeps those
+        return ListPage(kept, at, "", None)
 
     # -- writes ------------------------------------------------------------------------------------
 
