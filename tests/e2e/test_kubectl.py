@@ -197,3 +197,58 @@ def test_built_in_configmap_apply_patch_and_typed_create(kubectl: Kubectl, tmp_p
         == 0
     )
     assert kubectl.run("auth", "can-i", "delete", "configmaps").stdout.strip() == "yes"
+
+
+def test_more_commands_of_the_conventions(kubectl: Kubectl, tmp_path: Path) -> None:
+    """replace, label, annotate, scale, patch --subresource=status, wait, describe, diff, get --raw, version
+    (API-CONVENTIONS.md §13)."""
+    manifest = write(tmp_path, CRONTAB.format(name="kc-more", image="a", replicas=1))
+    kubectl.run("create", "-f", str(manifest))
+    manifest.write_text(CRONTAB.format(name="kc-more", image="b", replicas=1))
+    assert (
+        kubectl.run("replace", "-f", str(manifest)).stdout.strip()
+        == "crontab.stable.example.com/kc-more replaced"
+    )
+    kubectl.run("label", "ct", "kc-more", "tier=gold")
+    kubectl.run("annotate", "ct", "kc-more", "note=hello")
+    assert (
+        kubectl.run("scale", "ct", "kc-more", "--replicas=4").stdout.strip()
+        == "crontab.stable.example.com/kc-more scaled"
+    )
+    assert (
+        kubectl.run("get", "ct", "-l", "tier=gold", "-o", "name").stdout.strip()
+        == "crontab.stable.example.com/kc-more"
+    )
+    obj = json.loads(kubectl.run("get", "ct", "kc-more", "-o", "json").stdout)
+    assert obj["spec"]["replicas"] == 4 and obj["spec"]["image"] == "b"
+    assert obj["metadata"]["annotations"]["note"] == "hello"
+    condition = {
+        "type": "Ready",
+        "status": "True",
+        "reason": "Done",
+        "message": "ok",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    status_patch = json.dumps({"status": {"conditions": [condition]}})
+    kubectl.run(
+        "patch", "ct", "kc-more", "--subresource=status", "--type=merge", "-p", status_patch
+    )
+    waited = kubectl.run("wait", "--for=condition=Ready", "ct/kc-more", "--timeout=20s")
+    assert waited.stdout.strip() == "crontab.stable.example.com/kc-more condition met"
+    assert "Name:" in kubectl.run("describe", "ct", "kc-more").stdout
+    manifest.write_text(CRONTAB.format(name="kc-more", image="c", replicas=4))
+    diff = kubectl.run("diff", "-f", str(manifest), check=False)
+    assert (
+        diff.returncode == 1 and "+  image: c" in diff.stdout
+    )  # differs, computed by a server dry run
+    assert (
+        kubectl.run("get", "ct", "kc-more", "-o", "jsonpath={.spec.image}").stdout == "b"
+    )  # dry run only
+    assert kubectl.run("get", "--raw", "/healthz").stdout == "ok"
+    assert "stable.example.com/v1" in kubectl.run("api-versions").stdout.split()
+    version = json.loads(kubectl.run("version", "-o", "json").stdout)
+    assert version["serverVersion"]["gitVersion"] == "v1.32.0+apiforge"
+    assert (
+        kubectl.run("delete", "ct", "-l", "tier=gold").stdout.strip()
+        == 'crontab.stable.example.com "kc-more" deleted'
+    )
