@@ -32,7 +32,7 @@ from apiserver.scheme import Scheme
 from apiserver.server.compactor import Compactor
 from apiserver.server.namespaces import NamespaceLifecycle
 from apiserver.server.reviews import REVIEW_RESOURCES, ReviewStore
-from apiserver.storage.interface import Storage
+from apiserver.storage.interface import Storage, StorageUnavailableError, ValueTooLargeError
 
 log = logging.getLogger("apiforge")
 
@@ -120,6 +120,12 @@ class APIServer:
             await self._route(request, send)
         except errors.APIError as error:
             await respond_error(send, error, request.warnings)
+        except StorageUnavailableError as error:
+            await respond_error(
+                send, errors.service_unavailable(f"storage is unavailable: {error}")
+            )
+        except ValueTooLargeError as error:
+            await respond_error(send, errors.request_entity_too_large(str(error)))
         except Exception as error:  # a bug, never the client's fault: log it, answer a Status
             log.exception("internal error serving %s %s", request.method, request.path)
             await respond_error(send, errors.internal_error(type(error).__name__))

@@ -50,7 +50,14 @@ def parse_options(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--bind-address", default="127.0.0.1")
     parser.add_argument("--port", "--secure-port", dest="port", type=int, default=6443)
-    parser.add_argument("--storage", choices=["sqlite", "memory"], default="sqlite")
+    parser.add_argument(
+        "--storage",
+        choices=["sqlite", "memory", "etcd"],
+        default=None,
+        help="sqlite (embedded, the default), memory (tests), or etcd (with --etcd-servers)",
+    )
+    parser.add_argument("--etcd-servers", default="", help="comma-separated etcd client URLs")
+    parser.add_argument("--etcd-prefix", default="/registry", help="the prefix of every etcd key")
     parser.add_argument(
         "--etcd-compaction-interval",
         type=float,
@@ -58,7 +65,12 @@ def parse_options(argv: list[str] | None) -> argparse.Namespace:
         help="seconds between compactions of the storage history (0 disables), as kube-apiserver's flag",
     )
     parser.add_argument("--log-level", default="warning")
-    return parser.parse_args(argv)
+    options = parser.parse_args(argv)
+    options.etcd_servers = [url.strip() for url in options.etcd_servers.split(",") if url.strip()]
+    options.storage = options.storage or ("etcd" if options.etcd_servers else "sqlite")
+    if options.storage == "etcd" and not options.etcd_servers:
+        parser.error("--storage etcd needs --etcd-servers")
+    return options
 
 
 async def _serve(server: APIServer, options: argparse.Namespace) -> None:
@@ -80,9 +92,8 @@ async def _serve(server: APIServer, options: argparse.Namespace) -> None:
     if runner.started:
         url = f"http://{options.bind_address}:{options.port}"
         write_kubeconfig(options.data_dir / "admin.kubeconfig", url)
-        log.info(
-            "apiforge serving on %s (storage: %s, data: %s)", url, options.storage, options.data_dir
-        )
+        where = ",".join(options.etcd_servers) if options.storage == "etcd" else options.data_dir
+        log.info("apiforge serving on %s (storage: %s at %s)", url, options.storage, where)
     await task
 
 
@@ -92,7 +103,12 @@ def serve_main(scheme: Scheme, openapi_dir: Path, argv: list[str] | None = None)
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     options.data_dir.mkdir(parents=True, exist_ok=True)
-    storage = open_storage(options.storage, options.data_dir)
+    storage = open_storage(
+        options.storage,
+        options.data_dir,
+        etcd_servers=options.etcd_servers,
+        etcd_prefix=options.etcd_prefix,
+    )
     server = APIServer(scheme, storage, openapi_dir, options.etcd_compaction_interval)
     # uvicorn applies loop="uvloop" only in Server.run(); serving from our own coroutine needs the loop here
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:

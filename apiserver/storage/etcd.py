@@ -48,6 +48,8 @@ from apiserver.storage.interface import (
     RevisionConflictError,
     StorageError,
     StorageEvent,
+    StorageUnavailableError,
+    ValueTooLargeError,
 )
 
 log = logging.getLogger("apiforge.storage.etcd")
@@ -95,7 +97,7 @@ _WATCH_QUEUE: Final = 64
 """Watch responses buffered per watcher; beyond it the stream stops reading and etcd holds them."""
 
 
-class EtcdUnavailableError(StorageError):
+class EtcdUnavailableError(StorageUnavailableError):
     """etcd did not answer in time or the connection broke; a write may or may not have happened."""
 
 
@@ -207,6 +209,8 @@ def _failure(error: grpc.aio.AioRpcError, endpoints: list[str]) -> StorageError:
     code, details = error.code(), error.details()
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
         return EtcdUnavailableError(f"etcd at {', '.join(endpoints)}: {code.name}: {details}")
+    if "request is too large" in details:
+        return ValueTooLargeError(f"etcd: {details}")
     return StorageError(f"etcd: {code.name}: {details}")
 
 
@@ -265,6 +269,7 @@ class EtcdStorage:
         self._kv = self._watch_stub = None
         if channel is not None:
             await channel.close()
+            await _grpc_settled()
 
     # -- reads -------------------------------------------------------------------------------------
 
@@ -439,17 +444,37 @@ class EtcdStorage:
         except grpc.aio.AioRpcError:
             pass
         finally:
-            await _ended(call)
+            call.cancel()
         return requested + 1
 
 
-async def _ended(call: Any) -> None:
-    """Cancel a streaming call and wait until gRPC has finished it: a cancellation completes
-    asynchronously, and one left pending when its event loop closes makes gRPC's poller call into
-    the closed loop ("Event loop is closed")."""
-    call.cancel()
-    with suppress(Exception, asyncio.CancelledError):
-        await call.code()
+_GRPC_STATUS_TASK: Final = "_AioCall._handle_status_once_received"
+"""The task gRPC runs per streaming call to await the call's final status (grpcio 1.6x-1.8x)."""
+
+
+async def _grpc_settled(patience: float = 0.2) -> None:
+    """Let gRPC finish the streaming calls that closing cancelled, while their event loop runs.
+
+    A cancelled call's last core operation completes a moment later on gRPC's poller thread; if
+    the loop has closed by then (asyncio.run cancels gRPC's waiting task on the way out), gRPC calls
+    into the closed loop and logs "Event loop is closed". Only gRPC's internal task shows when they
+    are done, so this waits for those tasks while they keep finishing (calls other stores still
+    hold open never do, so it stops after ``patience`` without progress). If a gRPC release renames
+    the task, this waits for nothing, which costs only that log line.
+    """
+    current = asyncio.current_task()
+    while True:
+        pending = {
+            task
+            for task in asyncio.all_tasks()
+            if task is not current
+            and getattr(task.get_coro(), "__qualname__", "") == _GRPC_STATUS_TASK
+        }
+        if not pending:
+            return
+        done, _ = await asyncio.wait(pending, timeout=patience)
+        if not done:
+            return
 
 
 def _compare(name: bytes, target: Any, **value: int) -> Any:

@@ -102,6 +102,14 @@ class FutureRevisionError(StorageError):
         self.current = current
 
 
+class StorageUnavailableError(StorageError):
+    """The backend cannot be reached now (503 for the client; retrying later may succeed)."""
+
+
+class ValueTooLargeError(StorageError):
+    """The backend refuses a value this large (413 for the client)."""
+
+
 class Watch(Protocol):
     """A stream of the changes under a prefix; iterate it, and ``close()`` it when done."""
 
