@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DATA_DIR ?= .apiforge-data
 PORT ?= 6443
 
-.PHONY: all install generate check lint test run bench clean
+.PHONY: all install etcd generate check lint test run bench clean
 
 all: check test
 
@@ -17,6 +17,14 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The etcd tests run a real etcd (Debian's etcd-server); install it when missing and we may.
+etcd:
+	@command -v etcd >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    (apt-get install -y -qq etcd-server etcd-client >/dev/null 2>&1 || \
+	     (apt-get update -qq && apt-get install -y -qq etcd-server etcd-client)); \
+	  else echo "etcd is missing: install Debian's etcd-server (as root) to run the etcd tests" >&2; exit 1; fi; }
 
 generate: $(STAMP)
 	$(BIN)/apiforge generate --definitions definitions --out generated
@@ -30,7 +38,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check apiforge apiserver generator tests bench
 	$(BIN)/mypy
 
-test: $(STAMP)
+test: $(STAMP) etcd
 	@test -f generated/server.py || $(MAKE) generate
 	$(BIN)/pytest -q
 
