@@ -14,7 +14,7 @@ import orjson
 import yaml
 
 from apiserver import errors, protobuf
-from apiserver.schema import prune, validate_object_meta
+from apiserver.schema import prune, prune_nulls, validate_object_meta
 from apiserver.scheme import ResourceType, VersionType
 
 Object = dict[str, Any]
@@ -101,6 +101,7 @@ def admit(obj: Object, target: Target, mode: str, warnings: list[str], *, creati
         raise target.cannot_handle(f"strict decoding error: {detail}")
     if unknown and mode == "Warn":
         warnings.extend(f'unknown field "{path}"' for path in unknown)
+    prune_nulls(obj, target.version.schema)  # kube drops nulls of non-nullable fields without defaults
     if target.version.defaulter is not None:
         target.version.defaulter(obj)
     if target.resource.namespaced and target.namespace is not None:
@@ -119,6 +120,10 @@ def admit(obj: Object, target: Target, mode: str, warnings: list[str], *, creati
         if target.resource.persisted
         else []
     )
+    undecodable = [c for c in causes if c.reason == "FieldValueTypeInvalid"]
+    if undecodable:
+        # kube decodes ObjectMeta into Go types before any validation: a wrong JSON type there is a 400
+        raise target.cannot_handle("; ".join(f"{c.field}: {c.message}" for c in undecodable))
     if target.version.validator is not None:
         causes.extend(target.version.validator(obj))
     if causes:

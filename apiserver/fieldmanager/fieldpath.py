@@ -306,20 +306,29 @@ def decode_fields_v1(raw: Any) -> Node:
     return root
 
 
-def _sorted(node: Node) -> Node:
+def _sorted(node: Node, source: Node | None) -> Node:
+    # Subtrees that are still the (canonical) ones of ``source`` are reused as they are, so encoding
+    # a set derived from a stored one costs what changed, not the size of the set.
+    if node is source:
+        return node
     keys = [k for k in node if k != SELF]
     if not keys:
         return {}
     keys.sort(key=pe_order)
     out: Node = {SELF: {}} if SELF in node else {}
     for key in keys:
-        out[key] = _sorted(node[key])
+        child = node[key]
+        previous = source.get(key) if source is not None else None
+        out[key] = child if child is previous else _sorted(child, previous)
     return out
 
 
-def encode_fields_v1(root: Node) -> Node:
-    """The ``fieldsV1`` object for a set, keys in SMD's order (``"."`` first, then path elements)."""
-    return _sorted(root)
+def encode_fields_v1(root: Node, source: Node | None = None) -> Node:
+    """The ``fieldsV1`` object for a set, keys in SMD's order (``"."`` first, then path elements).
+
+    ``source`` is a canonical ``fieldsV1`` the set was derived from; parts shared with it are reused.
+    """
+    return _sorted(root, source)
 
 
 def _iterate(node: Node, prefix: Path) -> Iterator[Path]:

@@ -220,11 +220,7 @@ def encode_entries(managed: Mapping[str, Entry]) -> list[dict[str, Any]]:
         if entry.time:
             encoded["time"] = entry.time
         encoded["fieldsType"] = "FieldsV1"
-        encoded["fieldsV1"] = (
-            entry.source
-            if entry.source is not None and entry.fields is entry.source
-            else encode_fields_v1(entry.fields)
-        )
+        encoded["fieldsV1"] = encode_fields_v1(entry.fields, entry.source)
         if entry.subresource:
             encoded["subresource"] = entry.subresource
         out.append(encoded)
@@ -234,8 +230,6 @@ def encode_entries(managed: Mapping[str, Entry]) -> list[dict[str, Any]]:
 def cap_update_managers(managed: dict[str, Entry], limit: int = MAX_UPDATE_MANAGERS) -> None:
     """capmanagers.go: past ``limit`` Update entries, merge the oldest, per apiVersion, into an
     ``ancient-changes`` entry until ``limit`` remain. Modifies ``managed``."""
-    from apiserver.fieldmanager.fieldpath import c_union
-
     updaters = [key for key, entry in managed.items() if entry.operation == UPDATE]
     if len(updaters) <= limit:
         return
@@ -263,7 +257,13 @@ def cap_update_managers(managed: dict[str, Entry], limit: int = MAX_UPDATE_MANAG
             )
         target = managed[bucket]
         managed[bucket] = Entry(
-            ANCIENT_CHANGES, UPDATE, version, "", entry.time, c_union(target.fields, entry.fields)
+            ANCIENT_CHANGES,
+            UPDATE,
+            version,
+            "",
+            entry.time,
+            c_union(target.fields, entry.fields),
+            target.source,
         )
         del managed[key]
         length -= 1

@@ -94,8 +94,11 @@ _NEEDS_ESCAPE: Final = re.compile(r'[^\x20-\x7e]|["\\<>&]')
 
 
 def _json(value: Any) -> str:
-    if isinstance(value, str) and not _NEEDS_ESCAPE.search(value):
+    kind = type(value)
+    if kind is str and not _NEEDS_ESCAPE.search(value):
         return f'"{value}"'
+    if kind is int:
+        return str(value)
     return go_json(value)
 
 
@@ -124,11 +127,13 @@ def _item_pe(t: TypeNode, index: int, item: Any) -> str:
         if value is _ABSENT:
             value = _key_default(t, index, name)
         return "k:{" + _json(name) + ":" + _json(value) + "}"
-    fields = {}
-    for name in keys:
+    parts = []
+    for name in t.sorted_keys:
         value = item.get(name, _ABSENT)
-        fields[name] = _key_default(t, index, name) if value is _ABSENT else value
-    return "k:" + go_json(fields)
+        if value is _ABSENT:
+            value = _key_default(t, index, name)
+        parts.append(_json(name) + ":" + _json(value))
+    return "k:{" + ",".join(parts) + "}"
 
 
 def _key_default(t: TypeNode, index: int, name: str) -> Any:
@@ -273,7 +278,9 @@ def _all_children(t: TypeNode, how: int, value: Any) -> Node:
     return {pe: _all(item_type, value[i]) for pe, i in _first_index(pes, strict=False).items()}
 
 
-def _cmp(t: TypeNode, pe: str, lhs: Any, rhs: Any, added: Node, modified: Node, removed: Node) -> None:
+def _cmp(
+    t: TypeNode, pe: str, lhs: Any, rhs: Any, added: Node, modified: Node, removed: Node
+) -> None:
     how = t.how(lhs)
     rhs_how = t.how(rhs)
     if how != rhs_how:
@@ -473,12 +480,15 @@ def merge_objects(live: dict[str, Any], applied: dict[str, Any], root: TypeNode)
 
 # --- Prune -----------------------------------------------------------------------------------------
 # merge/update.go prune: remove what the applier applied last time and not this time, unless someone
-# else owns it. Spelled out as set algebra over the merged object M, the applier's previous set L, and
-# the union O of every manager's set (the applier's new one included), all with
-# EnsureNamedFieldsAreMembers applied (a declared field that leads to owned fields counts as owned):
-#   P2 removes the topmost paths of D = {p in ToFieldSet(M) : p or an ancestor is in L, p not in O};
-#   the result removes the topmost paths of R = {p in L : p in ToFieldSet(M), p was removed by P2}.
-# The walk below decides both per node, following L only, so it costs what the applier owned.
+# else owns it. Literally, with M the merged object, L the applier's previous set, O the union of every
+# manager's set (the applier's new one included), S(x) = ToFieldSet(x) and every set passed through
+# EnsureNamedFieldsAreMembers (a declared field that leads to owned fields counts as owned):
+#   P2 = M without the topmost paths of D = {p in S(M) : p or an ancestor is in L, p not in O}
+#   result = M without the topmost paths of R = {p in L : p in S(M), p not in S(P2)}
+# A path is missing from S(P2) when P2 removed it, and also when it is a declared field that P2 left
+# without any field below it (ToFieldSet does not list empty structs): such a field goes too, whole.
+# The walk below decides all of this per node in one pass, following L only (plus, where a declared
+# field's fate depends on it, a look at its other children), so it costs what the applier owned.
 
 _NORMAL: Final = 0
 _ROOT: Final = 1
@@ -501,16 +511,46 @@ def _has_fields(t: TypeNode, value: Any) -> bool:
     return False
 
 
+def _unchanged(dropped: bool, last_child: Node, current: Node | None, pe: str) -> bool:
+    """Whether the applier applies exactly what it applied last time below ``pe`` (and nothing above
+    is being removed), so nothing below can be pruned: the common re-apply skips the walk."""
+    if dropped or current is None:
+        return False
+    current_child = current.get(pe)
+    return current_child is not None and (
+        current_child is last_child or current_child == last_child
+    )
+
+
+class _Prune:
+    """The state of one prune: every manager's set and the applier's new one, at the current node."""
+
+    __slots__ = ("current", "dropped", "owners", "under_last")
+
+    def __init__(
+        self, owners: list[Node], current: Node | None, under_last: bool, dropped: bool
+    ) -> None:
+        self.owners = owners
+        self.current = current
+        self.under_last = under_last  # the node or an ancestor is in L
+        self.dropped = dropped  # the node or an ancestor is in D (removed by P2)
+
+    def child(self, pe: str, in_last: bool, dropped: bool) -> _Prune:
+        return _Prune(
+            [o[pe] for o in self.owners if pe in o],
+            self.current.get(pe) if self.current is not None else None,
+            self.under_last or in_last,
+            dropped,
+        )
+
+
 def _prune_map(
-    t: TypeNode,
-    value: dict[str, Any],
-    last: Node,
-    owners: list[Node],
-    under_last: bool,
-    dropped: bool,
-    context: int,
-) -> dict[str, Any]:
+    t: TypeNode, value: dict[str, Any], last: Node, state: _Prune, context: int
+) -> tuple[dict[str, Any], bool]:
+    """``value`` pruned, and whether ``value`` as P2 leaves it still has fields."""
     out: dict[str, Any] | None = None
+    fields_left = False
+    visited: set[str] = set()
     for pe, last_child in last.items():
         if pe == SELF or not pe.startswith("f:"):
             continue
@@ -518,101 +558,161 @@ def _prune_map(
         child = value.get(key, _ABSENT)
         if child is _ABSENT or (context == _META and key in STRIPPED_META):
             continue
+        visited.add(key)
         child_type, named = t.field(key)
-        owner_children = [o[pe] for o in owners if pe in o]
+        child_is_leaf = child_type.how(child) == LEAF
+        in_fields = not named or child_is_leaf or _has_fields(child_type, child)
+        if _unchanged(state.dropped, last_child, state.current, pe):
+            fields_left = fields_left or in_fields
+            continue
+        owners = [o[pe] for o in state.owners if pe in o]
+        owned = any(is_member(o) for o in owners) or (named and bool(owners))
         in_last = named or is_member(last_child)
-        owned = any(is_member(o) for o in owner_children) or (named and bool(owner_children))
-        under = under_last or in_last
-        in_fields = not named or child_type.how(child) == LEAF or _has_fields(child_type, child)
-        child_dropped = dropped or (in_fields and under and not owned)
+        dropped = state.dropped or (in_fields and (state.under_last or in_last) and not owned)
         is_metadata = context == _ROOT and key == _METADATA
-        if child_dropped and in_last and in_fields and not is_metadata:
+        if has_children(last_child) and child and not child_is_leaf:
+            pruned, child_fields = _prune_value(
+                child_type,
+                child,
+                last_child,
+                state.child(pe, in_last, dropped),
+                _META if is_metadata else _NORMAL,
+            )
+        else:
+            pruned = child
+            # Nothing of L below: P2 keeps what is below if it is out of L's reach, or owned.
+            child_fields = (
+                child_is_leaf or _owned_fields(child_type, child, owners)
+                if state.under_last or in_last
+                else in_fields
+            )
+        # In S(P2): survived P2, and (for a declared field) still leads to a field.
+        in_p2 = not dropped and (not named or child_is_leaf or child_fields)
+        if in_last and in_fields and not in_p2 and not is_metadata:
             if out is None:
                 out = dict(value)
             del out[key]
             continue
-        if has_children(last_child) and child and child_type.how(child) != LEAF:
-            pruned = _prune_value(
-                child_type,
-                child,
-                last_child,
-                owner_children,
-                under,
-                child_dropped,
-                _META if is_metadata else _NORMAL,
-            )
-            if pruned is not child:
-                if out is None:
-                    out = dict(value)
-                if context == _META and not pruned:
-                    del out[key]  # ObjectMeta omits empty labels, annotations, finalizers...
-                else:
-                    out[key] = pruned
-    return value if out is None else out
+        fields_left = fields_left or in_p2
+        if pruned is not child:
+            if out is None:
+                out = dict(value)
+            if context == _META and not pruned:
+                del out[key]  # ObjectMeta omits empty labels, annotations, finalizers...
+            else:
+                out[key] = pruned
+    if not fields_left and not state.dropped:
+        fields_left = any(
+            _keeps_fields(t, key, child, state)
+            for key, child in value.items()
+            if key not in visited
+        )
+    return (value if out is None else out), fields_left
 
 
-def _prune_list(
-    t: TypeNode,
-    value: list[Any],
-    last: Node,
-    owners: list[Node],
-    under_last: bool,
-    dropped: bool,
-) -> list[Any]:
+def _keeps_fields(t: TypeNode, key: str, child: Any, state: _Prune) -> bool:
+    """Whether member ``key`` (not in L) of a node P2 keeps still has a field in P2: outside L's
+    reach it is untouched; within it (below a path of L) it survives only where someone owns it."""
+    child_type, named = t.field(key)
+    if not state.under_last:
+        return not named or _has_fields(child_type, child)
+    pe = "f:" + key
+    owners = [o[pe] for o in state.owners if pe in o]
+    if not (any(is_member(o) for o in owners) or (named and owners)):
+        return False
+    return not named or child_type.how(child) == LEAF or _owned_fields(child_type, child, owners)
+
+
+def _owned_fields(t: TypeNode, value: Any, owners: list[Node]) -> bool:
+    """Whether an owned ``value`` below a path of L keeps a field once P2 removed what nobody owns."""
+    how = t.how(value)
+    if how == LEAF:
+        return True
+    if not value:
+        return False
+    if how != MAP:
+        return any(any(is_member(o[pe]) for o in owners if pe in o) for pe in item_pes(t, value))
+    for key, child in value.items():
+        child_type, named = t.field(key)
+        pe = "f:" + key
+        child_owners = [o[pe] for o in owners if pe in o]
+        if not (any(is_member(o) for o in child_owners) or (named and child_owners)):
+            continue
+        if not named or child_type.how(child) == LEAF:
+            return True
+        if _owned_fields(child_type, child, child_owners):
+            return True
+    return False
+
+
+def _prune_list(t: TypeNode, value: list[Any], last: Node, state: _Prune) -> tuple[list[Any], bool]:
     item_type = t.item_type()
     pes = item_pes(t, value)
     first = _first_index(pes, strict=False)
     remove: set[str] = set()
     replace: dict[int, Any] = {}
+    survivors: set[str] = set()  # items along L that P2 keeps
     for pe, last_child in last.items():
         index = first.get(pe)
         if index is None:
             continue
-        owner_children = [o[pe] for o in owners if pe in o]
+        if _unchanged(state.dropped, last_child, state.current, pe):
+            survivors.add(pe)
+            continue
+        owners = [o[pe] for o in state.owners if pe in o]
         in_last = is_member(last_child)
-        under = under_last or in_last
-        child_dropped = dropped or (under and not any(is_member(o) for o in owner_children))
-        if child_dropped and in_last:
+        dropped = state.dropped or (
+            (state.under_last or in_last) and not any(is_member(o) for o in owners)
+        )
+        if dropped and in_last:
             remove.add(pe)
             continue
+        if not dropped:
+            survivors.add(pe)
         item = value[index]
         if has_children(last_child) and item and item_type.how(item) != LEAF:
-            pruned = _prune_value(
-                item_type, item, last_child, owner_children, under, child_dropped, _NORMAL
+            pruned, _ = _prune_value(
+                item_type, item, last_child, state.child(pe, in_last, dropped), _NORMAL
             )
             if pruned is not item:
                 replace[index] = pruned
+    # Items are fields of their own: the list keeps fields in P2 if an item survives P2, which an
+    # item below a path of L only does when someone owns it.
+    fields_left = not state.dropped and any(
+        pe in survivors
+        or not state.under_last
+        or any(is_member(o[pe]) for o in state.owners if pe in o)
+        for pe in first
+    )
     if not remove and not replace:
-        return value
-    return [
-        replace.get(i, item) for i, (pe, item) in enumerate(zip(pes, value, strict=True)) if pe not in remove
+        return value, fields_left
+    kept = [
+        replace.get(i, item)
+        for i, (pe, item) in enumerate(zip(pes, value, strict=True))
+        if pe not in remove
     ]
+    return kept, fields_left
 
 
 def _prune_value(
-    t: TypeNode,
-    value: Any,
-    last: Node,
-    owners: list[Node],
-    under_last: bool,
-    dropped: bool,
-    context: int,
-) -> Any:
+    t: TypeNode, value: Any, last: Node, state: _Prune, context: int
+) -> tuple[Any, bool]:
     if isinstance(value, dict):
-        return _prune_map(t, value, last, owners, under_last, dropped, context)
+        return _prune_map(t, value, last, state, context)
     if isinstance(value, list):
-        return _prune_list(t, value, last, owners, under_last, dropped)
-    return value
+        return _prune_list(t, value, last, state)
+    return value, True
 
 
 def prune_disowned(
-    merged: dict[str, Any], root: TypeNode, last: Node, owners: list[Node]
+    merged: dict[str, Any], root: TypeNode, last: Node, owners: list[Node], current: Node
 ) -> dict[str, Any]:
     """Remove from ``merged`` what the applier owned (``last``) and no set in ``owners`` (every
-    manager's, the applier's new one included) owns any more.
+    manager's, the applier's new one, ``current``, included) owns any more.
 
     ``metadata`` and its system fields are never removed, and containers of ``metadata`` left empty
     are dropped as ``ObjectMeta`` would; other containers left empty stay (``{}``/``[]``), as SMD
     keeps them since it stopped turning them into ``null``.
     """
-    return _prune_map(root, merged, last, owners, False, False, _ROOT)
+    pruned, _ = _prune_map(root, merged, last, _Prune(owners, current, False, False), _ROOT)
+    return pruned

@@ -64,6 +64,7 @@ class TypeNode:
         "list_kind",
         "null_how",
         "scalar",
+        "sorted_keys",
     )
 
     def __init__(self) -> None:
@@ -76,6 +77,7 @@ class TypeNode:
         self.list_kind: int = ATOMIC
         self.item: TypeNode | None = None
         self.keys: tuple[str, ...] = ()
+        self.sorted_keys: tuple[str, ...] = ()  # as they appear in a serialized key (k:{...})
         self.key_defaults: dict[str, Any] = {}
         self.list_how: int = LEAF
         # A JSON null is walked as an empty granular map or list when the type has one (SMD handles
@@ -188,6 +190,7 @@ def _compile(raw: Mapping[str, Any], preserve: bool) -> TypeNode:
         map_atomic = raw.get("x-kubernetes-map-type") == "atomic"
     if has_list:
         node.list_kind, node.keys = _list_relationship(raw)
+        node.sorted_keys = tuple(sorted(node.keys))
         items = raw.get("items")
         node.item = _compile(items, preserve) if isinstance(items, Mapping) else UNTYPED_ATOMIC
         if node.keys:

@@ -271,8 +271,8 @@ class Store:
                     key, codec.encode(self.resource, updated), kv.mod_revision
                 )
             except RevisionConflictError:
-                if wanted_version:
-                    raise self._conflict(name) from None
+                # Someone wrote in between: read again and re-apply. A resourceVersion the client sent is
+                # checked against the new object at the top of the loop (kube's GuaranteedUpdate).
                 continue
             except KeyNotFoundError:
                 raise self._not_found(name) from None
@@ -414,15 +414,15 @@ class Store:
                     kind = "ADDED" if event.prev is None else "MODIFIED"
                     if predicate is not None:
                         now = predicate(obj)
-                        before = event.prev is not None and predicate(
-                            codec.decode(self.resource, event.prev)
-                        )
+                        previous = codec.decode(self.resource, event.prev) if event.prev else None
+                        before = previous is not None and predicate(previous)
                         if not now and not before:
                             continue
-                        if before and not now:
-                            kind = (
-                                "DELETED"  # kube reports an object leaving the selection as DELETED
-                            )
+                        if before and not now and previous is not None:
+                            # kube's cacheWatcher: an object leaving the selection is DELETED, carrying
+                            # its previous content (which matched) at the event's resourceVersion
+                            kind, obj = "DELETED", previous
+                            obj["metadata"]["resourceVersion"] = str(event.revision)
                         elif now and not before:
                             kind = "ADDED"
                 yield WatchEvent(kind, obj, event.revision)
