@@ -344,7 +344,12 @@ def apply(
     one (kube's "failed to create typed patch object"). ``ignored_fields`` are as for
     :func:`update_managed_fields`: merged, but never owned or conflicting; the caller resets them.
     The caller also keeps immutable metadata (``uid``, ``creationTimestamp``...) and checks a
-    ``resourceVersion`` the configuration may carry, as kube's strategies do after the merge.
+    ``resourceVersion`` the configuration may carry, as kube's strategies do after the merge, and
+    defaults the result (kube defaults after the merge, so defaults are nobody's).
+
+    The result shares unchanged subtrees with ``live_obj`` and ``applied_obj``: a caller that mutates
+    it in place (defaulting, pruning) must own ``live_obj``, e.g. because it decoded it for this
+    request; an object held by a cache has to be copied first (as with :mod:`apiserver.patch`).
     """
     # versioncheck.go runs first, then structuredmerge.go's managedFields check.
     if applied_obj.get("apiVersion") != api_version or (
@@ -359,6 +364,7 @@ def apply(
         raise bad_request("metadata.managedFields must be nil")
     root = compile_types(schema)
     now = normalize_now(now)
+    manager = manager or "unknown"  # buildmanagerinfo.go
     try:
         applied_fields = field_set_of(applied_obj, root, ignored_fields)
     except TypedError as err:

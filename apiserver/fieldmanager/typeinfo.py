@@ -30,11 +30,13 @@ from apiserver.schema.structural import Schema
 __all__ = [
     "ATOMIC",
     "DEDUCED",
+    "KEYED",
     "LEAF",
     "LIST",
     "MAP",
     "OBJECT_META",
     "SET",
+    "UNTYPED_ATOMIC",
     "TypeNode",
     "compile_types",
 ]
