@@ -7,6 +7,7 @@ This is the one place a write's body is judged, so create, update and every patc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,8 +89,20 @@ def field_validation(query: dict[str, str]) -> str:
     return mode
 
 
-def admit(obj: Object, target: Target, mode: str, warnings: list[str], *, creating: bool) -> Object:
-    """Prune, default and validate a versioned object, then convert it to the internal version."""
+def admit(
+    obj: Object,
+    target: Target,
+    mode: str,
+    warnings: list[str],
+    *,
+    creating: bool,
+    track: Callable[[Object], None] | None = None,
+) -> Object:
+    """Prune, default and validate a versioned object, then convert it to the internal version.
+
+    ``track`` records field ownership (managedFields) on the final versioned object: after defaulting, so
+    defaults belong to the writer, as kube's field manager sees them.
+    """
     metadata = obj.get("metadata")
     if metadata is None:
         metadata = obj["metadata"] = {}
@@ -101,17 +114,17 @@ def admit(obj: Object, target: Target, mode: str, warnings: list[str], *, creati
         raise target.cannot_handle(f"strict decoding error: {detail}")
     if unknown and mode == "Warn":
         warnings.extend(f'unknown field "{path}"' for path in unknown)
-    prune_nulls(obj, target.version.schema)  # kube drops nulls of non-nullable fields without defaults
+    prune_nulls(
+        obj, target.version.schema
+    )  # kube drops nulls of non-nullable fields without defaults
     if target.version.defaulter is not None:
         target.version.defaulter(obj)
     if target.resource.namespaced and target.namespace is not None:
-        metadata["namespace"] = (
-            target.namespace
-        )  # the URL's namespace (a different one was refused)
+        # the URL's namespace (a different one in the body was refused)
+        metadata["namespace"] = target.namespace
     else:
-        metadata.pop(
-            "namespace", None
-        )  # kube clears it for cluster-scoped kinds (rest.BeforeCreate)
+        # kube clears it for cluster-scoped kinds (rest.BeforeCreate)
+        metadata.pop("namespace", None)
     if not creating and not metadata.get("name"):
         metadata["name"] = target.name
     name = metadata.get("name") or metadata.get("generateName", "")
@@ -133,4 +146,6 @@ def admit(obj: Object, target: Target, mode: str, warnings: list[str], *, creati
             str(name),
             [errors.StatusCause(c.reason, c.message, c.field) for c in causes],
         )
+    if track is not None:
+        track(obj)
     return target.version.to_internal(obj)

@@ -17,6 +17,7 @@ from apiserver.endpoints.decode import (
     field_validation,
     parse_body,
 )
+from apiserver.endpoints.fields import apply_manager, server_side_apply, tracker
 from apiserver.endpoints.http import Request, Send, respond, respond_json
 from apiserver.endpoints.output import negotiate, render_list, render_object
 from apiserver.endpoints.routing import ResourcePath
@@ -34,7 +35,6 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
-PATCH_TYPES = [JSON_PATCH, MERGE_PATCH]
 
 
 class ResourceHandler:
@@ -162,7 +162,8 @@ class ResourceHandler:
         mode = field_validation(request.query)
         obj = await self._read_object(request, target)
         self._check_scope(obj, target)
-        internal = admit(obj, target, mode, request.warnings, creating=True)
+        track = tracker(request, target, None)
+        internal = admit(obj, target, mode, request.warnings, creating=True, track=track)
         created = await store.create(target.namespace, internal, dry_run=_dry_run(request))
         await self._send_object(request, send, 201, created, target)
 
@@ -175,19 +176,38 @@ class ResourceHandler:
             raise errors.bad_request(
                 f"the name of the object ({body_name}) does not match the name on the URL ({target.name})"
             )
-        internal = admit(obj, target, mode, request.warnings, creating=False)
         updated = await store.update(
             target.namespace,
             target.name,
-            lambda _current: copy.deepcopy(internal),
+            self._replacing(request, target, obj, mode, ""),
             dry_run=_dry_run(request),
         )
         await self._send_object(request, send, 200, updated, target)
+
+    def _replacing(
+        self, request: Request, target: Target, obj: Object, mode: str, subresource: str
+    ) -> Callable[[Object], Object]:
+        """The update function of a PUT: the body, admitted against the current object's ownership."""
+
+        def try_update(current: Object) -> Object:
+            old = to_version(current, target.resource, target.version)
+            warnings: list[str] = []
+            track = tracker(request, target, old, subresource)
+            internal = admit(
+                copy.deepcopy(obj), target, mode, warnings, creating=False, track=track
+            )
+            request.warnings.extend(w for w in warnings if w not in request.warnings)
+            return internal
+
+        return try_update
 
     async def _patch(
         self, request: Request, send: Send, store: Store, target: Target, subresource: str
     ) -> None:
         mode = field_validation(request.query)
+        if request.content_type == APPLY_PATCH:
+            await self._apply(request, send, store, target, subresource, mode)
+            return
         patcher = _patcher(request.content_type, target.version)
         try:
             patch = orjson.loads(await request.body())
@@ -196,13 +216,14 @@ class ResourceHandler:
 
         def try_update(current: Object) -> Object:
             versioned = to_version(current, target.resource, target.version)
+            track = tracker(request, target, versioned, subresource)
             try:
                 patched = patcher(versioned, patch)
             except PatchError as error:
                 raise patch_failure(error) from None
             patched = check_type_meta(patched, target)
             warnings: list[str] = []
-            internal = admit(patched, target, mode, warnings, creating=False)
+            internal = admit(patched, target, mode, warnings, creating=False, track=track)
             request.warnings.extend(w for w in warnings if w not in request.warnings)
             return internal
 
@@ -212,6 +233,46 @@ class ResourceHandler:
             try_update,
             subresource=subresource,
             dry_run=_dry_run(request),
+        )
+        await self._send_object(request, send, 200, updated, target)
+
+    async def _apply(
+        self,
+        request: Request,
+        send: Send,
+        store: Store,
+        target: Target,
+        subresource: str,
+        mode: str,
+    ) -> None:
+        """Server-side apply: create when missing (201), else merge into the live object (200)."""
+        manager = apply_manager(request)
+        applied = parse_body(await request.body(), "application/yaml", target)
+        if not isinstance(applied, dict):
+            raise errors.bad_request("the applied configuration must be an object")
+
+        def admitted(live: Object | None) -> Object:
+            merged = server_side_apply(request, target, live, applied, manager, subresource)
+            warnings: list[str] = []
+            internal = admit(merged, target, mode, warnings, creating=live is None)
+            request.warnings.extend(w for w in warnings if w not in request.warnings)
+            return internal
+
+        dry_run = _dry_run(request)
+        try:
+            await store.get(target.namespace, target.name)
+        except errors.APIError as error:
+            if error.code != 404 or subresource:
+                raise
+            created = await store.create(target.namespace, admitted(None), dry_run=dry_run)
+            await self._send_object(request, send, 201, created, target)
+            return
+        updated = await store.update(
+            target.namespace,
+            target.name,
+            lambda current: admitted(to_version(current, target.resource, target.version)),
+            subresource=subresource,
+            dry_run=dry_run,
         )
         await self._send_object(request, send, 200, updated, target)
 
@@ -264,11 +325,10 @@ class ResourceHandler:
             elif request.method == "PUT":
                 mode = field_validation(request.query)
                 obj = await self._read_object(request, target)
-                internal = admit(obj, target, mode, request.warnings, creating=False)
                 updated = await store.update(
                     target.namespace,
                     target.name,
-                    lambda _c: copy.deepcopy(internal),
+                    self._replacing(request, target, obj, mode, "status"),
                     subresource="status",
                     dry_run=_dry_run(request),
                 )
@@ -386,5 +446,8 @@ def _patcher(content_type: str, version: VersionType) -> Callable[[Object, Any],
         return apply_json_patch
     if content_type == STRATEGIC_PATCH and version.strategic_merge_patch:
         return lambda obj, patch: apply_strategic_merge_patch(obj, patch, version.schema)
-    accepted = [*PATCH_TYPES, STRATEGIC_PATCH] if version.strategic_merge_patch else PATCH_TYPES
+    # the accepted types in kube's order (customresource_handler.go for custom resources)
+    accepted = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
+    if version.strategic_merge_patch:
+        accepted.insert(2, STRATEGIC_PATCH)
     raise errors.unsupported_media_type(accepted)

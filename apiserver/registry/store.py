@@ -286,6 +286,11 @@ class Store:
                 updated["status"] = desired["status"]
             else:
                 updated.pop("status", None)
+            managed = (desired.get("metadata") or {}).get("managedFields")
+            if managed is not None:  # the status writer's ownership, recorded by the field manager
+                updated["metadata"]["managedFields"] = managed
+            elif "managedFields" in updated["metadata"]:
+                del updated["metadata"]["managedFields"]
             return updated
         updated = desired
         if has_status:

@@ -252,3 +252,35 @@ def test_more_commands_of_the_conventions(kubectl: Kubectl, tmp_path: Path) -> N
         kubectl.run("delete", "ct", "-l", "tier=gold").stdout.strip()
         == 'crontab.stable.example.com "kc-more" deleted'
     )
+
+
+def test_server_side_apply_conflicts_and_migration(kubectl: Kubectl, tmp_path: Path) -> None:
+    """apply --server-side (create, conflict with the client-side applier, force), diff --server-side, and
+    kubectl's client-side → server-side migration of an object first applied client-side (§5.6)."""
+    manifest = write(tmp_path, CRONTAB.format(name="kc-ssa", image="a", replicas=1))
+    assert kubectl.run("apply", "--server-side", "-f", str(manifest)).stdout.strip() == (
+        "crontab.stable.example.com/kc-ssa serverside-applied"
+    )
+    migrated = write(tmp_path, CRONTAB.format(name="kc-csa", image="a", replicas=1))
+    kubectl.run(
+        "apply", "-f", str(migrated)
+    )  # client-side first: last-applied annotation, kubectl-client-side-apply
+    migrated.write_text(CRONTAB.format(name="kc-csa", image="b", replicas=1))
+    assert "serverside-applied" in kubectl.run("apply", "--server-side", "-f", str(migrated)).stdout
+    obj = json.loads(
+        kubectl.run("get", "ct", "kc-csa", "-o", "json", "--show-managed-fields").stdout
+    )
+    assert obj["spec"]["image"] == "b"
+    assert "kubectl" in {entry["manager"] for entry in obj["metadata"]["managedFields"]}
+    kubectl.run("patch", "ct", "kc-ssa", "--type=merge", "-p", '{"spec":{"image":"patched"}}')
+    manifest.write_text(CRONTAB.format(name="kc-ssa", image="mine", replicas=1))
+    conflict = kubectl.run("apply", "--server-side", "-f", str(manifest), check=False)
+    assert conflict.returncode == 1
+    assert 'conflict with "kubectl-patch"' in conflict.stderr and ".spec.image" in conflict.stderr
+    diff = kubectl.run(
+        "diff", "--server-side", "--force-conflicts", "-f", str(manifest), check=False
+    )
+    assert diff.returncode == 1 and "+  image: mine" in diff.stdout
+    forced = kubectl.run("apply", "--server-side", "--force-conflicts", "-f", str(manifest))
+    assert "serverside-applied" in forced.stdout
+    assert kubectl.run("get", "ct", "kc-ssa", "-o", "jsonpath={.spec.image}").stdout == "mine"

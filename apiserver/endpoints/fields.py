@@ -1,0 +1,112 @@
+"""Field ownership on writes: who the field manager is, managedFields on every create/update/patch, and
+server-side apply (API-CONVENTIONS.md §5.3, §5.6), over the pure functions of apiserver.fieldmanager."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from apiserver import errors
+from apiserver.convert import deep_copy
+from apiserver.endpoints.decode import Target
+from apiserver.endpoints.http import Request
+from apiserver.fieldmanager import apply, set_managed_fields, update_managed_fields
+from apiserver.registry.meta import now_rfc3339
+
+Object = dict[str, Any]
+MAX_MANAGER_LENGTH = 128
+
+
+def manager_name(request: Request) -> str:
+    """``fieldManager``, else the User-Agent up to its first '/', as kube-apiserver names managers."""
+    name = (
+        request.query.get("fieldManager") or request.headers.get("user-agent", "").split("/", 1)[0]
+    )
+    if len(name) > MAX_MANAGER_LENGTH:
+        raise errors.invalid(
+            "PatchOptions", "meta.k8s.io", "",
+            [errors.StatusCause("FieldValueTooLong", f"Too long: may not be more than {MAX_MANAGER_LENGTH} bytes", "fieldManager")],
+        )  # fmt: skip
+    return name
+
+
+def ignored_fields(target: Target, subresource: str) -> tuple[str, ...]:
+    """What an endpoint resets, so nobody gains or loses it there: status on the main resource of a kind
+    with a status subresource, spec on /status."""
+    if subresource == "status":
+        return ("spec",)
+    return ("status",) if target.version.status_subresource else ()
+
+
+def tracker(
+    request: Request, target: Target, old: Object | None, subresource: str = ""
+) -> Callable[[Object], None] | None:
+    """Records an Update by this request's manager on the object about to be stored (None: not tracked)."""
+    if not target.resource.persisted:
+        return None
+    manager = manager_name(request)
+    now = now_rfc3339()
+    ignored = ignored_fields(target, subresource)
+    previous = deep_copy(old) if old is not None else None  # admission mutates shared subtrees
+
+    def track(new: Object) -> None:
+        entries = update_managed_fields(
+            previous,
+            new,
+            target.version.schema,
+            manager,
+            api_version=target.api_version,
+            now=now,
+            subresource=subresource,
+            ignored_fields=ignored,
+        )
+        set_managed_fields(new, entries)
+
+    return track
+
+
+def apply_manager(request: Request) -> str:
+    """Apply requires an explicit fieldManager (kube answers 422 without one)."""
+    manager = request.query.get("fieldManager", "")
+    if not manager:
+        raise errors.invalid(
+            "PatchOptions",
+            "meta.k8s.io",
+            "",
+            [
+                errors.StatusCause(
+                    "FieldValueRequired",
+                    "Required value: is required for apply patch",
+                    "fieldManager",
+                )
+            ],
+        )
+    return manager_name(request)
+
+
+def server_side_apply(
+    request: Request,
+    target: Target,
+    live: Object | None,
+    applied: Object,
+    manager: str,
+    subresource: str,
+) -> Object:
+    """The applied configuration merged into the live object (None: create), with managedFields set.
+
+    Conflicts raise ApplyConflict (409). The caller resets ignored fields, keeps immutable metadata and
+    defaults the result, in that order (kube defaults after the merge, so defaults belong to nobody).
+    """
+    merged, _ = apply(
+        deep_copy(live) if live is not None else None,
+        applied,
+        target.version.schema,
+        manager,
+        api_version=target.api_version,
+        force=request.flag("force"),
+        now=now_rfc3339(),
+        kind=target.resource.kind,
+        subresource=subresource,
+        ignored_fields=ignored_fields(target, subresource),
+    )
+    return merged

@@ -1,0 +1,131 @@
+"""kr8s (sync API) against a real apiforge server: discovery through trailing-slash paths, lookups by plural and
+short name, and the object API: create, patch, label, scale, exists, watch, delete (API-CONVENTIONS.md §12)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import kr8s
+import pytest
+from kr8s.objects import APIObject, new_class
+
+from tests.serverproc import ServerProcess
+
+pytestmark = pytest.mark.timeout(60)
+
+NAMESPACE = "default"
+CronTab = new_class(kind="CronTab", version="stable.example.com/v1", namespaced=True, scalable=True)
+
+
+def crontab(api: kr8s.Api, name: str, **spec: Any) -> APIObject:
+    return CronTab(
+        {
+            "apiVersion": "stable.example.com/v1",
+            "kind": "CronTab",
+            "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": {"cronSpec": "* * * * */5", "image": "kr-image", "replicas": 1, **spec},
+        },
+        api=api,
+    )
+
+
+@pytest.fixture(scope="module")
+def api(server: ServerProcess) -> kr8s.Api:
+    return kr8s.api(kubeconfig=str(server.kubeconfig))
+
+
+def names(objects: Any) -> list[str]:
+    return sorted(obj.name for obj in objects)
+
+
+def test_version_and_api_resources(api: kr8s.Api) -> None:
+    assert api.version()["major"] == "1"
+    resources = {(r["name"], r["version"]): r for r in api.api_resources()}
+    entry = resources[("crontabs", "stable.example.com/v1")]
+    assert entry["kind"] == "CronTab" and entry["shortNames"] == ["ct"]
+    assert ("namespaces", "v1") in resources
+
+
+def test_object_lifecycle(api: kr8s.Api) -> None:
+    obj = crontab(api, "kr-life")
+    assert not obj.exists()
+    obj.create()
+    assert obj.exists()
+    assert obj.metadata.uid and obj.raw["metadata"]["generation"] == 1
+
+    # lookups by plural and by short name, listed and by name
+    assert "kr-life" in names(api.get("crontabs", namespace=NAMESPACE))
+    assert "kr-life" in names(api.get("ct", namespace=NAMESPACE))
+    assert "kr-life" in names(api.get("crontabs.stable.example.com", namespace=kr8s.ALL))
+    assert CronTab.get("kr-life", namespace=NAMESPACE, api=api).spec.replicas == 1
+
+    obj.patch({"spec": {"image": "kr-patched"}})
+    assert obj.spec.image == "kr-patched" and obj.raw["metadata"]["generation"] == 2
+    obj.label({"team": "kr"})
+    obj.annotate({"note": "from kr8s"})
+    obj.refresh()
+    assert obj.labels == {"team": "kr"} and obj.annotations == {"note": "from kr8s"}
+    assert names(api.get("ct", namespace=NAMESPACE, label_selector={"team": "kr"})) == ["kr-life"]
+    assert names(api.get("ct", namespace=NAMESPACE, label_selector="team=nope")) == []
+    assert names(
+        api.get("ct", namespace=NAMESPACE, field_selector={"metadata.name": "kr-life"})
+    ) == ["kr-life"]
+    obj.remove_label("team")
+    assert "team" not in obj.labels
+
+    obj.delete()
+    assert not obj.exists()
+    assert "kr-life" not in names(api.get("ct", namespace=NAMESPACE))
+
+
+def test_scale(api: kr8s.Api) -> None:
+    obj = crontab(api, "kr-scale", replicas=2)
+    obj.create()
+    assert obj.replicas == 2
+    obj.scale(5)
+    obj.refresh()
+    assert obj.spec.replicas == 5
+    obj.delete()
+
+
+def test_watch_since_a_resource_version(api: kr8s.Api) -> None:
+    obj = crontab(api, "kr-watch")
+    obj.create()
+    since = obj.metadata.resourceVersion
+
+    def patch_later() -> None:
+        time.sleep(0.5)
+        obj.patch({"spec": {"image": "kr-watched"}})
+
+    writer = threading.Thread(target=patch_later)
+    writer.start()
+    event, seen = next(iter(api.watch("ct", namespace=NAMESPACE, since=since)))
+    writer.join()
+    assert (event, seen.name, seen.spec.image) == ("MODIFIED", "kr-watch", "kr-watched")
+    obj.delete()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="server bug: kr8s get(kind, name) sends fieldSelector=metadata.name=NAME, (a trailing comma) and the "
+    "server answers 400 \"can't understand ''\"; kube's fields.ParseSelector skips empty terms",
+)
+def test_get_by_name(api: kr8s.Api) -> None:
+    obj = crontab(api, "kr-named")
+    obj.create()
+    try:
+        [found] = api.get("ct", "kr-named", namespace=NAMESPACE)
+        assert found.spec.image == "kr-image" and found.uid == obj.uid
+    finally:
+        obj.delete()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="server gap: authentication.k8s.io/v1 tokenreviews is not served (404); kube-apiserver always serves "
+    "it, and kr8s whoami() POSTs a TokenReview when the kubeconfig carries a token",
+)
+def test_whoami(api: kr8s.Api) -> None:
+    assert api.whoami()
