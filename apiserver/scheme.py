@@ -89,6 +89,12 @@ class ResourceType:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_version", {v.name: v for v in self.versions})
 
+    @property
+    def builtin(self) -> bool:
+        """A kind kube-apiserver itself defines (the core group, the reviews): typed on the server, so a body
+        may omit apiVersion/kind and a DELETE answers with a Status."""
+        return self.group == "" or not self.persisted
+
     def version(self, name: str) -> VersionType | None:
         return self._by_version.get(name)
 

@@ -89,6 +89,8 @@ def parse_field_selector(text: str, allowed: Iterable[str]) -> tuple[FieldRequir
     allowed_fields = set(allowed)
     requirements = []
     for part in text.split(","):
+        if not part.strip():
+            continue  # kube's fields.parseSelector skips empty terms (kr8s sends a trailing comma)
         match = re.fullmatch(r"\s*([A-Za-z0-9_.]+)\s*(==|=|!=)\s*(.*?)\s*", part)
         if match is None:
             raise bad_request(f"invalid selector: '{text}'; can't understand '{part}'")

@@ -65,6 +65,10 @@ def parse_body(body: bytes, content_type: str, target: Target) -> Any:
 def check_type_meta(obj: Any, target: Target) -> Object:
     if not isinstance(obj, dict):
         raise target.cannot_handle("the body must be a JSON object")
+    if target.resource.builtin:
+        # kube decodes built-in kinds with the endpoint's kind and version as defaults (gvkWithDefaults)
+        obj.setdefault("kind", target.resource.kind)
+        obj.setdefault("apiVersion", target.api_version)
     kind = obj.get("kind")
     api_version = obj.get("apiVersion")
     if not kind:

@@ -279,13 +279,31 @@ class ResourceHandler:
     async def _delete(self, request: Request, send: Send, store: Store, target: Target) -> None:
         options = await _delete_options(request)
         preconditions = options.get("preconditions") or {}
-        obj, _ = await store.delete(
+        obj, deleted = await store.delete(
             target.namespace,
             target.name,
             uid_precondition=str(preconditions.get("uid") or ""),
             version_precondition=str(preconditions.get("resourceVersion") or ""),
             dry_run=_dry_run(request) or "All" in (options.get("dryRun") or []),
         )
+        if deleted and target.resource.builtin and target.resource.plural != "namespaces":
+            # built-in stores answer a finished delete with a Status (no ReturnDeletedObject)
+            details = {
+                "name": target.name,
+                "kind": target.resource.plural,
+                "uid": obj["metadata"].get("uid"),
+            }
+            if target.resource.group:
+                details["group"] = target.resource.group
+            status = {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Success",
+                "details": details,
+            }
+            await respond_json(send, 200, status, request.warnings)
+            return
         await self._send_object(request, send, 200, obj, target)
 
     async def _delete_collection(

@@ -165,11 +165,6 @@ def test_deletion_completes_once_the_operator_releases_its_finalizer(
     assert_no_fatal_errors(operator)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server bug: kopf POSTs Events without apiVersion/kind and the server answers 400 \"Object 'Kind' is "
-    'missing in the request body"; kube-apiserver defaults both from the URL (defaultGVK, handlers/create.go)',
-)
 def test_operator_posts_events(operator: Operator, client: httpx.Client) -> None:
     assert client.post(CRONTABS, json=crontab("kopf-ev")).status_code == 201
     created = wait_for("kopf to handle kopf-ev", lambda: handled(client, "kopf-ev"))

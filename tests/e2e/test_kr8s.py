@@ -107,25 +107,15 @@ def test_watch_since_a_resource_version(api: kr8s.Api) -> None:
     obj.delete()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server bug: kr8s get(kind, name) sends fieldSelector=metadata.name=NAME, (a trailing comma) and the "
-    "server answers 400 \"can't understand ''\"; kube's fields.ParseSelector skips empty terms",
-)
 def test_get_by_name(api: kr8s.Api) -> None:
     obj = crontab(api, "kr-named")
     obj.create()
     try:
         [found] = api.get("ct", "kr-named", namespace=NAMESPACE)
-        assert found.spec.image == "kr-image" and found.uid == obj.uid
+        assert found.spec.image == "kr-image" and found.metadata.uid == obj.metadata.uid
     finally:
         obj.delete()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server gap: authentication.k8s.io/v1 tokenreviews is not served (404); kube-apiserver always serves "
-    "it, and kr8s whoami() POSTs a TokenReview when the kubeconfig carries a token",
-)
 def test_whoami(api: kr8s.Api) -> None:
     assert api.whoami()
