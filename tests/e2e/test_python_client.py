@@ -486,4 +486,8 @@ def test_typed_delete_answers_a_status(core: client.CoreV1Api) -> None:
     # kubernetes 37 declares this response as a plain "object": it arrives as the JSON dict
     answer = core.delete_namespaced_config_map("py-del", NAMESPACE)
     assert (answer["kind"], answer["status"]) == ("Status", "Success")
-    assert answer["details"] == {"name": "py-del", "kind": "configmaps", "uid": created.metadata.uid}
+    assert answer["details"] == {
+        "name": "py-del",
+        "kind": "configmaps",
+        "uid": created.metadata.uid,
+    }
