@@ -17,6 +17,7 @@ __all__ = [
     "COMPACT_KEYWORDS",
     "JSON_SCHEMA_PROPS",
     "KUBERNETES_EXTENSIONS",
+    "PATCH_EXTENSIONS",
     "check_keyword_value",
 ]
 
@@ -31,6 +32,10 @@ KUBERNETES_EXTENSIONS = frozenset(
         "x-kubernetes-validations",
     }
 )
+
+PATCH_EXTENSIONS = frozenset({"x-kubernetes-patch-merge-key", "x-kubernetes-patch-strategy"})
+"""Strategic-merge-patch metadata, as built-in kinds' OpenAPI carries it: allowed in the compact format (it
+makes the server accept strategic merge patches for the kind), not in CRDs, whose JSONSchemaProps lack it."""
 
 COMPACT_KEYWORDS = frozenset(
     {
@@ -84,7 +89,7 @@ JSON_SCHEMA_PROPS = (
 """Every field of apiextensions.k8s.io/v1 JSONSchemaProps."""
 
 _STRINGS = {"format", "description", "pattern", "title", "id", "$schema", "$ref"}
-_STRINGS |= {"x-kubernetes-list-type", "x-kubernetes-map-type"}
+_STRINGS |= {"x-kubernetes-list-type", "x-kubernetes-map-type"} | PATCH_EXTENSIONS
 _BOOLEANS = {"exclusiveMinimum", "exclusiveMaximum", "uniqueItems", "nullable"}
 _BOOLEANS |= {
     "x-kubernetes-preserve-unknown-fields",

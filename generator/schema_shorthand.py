@@ -15,7 +15,14 @@ from typing import Any
 
 from generator.definition import JsonPath
 from generator.load_reader import DocumentReader, describe, did_you_mean
-from generator.schema_keywords import COMPACT_KEYWORDS, KUBERNETES_EXTENSIONS, check_keyword_value
+from generator.schema_keywords import (
+    COMPACT_KEYWORDS,
+    KUBERNETES_EXTENSIONS,
+    PATCH_EXTENSIONS,
+    check_keyword_value,
+)
+
+COMPACT_EXTENSIONS = KUBERNETES_EXTENSIONS | PATCH_EXTENSIONS
 
 __all__ = ["CONDITION", "QUANTITY_PATTERN", "TYPE_EXPRESSIONS", "SchemaExpander", "is_full_form"]
 
@@ -307,8 +314,8 @@ class SchemaExpander:
                     schema["properties"] = self._properties(value, here, dst, flagged)
             elif key == "required":
                 is_required = self._required(spec, value, here, in_object, schema)
-            elif key.startswith("x-kubernetes-") and key not in KUBERNETES_EXTENSIONS:
-                self.reader.unknown_key(here, key, KUBERNETES_EXTENSIONS)
+            elif key.startswith("x-kubernetes-") and key not in COMPACT_EXTENSIONS:
+                self.reader.unknown_key(here, key, COMPACT_EXTENSIONS)
             elif check_keyword_value(self.reader, key, value, here):
                 schema[key] = copy.deepcopy(value)
         if flagged:

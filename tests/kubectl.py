@@ -37,7 +37,12 @@ class Kubectl:
         return {**os.environ, "HOME": str(self.cache_dir)}  # no ~/.kube of the machine leaks in
 
     def run(
-        self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 60
+        self,
+        *args: str,
+        stdin: str | None = None,
+        check: bool = True,
+        timeout: float = 60,
+        env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
             self._command(args),
@@ -45,7 +50,7 @@ class Kubectl:
             capture_output=True,
             text=True,
             timeout=timeout,
-            env=self._environment,
+            env={**self._environment, **(env or {})},
         )
         if check and result.returncode != 0:
             raise AssertionError(

@@ -212,9 +212,81 @@ SECRET = ResourceType(
     ),
 )
 
+SERVICE = ResourceType(
+    group="",
+    kind="Service",
+    plural="services",
+    singular="service",
+    list_kind="ServiceList",
+    namespaced=True,
+    short_names=("svc",),
+    categories=("all",),
+    versions=(
+        VersionType(
+            name="v1",
+            served=True,
+            storage=True,
+            schema=v1_schemas.SERVICE,
+            deprecated=False,
+            deprecation_warning="",
+            status_subresource=True,
+            printer_columns=(
+                PrinterColumn(
+                    name="Type",
+                    type="string",
+                    json_path=".spec.type",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+                PrinterColumn(
+                    name="Cluster-IP",
+                    type="string",
+                    json_path=".spec.clusterIP",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+                PrinterColumn(
+                    name="Port(s)",
+                    type="string",
+                    json_path=".spec.ports[*].port",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+                PrinterColumn(
+                    name="Age",
+                    type="date",
+                    json_path=".metadata.creationTimestamp",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+                PrinterColumn(
+                    name="Selector",
+                    type="string",
+                    json_path=".spec.selector",
+                    format="",
+                    description="",
+                    priority=1,
+                ),
+            ),
+            selectable_fields=(),
+            strategic_merge_patch=True,
+            to_internal=v1_conversion.service_to_internal,
+            from_internal=v1_conversion.service_from_internal,
+            defaulter=v1_defaults.default_service,
+            validator=v1_validation.validate_service,
+            model=v1_models.Service,
+        ),
+    ),
+)
+
 RESOURCES: tuple[ResourceType, ...] = (
     CONFIG_MAP,
     EVENT,
     NAMESPACE,
     SECRET,
+    SERVICE,
 )

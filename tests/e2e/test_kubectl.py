@@ -4,6 +4,7 @@ issue's acceptance, each version in a namespace of its own on one server."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -284,3 +285,33 @@ def test_server_side_apply_conflicts_and_migration(kubectl: Kubectl, tmp_path: P
     forced = kubectl.run("apply", "--server-side", "--force-conflicts", "-f", str(manifest))
     assert "serverside-applied" in forced.stdout
     assert kubectl.run("get", "ct", "kc-ssa", "-o", "jsonpath={.spec.image}").stdout == "mine"
+
+
+def test_edit_cluster_info_and_services(kubectl: Kubectl, tmp_path: Path) -> None:
+    """edit (with a scripted EDITOR), cluster-info (which needs core services), and a Service whose ports
+    merge by port under a strategic merge patch, as kube's Service does."""
+    kubectl.run(
+        "create",
+        "-f",
+        str(write(tmp_path, CRONTAB.format(name="kc-edit", image="before", replicas=1))),
+    )
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\nsed -i 's/image: before/image: after/' \"$1\"\n")
+    editor.chmod(0o755)
+    edited = kubectl.run("edit", "ct", "kc-edit", env={"KUBE_EDITOR": str(editor)})
+    assert edited.stdout.strip() == "crontab.stable.example.com/kc-edit edited"
+    assert kubectl.run("get", "ct", "kc-edit", "-o", "jsonpath={.spec.image}").stdout == "after"
+    info = re.sub(r"\x1b\[[0-9;]*m", "", kubectl.run("cluster-info").stdout)  # without its colours
+    assert "Kubernetes control plane is running at http://127.0.0.1:" in info
+    service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: kc-svc\nspec:\n  ports:\n  - port: 80\n    targetPort: 8080\n"
+    kubectl.run("apply", "-f", str(write(tmp_path, service)))
+    kubectl.run(
+        "patch",
+        "svc",
+        "kc-svc",
+        "-p",
+        '{"spec":{"ports":[{"port":443,"targetPort":8443,"name":"https"}]}}',
+    )
+    ports = json.loads(kubectl.run("get", "svc", "kc-svc", "-o", "json").stdout)["spec"]["ports"]
+    assert sorted(port["port"] for port in ports) == [80, 443]  # merged by port, not replaced
+    assert "kc-svc" in kubectl.run("get", "all").stdout

@@ -10,9 +10,12 @@ from ..v1.models import Namespace as Namespace
 
 from ..v1.models import Secret as Secret
 
+from ..v1.models import Service as Service
+
 __all__ = [
     "ConfigMap",
     "Event",
     "Namespace",
     "Secret",
+    "Service",
 ]

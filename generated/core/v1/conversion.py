@@ -43,3 +43,13 @@ def secret_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
 def secret_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
     """v1 is the hub of Secret: its wire form is the internal form."""
     return obj
+
+
+def service_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """v1 is the hub of Service: its wire form is the internal form."""
+    return obj
+
+
+def service_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """v1 is the hub of Service: its wire form is the internal form."""
+    return obj

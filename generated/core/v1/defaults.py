@@ -15,3 +15,29 @@ _SECRET_DEFAULTS: dict[str, Any] = {
 def default_secret(obj: dict[str, Any]) -> None:
     """Fill in the defaults v1 Secret declares, in place."""
     apply_defaults(obj, _SECRET_DEFAULTS)
+
+
+_SERVICE_DEFAULTS: dict[str, Any] = {
+    "properties": {
+        "spec": {
+            "properties": {
+                "type": {"default": "ClusterIP", "type": "string"},
+                "sessionAffinity": {"default": "None", "type": "string"},
+                "ports": {
+                    "items": {
+                        "properties": {"protocol": {"default": "TCP", "type": "string"}},
+                        "type": "object",
+                    },
+                    "type": "array",
+                },
+            },
+            "type": "object",
+        }
+    },
+    "type": "object",
+}
+
+
+def default_service(obj: dict[str, Any]) -> None:
+    """Fill in the defaults v1 Service declares, in place."""
+    apply_defaults(obj, _SERVICE_DEFAULTS)

@@ -179,6 +179,78 @@ class OwnerReference(ResourceModel):
     """
 
 
+class SessionAffinity(StrEnum):
+    client_ip = "ClientIP"
+    none = "None"
+
+
+class Type(StrEnum):
+    cluster_ip = "ClusterIP"
+    node_port = "NodePort"
+    load_balancer = "LoadBalancer"
+    external_name = "ExternalName"
+
+
+class Protocol(StrEnum):
+    tcp = "TCP"
+    udp = "UDP"
+    sctp = "SCTP"
+
+
+class ServiceSpecPortsItem(ResourceModel):
+    app_protocol: Annotated[str | None, Field(alias="appProtocol")] = None
+    name: str | None = None
+    node_port: Annotated[int | None, Field(alias="nodePort")] = None
+    port: Annotated[int, Field(ge=1, le=65535)]
+    protocol: Protocol | None = Protocol.tcp
+    target_port: Annotated[int | str | None, Field(alias="targetPort")] = None
+
+
+class ServiceStatusConditionsItem(ResourceModel):
+    """
+    Condition contains details for one aspect of the current state of this API Resource.
+    """
+
+    last_transition_time: Annotated[AwareDatetime, Field(alias="lastTransitionTime")]
+    """
+    lastTransitionTime is the last time the condition transitioned from one status to another. This should be when the underlying condition changed.  If that is not known, then using the time when the API field changed is acceptable.
+    """
+    message: Annotated[str, Field(max_length=32768)]
+    """
+    message is a human readable message indicating details about the transition. This may be an empty string.
+    """
+    observed_generation: Annotated[int | None, Field(alias="observedGeneration", ge=0)] = None
+    """
+    observedGeneration represents the .metadata.generation that the condition was set based upon. For instance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is 9, the condition is out of date with respect to the current state of the instance.
+    """
+    reason: Annotated[
+        str,
+        Field(max_length=1024, min_length=1, pattern="^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"),
+    ]
+    """
+    reason contains a programmatic identifier indicating the reason for the condition's last transition. Producers of specific condition types may define expected values and meanings for this field, and whether the values are considered a guaranteed API. The value should be a CamelCase string. This field may not be empty.
+    """
+    status: Status
+    """
+    status of the condition, one of True, False, Unknown.
+    """
+    type: Annotated[
+        str,
+        Field(
+            max_length=316,
+            pattern="^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+        ),
+    ]
+    """
+    type of condition in CamelCase or in foo.example.com/CamelCase.
+    """
+
+
+class ServiceStatusLoadBalancerIngressItem(ResourceModel):
+    hostname: str | None = None
+    ip: str | None = None
+
+
 class NamespaceStatus(ResourceModel):
     """
     Status describes the current status of a Namespace.
@@ -300,6 +372,22 @@ class Secret(ResourceModel):
     """
 
 
+class ServiceSpec(ResourceModel):
+    cluster_ip: Annotated[str | None, Field(alias="clusterIP")] = None
+    cluster_i_ps: Annotated[list[str] | None, Field(alias="clusterIPs")] = None
+    external_name: Annotated[str | None, Field(alias="externalName")] = None
+    ports: list[ServiceSpecPortsItem] | None = None
+    selector: dict[str, str] | None = None
+    session_affinity: Annotated[SessionAffinity | None, Field(alias="sessionAffinity")] = (
+        SessionAffinity.none
+    )
+    type: Type | None = Type.cluster_ip
+
+
+class ServiceStatusLoadBalancer(ResourceModel):
+    ingress: list[ServiceStatusLoadBalancerIngressItem] | None = None
+
+
 class ConfigMap(ResourceModel):
     """
     ConfigMap holds configuration data for pods to consume.
@@ -365,3 +453,20 @@ class Namespace(ResourceModel):
     metadata: ObjectMeta | None = None
     spec: NamespaceSpec | None = None
     status: NamespaceStatus | None = None
+
+
+class ServiceStatus(ResourceModel):
+    conditions: list[ServiceStatusConditionsItem] | None = None
+    load_balancer: Annotated[ServiceStatusLoadBalancer | None, Field(alias="loadBalancer")] = None
+
+
+class Service(ResourceModel):
+    """
+    Service is a named abstraction of software service consisting of local ports and a selector.
+    """
+
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    kind: str | None = None
+    metadata: ObjectMeta | None = None
+    spec: ServiceSpec | None = None
+    status: ServiceStatus | None = None

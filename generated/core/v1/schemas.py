@@ -18,3 +18,5 @@ EVENT: dict[str, Any] = _SCHEMAS["Event"]
 NAMESPACE: dict[str, Any] = _SCHEMAS["Namespace"]
 
 SECRET: dict[str, Any] = _SCHEMAS["Secret"]
+
+SERVICE: dict[str, Any] = _SCHEMAS["Service"]

@@ -27,3 +27,8 @@ def validate_namespace(obj: dict[str, Any]) -> list[Cause]:
 def validate_secret(obj: dict[str, Any]) -> list[Cause]:
     """Check an object of v1 Secret against its schema."""
     return validate(obj, schemas.SECRET)
+
+
+def validate_service(obj: dict[str, Any]) -> list[Cause]:
+    """Check an object of v1 Service against its schema."""
+    return validate(obj, schemas.SERVICE)
