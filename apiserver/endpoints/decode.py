@@ -63,6 +63,10 @@ def parse_body(body: bytes, content_type: str, target: Target) -> Any:
 
 
 def check_type_meta(obj: Any, target: Target) -> Object:
+    """The body as an object of the target's kind, its apiVersion the target's; raises 400 otherwise.
+
+    A metadata that is not an object is refused here already (kube cannot decode such a body either), because
+    the endpoints read the body's name and namespace before admission."""
     if not isinstance(obj, dict):
         raise target.cannot_handle("the body must be a JSON object")
     if target.resource.builtin:
@@ -81,7 +85,18 @@ def check_type_meta(obj: Any, target: Target) -> Object:
             else f"the kind in the data ({kind}) does not match the expected kind ({target.resource.kind})"
         )
     obj["apiVersion"] = target.api_version
+    object_meta(obj, target)
     return obj
+
+
+def object_meta(obj: Object, target: Target) -> Object:
+    """``obj``'s metadata, created empty when missing; 400 when it is not an object."""
+    metadata = obj.get("metadata")
+    if metadata is None:
+        metadata = obj["metadata"] = {}
+    if not isinstance(metadata, dict):
+        raise target.cannot_handle("metadata must be an object")
+    return metadata
 
 
 def field_validation(query: dict[str, str]) -> str:
@@ -107,11 +122,7 @@ def admit(
     ``track`` records field ownership (managedFields) on the final versioned object: after defaulting, so
     defaults belong to the writer, as kube's field manager sees them.
     """
-    metadata = obj.get("metadata")
-    if metadata is None:
-        metadata = obj["metadata"] = {}
-    if not isinstance(metadata, dict):
-        raise target.cannot_handle("metadata must be an object")
+    metadata = object_meta(obj, target)
     unknown = prune(obj, target.version.schema)
     if unknown and mode == "Strict":
         detail = ", ".join(f'unknown field "{path}"' for path in unknown)

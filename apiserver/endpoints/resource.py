@@ -150,7 +150,7 @@ class ResourceHandler:
         return check_type_meta(parse_body(body, request.content_type, target), target)
 
     def _check_scope(self, obj: Object, target: Target) -> None:
-        body_namespace = (obj.get("metadata") or {}).get("namespace")
+        body_namespace = obj["metadata"].get("namespace")
         if target.resource.namespaced and body_namespace and body_namespace != target.namespace:
             raise errors.bad_request(
                 "the namespace of the provided object does not match the namespace sent on the request"
@@ -171,7 +171,7 @@ class ResourceHandler:
         mode = field_validation(request.query)
         obj = await self._read_object(request, target)
         self._check_scope(obj, target)
-        body_name = (obj.get("metadata") or {}).get("name")
+        body_name = obj["metadata"].get("name")
         if body_name and body_name != target.name:
             raise errors.bad_request(
                 f"the name of the object ({body_name}) does not match the name on the URL ({target.name})"
@@ -454,6 +454,11 @@ async def _delete_options(request: Request) -> Object:
         raise errors.bad_request(f"error decoding DeleteOptions: {error}") from None
     if not isinstance(options, dict):
         raise errors.bad_request("DeleteOptions must be a JSON object")
+    # the fields read here must have their Go types, or kube cannot decode the body (400)
+    if not isinstance(options.get("preconditions") or {}, dict):
+        raise errors.bad_request("DeleteOptions.preconditions must be an object")
+    if not isinstance(options.get("dryRun") or [], list):
+        raise errors.bad_request("DeleteOptions.dryRun must be a list of strings")
     return options
 
 

@@ -56,6 +56,12 @@ def scale_of(obj: Object, spec: ScaleSpec) -> Object:
 
 def apply_scale(obj: Object, scale: Object, spec: ScaleSpec, target: Target) -> Object:
     """Write a desired Scale's replicas back into the object; its resourceVersion stays a precondition."""
+    if isinstance(scale, dict):
+        for field in ("spec", "metadata"):
+            if not isinstance(scale.get(field) or {}, dict):
+                raise errors.bad_request(
+                    f'Scale in version "v1" cannot be handled as a Scale: {field} must be an object'
+                )
     replicas = (scale.get("spec") or {}).get("replicas") if isinstance(scale, dict) else None
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         cause = errors.StatusCause(

@@ -95,6 +95,26 @@ def test_malformed_json_is_400(client: httpx.Client) -> None:
     assert_status(response, 400, "BadRequest")
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "body", "content_type"),
+    [
+        ("POST", CRONTABS, {**crontab("x"), "metadata": 5}, "application/json"),
+        ("PUT", f"{CRONTABS}/x", {**crontab("x"), "metadata": ["x"]}, "application/json"),
+        ("PATCH", f"{CRONTABS}/malformed", {"metadata": 5}, "application/merge-patch+json"),
+        ("PUT", f"{CRONTABS}/malformed/scale", {"spec": 5}, "application/json"),
+        ("PATCH", f"{CRONTABS}/malformed/scale", {"metadata": 5}, "application/merge-patch+json"),
+        ("DELETE", f"{CRONTABS}/malformed", {"preconditions": 5}, "application/json"),
+        ("DELETE", f"{CRONTABS}/malformed", {"dryRun": 5}, "application/json"),
+    ],
+)
+def test_wrongly_typed_body_is_400(
+    client: httpx.Client, method: str, path: str, body: Any, content_type: str
+) -> None:
+    client.post(CRONTABS, json=crontab("malformed"))
+    response = client.request(method, path, json=body, headers={"content-type": content_type})
+    assert_status(response, 400, "BadRequest")
+
+
 def test_body_without_content_type_is_json(client: httpx.Client) -> None:
     import orjson
 
