@@ -25,7 +25,7 @@ from apiserver.endpoints.scale import apply_scale, scale_of
 from apiserver.endpoints.versioning import to_version
 from apiserver.endpoints.watch import serve_watch
 from apiserver.patch import PatchError, apply_json_patch, apply_merge_patch
-from apiserver.registry.store import ListOptions, Store
+from apiserver.registry.store import ListOptions, Store, parse_resource_version
 from apiserver.scheme import Scheme, VersionType
 from apiserver.selectors import matcher, parse_field_selector, parse_label_selector
 from apiserver.strategicpatch import apply_strategic_merge_patch
@@ -115,7 +115,7 @@ class ResourceHandler:
             raise errors.bad_request(f"invalid limit: {request.query['limit']!r}") from None
         revision = 0
         if request.query.get("resourceVersionMatch") == "Exact":
-            revision = _parse_revision(request.query.get("resourceVersion", ""))
+            revision = parse_resource_version(request.query.get("resourceVersion", ""))
         any_version = request.query.get("resourceVersion") == "0"
         return ListOptions(
             matcher(labels, fields),
@@ -435,13 +435,6 @@ def _dry_run(request: Request) -> bool:
     if value and value != "All":
         raise errors.bad_request(f'unsupported dry run directive: "{value}"; supported values: All')
     return value == "All"
-
-
-def _parse_revision(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise errors.bad_request(f"invalid resource version: {text!r}") from None
 
 
 async def _delete_options(request: Request) -> Object:

@@ -23,7 +23,13 @@ from apiserver.endpoints.decode import Target
 from apiserver.endpoints.http import Request, Send
 from apiserver.endpoints.output import Output, render_event_object, stream_type
 from apiserver.endpoints.versioning import to_version
-from apiserver.registry.store import ListOptions, Predicate, Store, WatchEvent
+from apiserver.registry.store import (
+    ListOptions,
+    Predicate,
+    Store,
+    WatchEvent,
+    parse_resource_version,
+)
 
 # kopf drops a stream silent for 70 s; tests shorten this through the environment to observe bookmarks.
 BOOKMARK_INTERVAL = float(os.environ.get("APIFORGE_BOOKMARK_INTERVAL_SECONDS", "30"))
@@ -42,23 +48,22 @@ class _InitialEventsEnd:
 
 
 async def _events(
-    store: Store, target: Target, predicate: Predicate | None, start: str, initial_events: bool
+    store: Store,
+    target: Target,
+    predicate: Predicate | None,
+    start: int | None,
+    initial_events: bool,
 ) -> AsyncIterator[Any]:
-    """The synthetic ADDED events for the current state when asked for (rv unset or "0", or
+    """The synthetic ADDED events for the current state when asked for (no starting revision, or
     `sendInitialEvents`), then every change after the starting revision."""
-    if initial_events or start in ("", "0"):
+    if initial_events or start is None:
         page = await store.list(target.namespace, ListOptions(predicate, any_version=True))
         for obj in page.items:
             yield WatchEvent("ADDED", obj, page.revision)
-        after = page.revision
+        start = page.revision
         if initial_events:
-            yield _InitialEventsEnd(after)
-    else:
-        try:
-            after = int(start)
-        except ValueError:
-            raise errors.bad_request(f"invalid resource version: {start!r}") from None
-    async for event in store.watch(target.namespace, after, predicate):
+            yield _InitialEventsEnd(start)
+    async for event in store.watch(target.namespace, start, predicate):
         yield event
 
 
@@ -71,27 +76,17 @@ async def serve_watch(
     output: Output,
 ) -> None:
     bookmarks = request.flag("allowWatchBookmarks")
-    try:
-        timeout = (
-            float(request.query["timeoutSeconds"]) if request.query.get("timeoutSeconds") else None
-        )
-    except ValueError:
-        raise errors.bad_request(
-            f"invalid timeoutSeconds: {request.query['timeoutSeconds']!r}"
-        ) from None
-    if timeout is None:
-        timeout = random.uniform(*DEFAULT_TIMEOUT)
+    timeout = _timeout(request.query.get("timeoutSeconds", ""))
+    # a malformed resourceVersion is a 400 before the stream starts, as kube answers it
+    resource_version = request.query.get("resourceVersion", "")
+    start = None if resource_version in ("", "0") else parse_resource_version(resource_version)
     queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=1024)
     last_revision = str(await store.current_revision())
 
     async def produce() -> None:
         try:
             async for event in _events(
-                store,
-                target,
-                predicate,
-                request.query.get("resourceVersion", ""),
-                request.flag("sendInitialEvents"),
+                store, target, predicate, start, request.flag("sendInitialEvents")
             ):
                 await queue.put(event)
         except errors.APIError as error:
@@ -160,6 +155,16 @@ async def serve_watch(
         gone.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await producer
+
+
+def _timeout(text: str) -> float:
+    """The stream's lifetime: ``timeoutSeconds`` (an integer, as kube's int64), else kube's random one."""
+    if not text:
+        return random.uniform(*DEFAULT_TIMEOUT)
+    try:
+        return float(int(text))
+    except ValueError:
+        raise errors.bad_request(f"invalid timeoutSeconds: {text!r}") from None
 
 
 def _bookmark(target: Target, revision: str) -> dict[str, Any]:

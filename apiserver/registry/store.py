@@ -75,6 +75,13 @@ class WatchEvent:
     revision: int
 
 
+def parse_resource_version(text: str) -> int:
+    """A resourceVersion a client sent, as the revision it names: digits only, as kube's ParseUint."""
+    if not (text.isascii() and text.isdigit()):
+        raise errors.bad_request(f"invalid resource version: {text!r}")
+    return int(text)
+
+
 def encode_continue(revision: int, start: str) -> str:
     token = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start})
     return base64.urlsafe_b64encode(token).decode().rstrip("=")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.integration.test_crud import crontab
 from tests.serverproc import ServerProcess, free_port
@@ -140,3 +141,16 @@ def test_watch_from_a_compacted_revision_gets_410_expired(tmp_path: Path) -> Non
     assert (status["kind"], status["code"], status["reason"]) == ("Status", 410, "Expired")
     assert status["message"].startswith(f"too old resource version: {old} (")
     assert listed["items"][0]["data"] == {"n": "3"}  # compaction never loses current state
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["resourceVersion=abc", "resourceVersion=-1", "timeoutSeconds=nan", "timeoutSeconds=1.5"],
+)
+def test_malformed_watch_parameters_are_400_before_the_stream(
+    client: httpx.Client, query: str
+) -> None:
+    response = client.get(f"{WATCHED}?watch=true&{query}")
+    assert response.status_code == 400, response.text
+    status = response.json()
+    assert (status["kind"], status["code"], status["reason"]) == ("Status", 400, "BadRequest")
