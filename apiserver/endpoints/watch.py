@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,9 @@ from apiserver.registry.store import (
     WatchEvent,
     parse_resource_version,
 )
+from apiserver.storage.interface import StorageError
+
+log = logging.getLogger("apiforge")
 
 # kopf drops a stream silent for 70 s; tests shorten this through the environment to observe bookmarks.
 BOOKMARK_INTERVAL = float(os.environ.get("APIFORGE_BOOKMARK_INTERVAL_SECONDS", "30"))
@@ -53,7 +57,7 @@ async def _events(
     predicate: Predicate | None,
     start: int | None,
     initial_events: bool,
-) -> AsyncIterator[Any]:
+) -> AsyncGenerator[Any, None]:
     """The synthetic ADDED events for the current state when asked for (no starting revision, or
     `sendInitialEvents`), then every change after the starting revision."""
     if initial_events or start is None:
@@ -63,8 +67,9 @@ async def _events(
         start = page.revision
         if initial_events:
             yield _InitialEventsEnd(start)
-    async for event in store.watch(target.namespace, start, predicate):
-        yield event
+    async with contextlib.aclosing(store.watch(target.namespace, start, predicate)) as changes:
+        async for event in changes:
+            yield event
 
 
 async def serve_watch(
@@ -84,15 +89,22 @@ async def serve_watch(
     last_revision = str(await store.current_revision())
 
     async def produce() -> None:
+        """Queue the events, then _END. Not after a cancel: the consumer has gone then, and putting _END
+        into a full queue would wait forever (and with it the request)."""
         try:
-            async for event in _events(
-                store, target, predicate, start, request.flag("sendInitialEvents")
-            ):
-                await queue.put(event)
+            events = _events(store, target, predicate, start, request.flag("sendInitialEvents"))
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    await queue.put(event)
         except errors.APIError as error:
             await queue.put(error)
-        finally:
-            await queue.put(_END)
+        except StorageError as error:
+            # the storage watch under this one ended (a slow watcher cut off, the watch cache restarting):
+            # end the stream, and the client re-watches from the last revision it saw
+            log.info("watch of %s ended: %s", target.resource.plural, error)
+        except Exception:  # a bug: end the stream rather than leave the client waiting
+            log.exception("watch of %s failed", target.resource.plural)
+        await queue.put(_END)
 
     async def disconnected() -> None:
         while (await request.receive())["type"] != "http.disconnect":
@@ -153,8 +165,7 @@ async def serve_watch(
     finally:
         producer.cancel()
         gone.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await producer
+        await asyncio.wait([producer])  # its storage watch is closed once it returns
 
 
 def _timeout(text: str) -> float:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -407,7 +407,7 @@ class Store:
 
     async def watch(
         self, namespace: str | None, after_revision: int, predicate: Predicate | None
-    ) -> AsyncIterator[WatchEvent]:
+    ) -> AsyncGenerator[WatchEvent, None]:
         """Changes after ``after_revision``; raises APIError 410 Expired when history no longer covers it."""
         prefix = self.resource.key_prefix(namespace if self.resource.namespaced else None)
         stream = (
