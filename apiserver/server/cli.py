@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import signal
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.storage import open_storage
 
 log = logging.getLogger("apiforge")
+GC_THRESHOLD = 50_000
 
 
 class _Server(uvicorn.Server):
@@ -110,6 +112,9 @@ def serve_main(scheme: Scheme, openapi_dir: Path, argv: list[str] | None = None)
         etcd_prefix=options.etcd_prefix,
     )
     server = APIServer(scheme, storage, openapi_dir, options.etcd_compaction_interval)
+    # A server allocates many short-lived dicts per request; CPython's default first-generation threshold
+    # (700) ran ~107 ms full collections many times a second under watch fan-out (docs/performance.md, E3).
+    gc.set_threshold(GC_THRESHOLD, 20, 100)
     # uvicorn applies loop="uvloop" only in Server.run(); serving from our own coroutine needs the loop here
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         runner.run(_serve(server, options))
