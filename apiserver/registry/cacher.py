@@ -85,8 +85,23 @@ class WatchCache:
             except StorageError as error:
                 log.warning("watch cache of %s restarts after: %s", self.prefix, error)
                 self._hub.end_all()  # clients re-watch from their last revision
-                await asyncio.sleep(RELIST_DELAY_SECONDS)
+            await self._restart()
+
+    async def _restart(self) -> None:
+        """Relist until storage answers (a failed relist must not end the follower for good).
+
+        Watchers that subscribed meanwhile are ended too: the changes they wait for are folded into the
+        relisted objects and never published, so they re-watch and the floor check sends them to storage.
+        """
+        while True:
+            await asyncio.sleep(RELIST_DELAY_SECONDS)
+            try:
                 await self._relist()
+            except StorageError as error:
+                log.warning("watch cache of %s cannot relist yet: %s", self.prefix, error)
+                continue
+            self._hub.end_all()
+            return
 
     def _apply(self, event: StorageEvent) -> None:
         if event.type is EventType.DELETE:

@@ -8,9 +8,16 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
+from apiserver.registry import cacher
 from apiserver.registry.cacher import WatchCache
 from apiserver.storage.fanout import WatchOverflowError
-from apiserver.storage.interface import CompactedError, StorageEvent, Watch
+from apiserver.storage.interface import (
+    CompactedError,
+    ListResult,
+    StorageEvent,
+    StorageUnavailableError,
+    Watch,
+)
 from apiserver.storage.memory import MemoryStorage
 
 PREFIX = "/registry/things/"
@@ -110,6 +117,69 @@ def test_a_watcher_that_stops_reading_is_cut_off_and_others_continue() -> None:
         assert len(received) == 10_500
         with pytest.raises(WatchOverflowError):
             await take(stalled, 10_500)
+        await cache.stop()
+        await storage.close()
+
+    run(body)
+
+
+class FlakyStorage(MemoryStorage):
+    """Memory storage whose next ``failing_lists`` lists fail, as an unreachable etcd's would."""
+
+    def __init__(self) -> None:
+        super().__init__(watch_capacity=2)  # the cache's own storage watch overflows easily
+        self.failing_lists = 0
+
+    async def list(
+        self, prefix: str, *, limit: int = 0, start_key: str | None = None, revision: int = 0
+    ) -> ListResult:
+        if self.failing_lists:
+            self.failing_lists -= 1
+            raise StorageUnavailableError("storage is unavailable")
+        return await super().list(prefix, limit=limit, start_key=start_key, revision=revision)
+
+
+async def break_follower(cache: WatchCache, storage: FlakyStorage) -> None:
+    """Publish more than the cache's storage watch holds at once, so that its follower restarts."""
+    await asyncio.sleep(0.01)  # the follower is live
+    for _ in range(5):
+        await storage.create(f"{PREFIX}{await storage.current_revision()}", b"x")
+    await asyncio.sleep(0.01)  # the follower sees the overflow and waits to relist
+
+
+def test_the_cache_follows_again_after_a_failed_relist(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cacher, "RELIST_DELAY_SECONDS", 0.01)
+
+    async def body() -> None:
+        storage = FlakyStorage()
+        cache = WatchCache(storage, PREFIX)
+        await cache.start()
+        storage.failing_lists = 2
+        await break_follower(cache, storage)
+        await asyncio.wait_for(settle(cache, storage), timeout=2)
+        await storage.create(f"{PREFIX}after", b"y")
+        await asyncio.wait_for(settle(cache, storage), timeout=2)
+        assert f"{PREFIX}after" in cache.objects
+        await cache.stop()
+        await storage.close()
+
+    run(body)
+
+
+def test_a_watch_started_while_the_cache_relists_is_ended_not_left_behind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(cacher, "RELIST_DELAY_SECONDS", 0.05)
+
+    async def body() -> None:
+        storage = FlakyStorage()
+        cache = WatchCache(storage, PREFIX)
+        await cache.start()
+        await break_follower(cache, storage)
+        watch = cache.watch(PREFIX, cache.revision)  # the cache is behind storage now
+        await storage.create(f"{PREFIX}missed", b"y")  # folded into the relist, never published
+        # ends (its consumer re-watches from storage) rather than waiting for an event that never comes
+        assert await asyncio.wait_for(take(watch, 1), timeout=2) == []
         await cache.stop()
         await storage.close()
 
