@@ -12,7 +12,7 @@ from apiserver import errors
 from apiserver.registry.store import ListOptions, Store
 from apiserver.registry.strategy import NamespaceStrategy
 from apiserver.scheme import ResourceType
-from apiserver.storage.interface import Storage
+from apiserver.storage.interface import Storage, StorageError
 
 log = logging.getLogger("apiforge")
 
@@ -68,12 +68,19 @@ class NamespaceLifecycle:
                 await task
 
     async def _run(self) -> None:
-        page = await self.store.list(None, ListOptions())
-        for namespace in page.items:
-            self._consider(namespace)
-        async for event in self.store.watch(None, page.revision, None):
-            if event.type != "DELETED":
-                self._consider(event.object)
+        """List, then watch from the list's revision, and start over whenever the watch ends (as an
+        informer does): the watch cache ends its watchers when it restarts, and a storage watch can fail."""
+        while True:
+            try:
+                page = await self.store.list(None, ListOptions())
+                for namespace in page.items:
+                    self._consider(namespace)
+                async for event in self.store.watch(None, page.revision, None):
+                    if event.type != "DELETED":
+                        self._consider(event.object)
+            except (errors.APIError, StorageError) as error:
+                log.warning("the namespace controller lists again after: %s", error)
+            await asyncio.sleep(RETRY_SECONDS)
 
     def _consider(self, namespace: dict[str, object]) -> None:
         metadata = namespace["metadata"]

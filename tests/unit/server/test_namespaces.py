@@ -1,0 +1,43 @@
+"""The namespace controller keeps finalizing deleted namespaces after its watch ends (the watch cache
+restarting ends every watcher), by listing and watching again."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from apiserver.registry.store import ListOptions
+from apiserver.server import namespaces
+from apiserver.server.namespaces import NamespaceLifecycle
+from apiserver.storage.memory import MemoryStorage
+from generated.server import build_scheme
+
+
+def test_a_namespace_deleted_after_the_watch_ended_is_still_finalized(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(namespaces, "RETRY_SECONDS", 0.01)
+    resource = build_scheme().resource("", "namespaces")
+    assert resource is not None
+
+    async def body() -> None:
+        storage = MemoryStorage()
+        lifecycle = NamespaceLifecycle(resource, storage)
+        await lifecycle.bootstrap()
+        lifecycle.start([])
+        await asyncio.sleep(0.05)  # listed and watching
+        await storage.close()  # ends every watch, as a watch cache restart does
+        await asyncio.sleep(0.05)
+        _, deleted_now = await lifecycle.store.delete(None, "kube-public")
+        assert not deleted_now  # marked; the controller removes the finalizer, then it is gone
+        for _ in range(100):
+            remaining = await lifecycle.store.list(None, ListOptions())
+            if "kube-public" not in [ns["metadata"]["name"] for ns in remaining.items]:
+                break
+            await asyncio.sleep(0.01)
+        else:
+            pytest.fail("the namespace was never finalized")
+        await lifecycle.stop()
+
+    asyncio.run(asyncio.wait_for(body(), timeout=10))
