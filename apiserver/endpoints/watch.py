@@ -120,6 +120,7 @@ async def serve_watch(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     first_event = True
+    include_object = request.query.get("includeObject", "")
     try:
         while True:
             remaining = deadline - loop.time()
@@ -137,35 +138,98 @@ async def serve_watch(
             if getter not in done:
                 getter.cancel()
                 if bookmarks:
-                    await _send_line(send, _bookmark(target, last_revision))
+                    await _write(send, _line(_bookmark(target, last_revision)))
                 continue
-            item = getter.result()
-            if item is _END:
+            # everything already queued goes out in one write: one wake-up and one syscall per batch
+            batch = [getter.result()]
+            while len(batch) < MAX_BATCH and not queue.empty():
+                batch.append(queue.get_nowait())
+            chunks: list[bytes] = []
+            finished = False
+            for item in batch:
+                if item is _END:
+                    finished = True
+                    break
+                if isinstance(item, _InitialEventsEnd):
+                    # kopf and client-go end their initial listing at this bookmark (§8.2)
+                    last_revision = str(item.revision)
+                    bookmark = _bookmark(target, last_revision)
+                    bookmark["object"]["metadata"]["annotations"] = {
+                        "k8s.io/initial-events-end": "true"
+                    }
+                    chunks.append(_line(bookmark))
+                    continue
+                if isinstance(item, errors.APIError):
+                    chunks.append(_line({"type": "ERROR", "object": item.status()}))
+                    finished = True
+                    break
+                event: WatchEvent = item
+                last_revision = str(event.revision)
+                chunks.append(_event_line(event, target, output, include_object, first_event))
+                first_event = False
+            if chunks:
+                await _write(send, b"".join(chunks))
+            if finished:
                 break
-            if isinstance(item, _InitialEventsEnd):
-                # kopf and client-go end their initial listing at this bookmark (API-CONVENTIONS.md §8.2)
-                last_revision = str(item.revision)
-                bookmark = _bookmark(target, last_revision)
-                bookmark["object"]["metadata"]["annotations"] = {
-                    "k8s.io/initial-events-end": "true"
-                }
-                await _send_line(send, bookmark)
-                continue
-            if isinstance(item, errors.APIError):
-                await _send_line(send, {"type": "ERROR", "object": item.status()})
-                break
-            event: WatchEvent = item
-            last_revision = str(event.revision)
-            versioned = to_version(event.object, target.resource, target.version)
-            include_object = request.query.get("includeObject", "")
-            shown = render_event_object(versioned, output, target, include_object, first_event)
-            first_event = False
-            await _send_line(send, {"type": event.type, "object": shown})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+    except _StalledClient:
+        log.info("watch of %s cut off: the client stopped reading", target.resource.plural)
     finally:
         producer.cancel()
         gone.cancel()
         await asyncio.wait([producer])  # its storage watch is closed once it returns
+
+
+MAX_BATCH = 256
+WRITE_TIMEOUT_SECONDS = 10.0
+# Lines rendered for one event are the same for every watcher asking for the same view of it: render once.
+_RENDERED: dict[tuple[Any, ...], bytes] = {}
+_RENDERED_CAPACITY = 4096
+
+
+def _event_line(
+    event: WatchEvent, target: Target, output: Output, include_object: str, first: bool
+) -> bytes:
+    metadata = event.object.get("metadata", {})
+    key = (
+        target.resource.group_resource,
+        metadata.get("namespace"),
+        metadata.get("name"),
+        event.revision,
+        event.type,
+        target.version.name,
+        output,
+        include_object,
+        first and output is Output.TABLE,  # only a Table's first event carries column definitions
+    )
+    line = _RENDERED.get(key)
+    if line is None:
+        versioned = to_version(event.object, target.resource, target.version)
+        shown = render_event_object(versioned, output, target, include_object, first)
+        line = _line({"type": event.type, "object": shown})
+        if len(_RENDERED) >= _RENDERED_CAPACITY:
+            _RENDERED.clear()
+        _RENDERED[key] = line
+    return line
+
+
+class _StalledClient(Exception):
+    """The client has not taken a write for WRITE_TIMEOUT_SECONDS."""
+
+
+async def _write(send: Send, body: bytes) -> None:
+    """Send one chunk; a client that stops reading is cut off instead of holding the stream (and its
+    buffered events) forever, as kube's watch cache terminates a watcher it cannot deliver to."""
+    message = {"type": "http.response.body", "body": body, "more_body": True}
+    try:
+        await asyncio.wait_for(send(message), WRITE_TIMEOUT_SECONDS)
+    except TimeoutError:
+        # uvicorn's send belongs to the connection's protocol; abort() drops the socket without the flush
+        # that close() would wait for (the peer's receive window is full)
+        transport = getattr(getattr(send, "__self__", None), "transport", None)
+        if transport is not None:
+            transport.abort()
+        raise _StalledClient from None
 
 
 def _timeout(text: str) -> float:
@@ -189,7 +253,5 @@ def _bookmark(target: Target, revision: str) -> dict[str, Any]:
     }
 
 
-async def _send_line(send: Send, payload: dict[str, Any]) -> None:
-    await send(
-        {"type": "http.response.body", "body": orjson.dumps(payload) + b"\n", "more_body": True}
-    )
+def _line(payload: dict[str, Any]) -> bytes:
+    return orjson.dumps(payload) + b"\n"

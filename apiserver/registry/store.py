@@ -39,6 +39,7 @@ UpdateFunction = Callable[[Object], Object]
 NamespaceCheck = Callable[[str, ResourceType, str], Awaitable[None]]
 
 _GENERATE_NAME_ATTEMPTS = 8
+DECODED_CAPACITY = 4096  # watched events whose decoded object is kept for the other watchers
 # The metadata fields a client can never change once an object exists (kube ObjectMeta update validation).
 _IMMUTABLE_METADATA = (
     "name",
@@ -114,6 +115,7 @@ class Store:
         self._namespace_check = namespace_check
         self.strategy = strategy
         self.cache = cache
+        self._decoded: dict[tuple[str, int], Object] = {}
 
     # -- errors ------------------------------------------------------------------------------------
 
@@ -417,7 +419,7 @@ class Store:
         )
         try:
             async for event in stream:
-                obj = codec.decode(self.resource, event.kv)
+                obj = self._shared_decode(event.kv)
                 if event.type is EventType.DELETE:
                     kind = "DELETED"
                     if predicate is not None and not predicate(obj):
@@ -426,15 +428,18 @@ class Store:
                     kind = "ADDED" if event.prev is None else "MODIFIED"
                     if predicate is not None:
                         now = predicate(obj)
-                        previous = codec.decode(self.resource, event.prev) if event.prev else None
+                        previous = self._shared_decode(event.prev) if event.prev else None
                         before = previous is not None and predicate(previous)
                         if not now and not before:
                             continue
                         if before and not now and previous is not None:
                             # kube's cacheWatcher: an object leaving the selection is DELETED, carrying
                             # its previous content (which matched) at the event's resourceVersion
-                            kind, obj = "DELETED", previous
-                            obj["metadata"]["resourceVersion"] = str(event.revision)
+                            metadata = {
+                                **previous["metadata"],
+                                "resourceVersion": str(event.revision),
+                            }
+                            kind, obj = "DELETED", {**previous, "metadata": metadata}
                         elif now and not before:
                             kind = "ADDED"
                 yield WatchEvent(kind, obj, event.revision)
@@ -445,10 +450,17 @@ class Store:
         finally:
             await stream.close()
 
+    def _shared_decode(self, kv: KeyValue) -> Object:
+        """The decoded object of a watched key-value, shared by every watcher of the same event: decoding
+        once instead of once per watcher is what makes fan-out to many watchers affordable. Callers treat
+        it as read-only."""
+        memo_key = (kv.key, kv.mod_revision)
+        obj = self._decoded.get(memo_key)
+        if obj is None:
+            if len(self._decoded) >= DECODED_CAPACITY:
+                self._decoded.clear()
+            obj = self._decoded[memo_key] = codec.decode(self.resource, kv)
+        return obj
+
     async def current_revision(self) -> int:
         return await self.storage.current_revision()
-
-
-def decode_kv(resource: ResourceType, kv: KeyValue) -> Object:
-    """The internal object stored in ``kv`` (for callers outside the Store, such as bootstrap)."""
-    return codec.decode(resource, kv)
