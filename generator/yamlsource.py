@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from apiserver.kubeyaml import without_timestamps
 from generator.definition import DefinitionError, DefinitionErrors, JsonPath
 
 __all__ = [
@@ -30,21 +31,10 @@ __all__ = [
     "read_file",
 ]
 
-_TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _MERGE = "tag:yaml.org,2002:merge"
 
-
-def _without_timestamps(base: type[yaml.SafeLoader]) -> type[yaml.SafeLoader]:
-    """``base`` minus timestamp resolution: Kubernetes YAML reads ``2024-01-01`` as a string, not a date."""
-    resolvers = {
-        first: [(tag, regexp) for tag, regexp in entries if tag != _TIMESTAMP]
-        for first, entries in base.yaml_implicit_resolvers.items()
-    }
-    return type(f"{base.__name__}NoTimestamps", (base,), {"yaml_implicit_resolvers": resolvers})
-
-
-PURE_PYTHON_LOADER = _without_timestamps(yaml.SafeLoader)
-LOADER = _without_timestamps(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+PURE_PYTHON_LOADER = without_timestamps(yaml.SafeLoader)
+LOADER = without_timestamps(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 """libyaml's loader (5x faster) when PyYAML was built with it, else the pure-Python one."""
 
 _SIMPLE_KEY = re.compile(r"^[A-Za-z0-9_$@/-]+$")

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import yaml
 
-from apiserver import errors, protobuf
+from apiserver import errors, kubeyaml, protobuf
 from apiserver.schema import prune, prune_nulls, validate_object_meta
 from apiserver.scheme import ResourceType, VersionType
 
@@ -52,7 +52,7 @@ def parse_body(body: bytes, content_type: str, target: Target) -> Any:
         if content_type in JSON_TYPES:
             return orjson.loads(body)
         if content_type in YAML_TYPES:
-            return yaml.safe_load(body)
+            return kubeyaml.load_body(body)
         if content_type == protobuf.CONTENT_TYPE:
             return protobuf.decode(body)
     except protobuf.UnsupportedKindError:

@@ -122,6 +122,25 @@ def test_body_without_content_type_is_json(client: httpx.Client) -> None:
     assert response.status_code == 201, response.text
 
 
+def test_yaml_body_reads_as_kube_reads_it(client: httpx.Client) -> None:
+    body = b"""\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: yaml-body
+data:
+  day: 2024-01-01
+  1: one
+"""
+    response = client.post(
+        "/api/v1/namespaces/default/configmaps",
+        content=body,
+        headers={"content-type": "application/yaml"},
+    )
+    assert response.status_code == 201, response.text
+    assert response.json()["data"] == {"day": "2024-01-01", "1": "one"}
+
+
 def test_unknown_kind_is_404(client: httpx.Client) -> None:
     status = assert_status(
         client.get("/apis/stable.example.com/v1/namespaces/default/widgets"), 404, "NotFound"
