@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import copy
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import orjson
 
 from apiserver import errors
+from apiserver.convert import deep_copy
 from apiserver.registry import codec
 from apiserver.registry.cacher import MISS, WatchCache
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
@@ -262,7 +262,7 @@ class Store:
             if kv is None:
                 raise self._not_found(name)
             current = codec.decode(self.resource, kv)
-            desired = try_update(copy.deepcopy(current))
+            desired = try_update(deep_copy(current))
             wanted_version = (desired.get("metadata") or {}).get("resourceVersion")
             if wanted_version and wanted_version != current["metadata"]["resourceVersion"]:
                 raise self._conflict(name)
@@ -290,7 +290,7 @@ class Store:
     def _prepare_update(self, current: Object, desired: Object, subresource: str) -> Object:
         has_status = self.resource.storage_version.status_subresource
         if subresource == "status":
-            updated = copy.deepcopy(current)
+            updated = deep_copy(current)
             if "status" in desired:
                 updated["status"] = desired["status"]
             else:
@@ -384,7 +384,7 @@ class Store:
             if metadata.get("finalizers") or self.strategy.finalized_later(current):
                 if metadata.get("deletionTimestamp"):
                     return current, False
-                marked = copy.deepcopy(current)
+                marked = deep_copy(current)
                 marked["metadata"]["deletionTimestamp"] = now_rfc3339()
                 marked["metadata"]["deletionGracePeriodSeconds"] = 0
                 self.strategy.prepare_for_deletion(marked)
