@@ -136,12 +136,6 @@ def unsupported_media_type(accepted: list[str]) -> APIError:
     return APIError(415, "UnsupportedMediaType", message)
 
 
-def not_acceptable(accepted: list[str]) -> APIError:
-    return APIError(
-        406, "NotAcceptable", f"only the following media types are accepted: {', '.join(accepted)}"
-    )
-
-
 def expired(message: str) -> APIError:
     return APIError(410, "Expired", message)
 

@@ -141,23 +141,20 @@ class Scheme:
 
     def __init__(self) -> None:
         self._resources: dict[tuple[str, str], ResourceType] = {}
-        self._by_kind: dict[tuple[str, str], ResourceType] = {}
+        self._kinds: set[tuple[str, str]] = set()  # (group, kind): a kind has one resource
 
     def add(self, resource: ResourceType) -> None:
         key = (resource.group, resource.plural)
-        if key in self._resources or (resource.group, resource.kind) in self._by_kind:
+        if key in self._resources or (resource.group, resource.kind) in self._kinds:
             raise ValueError(f"resource {resource.group_resource} registered twice")
         self._resources[key] = resource
-        self._by_kind[(resource.group, resource.kind)] = resource
+        self._kinds.add((resource.group, resource.kind))
 
     def __iter__(self) -> Iterator[ResourceType]:
         return iter(sorted(self._resources.values(), key=lambda r: (r.group, r.plural)))
 
     def resource(self, group: str, plural: str) -> ResourceType | None:
         return self._resources.get((group, plural))
-
-    def resource_for_kind(self, group: str, kind: str) -> ResourceType | None:
-        return self._by_kind.get((group, kind))
 
     def served(
         self, group: str, version: str, plural: str
