@@ -34,15 +34,20 @@ class Compactor:
                 await self._task
 
     async def _run(self) -> None:
-        previous = await self.storage.current_revision()
+        previous = 0  # the revision seen one interval ago (0: none yet)
         while True:
+            try:
+                current = await self.storage.current_revision()
+            except StorageError as error:
+                # storage unreachable for now: skip this round rather than end compaction for good
+                log.warning("compaction skipped: %s", error)
+            else:
+                if previous > 0:
+                    try:
+                        await self.storage.compact(previous)
+                    except StorageError as error:  # another replica compacted further: nothing lost
+                        log.info("compaction at %d skipped: %s", previous, error)
+                    for listener in self.listeners:
+                        listener(previous)
+                previous = current
             await asyncio.sleep(self.interval)
-            current = await self.storage.current_revision()
-            if previous > 0:
-                try:
-                    await self.storage.compact(previous)
-                except StorageError as error:  # another replica compacted further: nothing lost
-                    log.info("compaction at %d skipped: %s", previous, error)
-                for listener in self.listeners:
-                    listener(previous)
-            previous = current
