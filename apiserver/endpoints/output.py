@@ -54,12 +54,14 @@ def negotiate(accept: str) -> Output:
 
 
 def render_object(
-    obj: Object, output: Output, target: Target, include_object: str
+    obj: Object, output: Output, target: Target, include_object: str, with_columns: bool = True
 ) -> tuple[bytes, Object]:
     """(content type, body) for one versioned object."""
     if output is Output.TABLE:
         metadata = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
-        return TABLE_TYPE, table([obj], target.version, include_object, metadata)
+        return TABLE_TYPE, table(
+            [obj], target.version, include_object, metadata, with_columns=with_columns
+        )
     if output is Output.PARTIAL:
         return PARTIAL_TYPE, partial_metadata(obj)
     return JSON_TYPE, obj
@@ -91,12 +93,7 @@ def render_event_object(
     obj: Object, output: Output, target: Target, include_object: str, first: bool
 ) -> Object:
     """The `object` of one watch event: a one-row Table sends its column definitions only first (§8.2)."""
-    if output is Output.TABLE:
-        metadata = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
-        return table([obj], target.version, include_object, metadata, with_columns=first)
-    if output is Output.PARTIAL:
-        return partial_metadata(obj)
-    return obj
+    return render_object(obj, output, target, include_object, with_columns=first)[1]
 
 
 def stream_type(output: Output) -> bytes:
