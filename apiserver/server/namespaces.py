@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import Any
 
 from apiserver import errors
 from apiserver.registry.store import ListOptions, Store
@@ -17,13 +18,44 @@ from apiserver.storage.interface import Storage, StorageError
 log = logging.getLogger("apiforge")
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# kube's NamespaceLifecycle admission refuses to delete these: the server and its clients rely on them
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 FINALIZER = "kubernetes"
 RETRY_SECONDS = 1.0
 
 
+class NamespaceStore(Store):
+    """The namespaces' Store: deleting an immortal namespace is 403, as kube's NamespaceLifecycle admits it."""
+
+    async def delete(
+        self,
+        namespace: str | None,
+        name: str,
+        *,
+        uid_precondition: str = "",
+        version_precondition: str = "",
+        dry_run: bool = False,
+    ) -> tuple[dict[str, Any], bool]:
+        if name in IMMORTAL_NAMESPACES:
+            raise errors.APIError(
+                403,
+                "Forbidden",
+                f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+                name=name,
+                kind="namespaces",
+            )
+        return await super().delete(
+            namespace,
+            name,
+            uid_precondition=uid_precondition,
+            version_precondition=version_precondition,
+            dry_run=dry_run,
+        )
+
+
 class NamespaceLifecycle:
     def __init__(self, resource: ResourceType, storage: Storage) -> None:
-        self.store = Store(resource, storage, strategy=NamespaceStrategy())
+        self.store = NamespaceStore(resource, storage, strategy=NamespaceStrategy())
         self.contents: list[Store] = []
         self._controller: asyncio.Task[None] | None = None
         self._finalizing: dict[str, asyncio.Task[None]] = {}

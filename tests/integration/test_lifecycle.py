@@ -26,6 +26,16 @@ def make_namespace(client: httpx.Client, name: str) -> None:
     assert response.json()["status"]["phase"] == "Active"
 
 
+def test_the_default_and_system_namespaces_cannot_be_deleted(client: httpx.Client) -> None:
+    for name in ("default", "kube-system", "kube-public"):
+        status = assert_status(client.delete(f"/api/v1/namespaces/{name}"), 403, "Forbidden")
+        assert (
+            status["message"]
+            == f'namespaces "{name}" is forbidden: this namespace may not be deleted'
+        )
+        assert client.get(f"/api/v1/namespaces/{name}").json()["status"]["phase"] == "Active"
+
+
 def test_finalizers_hold_deletion_until_removed(client: httpx.Client) -> None:
     held = crontab("held")
     held["metadata"]["finalizers"] = ["example.com/keep"]

@@ -29,11 +29,11 @@ def test_a_namespace_deleted_after_the_watch_ended_is_still_finalized(
         await asyncio.sleep(0.05)  # listed and watching
         await storage.close()  # ends every watch, as a watch cache restart does
         await asyncio.sleep(0.05)
-        _, deleted_now = await lifecycle.store.delete(None, "kube-public")
+        _, deleted_now = await lifecycle.store.delete(None, "kube-node-lease")
         assert not deleted_now  # marked; the controller removes the finalizer, then it is gone
         for _ in range(100):
             remaining = await lifecycle.store.list(None, ListOptions())
-            if "kube-public" not in [ns["metadata"]["name"] for ns in remaining.items]:
+            if "kube-node-lease" not in [ns["metadata"]["name"] for ns in remaining.items]:
                 break
             await asyncio.sleep(0.01)
         else:
