@@ -191,13 +191,10 @@ class ResourceHandler:
 
         def try_update(current: Object) -> Object:
             old = to_version(current, target.resource, target.version)
-            warnings: list[str] = []
             track = tracker(request, target, old, subresource)
-            internal = admit(
-                copy.deepcopy(obj), target, mode, warnings, creating=False, track=track
+            return _admit_in_retry(
+                request, copy.deepcopy(obj), target, mode, creating=False, track=track
             )
-            request.warnings.extend(w for w in warnings if w not in request.warnings)
-            return internal
 
         return try_update
 
@@ -222,10 +219,7 @@ class ResourceHandler:
             except PatchError as error:
                 raise patch_failure(error) from None
             patched = check_type_meta(patched, target)
-            warnings: list[str] = []
-            internal = admit(patched, target, mode, warnings, creating=False, track=track)
-            request.warnings.extend(w for w in warnings if w not in request.warnings)
-            return internal
+            return _admit_in_retry(request, patched, target, mode, creating=False, track=track)
 
         updated = await store.update(
             target.namespace,
@@ -253,10 +247,7 @@ class ResourceHandler:
 
         def admitted(live: Object | None) -> Object:
             merged = server_side_apply(request, target, live, applied, manager, subresource)
-            warnings: list[str] = []
-            internal = admit(merged, target, mode, warnings, creating=live is None)
-            request.warnings.extend(w for w in warnings if w not in request.warnings)
-            return internal
+            return _admit_in_retry(request, merged, target, mode, creating=live is None)
 
         dry_run = _dry_run(request)
         try:
@@ -401,6 +392,23 @@ class ResourceHandler:
         )
         versioned = to_version(updated, target.resource, target.version)
         await respond_json(send, 200, scale_of(versioned, spec), request.warnings)
+
+
+def _admit_in_retry(
+    request: Request,
+    obj: Object,
+    target: Target,
+    mode: str,
+    *,
+    creating: bool,
+    track: Callable[[Object], None] | None = None,
+) -> Object:
+    """``admit`` inside an update function, which the Store runs again after every write conflict: the
+    warnings of every run join the request's once."""
+    warnings: list[str] = []
+    internal = admit(obj, target, mode, warnings, creating=creating, track=track)
+    request.warnings.extend(w for w in warnings if w not in request.warnings)
+    return internal
 
 
 def _verb(request: Request, path: ResourcePath) -> str:
