@@ -19,7 +19,7 @@ from apiserver.endpoints.decode import (
 )
 from apiserver.endpoints.fields import apply_manager, server_side_apply, tracker
 from apiserver.endpoints.http import Request, Send, respond, respond_json
-from apiserver.endpoints.output import negotiate, render_list, render_object
+from apiserver.endpoints.output import Output, negotiate, render_list, render_object
 from apiserver.endpoints.routing import ResourcePath
 from apiserver.endpoints.scale import apply_scale, scale_of
 from apiserver.endpoints.versioning import to_version
@@ -132,8 +132,20 @@ class ResourceHandler:
             metadata["continue"] = page.continue_token
             if page.remaining:
                 metadata["remainingItemCount"] = page.remaining
-        items = [to_version(obj, target.resource, target.version) for obj in page.items]
         output = negotiate(request.headers.get("accept", ""))
+        if page.encoded is not None and output is Output.OBJECT and target.version.storage:
+            # the storage version's items are the cached JSON as is: join, don't re-encode (§ LIST cost)
+            head = orjson.dumps(
+                {
+                    "apiVersion": target.api_version,
+                    "kind": target.resource.list_kind,
+                    "metadata": metadata,
+                }
+            )
+            body = head[:-1] + b',"items":[' + b",".join(page.encoded) + b"]}"
+            await respond(send, 200, body, warnings=request.warnings)
+            return
+        items = [to_version(obj, target.resource, target.version) for obj in page.items]
         include_object = request.query.get("includeObject", "")
         content_type, document = render_list(items, output, target, include_object, metadata)
         await respond(send, 200, orjson.dumps(document), content_type, warnings=request.warnings)

@@ -14,6 +14,10 @@ import contextlib
 import enum
 import logging
 from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import orjson
 
 from apiserver.storage.fanout import WatchHub, WatchStream
 from apiserver.storage.interface import (
@@ -46,6 +50,8 @@ class WatchCache:
         self.storage = storage
         self.prefix = prefix
         self.objects: dict[str, KeyValue] = {}
+        # per key: (mod_revision, decoded object, its JSON); shared by every list, so read-only
+        self._rendered: dict[str, tuple[int, dict[str, Any], bytes]] = {}
         self.revision = 0
         self._history: deque[StorageEvent] = deque(maxlen=history_size)
         self._floor = 0  # every change after this revision is in the history
@@ -67,6 +73,7 @@ class WatchCache:
     async def _relist(self) -> None:
         page = await self.storage.list(self.prefix)
         self.objects = {kv.key: kv for kv in page.items}
+        self._rendered.clear()
         self.revision = self._floor = page.revision
         self._history.clear()
 
@@ -103,7 +110,20 @@ class WatchCache:
             self._hub.end_all()
             return
 
+    def rendered(
+        self, kv: KeyValue, decode: Callable[[KeyValue], dict[str, Any]]
+    ) -> tuple[dict[str, Any], bytes]:
+        """The decoded object of a cached key-value and its JSON, computed once per revision of the key: a
+        large list then costs a join of cached bytes instead of decoding and encoding every item."""
+        entry = self._rendered.get(kv.key)
+        if entry is None or entry[0] != kv.mod_revision:
+            obj = decode(kv)
+            entry = (kv.mod_revision, obj, orjson.dumps(obj))
+            self._rendered[kv.key] = entry
+        return entry[1], entry[2]
+
     def _apply(self, event: StorageEvent) -> None:
+        self._rendered.pop(event.kv.key, None)
         if event.type is EventType.DELETE:
             self.objects.pop(event.kv.key, None)
         else:

@@ -67,6 +67,8 @@ class ListPage:
     revision: int
     continue_token: str
     remaining: int | None
+    # the items as JSON of the storage version, when the watch cache had them ready (read-only, shared)
+    encoded: list[bytes] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,11 +195,16 @@ class Store:
         if snapshot is MISS:
             return None
         cached, at = snapshot
-        decoded = (codec.decode(self.resource, kv) for kv in cached)
-        kept = [obj for obj in decoded if options.predicate is None or options.predicate(obj)]
+        rendered = (cache.rendered(kv, self._decode) for kv in cached)
+        kept = [
+            pair for pair in rendered if options.predicate is None or options.predicate(pair[0])
+        ]
         if options.limit and len(kept) > options.limit and not options.any_version:
             return None  # pagination needs a snapshot at one revision: storage keeps those
-        return ListPage(kept, at, "", None)
+        return ListPage([obj for obj, _ in kept], at, "", None, [raw for _, raw in kept])
+
+    def _decode(self, kv: KeyValue) -> Object:
+        return codec.decode(self.resource, kv)
 
     # -- writes ------------------------------------------------------------------------------------
 
