@@ -79,8 +79,11 @@ class ResourceHandler:
             else:
                 raise errors.method_not_allowed()
         elif method == "GET":
-            obj = await store.get(namespace, path.name)
-            await self._send_object(request, send, 200, obj, target)
+            obj, raw = await store.get_rendered(namespace, path.name)
+            if raw is not None and target.version.storage and _plain_json(request):
+                await respond(send, 200, raw, warnings=request.warnings)
+            else:
+                await self._send_object(request, send, 200, obj, target)
         elif method == "PUT":
             await self._update(request, send, store, target)
         elif method == "PATCH":
@@ -421,6 +424,10 @@ def _admit_in_retry(
     internal = admit(obj, target, mode, warnings, creating=creating, track=track)
     request.warnings.extend(w for w in warnings if w not in request.warnings)
     return internal
+
+
+def _plain_json(request: Request) -> bool:
+    return negotiate(request.headers.get("accept", "")) is Output.OBJECT
 
 
 def _verb(request: Request, path: ResourcePath) -> str:

@@ -130,12 +130,24 @@ class Store:
     # -- reads -------------------------------------------------------------------------------------
 
     async def get(self, namespace: str | None, name: str) -> Object:
+        obj, raw = await self.get_rendered(namespace, name)
+        return (
+            obj if raw is None else deep_copy(obj)
+        )  # callers may change it; the cache's is shared
+
+    async def get_rendered(self, namespace: str | None, name: str) -> tuple[Object, bytes | None]:
+        """The object (read-only) and, when the watch cache answered, its JSON in the storage version: a
+        GET in that version then sends those bytes without decoding or encoding anything."""
         key = self.resource.key(namespace, name)
         cached = await self.cache.get(key) if self.cache is not None else MISS
-        kv = await self.storage.get(key) if cached is MISS else cached
+        if cached is not MISS and self.cache is not None:
+            if cached is None:
+                raise self._not_found(name)
+            return self.cache.rendered(cached, self._decode)
+        kv = await self.storage.get(key)
         if kv is None:
             raise self._not_found(name)
-        return codec.decode(self.resource, kv)
+        return codec.decode(self.resource, kv), None
 
     async def list(self, namespace: str | None, options: ListOptions) -> ListPage:
         prefix = self.resource.key_prefix(namespace if self.resource.namespaced else None)
