@@ -315,3 +315,27 @@ def test_edit_cluster_info_and_services(kubectl: Kubectl, tmp_path: Path) -> Non
     ports = json.loads(kubectl.run("get", "svc", "kc-svc", "-o", "json").stdout)["spec"]["ports"]
     assert sorted(port["port"] for port in ports) == [80, 443]  # merged by port, not replaced
     assert "kc-svc" in kubectl.run("get", "all").stdout
+
+
+def test_create_namespace_and_json_patch(kubectl: Kubectl) -> None:
+    """create namespace (protobuf from kubectl 1.32 on) and patch --type json (§13)."""
+    name = f"{kubectl.namespace}-extra"
+    assert kubectl.run("create", "namespace", name).stdout.strip() == f"namespace/{name} created"
+    assert kubectl.run("get", "ns", name, "-o", "jsonpath={.status.phase}").stdout == "Active"
+    kubectl.run("create", "configmap", "kc-json", "--from-literal=a=1")
+    patch = '[{"op":"add","path":"/data/b","value":"2"},{"op":"test","path":"/data/a","value":"1"}]'
+    kubectl.run("patch", "configmap", "kc-json", "--type=json", "-p", patch)
+    data = json.loads(kubectl.run("get", "cm", "kc-json", "-o", "json").stdout)["data"]
+    assert data == {"a": "1", "b": "2"}
+    failed = kubectl.run(
+        "patch",
+        "configmap",
+        "kc-json",
+        "--type=json",
+        "-p",
+        '[{"op":"test","path":"/data/a","value":"9"}]',
+        check=False,
+    )
+    assert failed.returncode == 1 and failed.stderr.startswith(
+        "The request is invalid"
+    )  # 422, as kube
