@@ -143,7 +143,7 @@ class Store:
         if cached is not MISS and self.cache is not None:
             if cached is None:
                 raise self._not_found(name)
-            return self.cache.rendered(cached, self._decode)
+            return self.cache.rendered(cached, self.decode)
         kv = await self.storage.get(key)
         if kv is None:
             raise self._not_found(name)
@@ -207,7 +207,7 @@ class Store:
         if snapshot is MISS:
             return None
         cached, at = snapshot
-        rendered = (cache.rendered(kv, self._decode) for kv in cached)
+        rendered = (cache.rendered(kv, self.decode) for kv in cached)
         kept = [
             pair for pair in rendered if options.predicate is None or options.predicate(pair[0])
         ]
@@ -215,7 +215,7 @@ class Store:
             return None  # pagination needs a snapshot at one revision: storage keeps those
         return ListPage([obj for obj, _ in kept], at, "", None, [raw for _, raw in kept])
 
-    def _decode(self, kv: KeyValue) -> Object:
+    def decode(self, kv: KeyValue) -> Object:
         return codec.decode(self.resource, kv)
 
     # -- writes ------------------------------------------------------------------------------------
@@ -276,17 +276,26 @@ class Store:
         one, a concurrent write simply makes the loop run ``try_update`` again on the newer object.
         """
         key = self.resource.key(namespace, name)
+        # kube's cachedExistingObject: the first attempt starts from the watch cache's copy, saving a storage
+        # read; a stale guess shows up as a revision conflict on write and the loop then reads storage
+        guess = self.cache.objects.get(key) if self.cache is not None else None
         while True:
-            kv = await self.storage.get(key)
+            from_cache = guess is not None
+            kv = guess if guess is not None else await self.storage.get(key)
+            guess = None
             if kv is None:
                 raise self._not_found(name)
             current = codec.decode(self.resource, kv)
             desired = try_update(deep_copy(current))
             wanted_version = (desired.get("metadata") or {}).get("resourceVersion")
             if wanted_version and wanted_version != current["metadata"]["resourceVersion"]:
+                if from_cache:
+                    continue  # the guess may be stale: only storage can say the precondition fails
                 raise self._conflict(name)
             updated = self._prepare_update(current, desired, subresource)
             if updated == current:
+                if from_cache:
+                    continue  # likewise, only storage can say that nothing changes
                 return current  # a no-op write changes nothing and emits no event
             finished = self._finalized(updated)
             if dry_run:

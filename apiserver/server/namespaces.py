@@ -71,8 +71,18 @@ class NamespaceLifecycle:
                     raise
 
     async def require_active(self, namespace: str, resource: ResourceType, name: str) -> None:
-        """404 for a missing namespace, 403 for a terminating one, as kube's NamespaceLifecycle admission."""
-        current = await self.store.get(None, namespace)
+        """404 for a missing namespace, 403 for a terminating one, as kube's NamespaceLifecycle admission.
+
+        Like that admission plugin, it looks in the cache first (no storage round trip per create) and reads
+        storage only when the cache does not have the namespace.
+        """
+        cache = self.store.cache
+        cached = cache.objects.get(self.store.resource.key(None, namespace)) if cache else None
+        current = (
+            cache.rendered(cached, self.store.decode)[0]
+            if cache is not None and cached is not None
+            else await self.store.get(None, namespace)
+        )
         if current["metadata"].get("deletionTimestamp"):
             raise errors.APIError(
                 403,
