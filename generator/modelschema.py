@@ -14,33 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from generator.naming import pascal
+from generator.schema_keywords import COMPACT_KEYWORDS
 
 SHARED_SCHEMAS = (
     Path(__file__).resolve().parent.parent / "templates" / "openapi" / "shared-schemas.json"
 )
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
-_KEEP_KEYS = {
-    "type",
-    "format",
-    "description",
-    "default",
-    "enum",
-    "pattern",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minLength",
-    "maxLength",
-    "minItems",
-    "maxItems",
-    "uniqueItems",
-    "minProperties",
-    "maxProperties",
-    "required",
-    "nullable",
-}
+# The value keywords a model field keeps as they are; nested schemas (items, properties,
+# additionalProperties) are lowered one by one, and examples mean nothing to a model.
+_KEEP_KEYS = COMPACT_KEYWORDS - {"items", "properties", "additionalProperties", "example"}
 
 
 def _metadata_components() -> dict[str, Any]:
