@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import enum
 import logging
+from bisect import bisect_left, insort
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +34,11 @@ from apiserver.storage.interface import (
 log = logging.getLogger("apiforge")
 
 DEFAULT_HISTORY = 10_000
+_LAST_CHAR = chr(0x10FFFF)
+
+Decode = Callable[[KeyValue], dict[str, Any]]
+Rendered = tuple[int, dict[str, Any], bytes]
+"""A cached key's mod_revision, decoded object and its JSON (shared by every reader, so read-only)."""
 
 
 class Miss(enum.Enum):
@@ -50,8 +56,11 @@ class WatchCache:
         self.storage = storage
         self.prefix = prefix
         self.objects: dict[str, KeyValue] = {}
-        # per key: (mod_revision, decoded object, its JSON); shared by every list, so read-only
-        self._rendered: dict[str, tuple[int, dict[str, Any], bytes]] = {}
+        # the keys of ``objects``, kept sorted as they change: a LIST is then a bisect slice, not a
+        # sort of every key
+        self._keys: list[str] = []
+        # per key of ``objects``, only ever for its current value (dropped when the key changes)
+        self._rendered: dict[str, Rendered] = {}
         self.revision = 0
         self._history: deque[StorageEvent] = deque(maxlen=history_size)
         self._floor = 0  # every change after this revision is in the history
@@ -73,6 +82,7 @@ class WatchCache:
     async def _relist(self) -> None:
         page = await self.storage.list(self.prefix)
         self.objects = {kv.key: kv for kv in page.items}
+        self._keys = sorted(self.objects)
         self._rendered.clear()
         self.revision = self._floor = page.revision
         self._history.clear()
@@ -110,24 +120,34 @@ class WatchCache:
             self._hub.end_all()
             return
 
-    def rendered(
-        self, kv: KeyValue, decode: Callable[[KeyValue], dict[str, Any]]
-    ) -> tuple[dict[str, Any], bytes]:
+    def rendered(self, kv: KeyValue, decode: Decode) -> tuple[dict[str, Any], bytes]:
         """The decoded object of a cached key-value and its JSON, computed once per revision of the key: a
         large list then costs a join of cached bytes instead of decoding and encoding every item."""
         entry = self._rendered.get(kv.key)
         if entry is None or entry[0] != kv.mod_revision:
-            obj = decode(kv)
-            entry = (kv.mod_revision, obj, orjson.dumps(obj))
-            self._rendered[kv.key] = entry
+            entry = _render(kv, decode)
+            current = self.objects.get(kv.key)
+            if current is not None and current.mod_revision == kv.mod_revision:
+                self._rendered[kv.key] = entry  # only the current value: list_rendered relies on it
         return entry[1], entry[2]
 
+    def _render_current(self, key: str, decode: Decode) -> Rendered:
+        """A memo miss of list_rendered: render the key's current value, and keep it for the next."""
+        entry = self._rendered[key] = _render(self.objects[key], decode)
+        return entry
+
     def _apply(self, event: StorageEvent) -> None:
-        self._rendered.pop(event.kv.key, None)
+        """One storage event into the objects; on the write path, so a key that already exists costs no
+        work on the sorted keys."""
+        key = event.kv.key
+        self._rendered.pop(key, None)
         if event.type is EventType.DELETE:
-            self.objects.pop(event.kv.key, None)
+            if self.objects.pop(key, None) is not None:
+                del self._keys[bisect_left(self._keys, key)]
         else:
-            self.objects[event.kv.key] = event.kv
+            if key not in self.objects:
+                insort(self._keys, key)
+            self.objects[key] = event.kv
         if len(self._history) == self._history.maxlen:
             self._floor = self._history[0].revision
         self._history.append(event)
@@ -150,8 +170,20 @@ class WatchCache:
             await asyncio.sleep(0)  # let the follower apply what was published
         return self._local is stream
 
-    async def consistent_list(self, prefix: str) -> tuple[list[KeyValue], int] | Miss:
-        return self.list(prefix) if await self._caught_up() else MISS
+    async def list_rendered(
+        self, prefix: str, decode: Decode, *, consistent: bool
+    ) -> tuple[list[Rendered], int] | Miss:
+        """The rendered objects under ``prefix`` in key order and the revision they reflect; MISS when
+        ``consistent`` asks for every acknowledged write and the cache cannot vouch for that.
+
+        Every memo entry is for its key's current value, so a hit is a plain lookup (no revision check)
+        and the whole list is one comprehension.
+        """
+        if consistent and not await self._caught_up():
+            return MISS
+        memo, render = self._rendered, self._render_current
+        entries = [memo.get(key) or render(key, decode) for key in self._keys_under(prefix)]
+        return entries, self.revision
 
     async def get(self, key: str) -> KeyValue | Miss | None:
         """The current value of ``key`` as a consistent read, or MISS when the cache cannot vouch for it.
@@ -176,7 +208,28 @@ class WatchCache:
 
         return self._hub.subscribe(prefix, after_revision, replay)
 
+    def _keys_under(self, prefix: str) -> list[str]:
+        """The cached keys that start with ``prefix``, in order: a slice of the sorted keys."""
+        keys = self._keys
+        start = bisect_left(keys, prefix)
+        end = _prefix_end(prefix)
+        stop = len(keys) if end is None else bisect_left(keys, end, start)
+        return keys[start:stop]
+
     def list(self, prefix: str) -> tuple[list[KeyValue], int]:
         """The cached objects under ``prefix`` in key order, and the revision they reflect."""
-        keys = sorted(key for key in self.objects if key.startswith(prefix))
-        return [self.objects[key] for key in keys], self.revision
+        return list(map(self.objects.__getitem__, self._keys_under(prefix))), self.revision
+
+
+def _render(kv: KeyValue, decode: Decode) -> Rendered:
+    obj = decode(kv)
+    return kv.mod_revision, obj, orjson.dumps(obj)
+
+
+def _prefix_end(prefix: str) -> str | None:
+    """The least string above every string that starts with ``prefix`` (its last character raised by
+    one, past any trailing U+10FFFF), or None when nothing is: the stop of a prefix's range of keys."""
+    stem = prefix.rstrip(_LAST_CHAR)
+    if not stem:
+        return None
+    return stem[:-1] + chr(ord(stem[-1]) + 1)

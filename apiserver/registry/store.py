@@ -201,19 +201,19 @@ class Store:
     ) -> ListPage | None:
         """A list answered by the watch cache: any rv=0 list (like kube's cacher, ignoring limit), and a
         consistent list when the cache can vouch for freshness and the result fits in one page."""
-        snapshot = (
-            cache.list(prefix) if options.any_version else await cache.consistent_list(prefix)
+        snapshot = await cache.list_rendered(
+            prefix, self.decode, consistent=not options.any_version
         )
         if snapshot is MISS:
             return None
-        cached, at = snapshot
-        rendered = (cache.rendered(kv, self.decode) for kv in cached)
-        kept = [
-            pair for pair in rendered if options.predicate is None or options.predicate(pair[0])
-        ]
-        if options.limit and len(kept) > options.limit and not options.any_version:
+        entries, at = snapshot
+        predicate = options.predicate
+        if predicate is not None:
+            entries = [entry for entry in entries if predicate(entry[1])]
+        if options.limit and len(entries) > options.limit and not options.any_version:
             return None  # pagination needs a snapshot at one revision: storage keeps those
-        return ListPage([obj for obj, _ in kept], at, "", None, [raw for _, raw in kept])
+        objects = [entry[1] for entry in entries]
+        return ListPage(objects, at, "", None, [entry[2] for entry in entries])
 
     def decode(self, kv: KeyValue) -> Object:
         return codec.decode(self.resource, kv)
