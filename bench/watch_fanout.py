@@ -5,8 +5,9 @@ JSON event per line) and notes, per event, the moment its line arrived. It does 
 it finds the object's name (``<tag>-<n>``, unique per write) with one ``bytes.find``, so a thousand
 watchers cost the client little next to what the server spends on them. The writer creates CronTabs
 ``<tag>-0`` … ``<tag>-<N-1>`` over one keep-alive connection at a fixed pace and records when each
-create was sent and when its 201 came back, so a delivery's latency is its arrival minus the write's
-acknowledgement (and, as a check, minus the moment the write was sent).
+create was sent and when its 201 came back. A delivery's latency is its arrival minus the moment the
+write was sent, which includes the write's own handling and commit: the server writes to idle watchers
+before it acknowledges the create, so arrival minus acknowledgement (also reported) can be negative.
 
 Optionally one more watcher connects with a tiny receive buffer and never reads: the "stalled"
 watcher. The run then reports what the server did about it, from the kernel's view of the server's

@@ -22,6 +22,7 @@ from apiserver.registry.cacher import MISS, WatchCache
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
 from apiserver.registry.strategy import DEFAULT, Strategy
 from apiserver.scheme import ResourceType
+from apiserver.storage.fanout import DEFAULT_WATCH_CAPACITY, PumpedStream, WatchStream
 from apiserver.storage.interface import (
     CompactedError,
     EventType,
@@ -31,6 +32,7 @@ from apiserver.storage.interface import (
     KeyValue,
     RevisionConflictError,
     Storage,
+    StorageEvent,
 )
 
 Object = dict[str, Any]
@@ -435,48 +437,32 @@ class Store:
 
     # -- watch -------------------------------------------------------------------------------------
 
-    async def watch(
+    def open_watch(
         self, namespace: str | None, after_revision: int, predicate: Predicate | None
-    ) -> AsyncGenerator[WatchEvent, None]:
-        """Changes after ``after_revision``; raises APIError 410 Expired when history no longer covers it."""
+    ) -> StoreWatch:
+        """Changes after ``after_revision``, taken in batches; see StoreWatch."""
         prefix = self.resource.key_prefix(namespace if self.resource.namespaced else None)
-        stream = (
+        source = (
             self.cache.watch(prefix, after_revision)
             if self.cache is not None
             else self.storage.watch(prefix, after_revision)
         )
+        if not isinstance(source, WatchStream):
+            source = PumpedStream(source, prefix, after_revision, DEFAULT_WATCH_CAPACITY)
+        return StoreWatch(self, source, predicate, after_revision)
+
+    async def watch(
+        self, namespace: str | None, after_revision: int, predicate: Predicate | None
+    ) -> AsyncGenerator[WatchEvent, None]:
+        """Changes after ``after_revision`` one at a time; raises APIError 410 Expired when history no
+        longer covers it."""
+        changes = self.open_watch(namespace, after_revision, predicate)
         try:
-            async for event in stream:
-                obj = self._shared_decode(event.kv)
-                if event.type is EventType.DELETE:
-                    kind = "DELETED"
-                    if predicate is not None and not predicate(obj):
-                        continue
-                else:
-                    kind = "ADDED" if event.prev is None else "MODIFIED"
-                    if predicate is not None:
-                        now = predicate(obj)
-                        previous = self._shared_decode(event.prev) if event.prev else None
-                        before = previous is not None and predicate(previous)
-                        if not now and not before:
-                            continue
-                        if before and not now and previous is not None:
-                            # kube's cacheWatcher: an object leaving the selection is DELETED, carrying
-                            # its previous content (which matched) at the event's resourceVersion
-                            metadata = {
-                                **previous["metadata"],
-                                "resourceVersion": str(event.revision),
-                            }
-                            kind, obj = "DELETED", {**previous, "metadata": metadata}
-                        elif now and not before:
-                            kind = "ADDED"
-                yield WatchEvent(kind, obj, event.revision)
-        except CompactedError as error:
-            raise errors.expired(
-                f"too old resource version: {after_revision} ({error.compact_revision})"
-            ) from None
+            while (batch := await changes.batch(WATCH_BATCH)) is not None:
+                for event in batch:
+                    yield event
         finally:
-            await stream.close()
+            await changes.close()
 
     def _shared_decode(self, kv: KeyValue) -> Object:
         """The decoded object of a watched key-value, shared by every watcher of the same event: decoding
@@ -492,3 +478,78 @@ class Store:
 
     async def current_revision(self) -> int:
         return await self.storage.current_revision()
+
+
+WATCH_BATCH = 256
+
+
+class StoreWatch:
+    """One client watch of a store: storage events become API watch events (decoded once for every
+    watcher, filtered by the watcher's selector), taken in batches by a consumer that also wants to be
+    woken without an event (``poke``: bookmarks, deadlines, the client leaving)."""
+
+    def __init__(
+        self, store: Store, stream: WatchStream, predicate: Predicate | None, after_revision: int
+    ) -> None:
+        self._store = store
+        self._stream = stream
+        self._predicate = predicate
+        self._after_revision = after_revision
+
+    async def batch(self, limit: int) -> list[WatchEvent] | None:
+        """The next events (at most ``limit``), [] after a poke, None once the watch has ended."""
+        while True:
+            try:
+                events = await self._stream.batch(limit)
+            except CompactedError as error:
+                raise errors.expired(
+                    f"too old resource version: {self._after_revision} ({error.compact_revision})"
+                ) from None
+            if events is None:
+                return None
+            if not events:
+                return []
+            shown = [change for change in map(self._change, events) if change is not None]
+            if shown:
+                return shown
+
+    def poke(self) -> None:
+        self._stream.poke()
+
+    def listen(self, deliver: Callable[[list[WatchEvent]], bool]) -> None:
+        """Hand live events to ``deliver`` as they are published while the consumer is parked in batch()
+        (False from it leaves them for batch()): with a thousand watchers, a task wake-up per watcher and
+        event costs as much as the write itself."""
+
+        def take(events: list[StorageEvent]) -> bool:
+            shown = [change for change in map(self._change, events) if change is not None]
+            return not shown or deliver(shown)
+
+        self._stream.listener = take
+
+    async def close(self) -> None:
+        await self._stream.close()
+
+    def _change(self, event: StorageEvent) -> WatchEvent | None:
+        """The watch event this watcher sees for a storage event, or None when its selector hides it."""
+        decode, predicate = self._store._shared_decode, self._predicate
+        obj = decode(event.kv)
+        if event.type is EventType.DELETE:
+            if predicate is not None and not predicate(obj):
+                return None
+            return WatchEvent("DELETED", obj, event.revision)
+        kind = "ADDED" if event.prev is None else "MODIFIED"
+        if predicate is not None:
+            now = predicate(obj)
+            previous = decode(event.prev) if event.prev else None
+            before = previous is not None and predicate(previous)
+            if not now and not before:
+                return None
+            if before and not now and previous is not None:
+                # kube's cacheWatcher: an object leaving the selection is DELETED, carrying its previous
+                # content (which matched) at the event's resourceVersion
+                metadata = {**previous["metadata"], "resourceVersion": str(event.revision)}
+                return WatchEvent("DELETED", {**previous, "metadata": metadata}, event.revision)
+            if now and not before:
+                kind = "ADDED"
+        return WatchEvent(kind, obj, event.revision)

@@ -14,10 +14,14 @@ compacted meanwhile.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 
-from apiserver.storage.interface import StorageError, StorageEvent
+from apiserver.storage.interface import StorageError, StorageEvent, Watch
+
+log = logging.getLogger("apiforge")
 
 DEFAULT_WATCH_CAPACITY = 10_000
 """Events a watcher may queue before it is ended: about a second of a busy cluster's writes."""
@@ -45,8 +49,10 @@ class WatchOverflowError(StorageError):
 class WatchStream:
     """One watcher: replays history through ``replay``, then yields the live events published to it.
 
-    Implements the ``Watch`` protocol. It is an iterator class rather than an async generator so
-    that abandoning it half-way leaves nothing for the garbage collector to finalize.
+    Implements the ``Watch`` protocol, and ``batch()`` for a consumer that takes every ready event at once:
+    one wake-up per batch instead of one per event is what lets a single process feed a thousand watchers.
+    It is an iterator class rather than an async generator so that abandoning it half-way leaves nothing
+    for the garbage collector to finalize.
     """
 
     def __init__(
@@ -63,22 +69,61 @@ class WatchStream:
         self._capacity = capacity
         self._unsubscribe = unsubscribe
         self._replaying = True
-        self._page: deque[StorageEvent] = deque()
+        self._page: deque[StorageEvent] = deque()  # replayed history not taken yet
         self._pending: deque[StorageEvent] = deque()
-        self._wakeup = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None
         self._ended = False
         self._error: StorageError | None = None
+        # Takes live events synchronously while the consumer is parked, saving a task wake-up per event
+        # (the HTTP layer writes them straight to an idle connection); returns False to leave them queued.
+        self.listener: Callable[[list[StorageEvent]], bool] | None = None
 
     def publish(self, events: Iterable[StorageEvent]) -> None:
         """Queue the committed events under this watch's prefix; runs on the loop, never waits."""
         if self._ended:
             return
-        self._pending.extend(
-            e for e in events if e.revision > self._last and e.kv.key.startswith(self._prefix)
-        )
-        if len(self._pending) > self._capacity:
-            self._finish(WatchOverflowError(self._prefix, self._capacity, self._last))
-        self._wakeup.set()
+        pending, prefix, last = self._pending, self._prefix, self._last
+        for event in events:
+            if event.revision > last and event.kv.key.startswith(prefix):
+                pending.append(event)
+        if not pending:
+            return
+        if self.listener is not None and self._parked() and self._hand_over():
+            return
+        if len(pending) > self._capacity:
+            self._finish(WatchOverflowError(prefix, self._capacity, self._last))
+        else:
+            self._wake()
+
+    def _parked(self) -> bool:
+        """The consumer waits in batch() with everything before these events taken."""
+        return self._waiter is not None and not self._waiter.done()
+
+    def _hand_over(self) -> bool:
+        """Offer the queued events to the listener; True once it has taken them. A listener that fails
+        only loses the shortcut: the events stay queued for batch()."""
+        assert self.listener is not None
+        events = list(self._pending)
+        try:
+            taken = self.listener(events)
+        except Exception:
+            log.exception("a watch listener failed; its events go through the queue")
+            self.listener = None
+            return False
+        if taken:
+            self._pending.clear()
+            self._last = events[-1].revision
+        return taken
+
+    def poke(self) -> None:
+        """Wake the consumer without an event: ``batch()`` returns, empty if nothing is ready (a timer's
+        tick, or the client going away)."""
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     @property
     def backlog(self) -> int:
@@ -90,6 +135,10 @@ class WatchStream:
         """End the stream normally (the storage is closing); the consumer's loop finishes."""
         self._finish(None)
 
+    def fail(self, error: StorageError) -> None:
+        """End the stream with ``error``, raised to the consumer once it has taken what is queued."""
+        self._finish(error)
+
     async def close(self) -> None:
         self._finish(None)
 
@@ -98,37 +147,55 @@ class WatchStream:
 
     async def __anext__(self) -> StorageEvent:
         while True:
-            if self._error is not None:
-                raise self._error
-            if self._ended:
+            events = await self.batch(1)
+            if events is None:
                 raise StopAsyncIteration
-            event = await self._next_replayed() if self._replaying else await self._next_live()
-            if self._ended:  # closed while this call waited
-                continue
-            if event is not None and event.revision > self._last:
-                self._last = event.revision
-                self._drop_seen()
-                return event
+            if events:
+                return events[0]
 
-    async def _next_replayed(self) -> StorageEvent | None:
-        if not self._page:
+    async def batch(self, limit: int) -> list[StorageEvent] | None:
+        """The next events in revision order, as many as are ready (at most ``limit``): the replayed
+        history first, then live ones. [] after a poke with nothing ready; None once the stream has ended;
+        raises the error that ended it."""
+        if self._replaying and not self._ended:
+            if not self._page:
+                await self._replay_page()
+            if self._page:
+                return self._take(self._page, limit)
+        if not self._pending and not self._ended:
+            self._waiter = asyncio.get_running_loop().create_future()
             try:
-                page = await self._replay(self._last)
-            except StorageError as err:
-                self._finish(err)
-                raise
-            if not page:
-                self._replaying = False
-                return None
-            self._page.extend(page)
-        return self._page.popleft()
-
-    async def _next_live(self) -> StorageEvent | None:
-        if not self._pending:
-            self._wakeup.clear()
-            await self._wakeup.wait()
+                await self._waiter
+            finally:
+                self._waiter = None
+        if self._error is not None:
+            raise self._error
+        if self._ended:
             return None
-        return self._pending.popleft()
+        return self._take(self._pending, limit)
+
+    async def _replay_page(self) -> None:
+        """Fetch the next page of history after the last revision taken; none left means live."""
+        try:
+            page = await self._replay(self._last)
+        except StorageError as err:
+            self._finish(err)
+            raise
+        if not self._ended:
+            self._page.extend(page)
+            self._replaying = bool(page)
+
+    def _take(self, source: deque[StorageEvent], limit: int) -> list[StorageEvent]:
+        last = self._last
+        taken: list[StorageEvent] = []
+        while source and len(taken) < limit:
+            event = source.popleft()
+            if event.revision > last:  # a live event the replay already yielded is dropped here
+                taken.append(event)
+                last = event.revision
+        self._last = last
+        self._drop_seen()
+        return taken
 
     def _drop_seen(self) -> None:
         """Drop queued live events the replay already yielded; they must not count as backlog."""
@@ -143,7 +210,7 @@ class WatchStream:
         self._pending.clear()
         self._page.clear()
         self._unsubscribe(self)
-        self._wakeup.set()
+        self._wake()
 
 
 class WatchHub:
@@ -165,3 +232,37 @@ class WatchHub:
     def end_all(self) -> None:
         for stream in list(self._streams):
             stream.end()
+
+
+class PumpedStream(WatchStream):
+    """A WatchStream fed by a task that reads another ``Watch`` (etcd's): one consumer interface for every
+    watch, so the HTTP layer batches and pokes the same way whatever serves the events."""
+
+    def __init__(self, source: Watch, prefix: str, after_revision: int, capacity: int) -> None:
+        super().__init__(prefix, after_revision, _no_history, capacity, _keep)
+        self._source = source
+        self._pump = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        try:
+            async for event in self._source:
+                self.publish((event,))
+        except StorageError as error:
+            self.fail(error)
+        finally:
+            self.end()  # a no-op once failed
+
+    async def close(self) -> None:
+        await super().close()
+        self._pump.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._pump
+        await self._source.close()
+
+
+async def _no_history(after_revision: int) -> list[StorageEvent]:
+    return []
+
+
+def _keep(stream: WatchStream) -> None:
+    """A pumped stream belongs to no hub: nothing to unsubscribe from."""

@@ -1,0 +1,193 @@
+"""The writing side of a watch stream: event lines rendered once per view, one write per batch, and the
+cut-off of a client that stops reading.
+
+kube's watch cache terminates a watcher it cannot deliver to rather than hold its events forever; here a
+client that takes nothing from its connection for ``STALL_SECONDS`` while events wait for it is cut off,
+and re-watches from the last resourceVersion it saw. "Takes nothing" is judged on every byte not yet
+acknowledged by the client (the kernel's send queue plus the transport's buffer), so a slow reader that
+keeps reading is never cut off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import socket
+import struct
+import termios
+from collections.abc import Coroutine
+from typing import Any
+
+import orjson
+
+from apiserver.endpoints.decode import Target
+from apiserver.endpoints.http import Send
+from apiserver.endpoints.output import Output, render_event_object
+from apiserver.endpoints.versioning import to_version
+from apiserver.registry.store import WatchEvent
+
+STALL_SECONDS = 1.0
+# The kernel may buffer up to 4 MiB per loopback socket (tcp_wmem): capped, a stalled watcher's backlog
+# reaches the transport's flow control (and the cut-off) sooner, and a thousand stalled watchers cannot
+# pin gigabytes of kernel memory.
+WATCH_SEND_BUFFER = 256 * 1024
+_TCP_FAMILIES = (socket.AF_INET, socket.AF_INET6)
+_RESET_ON_CLOSE = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends RST
+# Lines rendered for one event are the same for every watcher asking for the same view of it: render once.
+_RENDERED: dict[tuple[Any, ...], bytes] = {}
+_RENDERED_CAPACITY = 4096
+
+
+class StalledClient(Exception):
+    """The client has taken nothing from its stream for STALL_SECONDS."""
+
+
+class _Connection:
+    """The socket under uvicorn's ``send`` (which belongs to the connection's protocol); None parts when the
+    ASGI server does not expose them, and the cut-off then falls back to one write waiting too long."""
+
+    def __init__(self, send: Send) -> None:
+        self.transport: Any = getattr(getattr(send, "__self__", None), "transport", None)
+        sock = self.transport.get_extra_info("socket") if self.transport is not None else None
+        self._socket = sock if sock is not None and sock.family in _TCP_FAMILIES else None
+        self._fd = -1
+        if self._socket is not None:
+            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, WATCH_SEND_BUFFER)
+            self._fd = self._socket.fileno()
+
+    def idle(self) -> bool:
+        """Nothing waits in the transport's buffer, so a write cannot wait on flow control."""
+        return self.transport is not None and not self.transport.get_write_buffer_size()
+
+    def unacknowledged(self) -> int | None:
+        """Bytes written but not yet taken by the client, or None when that cannot be known."""
+        if self.transport is None:
+            return None
+        size: int = self.transport.get_write_buffer_size()
+        if self._fd >= 0:
+            try:
+                queued = fcntl.ioctl(self._fd, termios.TIOCOUTQ, b"\0\0\0\0")  # SIOCOUTQ
+                size += struct.unpack("i", queued)[0]
+            except OSError:
+                pass
+        return size
+
+    def abort(self) -> None:
+        """Reset the connection: a plain close would leave the kernel trying to deliver what is queued
+        to a client that takes nothing (an orphaned socket holding its buffer until it times out)."""
+        if self._socket is not None:
+            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET_ON_CLOSE)
+        if self.transport is not None:
+            self.transport.abort()
+
+
+class WatchWriter:
+    """Writes one watch's lines."""
+
+    def __init__(self, send: Send, target: Target, output: Output, include_object: str) -> None:
+        self._send = send
+        self._connection = _Connection(send)
+        self._target = target
+        self._output = output
+        self._include_object = include_object
+        self._view = (target.resource.group_resource, target.version.name, output, include_object)
+        self._table_header_due = output is Output.TABLE  # a Table's first event carries the columns
+        self.last_revision = ""
+
+    async def events(self, events: list[WatchEvent]) -> None:
+        """Everything ready goes out in one write: one wake-up and one syscall per batch."""
+        if not events:
+            return
+        await self.write(b"".join([self._event_line(event) for event in events]))
+        self.last_revision = str(events[-1].revision)
+
+    def events_now(self, events: list[WatchEvent]) -> bool:
+        """Write the events at once if the connection can take them without waiting; False (nothing
+        written) otherwise. Saves the watch's task a wake-up per event while it is idle."""
+        if not self._connection.idle():
+            return False
+        table_header_due = self._table_header_due
+        body = b"".join([self._event_line(event) for event in events])
+        sending = self._send({"type": "http.response.body", "body": body, "more_body": True})
+        if not isinstance(sending, Coroutine):
+            raise TypeError(f"an ASGI send that is not a coroutine: {sending!r}")
+        try:
+            sending.send(None)  # uvicorn's send only waits while flow control pauses writing
+        except StopIteration:
+            self.last_revision = str(events[-1].revision)
+            return True
+        sending.close()  # it waited before writing anything: the events stay queued
+        self._table_header_due = table_header_due
+        return False
+
+    async def bookmark(self, initial_events_end: bool = False) -> None:
+        """A BOOKMARK at the last revision sent; kopf and client-go end their initial listing at the one
+        annotated ``k8s.io/initial-events-end`` (§8.2)."""
+        event = bookmark(self._target, self.last_revision)
+        if initial_events_end:
+            event["object"]["metadata"]["annotations"] = {"k8s.io/initial-events-end": "true"}
+        await self.write(line(event))
+
+    async def write(self, body: bytes) -> None:
+        message = {"type": "http.response.body", "body": body, "more_body": True}
+        if self._connection.idle():
+            await self._send(message)
+            return
+        await self._write_watched(message)
+
+    async def _write_watched(self, message: dict[str, Any]) -> None:
+        """Send while the client keeps taking bytes; cut it off once it takes nothing for STALL_SECONDS."""
+        sending = asyncio.ensure_future(self._send(message))
+        waiting = self._connection.unacknowledged()
+        while True:
+            done, _ = await asyncio.wait({sending}, timeout=STALL_SECONDS)
+            if done:
+                sending.result()
+                return
+            still_waiting = self._connection.unacknowledged()
+            if waiting is not None and still_waiting is not None and still_waiting < waiting:
+                waiting = still_waiting
+                continue
+            sending.cancel()
+            self._connection.abort()
+            raise StalledClient
+
+    def _event_line(self, event: WatchEvent) -> bytes:
+        metadata = event.object.get("metadata", {})
+        table_header = self._table_header_due
+        self._table_header_due = False
+        key = (
+            metadata.get("namespace"),
+            metadata.get("name"),
+            event.revision,
+            event.type,
+            self._view,
+            table_header,
+        )
+        rendered = _RENDERED.get(key)
+        if rendered is None:
+            target = self._target
+            versioned = to_version(event.object, target.resource, target.version)
+            shown = render_event_object(
+                versioned, self._output, target, self._include_object, table_header
+            )
+            rendered = line({"type": event.type, "object": shown})
+            if len(_RENDERED) >= _RENDERED_CAPACITY:
+                _RENDERED.clear()
+            _RENDERED[key] = rendered
+        return rendered
+
+
+def bookmark(target: Target, revision: str) -> dict[str, Any]:
+    return {
+        "type": "BOOKMARK",
+        "object": {
+            "kind": target.resource.kind,
+            "apiVersion": target.api_version,
+            "metadata": {"resourceVersion": revision},
+        },
+    }
+
+
+def line(payload: dict[str, Any]) -> bytes:
+    return orjson.dumps(payload) + b"\n"
