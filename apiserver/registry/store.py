@@ -497,21 +497,18 @@ class StoreWatch:
         self._after_revision = after_revision
 
     async def batch(self, limit: int) -> list[WatchEvent] | None:
-        """The next events (at most ``limit``), [] after a poke, None once the watch has ended."""
-        while True:
-            try:
-                events = await self._stream.batch(limit)
-            except CompactedError as error:
-                raise errors.expired(
-                    f"too old resource version: {self._after_revision} ({error.compact_revision})"
-                ) from None
-            if events is None:
-                return None
-            if not events:
-                return []
-            shown = [change for change in map(self._change, events) if change is not None]
-            if shown:
-                return shown
+        """The next events (at most ``limit``), None once the watch has ended. [] after a poke, or when
+        the selector hides every event taken: the consumer checks its timers and calls again (a poke that
+        woke the stream along with hidden events must not be swallowed)."""
+        try:
+            events = await self._stream.batch(limit)
+        except CompactedError as error:
+            raise errors.expired(
+                f"too old resource version: {self._after_revision} ({error.compact_revision})"
+            ) from None
+        if events is None:
+            return None
+        return [change for change in map(self._change, events) if change is not None]
 
     def poke(self) -> None:
         self._stream.poke()

@@ -72,6 +72,7 @@ class WatchStream:
         self._page: deque[StorageEvent] = deque()  # replayed history not taken yet
         self._pending: deque[StorageEvent] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        self._poked = False  # a poke with no consumer parked, for its next batch()
         self._ended = False
         self._error: StorageError | None = None
         # Takes live events synchronously while the consumer is parked, saving a task wake-up per event
@@ -116,8 +117,9 @@ class WatchStream:
         return taken
 
     def poke(self) -> None:
-        """Wake the consumer without an event: ``batch()`` returns, empty if nothing is ready (a timer's
-        tick, or the client going away)."""
+        """Wake the consumer without an event: its current or next ``batch()`` returns, empty if nothing
+        is ready (a timer's tick, or the client going away)."""
+        self._poked = True
         self._wake()
 
     def _wake(self) -> None:
@@ -132,12 +134,13 @@ class WatchStream:
         return len(self._pending) + len(self._page) + (1 if self._replaying else 0)
 
     def end(self) -> None:
-        """End the stream normally (the storage is closing); the consumer's loop finishes."""
-        self._finish(None)
+        """End the stream normally (the storage is closing); the consumer's loop finishes once it has
+        taken what is queued."""
+        self._finish(None, keep_queue=True)
 
     def fail(self, error: StorageError) -> None:
         """End the stream with ``error``, raised to the consumer once it has taken what is queued."""
-        self._finish(error)
+        self._finish(error, keep_queue=True)
 
     async def close(self) -> None:
         self._finish(None)
@@ -162,17 +165,18 @@ class WatchStream:
                 await self._replay_page()
             if self._page:
                 return self._take(self._page, limit)
-        if not self._pending and not self._ended:
+        if not self._pending and not self._ended and not self._poked:
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 await self._waiter
             finally:
                 self._waiter = None
+        self._poked = False
+        if self._pending:
+            return self._take(self._pending, limit)
         if self._error is not None:
             raise self._error
-        if self._ended:
-            return None
-        return self._take(self._pending, limit)
+        return None if self._ended else []
 
     async def _replay_page(self) -> None:
         """Fetch the next page of history after the last revision taken; none left means live."""
@@ -202,12 +206,15 @@ class WatchStream:
         while self._pending and self._pending[0].revision <= self._last:
             self._pending.popleft()
 
-    def _finish(self, error: StorageError | None) -> None:
+    def _finish(self, error: StorageError | None, *, keep_queue: bool = False) -> None:
+        """End the stream; what is queued is dropped unless ``keep_queue`` (an overflow, or a consumer
+        that has gone, must not keep it)."""
         if self._ended:
             return
         self._ended = True
         self._error = error
-        self._pending.clear()
+        if not keep_queue:
+            self._pending.clear()
         self._page.clear()
         self._unsubscribe(self)
         self._wake()
@@ -249,15 +256,20 @@ class PumpedStream(WatchStream):
                 self.publish((event,))
         except StorageError as error:
             self.fail(error)
+        except Exception as error:  # a bug in the source: its consumer re-watches rather than hangs
+            log.exception("a pumped watch failed")
+            self.fail(StorageError(f"the watch failed: {error}"))
         finally:
             self.end()  # a no-op once failed
 
     async def close(self) -> None:
         await super().close()
         self._pump.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._pump
-        await self._source.close()
+        try:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+        finally:
+            await self._source.close()
 
 
 async def _no_history(after_revision: int) -> list[StorageEvent]:
