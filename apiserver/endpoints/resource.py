@@ -3,8 +3,8 @@ status and scale subresources. Generic: all per-kind behaviour comes from the Sc
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -162,8 +162,12 @@ class ResourceHandler:
     # -- writes ------------------------------------------------------------------------------------
 
     async def _read_object(self, request: Request, target: Target) -> Object:
-        body = await request.body()
-        return check_type_meta(parse_body(body, request.content_type, target), target)
+        return (await self._read_body(request, target)).parsed
+
+    async def _read_body(self, request: Request, target: Target) -> _Body:
+        body = _Body(await request.body(), request.content_type, target)
+        body.parsed = body.parse()
+        return body
 
     def _check_scope(self, obj: Object, target: Target) -> None:
         body_namespace = obj["metadata"].get("namespace")
@@ -185,7 +189,8 @@ class ResourceHandler:
 
     async def _update(self, request: Request, send: Send, store: Store, target: Target) -> None:
         mode = field_validation(request.query)
-        obj = await self._read_object(request, target)
+        body = await self._read_body(request, target)
+        obj = body.parsed
         self._check_scope(obj, target)
         body_name = obj["metadata"].get("name")
         if body_name and body_name != target.name:
@@ -195,22 +200,20 @@ class ResourceHandler:
         updated = await store.update(
             target.namespace,
             target.name,
-            self._replacing(request, target, obj, mode, ""),
+            self._replacing(request, target, body, mode, ""),
             dry_run=_dry_run(request),
         )
         await self._send_object(request, send, 200, updated, target)
 
     def _replacing(
-        self, request: Request, target: Target, obj: Object, mode: str, subresource: str
+        self, request: Request, target: Target, body: _Body, mode: str, subresource: str
     ) -> Callable[[Object], Object]:
         """The update function of a PUT: the body, admitted against the current object's ownership."""
 
         def try_update(current: Object) -> Object:
             old = to_version(current, target.resource, target.version)
             track = tracker(request, target, old, subresource)
-            return _admit_in_retry(
-                request, copy.deepcopy(obj), target, mode, creating=False, track=track
-            )
+            return _admit_in_retry(request, body.take(), target, mode, creating=False, track=track)
 
         return try_update
 
@@ -349,11 +352,11 @@ class ResourceHandler:
                 await self._send_object(request, send, 200, obj, target)
             elif request.method == "PUT":
                 mode = field_validation(request.query)
-                obj = await self._read_object(request, target)
+                body = await self._read_body(request, target)
                 updated = await store.update(
                     target.namespace,
                     target.name,
-                    self._replacing(request, target, obj, mode, "status"),
+                    self._replacing(request, target, body, mode, "status"),
                     subresource="status",
                     dry_run=_dry_run(request),
                 )
@@ -408,6 +411,29 @@ class ResourceHandler:
         )
         versioned = to_version(updated, target.resource, target.version)
         await respond_json(send, 200, scale_of(versioned, spec), request.warnings)
+
+
+@dataclass
+class _Body:
+    """A request body, parsed once up front and again for every retry of an update: admission mutates
+    the object it gets, and parsing the bytes again is cheaper than a deep copy kept for a retry that
+    seldom comes."""
+
+    raw: bytes
+    content_type: str
+    target: Target
+    parsed: Object = field(default_factory=dict)
+    _taken: bool = False
+
+    def parse(self) -> Object:
+        return check_type_meta(parse_body(self.raw, self.content_type, self.target), self.target)
+
+    def take(self) -> Object:
+        """The parsed body the first time, a fresh parse after that."""
+        if self._taken:
+            return self.parse()
+        self._taken = True
+        return self.parsed
 
 
 def _admit_in_retry(

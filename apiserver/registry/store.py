@@ -42,6 +42,7 @@ NamespaceCheck = Callable[[str, ResourceType, str], Awaitable[None]]
 
 _GENERATE_NAME_ATTEMPTS = 8
 DECODED_CAPACITY = 4096  # watched events whose decoded object is kept for the other watchers
+WRITTEN_CAPACITY = 4096  # keys whose latest write by this server is kept as the next update's guess
 # The metadata fields a client can never change once an object exists (kube ObjectMeta update validation).
 _IMMUTABLE_METADATA = (
     "name",
@@ -120,6 +121,7 @@ class Store:
         self.strategy = strategy
         self.cache = cache
         self._decoded: dict[tuple[str, int], Object] = {}
+        self._written: dict[str, KeyValue] = {}
 
     # -- errors ------------------------------------------------------------------------------------
 
@@ -259,6 +261,7 @@ class Store:
                 raise errors.already_exists(
                     self.resource.plural, self.resource.group, name
                 ) from None
+            self._remember(kv)
             return codec.decode(self.resource, kv)
         raise errors.already_exists(self.resource.plural, self.resource.group, metadata["name"])
 
@@ -278,26 +281,30 @@ class Store:
         one, a concurrent write simply makes the loop run ``try_update`` again on the newer object.
         """
         key = self.resource.key(namespace, name)
-        # kube's cachedExistingObject: the first attempt starts from the watch cache's copy, saving a storage
-        # read; a stale guess shows up as a revision conflict on write and the loop then reads storage
-        guess = self.cache.objects.get(key) if self.cache is not None else None
+        # kube's cachedExistingObject: the first attempt starts from a guess (the watch cache's copy, or this
+        # server's own last write when the cache has not seen it yet), saving a storage read; a stale guess
+        # shows up as a revision conflict on write, which hands back the stored value for the next attempt
+        kv, authoritative = self._latest_known(key), False
         while True:
-            from_cache = guess is not None
-            kv = guess if guess is not None else await self.storage.get(key)
-            guess = None
+            if kv is None and not authoritative:
+                kv, authoritative = await self.storage.get(key), True
             if kv is None:
                 raise self._not_found(name)
             current = codec.decode(self.resource, kv)
-            desired = try_update(deep_copy(current))
+            desired = try_update(
+                codec.decode(self.resource, kv)
+            )  # a copy: decoding beats deep_copy
             wanted_version = (desired.get("metadata") or {}).get("resourceVersion")
             if wanted_version and wanted_version != current["metadata"]["resourceVersion"]:
-                if from_cache:
-                    continue  # the guess may be stale: only storage can say the precondition fails
+                if not authoritative:  # only storage can say the precondition fails
+                    kv = None
+                    continue
                 raise self._conflict(name)
             updated = self._prepare_update(current, desired, subresource)
             if updated == current:
-                if from_cache:
-                    continue  # likewise, only storage can say that nothing changes
+                if not authoritative:  # likewise, only storage can say that nothing changes
+                    kv = None
+                    continue
                 return current  # a no-op write changes nothing and emits no event
             finished = self._finalized(updated)
             if dry_run:
@@ -305,17 +312,38 @@ class Store:
             try:
                 if finished:
                     deleted = await self.storage.delete(key, kv.mod_revision)
+                    self._written.pop(key, None)
                     return codec.decode(self.resource, deleted)
                 stored = await self.storage.update(
                     key, codec.encode(self.resource, updated), kv.mod_revision
                 )
-            except RevisionConflictError:
-                # Someone wrote in between: read again and re-apply. A resourceVersion the client sent is
-                # checked against the new object at the top of the loop (kube's GuaranteedUpdate).
+            except RevisionConflictError as conflict:
+                # Someone wrote in between: re-apply to what is stored now. A resourceVersion the client
+                # sent is checked against it at the top of the loop (kube's GuaranteedUpdate).
+                kv, authoritative = conflict.current, True
                 continue
             except KeyNotFoundError:
                 raise self._not_found(name) from None
+            self._remember(stored)
             return codec.decode(self.resource, stored)
+
+    def _latest_known(self, key: str) -> KeyValue | None:
+        """The newest value of ``key`` known without asking storage (possibly stale, possibly None)."""
+        cached = self.cache.objects.get(key) if self.cache is not None else None
+        written = self._written.get(key)
+        if written is None:
+            return cached
+        if cached is not None and cached.mod_revision >= written.mod_revision:
+            del self._written[key]  # the cache has caught up with it
+            return cached
+        return written
+
+    def _remember(self, kv: KeyValue) -> None:
+        """Keep this server's latest write of a key: a controller often writes an object again right away,
+        before the watch cache has seen the first write (on etcd it arrives a round trip later)."""
+        if len(self._written) >= WRITTEN_CAPACITY:
+            self._written.clear()
+        self._written[kv.key] = kv
 
     def _prepare_update(self, current: Object, desired: Object, subresource: str) -> Object:
         has_status = self.resource.storage_version.status_subresource
@@ -433,6 +461,7 @@ class Store:
                 deleted = await self.storage.delete(key, kv.mod_revision)
             except (RevisionConflictError, KeyNotFoundError):
                 continue
+            self._written.pop(key, None)
             return codec.decode(self.resource, deleted), True
 
     # -- watch -------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ else) and the float formatting follow the Go code rather than Python's ``repr``.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -187,7 +188,13 @@ _JSON_ESCAPES: Final = {
 }
 
 
+# Characters Go's encoder escapes; most strings (names, keys) have none and are quoted as they are.
+_NEEDS_ESCAPE: Final = re.compile(r'[\x00-\x1f"\\<>&\u2028\u2029]')
+
+
 def _json_string(text: str) -> str:
+    if _NEEDS_ESCAPE.search(text) is None:
+        return f'"{text}"'
     out = ['"']
     for ch in text:
         escaped = _JSON_ESCAPES.get(ch)

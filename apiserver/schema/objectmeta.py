@@ -11,6 +11,7 @@ reported here as a type error instead of failing to decode.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any, Final
@@ -44,10 +45,23 @@ _RX_DNS1123_SUBDOMAIN: Final = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}\\Z")
 _RX_DNS1035_LABEL: Final = re.compile(f"^{_DNS1035_LABEL_FMT}\\Z")
 _RX_LABEL_KEY: Final = re.compile(f"^{_LABEL_KEY_FMT}\\Z")
 _RX_LABEL_VALUE: Final = re.compile(f"^{_LABEL_VALUE_FMT}\\Z")
+_MEMO_SIZE: Final = 8192
 _RX_GROUP_VERSION: Final = re.compile(r"^[^/]+(/[^/]+)?\Z")
 
 _FINALIZER_ORPHAN: Final = "orphan"
 _FINALIZER_FOREGROUND: Final = "foregroundDeletion"
+
+
+def _memoized(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """Label keys, label values and names repeat across the objects of a cluster, so their verdicts are
+    kept (bounded); each call still gets a list of its own."""
+    verdicts = functools.lru_cache(maxsize=_MEMO_SIZE)(lambda value: tuple(check(value)))
+
+    @functools.wraps(check)
+    def memo(value: str) -> list[str]:
+        return list(verdicts(value))
+
+    return memo
 
 
 def _max_len_error(length: int) -> str:
@@ -62,6 +76,7 @@ def _regex_error(msg: str, fmt: str, *examples: str) -> str:
     return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
+@_memoized
 def is_dns1123_label(value: str) -> list[str]:
     errs = []
     if len(value) > 63:
@@ -82,6 +97,7 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
+@_memoized
 def is_dns1123_subdomain(value: str) -> list[str]:
     errs = []
     if len(value) > 253:
@@ -121,6 +137,7 @@ _LABEL_KEY_MSG: Final = (
 )
 
 
+@_memoized
 def is_qualified_name(value: str) -> list[str]:
     """content.IsLabelKey: an optional DNS subdomain prefix and '/', then a name of at most 63."""
     errs: list[str] = []
@@ -151,6 +168,7 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
+@_memoized
 def is_label_value(value: str) -> list[str]:
     errs = []
     if len(value) > 63:
