@@ -1,0 +1,149 @@
+"""Store.update's first guess (kube's cachedExistingObject): the watch cache's copy, or this server's own
+last write when the cache has not seen it yet. A right guess saves the storage read; a wrong one must
+never change the outcome: the write's compare-and-swap fails and the loop goes on from what storage
+holds, so preconditions and conflicts answer as they would without any guess."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from apiserver import errors
+from apiserver.registry.cacher import WatchCache
+from apiserver.registry.store import Store
+from apiserver.scheme import ResourceType, VersionType
+from apiserver.storage.interface import KeyValue
+from apiserver.storage.memory import MemoryStorage
+
+Object = dict[str, Any]
+
+WIDGETS = ResourceType(
+    group="example.com",
+    kind="Widget",
+    plural="widgets",
+    singular="widget",
+    list_kind="WidgetList",
+    namespaced=False,
+    versions=(VersionType(name="v1", served=True, storage=True, schema={"type": "object"}),),
+)
+
+
+class CountingStorage(MemoryStorage):
+    """Counts the point reads an update makes: the guess is there to avoid them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gets = 0
+
+    async def get(self, key: str) -> KeyValue | None:
+        self.gets += 1
+        return await super().get(key)
+
+
+def widget(name: str, size: int) -> Object:
+    return {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": name},
+        "spec": {"size": size},
+    }
+
+
+def resize(size: int, resource_version: str = "") -> Callable[[Object], Object]:
+    """A PUT's update function: the new size, with the client's resourceVersion as a precondition."""
+
+    def update(current: Object) -> Object:
+        current["spec"]["size"] = size
+        if resource_version:
+            current["metadata"]["resourceVersion"] = resource_version
+        else:
+            current["metadata"].pop("resourceVersion", None)
+        return current
+
+    return update
+
+
+async def with_lagging_cache(
+    body: Callable[[Store, Store, CountingStorage], Awaitable[None]],
+) -> None:
+    """A store whose watch cache has stopped following storage (as an etcd-backed cache is a round trip
+    behind), and a second store on the same storage standing for another replica."""
+    storage = CountingStorage()
+    await storage.start()
+    cache = WatchCache(storage, WIDGETS.key_prefix(None))
+    await cache.start()
+    await cache.stop()  # frozen at the (empty) state it listed
+    try:
+        await body(Store(WIDGETS, storage, cache=cache), Store(WIDGETS, storage), storage)
+    finally:
+        await storage.close()
+
+
+def run(body: Callable[[Store, Store, CountingStorage], Awaitable[None]]) -> None:
+    asyncio.run(asyncio.wait_for(with_lagging_cache(body), timeout=10))
+
+
+def test_an_update_after_this_servers_own_write_needs_no_storage_read() -> None:
+    async def body(store: Store, _: Store, storage: CountingStorage) -> None:
+        created = await store.create(None, widget("w", 1))
+        updated = await store.update(None, "w", resize(2, created["metadata"]["resourceVersion"]))
+        again = await store.update(None, "w", resize(3, updated["metadata"]["resourceVersion"]))
+        assert again["spec"] == {"size": 3}
+        assert storage.gets == 0
+
+    run(body)
+
+
+def test_a_stale_guess_still_answers_409_to_a_stale_precondition() -> None:
+    async def body(store: Store, replica: Store, storage: CountingStorage) -> None:
+        created = await store.create(None, widget("w", 1))
+        version = created["metadata"]["resourceVersion"]
+        await replica.update(None, "w", resize(5))  # this store's guess is now stale
+        with pytest.raises(errors.APIError) as conflict:
+            await store.update(None, "w", resize(2, version))
+        assert conflict.value.code == 409
+        assert (await replica.get(None, "w"))["spec"] == {"size": 5}
+
+    run(body)
+
+
+def test_a_stale_guess_without_a_precondition_applies_to_what_storage_holds() -> None:
+    async def body(store: Store, replica: Store, storage: CountingStorage) -> None:
+        await store.create(None, widget("w", 1))
+        moved = await replica.update(None, "w", resize(5))
+        storage.gets = 0
+        updated = await store.update(None, "w", resize(7))
+        assert updated["spec"] == {"size": 7}
+        assert int(updated["metadata"]["resourceVersion"]) > int(
+            moved["metadata"]["resourceVersion"]
+        )
+        assert storage.gets == 0  # the failed compare-and-swap handed back the stored value
+
+    run(body)
+
+
+def test_an_object_deleted_behind_a_stale_guess_is_404() -> None:
+    async def body(store: Store, replica: Store, storage: CountingStorage) -> None:
+        await store.create(None, widget("w", 1))
+        await replica.delete(None, "w")
+        with pytest.raises(errors.APIError) as missing:
+            await store.update(None, "w", resize(2))
+        assert missing.value.code == 404
+
+    run(body)
+
+
+def test_a_no_op_on_a_stale_guess_is_judged_on_what_storage_holds() -> None:
+    """Sizing to what the guess already says is a change against storage's newer value."""
+
+    async def body(store: Store, replica: Store, storage: CountingStorage) -> None:
+        await store.create(None, widget("w", 1))
+        await replica.update(None, "w", resize(5))
+        updated = await store.update(None, "w", resize(1))
+        assert updated["spec"] == {"size": 1}
+        assert (await replica.get(None, "w"))["spec"] == {"size": 1}
+
+    run(body)
