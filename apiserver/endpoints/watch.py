@@ -21,6 +21,7 @@ from apiserver.endpoints.http import Request, Send
 from apiserver.endpoints.output import Output, stream_type
 from apiserver.endpoints.watchwriter import StalledClient, WatchWriter, line
 from apiserver.registry.store import (
+    WATCH_BATCH,
     ListOptions,
     Predicate,
     Store,
@@ -47,12 +48,13 @@ async def serve_watch(
     predicate: Predicate | None,
     output: Output,
 ) -> None:
-    timeout = _timeout(request.query.get("timeoutSeconds", ""))
+    deadline = asyncio.get_running_loop().time() + _timeout(request.query.get("timeoutSeconds", ""))
     # a malformed resourceVersion is a 400 before the stream starts, as kube answers it
     resource_version = request.query.get("resourceVersion", "")
     start = None if resource_version in ("", "0") else parse_resource_version(resource_version)
     writer = WatchWriter(send, target, output, request.query.get("includeObject", ""))
-    writer.last_revision = str(await store.current_revision())
+    if start is not None:
+        writer.last_revision = str(start)  # what the client has seen: a bookmark may say so
     headers = [
         (b"content-type", stream_type(output)),
         (b"cache-control", b"no-cache, private"),
@@ -60,13 +62,12 @@ async def serve_watch(
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     gone = asyncio.create_task(_disconnected(request))
     try:
-        await _stream(request, store, target, predicate, start, timeout, writer, gone)
+        await _stream(request, store, target, predicate, start, deadline, writer, gone)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
     except StalledClient:
         log.info("watch of %s cut off: the client stopped reading", target.resource.plural)
-        await asyncio.wait(
-            [gone], timeout=1
-        )  # the aborted connection is lost: the response is over
+        # the aborted connection is lost: wait for uvicorn to see it, and the response is over
+        await asyncio.wait([gone], timeout=1)
     finally:
         gone.cancel()
 
@@ -82,7 +83,7 @@ async def _stream(
     target: Target,
     predicate: Predicate | None,
     start: int | None,
-    timeout: float,
+    deadline: float,
     writer: WatchWriter,
     gone: asyncio.Task[None],
 ) -> None:
@@ -97,13 +98,13 @@ async def _stream(
         if start is None or request.flag("sendInitialEvents"):
             page = await store.list(target.namespace, ListOptions(predicate, any_version=True))
             added = [WatchEvent("ADDED", obj, page.revision) for obj in page.items]
-            for offset in range(0, len(added), MAX_BATCH):
-                await writer.events(added[offset : offset + MAX_BATCH])
+            for offset in range(0, len(added), WATCH_BATCH):
+                await writer.events(added[offset : offset + WATCH_BATCH])
             start = page.revision
             writer.last_revision = str(start)
             if request.flag("sendInitialEvents"):
                 await writer.bookmark(initial_events_end=True)
-        await _follow(request, store, target, predicate, start, timeout, writer, gone)
+        await _follow(request, store, target, predicate, start, deadline, writer, gone)
     except errors.APIError as error:
         await writer.write(line({"type": "ERROR", "object": error.status()}))
     except StorageError as error:
@@ -122,19 +123,20 @@ async def _follow(
     target: Target,
     predicate: Predicate | None,
     start: int,
-    timeout: float,
+    deadline: float,
     writer: WatchWriter,
     gone: asyncio.Task[None],
 ) -> None:
     bookmarks = request.flag("allowWatchBookmarks")
-    loop = asyncio.get_running_loop()
     changes = store.open_watch(target.namespace, start, predicate)
-    changes.listen(writer.events_now)
-    gone.add_done_callback(lambda _: changes.poke())
-    alarm = _Alarm(loop, changes.poke, loop.time() + timeout)
+    alarm = None
     try:
+        if writer.writes_at_once:
+            changes.listen(writer.events_now)
+        gone.add_done_callback(lambda _: changes.poke())
+        alarm = _Alarm(asyncio.get_running_loop(), changes.poke, deadline)
         while not gone.done():
-            batch = await changes.batch(MAX_BATCH)
+            batch = await changes.batch(WATCH_BATCH)
             if batch is None:
                 return
             if batch:
@@ -146,7 +148,8 @@ async def _follow(
                     await writer.bookmark()
                 alarm.arm()
     finally:
-        alarm.cancel()
+        if alarm is not None:
+            alarm.cancel()
         await changes.close()
 
 
@@ -181,14 +184,17 @@ class _Alarm:
             self._handle.cancel()
 
 
-MAX_BATCH = 256
-
-
 def _timeout(text: str) -> float:
-    """The stream's lifetime: ``timeoutSeconds`` (an integer, as kube's int64), else kube's random one."""
-    if not text:
-        return random.uniform(*DEFAULT_TIMEOUT)
+    """The stream's lifetime: ``timeoutSeconds`` (an int64, as kube's), else (or for 0, as kube's watch
+    handler treats it) kube's random one."""
     try:
-        return float(int(text))
+        seconds = int(text) if text else 0
     except ValueError:
-        raise errors.bad_request(f"invalid timeoutSeconds: {text!r}") from None
+        seconds = _INT64_MAX + 1
+    if not -_INT64_MAX - 1 <= seconds <= _INT64_MAX:
+        raise errors.bad_request(f"invalid timeoutSeconds: {text!r}")
+    return float(min(seconds, _LONGEST)) if seconds else random.uniform(*DEFAULT_TIMEOUT)
+
+
+_INT64_MAX = 2**63 - 1
+_LONGEST = 366 * 24 * 3600  # a year: the event loop's timers overflow long before int64 seconds do

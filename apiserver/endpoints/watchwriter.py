@@ -101,22 +101,31 @@ class WatchWriter:
         await self.write(b"".join([self._event_line(event) for event in events]))
         self.last_revision = str(events[-1].revision)
 
+    @property
+    def writes_at_once(self) -> bool:
+        """Whether ``events_now`` can ever write: only when the connection's buffer can be seen."""
+        return self._connection.transport is not None
+
     def events_now(self, events: list[WatchEvent]) -> bool:
         """Write the events at once if the connection can take them without waiting; False (nothing
         written) otherwise. Saves the watch's task a wake-up per event while it is idle."""
         if not self._connection.idle():
             return False
         table_header_due = self._table_header_due
-        body = b"".join([self._event_line(event) for event in events])
-        sending = self._send({"type": "http.response.body", "body": body, "more_body": True})
-        if not isinstance(sending, Coroutine):
-            raise TypeError(f"an ASGI send that is not a coroutine: {sending!r}")
         try:
-            sending.send(None)  # uvicorn's send only waits while flow control pauses writing
-        except StopIteration:
-            self.last_revision = str(events[-1].revision)
-            return True
-        sending.close()  # it waited before writing anything: the events stay queued
+            body = b"".join([self._event_line(event) for event in events])
+            sending = self._send({"type": "http.response.body", "body": body, "more_body": True})
+            if not isinstance(sending, Coroutine):
+                raise TypeError(f"an ASGI send that is not a coroutine: {sending!r}")
+            try:
+                sending.send(None)  # uvicorn's send only waits while flow control pauses writing
+            except StopIteration:
+                self.last_revision = str(events[-1].revision)
+                return True
+            sending.close()  # it waited before writing anything: the events stay queued
+        except BaseException:
+            self._table_header_due = table_header_due
+            raise
         self._table_header_due = table_header_due
         return False
 
@@ -139,18 +148,20 @@ class WatchWriter:
         """Send while the client keeps taking bytes; cut it off once it takes nothing for STALL_SECONDS."""
         sending = asyncio.ensure_future(self._send(message))
         waiting = self._connection.unacknowledged()
-        while True:
-            done, _ = await asyncio.wait({sending}, timeout=STALL_SECONDS)
-            if done:
-                sending.result()
-                return
-            still_waiting = self._connection.unacknowledged()
-            if waiting is not None and still_waiting is not None and still_waiting < waiting:
-                waiting = still_waiting
-                continue
-            sending.cancel()
-            self._connection.abort()
-            raise StalledClient
+        try:
+            while True:
+                done, _ = await asyncio.wait({sending}, timeout=STALL_SECONDS)
+                if done:
+                    sending.result()
+                    return
+                still_waiting = self._connection.unacknowledged()
+                if waiting is not None and still_waiting is not None and still_waiting < waiting:
+                    waiting = still_waiting
+                    continue
+                self._connection.abort()
+                raise StalledClient
+        finally:
+            sending.cancel()  # a no-op once sent; else (cut off, or this task cancelled) stop waiting
 
     def _event_line(self, event: WatchEvent) -> bytes:
         metadata = event.object.get("metadata", {})

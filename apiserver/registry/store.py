@@ -43,6 +43,10 @@ NamespaceCheck = Callable[[str, ResourceType, str], Awaitable[None]]
 _GENERATE_NAME_ATTEMPTS = 8
 DECODED_CAPACITY = 4096  # watched events whose decoded object is kept for the other watchers
 WRITTEN_CAPACITY = 4096  # keys whose latest write by this server is kept as the next update's guess
+# Events a watch takes (and writes) at once: a few hundred KiB per write, so one busy watcher's write
+# does not hold the loop for long.
+WATCH_BATCH = 256
+WRITTEN_PRUNE_AT = 64  # past this many, those the watch cache has applied are dropped
 # The metadata fields a client can never change once an object exists (kube ObjectMeta update validation).
 _IMMUTABLE_METADATA = (
     "name",
@@ -290,25 +294,21 @@ class Store:
                 kv, authoritative = await self.storage.get(key), True
             if kv is None:
                 raise self._not_found(name)
-            current = codec.decode(self.resource, kv)
-            desired = try_update(
-                codec.decode(self.resource, kv)
-            )  # a copy: decoding beats deep_copy
-            wanted_version = (desired.get("metadata") or {}).get("resourceVersion")
-            if wanted_version and wanted_version != current["metadata"]["resourceVersion"]:
-                if not authoritative:  # only storage can say the precondition fails
+            try:
+                current, updated = self._try(kv, name, try_update, subresource)
+            except errors.APIError:
+                if not authoritative:  # judged on a guess: only storage's value can say it fails
                     kv = None
                     continue
-                raise self._conflict(name)
-            updated = self._prepare_update(current, desired, subresource)
-            if updated == current:
-                if not authoritative:  # likewise, only storage can say that nothing changes
-                    kv = None
-                    continue
+                raise
+            if not authoritative and (updated is None or dry_run):
+                kv = None  # likewise for "nothing changes", and for what a dry run shows
+                continue
+            if updated is None:
                 return current  # a no-op write changes nothing and emits no event
-            finished = self._finalized(updated)
             if dry_run:
                 return updated
+            finished = self._finalized(updated)
             try:
                 if finished:
                     deleted = await self.storage.delete(key, kv.mod_revision)
@@ -327,6 +327,20 @@ class Store:
             self._remember(stored)
             return codec.decode(self.resource, stored)
 
+    def _try(
+        self, kv: KeyValue, name: str, try_update: UpdateFunction, subresource: str
+    ) -> tuple[Object, Object | None]:
+        """(the stored object, the one to store instead), or None for the latter when nothing changes.
+        Raises the update function's APIError, and 409 when its resourceVersion precondition fails."""
+        current = codec.decode(self.resource, kv)
+        # the update function gets its own copy: decoding the bytes again beats deep_copy
+        desired = try_update(codec.decode(self.resource, kv))
+        wanted_version = (desired.get("metadata") or {}).get("resourceVersion")
+        if wanted_version and wanted_version != current["metadata"]["resourceVersion"]:
+            raise self._conflict(name)
+        updated = self._prepare_update(current, desired, subresource)
+        return current, None if updated == current else updated
+
     def _latest_known(self, key: str) -> KeyValue | None:
         """The newest value of ``key`` known without asking storage (possibly stale, possibly None)."""
         cached = self.cache.objects.get(key) if self.cache is not None else None
@@ -340,10 +354,16 @@ class Store:
 
     def _remember(self, kv: KeyValue) -> None:
         """Keep this server's latest write of a key: a controller often writes an object again right away,
-        before the watch cache has seen the first write (on etcd it arrives a round trip later)."""
-        if len(self._written) >= WRITTEN_CAPACITY:
-            self._written.clear()
-        self._written[kv.key] = kv
+        before the watch cache has seen the first write (on etcd it arrives a round trip later). Writes
+        the cache has applied are dropped, so this holds about a round trip's worth of writes."""
+        written = self._written
+        if len(written) >= WRITTEN_PRUNE_AT and self.cache is not None:
+            seen = self.cache.revision
+            for key in [key for key, value in written.items() if value.mod_revision <= seen]:
+                del written[key]
+        if len(written) >= WRITTEN_CAPACITY:  # the cache is not following (restarting): start over
+            written.clear()
+        written[kv.key] = kv
 
     def _prepare_update(self, current: Object, desired: Object, subresource: str) -> Object:
         has_status = self.resource.storage_version.status_subresource
@@ -454,6 +474,7 @@ class Store:
                     )
                 except (RevisionConflictError, KeyNotFoundError):
                     continue
+                self._remember(stored)
                 return codec.decode(self.resource, stored), False
             if dry_run:
                 return current, True
@@ -493,7 +514,7 @@ class Store:
         finally:
             await changes.close()
 
-    def _shared_decode(self, kv: KeyValue) -> Object:
+    def shared_decode(self, kv: KeyValue) -> Object:
         """The decoded object of a watched key-value, shared by every watcher of the same event: decoding
         once instead of once per watcher is what makes fan-out to many watchers affordable. Callers treat
         it as read-only."""
@@ -507,9 +528,6 @@ class Store:
 
     async def current_revision(self) -> int:
         return await self.storage.current_revision()
-
-
-WATCH_BATCH = 256
 
 
 class StoreWatch:
@@ -558,7 +576,7 @@ class StoreWatch:
 
     def _change(self, event: StorageEvent) -> WatchEvent | None:
         """The watch event this watcher sees for a storage event, or None when its selector hides it."""
-        decode, predicate = self._store._shared_decode, self._predicate
+        decode, predicate = self._store.shared_decode, self._predicate
         obj = decode(event.kv)
         if event.type is EventType.DELETE:
             if predicate is not None and not predicate(obj):

@@ -46,6 +46,7 @@ _RX_DNS1035_LABEL: Final = re.compile(f"^{_DNS1035_LABEL_FMT}\\Z")
 _RX_LABEL_KEY: Final = re.compile(f"^{_LABEL_KEY_FMT}\\Z")
 _RX_LABEL_VALUE: Final = re.compile(f"^{_LABEL_VALUE_FMT}\\Z")
 _MEMO_SIZE: Final = 8192
+_MEMO_MAX_LENGTH: Final = 253 + 1 + 63  # the longest valid qualified name: prefix/name
 _RX_GROUP_VERSION: Final = re.compile(r"^[^/]+(/[^/]+)?\Z")
 
 _FINALIZER_ORPHAN: Final = "orphan"
@@ -59,6 +60,10 @@ def _memoized(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
 
     @functools.wraps(check)
     def memo(value: str) -> list[str]:
+        if (
+            len(value) > _MEMO_MAX_LENGTH
+        ):  # invalid anyway, and not worth keeping (up to a body's size)
+            return check(value)
         return list(verdicts(value))
 
     return memo

@@ -14,7 +14,6 @@ compacted meanwhile.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
@@ -208,12 +207,13 @@ class WatchStream:
 
     def _finish(self, error: StorageError | None, *, keep_queue: bool = False) -> None:
         """End the stream; what is queued is dropped unless ``keep_queue`` (an overflow, or a consumer
-        that has gone, must not keep it)."""
+        that has gone, must not keep it), and always while history is left to replay: live events after
+        a gap would make the consumer resume past changes it never saw."""
         if self._ended:
             return
         self._ended = True
         self._error = error
-        if not keep_queue:
+        if not keep_queue or self._replaying:
             self._pending.clear()
         self._page.clear()
         self._unsubscribe(self)
@@ -247,6 +247,7 @@ class PumpedStream(WatchStream):
 
     def __init__(self, source: Watch, prefix: str, after_revision: int, capacity: int) -> None:
         super().__init__(prefix, after_revision, _no_history, capacity, _keep)
+        self._replaying = False  # the source's events are all there is
         self._source = source
         self._pump = asyncio.create_task(self._run())
 
@@ -266,8 +267,9 @@ class PumpedStream(WatchStream):
         await super().close()
         self._pump.cancel()
         try:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._pump
+            await asyncio.wait(
+                [self._pump]
+            )  # unlike awaiting it, a cancel of the caller still raises
         finally:
             await self._source.close()
 

@@ -4,9 +4,11 @@ the typed CoreV1Api for ConfigMaps and Events (API-CONVENTIONS.md §8, §12)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,13 @@ from kubernetes.dynamic.resource import Resource
 
 from tests.serverproc import ServerProcess, free_port
 
-pytestmark = pytest.mark.timeout(120)
+# kubernetes 37's REST layer reads every response with urllib3's preload_content=False; now and then one of
+# its pooled connections is dropped without being closed (seen on the DynamicClient's first discovery
+# request), and the garbage collector then warns about the socket in whatever test runs at that moment.
+# That is the client library's socket, not the server's: tolerated here, and collected at the end of the
+# module (see `api_client`) so that it cannot surface in another module's test.
+UNCLOSED_CLIENT_SOCKET = "ignore:unclosed <socket.socket:ResourceWarning"
+pytestmark = [pytest.mark.timeout(120), pytest.mark.filterwarnings(UNCLOSED_CLIENT_SOCKET)]
 
 NAMESPACE = "default"
 GROUP_VERSION = "stable.example.com/v1"
@@ -47,6 +55,9 @@ def api_client(
     api, dyn = new_dynamic_client(server.kubeconfig, tmp_path_factory.mktemp("discovery"))
     yield api, dyn
     api.close()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "unclosed <socket.socket", ResourceWarning)
+        gc.collect()
 
 
 @pytest.fixture(scope="module")

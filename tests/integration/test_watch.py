@@ -145,7 +145,13 @@ def test_watch_from_a_compacted_revision_gets_410_expired(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize(
     "query",
-    ["resourceVersion=abc", "resourceVersion=-1", "timeoutSeconds=nan", "timeoutSeconds=1.5"],
+    [
+        "resourceVersion=abc",
+        "resourceVersion=-1",
+        "timeoutSeconds=nan",
+        "timeoutSeconds=1.5",
+        "timeoutSeconds=9223372036854775808",  # past int64, which kube cannot decode either
+    ],
 )
 def test_malformed_watch_parameters_are_400_before_the_stream(
     client: httpx.Client, query: str
@@ -154,3 +160,14 @@ def test_malformed_watch_parameters_are_400_before_the_stream(
     assert response.status_code == 400, response.text
     status = response.json()
     assert (status["kind"], status["code"], status["reason"]) == ("Status", 400, "BadRequest")
+
+
+@pytest.mark.parametrize("timeout", ["0", "9223372036854775807"])
+def test_a_zero_or_huge_timeout_is_a_long_watch(client: httpx.Client, timeout: str) -> None:
+    """kube's watch handler gives timeoutSeconds=0 its random 30-60 minutes; int64's largest is valid."""
+    url = f"{WATCHED}?watch=true&timeoutSeconds={timeout}"
+    with client.stream("GET", url, timeout=1) as response:
+        assert response.status_code == 200
+        with pytest.raises(httpx.ReadTimeout):  # still streaming after a quiet second: not ended
+            for _ in response.iter_raw():
+                pass

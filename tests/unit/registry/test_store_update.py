@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from apiserver import errors
+from apiserver.patch import PatchError, apply_json_patch
 from apiserver.registry.cacher import WatchCache
-from apiserver.registry.store import Store
+from apiserver.registry.store import WRITTEN_PRUNE_AT, Store
 from apiserver.scheme import ResourceType, VersionType
 from apiserver.storage.interface import KeyValue
 from apiserver.storage.memory import MemoryStorage
@@ -147,3 +148,69 @@ def test_a_no_op_on_a_stale_guess_is_judged_on_what_storage_holds() -> None:
         assert (await replica.get(None, "w"))["spec"] == {"size": 1}
 
     run(body)
+
+
+def test_a_dry_run_on_a_stale_guess_answers_what_storage_would() -> None:
+    async def body(store: Store, replica: Store, storage: CountingStorage) -> None:
+        created = await store.create(None, widget("w", 1))
+        await replica.update(None, "w", resize(5))
+        with pytest.raises(errors.APIError) as conflict:
+            await store.update(
+                None, "w", resize(2, created["metadata"]["resourceVersion"]), dry_run=True
+            )
+        assert conflict.value.code == 409
+        shown = await store.update(None, "w", resize(2), dry_run=True)
+        assert int(shown["metadata"]["resourceVersion"]) > int(
+            created["metadata"]["resourceVersion"]
+        )
+        await replica.delete(None, "w")
+        with pytest.raises(errors.APIError) as missing:
+            await store.update(None, "w", resize(3), dry_run=True)
+        assert missing.value.code == 404
+
+    run(body)
+
+
+def test_an_update_function_that_fails_on_a_stale_guess_is_retried_on_storage() -> None:
+    """A JSON patch whose `test` op holds for the stored object but not for the stale guess."""
+
+    async def body(store: Store, replica: Store, storage: CountingStorage) -> None:
+        await store.create(None, widget("w", 1))
+        await replica.update(None, "w", resize(5))
+
+        def patch(current: Object) -> Object:
+            try:
+                return apply_json_patch(
+                    current,
+                    [
+                        {"op": "test", "path": "/spec/size", "value": 5},
+                        {"op": "replace", "path": "/spec/size", "value": 6},
+                    ],
+                )
+            except PatchError as error:
+                raise errors.APIError(422, "Invalid", str(error)) from None
+
+        assert (await store.update(None, "w", patch))["spec"] == {"size": 6}
+
+    run(body)
+
+
+def test_the_own_writes_kept_are_only_those_the_cache_has_not_seen() -> None:
+    """The guess memo must not grow into a second copy of the cache (values can be a MiB each)."""
+
+    async def body() -> None:
+        storage = CountingStorage()
+        await storage.start()
+        cache = WatchCache(storage, WIDGETS.key_prefix(None))
+        await cache.start()
+        store = Store(WIDGETS, storage, cache=cache)
+        try:
+            for index in range(3 * WRITTEN_PRUNE_AT):
+                await store.create(None, widget(f"w{index}", index))
+                await asyncio.sleep(0)  # the cache follows
+            assert len(store._written) <= WRITTEN_PRUNE_AT
+        finally:
+            await cache.stop()
+            await storage.close()
+
+    asyncio.run(asyncio.wait_for(body(), timeout=10))

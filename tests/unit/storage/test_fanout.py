@@ -177,6 +177,24 @@ async def test_an_ended_stream_is_none_even_before_its_replay_ran() -> None:
     assert await asyncio.wait_for(stream.batch(100), TIMEOUT) is None
 
 
+async def test_an_end_while_history_is_left_drops_the_live_events_after_the_gap() -> None:
+    """The consumer must not see 11 and 12 without 8..10: it would resume after 12 and miss them."""
+    hub, stream = subscribe(History([put("a", revision) for revision in range(6, 11)]), 5)
+    assert revisions(await asyncio.wait_for(stream.batch(2), TIMEOUT)) == [6, 7]
+    hub.publish([put("a", 11), put("a", 12)])
+    hub.end_all()
+    assert await asyncio.wait_for(stream.batch(100), TIMEOUT) is None
+
+
+async def test_an_end_once_live_still_delivers_what_was_queued() -> None:
+    hub, stream = subscribe()
+    await go_live(stream)
+    hub.publish([put("a", 1), put("a", 2)])
+    hub.end_all()
+    assert revisions(await asyncio.wait_for(stream.batch(100), TIMEOUT)) == [1, 2]
+    assert await asyncio.wait_for(stream.batch(100), TIMEOUT) is None
+
+
 async def test_batch_raises_the_error_given_to_fail() -> None:
     _, stream = subscribe()
     task = await parked_batch(stream)
