@@ -145,7 +145,7 @@ async def _follow(
                 if alarm.deadline_reached:
                     return
                 if bookmarks:
-                    await writer.bookmark()
+                    await writer.bookmark(processed=changes.processed_revision)
                 alarm.arm()
     finally:
         if alarm is not None:

@@ -129,9 +129,12 @@ class WatchWriter:
         self._table_header_due = table_header_due
         return False
 
-    async def bookmark(self, initial_events_end: bool = False) -> None:
-        """A BOOKMARK at the last revision sent; kopf and client-go end their initial listing at the one
-        annotated ``k8s.io/initial-events-end`` (§8.2)."""
+    async def bookmark(self, initial_events_end: bool = False, processed: int = 0) -> None:
+        """A BOOKMARK at the last revision sent, or at ``processed`` (every change up to it has been sent
+        or hidden by the selector) when that is later; kopf and client-go end their initial listing at
+        the one annotated ``k8s.io/initial-events-end`` (§8.2)."""
+        if processed > int(self.last_revision or 0):
+            self.last_revision = str(processed)
         event = bookmark(self._target, self.last_revision)
         if initial_events_end:
             event["object"]["metadata"]["annotations"] = {"k8s.io/initial-events-end": "true"}

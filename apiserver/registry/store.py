@@ -542,6 +542,9 @@ class StoreWatch:
         self._stream = stream
         self._predicate = predicate
         self._after_revision = after_revision
+        # the last revision taken, shown or hidden: a bookmark may carry it, which is what lets a watcher
+        # whose selector hides everything still resume near the head (kube's cacheWatcher does the same)
+        self.processed_revision = after_revision
 
     async def batch(self, limit: int) -> list[WatchEvent] | None:
         """The next events (at most ``limit``), None once the watch has ended. [] after a poke, or when
@@ -555,6 +558,8 @@ class StoreWatch:
             ) from None
         if events is None:
             return None
+        if events:
+            self.processed_revision = events[-1].revision
         return [change for change in map(self._change, events) if change is not None]
 
     def poke(self) -> None:
@@ -567,7 +572,10 @@ class StoreWatch:
 
         def take(events: list[StorageEvent]) -> bool:
             shown = [change for change in map(self._change, events) if change is not None]
-            return not shown or deliver(shown)
+            taken = not shown or deliver(shown)
+            if taken:
+                self.processed_revision = events[-1].revision
+            return taken
 
         self._stream.listener = take
 

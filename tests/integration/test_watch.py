@@ -111,6 +111,29 @@ def test_idle_watch_gets_periodic_bookmarks(tmp_path: Path) -> None:
     assert all(line["object"]["metadata"]["resourceVersion"].isdigit() for line in lines)
 
 
+def test_a_bookmark_carries_the_revision_of_changes_the_selector_hid(tmp_path: Path) -> None:
+    """kube's cacheWatcher: bookmarks advance past filtered events, so a watcher whose selector hides
+    every change can still resume near the head instead of from a revision long compacted."""
+    server = ServerProcess(tmp_path, free_port())
+    server.start(extra_env={"APIFORGE_BOOKMARK_INTERVAL_SECONDS": "0.3"})
+    configmaps = "/api/v1/namespaces/default/configmaps"
+    try:
+        with httpx.Client(base_url=server.url, timeout=10) as http:
+            start = http.get(configmaps).json()["metadata"]["resourceVersion"]
+            query = f"watch=true&allowWatchBookmarks=true&resourceVersion={start}"
+            query += "&labelSelector=app%3Dshown&timeoutSeconds=2"
+            hidden: list[int] = []
+            with http.stream("GET", f"{configmaps}?{query}") as response:
+                body = {"metadata": {"name": "hidden", "labels": {"app": "other"}}}
+                created = http.post(configmaps, json=body).json()
+                hidden.append(int(created["metadata"]["resourceVersion"]))
+                lines = [json.loads(line) for line in response.iter_lines() if line]
+    finally:
+        server.stop()
+    assert lines and all(line["type"] == "BOOKMARK" for line in lines)
+    assert int(lines[-1]["object"]["metadata"]["resourceVersion"]) >= hidden[0]
+
+
 def test_watch_from_a_compacted_revision_gets_410_expired(tmp_path: Path) -> None:
     server = ServerProcess(tmp_path, free_port(), extra_args=("--etcd-compaction-interval", "0.2"))
     server.start()
