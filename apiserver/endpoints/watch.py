@@ -25,6 +25,7 @@ from apiserver.registry.store import (
     ListOptions,
     Predicate,
     Store,
+    StoreWatch,
     WatchEvent,
     parse_resource_version,
 )
@@ -95,16 +96,24 @@ async def _stream(
     pokes it, then writes everything ready in one chunk.
     """
     try:
+        initial: list[WatchEvent] | None = None
         if start is None or request.flag("sendInitialEvents"):
             page = await store.list(target.namespace, ListOptions(predicate, any_version=True))
-            added = [WatchEvent("ADDED", obj, page.revision) for obj in page.items]
-            for offset in range(0, len(added), WATCH_BATCH):
-                await writer.events(added[offset : offset + WATCH_BATCH])
+            initial = [WatchEvent("ADDED", obj, page.revision) for obj in page.items]
             start = page.revision
-            writer.last_revision = str(start)
-            if request.flag("sendInitialEvents"):
-                await writer.bookmark(initial_events_end=True)
-        await _follow(request, store, target, predicate, start, deadline, writer, gone)
+        # subscribed before the initial events go out: later changes queue meanwhile, however long a
+        # slow client takes to read a large initial state
+        changes = store.open_watch(target.namespace, start, predicate)
+        try:
+            if initial is not None:
+                for offset in range(0, len(initial), WATCH_BATCH):
+                    await writer.events(initial[offset : offset + WATCH_BATCH])
+                writer.last_revision = str(start)
+                if request.flag("sendInitialEvents"):
+                    await writer.bookmark(initial_events_end=True)
+            await _follow(request, changes, deadline, writer, gone)
+        finally:
+            await changes.close()
     except errors.APIError as error:
         await writer.write(line({"type": "ERROR", "object": error.status()}))
     except StorageError as error:
@@ -119,16 +128,12 @@ async def _stream(
 
 async def _follow(
     request: Request,
-    store: Store,
-    target: Target,
-    predicate: Predicate | None,
-    start: int,
+    changes: StoreWatch,
     deadline: float,
     writer: WatchWriter,
     gone: asyncio.Task[None],
 ) -> None:
     bookmarks = request.flag("allowWatchBookmarks")
-    changes = store.open_watch(target.namespace, start, predicate)
     alarm = None
     try:
         if writer.writes_at_once:
@@ -150,7 +155,6 @@ async def _follow(
     finally:
         if alarm is not None:
             alarm.cancel()
-        await changes.close()
 
 
 class _Alarm:

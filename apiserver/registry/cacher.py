@@ -201,6 +201,11 @@ class WatchCache:
         if not self.covers(after_revision):
             return self.storage.watch(prefix, after_revision)
 
+        if after_revision >= self.revision:
+            # nothing to replay: every later change reaches the stream live, however long its consumer
+            # takes to start reading (it may be writing a large initial list first)
+            return self._hub.subscribe(prefix, after_revision, _nothing_before)
+
         async def replay(after: int) -> list[StorageEvent]:
             if after < self._floor:
                 raise CompactedError(after, self._floor)
@@ -219,6 +224,10 @@ class WatchCache:
     def list(self, prefix: str) -> tuple[list[KeyValue], int]:
         """The cached objects under ``prefix`` in key order, and the revision they reflect."""
         return list(map(self.objects.__getitem__, self._keys_under(prefix))), self.revision
+
+
+async def _nothing_before(after_revision: int) -> list[StorageEvent]:
+    return []
 
 
 def _render(kv: KeyValue, decode: Decode) -> Rendered:

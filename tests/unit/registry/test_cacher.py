@@ -184,3 +184,28 @@ def test_a_watch_started_while_the_cache_relists_is_ended_not_left_behind(
         await storage.close()
 
     run(body)
+
+
+def test_a_watch_from_the_current_revision_needs_no_history() -> None:
+    """A watch opened at the cache's revision gets every later change even when its consumer starts
+    reading after the history has rolled past that revision (a slow initial list being written)."""
+
+    async def body() -> None:
+        storage = MemoryStorage()
+        await storage.start()
+        cache = WatchCache(storage, PREFIX, history_size=3)
+        await cache.start()
+        try:
+            watch = cache.watch(PREFIX, cache.revision)
+            for index in range(10):
+                await storage.create(f"{PREFIX}k{index}", b"v")
+            await settle(cache, storage)
+            assert not cache.covers(watch_start := cache.revision - 9)  # history rolled past
+            events = await take(watch, 10)
+            assert [e.revision for e in events] == list(range(watch_start, watch_start + 10))
+            await watch.close()
+        finally:
+            await cache.stop()
+            await storage.close()
+
+    run(body)
