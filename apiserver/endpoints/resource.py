@@ -165,9 +165,7 @@ class ResourceHandler:
         return (await self._read_body(request, target)).parsed
 
     async def _read_body(self, request: Request, target: Target) -> _Body:
-        body = _Body(await request.body(), request.content_type, target)
-        body.parsed = body.parse()
-        return body
+        return _Body(await request.body(), request.content_type, target)
 
     def _check_scope(self, obj: Object, target: Target) -> None:
         body_namespace = obj["metadata"].get("namespace")
@@ -422,8 +420,11 @@ class _Body:
     raw: bytes
     content_type: str
     target: Target
-    parsed: Object = field(default_factory=dict)
-    _taken: bool = False
+    parsed: Object = field(init=False)
+    _taken: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        self.parsed = self.parse()  # a malformed body is refused before anything else happens
 
     def parse(self) -> Object:
         return check_type_meta(parse_body(self.raw, self.content_type, self.target), self.target)
