@@ -191,14 +191,15 @@ class _Alarm:
 def _timeout(text: str) -> float:
     """The stream's lifetime: ``timeoutSeconds`` (an int64, as kube's), else (or for 0, as kube's watch
     handler treats it) kube's random one."""
+    invalid = errors.bad_request(f"invalid timeoutSeconds: {text!r}")
     try:
         seconds = int(text) if text else 0
     except ValueError:
-        seconds = _INT64_MAX + 1
-    if not -_INT64_MAX - 1 <= seconds <= _INT64_MAX:
-        raise errors.bad_request(f"invalid timeoutSeconds: {text!r}")
+        raise invalid from None
+    if not -_INT64_END <= seconds < _INT64_END:
+        raise invalid
     return float(min(seconds, _LONGEST)) if seconds else random.uniform(*DEFAULT_TIMEOUT)
 
 
-_INT64_MAX = 2**63 - 1
+_INT64_END = 2**63
 _LONGEST = 366 * 24 * 3600  # a year: the event loop's timers overflow long before int64 seconds do

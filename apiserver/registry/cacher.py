@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from apiserver.storage.fanout import WatchHub, WatchStream
+from apiserver.storage.fanout import WatchHub, WatchStream, no_history
 from apiserver.storage.interface import (
     CompactedError,
     EventType,
@@ -204,7 +204,7 @@ class WatchCache:
         if after_revision >= self.revision:
             # nothing to replay: every later change reaches the stream live, however long its consumer
             # takes to start reading (it may be writing a large initial list first)
-            return self._hub.subscribe(prefix, after_revision, _nothing_before)
+            return self._hub.subscribe(prefix, after_revision, no_history)
 
         async def replay(after: int) -> list[StorageEvent]:
             if after < self._floor:
@@ -224,10 +224,6 @@ class WatchCache:
     def list(self, prefix: str) -> tuple[list[KeyValue], int]:
         """The cached objects under ``prefix`` in key order, and the revision they reflect."""
         return list(map(self.objects.__getitem__, self._keys_under(prefix))), self.revision
-
-
-async def _nothing_before(after_revision: int) -> list[StorageEvent]:
-    return []
 
 
 def _render(kv: KeyValue, decode: Decode) -> Rendered:

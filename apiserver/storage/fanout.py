@@ -246,7 +246,7 @@ class PumpedStream(WatchStream):
     watch, so the HTTP layer batches and pokes the same way whatever serves the events."""
 
     def __init__(self, source: Watch, prefix: str, after_revision: int, capacity: int) -> None:
-        super().__init__(prefix, after_revision, _no_history, capacity, _keep)
+        super().__init__(prefix, after_revision, no_history, capacity, _keep)
         self._replaying = False  # the source's events are all there is
         self._source = source
         self._pump = asyncio.create_task(self._run())
@@ -274,7 +274,8 @@ class PumpedStream(WatchStream):
             await self._source.close()
 
 
-async def _no_history(after_revision: int) -> list[StorageEvent]:
+async def no_history(after_revision: int) -> list[StorageEvent]:
+    """The Replay of a stream whose every event arrives live."""
     return []
 
 

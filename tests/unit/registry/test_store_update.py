@@ -15,21 +15,11 @@ from apiserver import errors
 from apiserver.patch import PatchError, apply_json_patch
 from apiserver.registry.cacher import WatchCache
 from apiserver.registry.store import WRITTEN_PRUNE_AT, Store
-from apiserver.scheme import ResourceType, VersionType
 from apiserver.storage.interface import KeyValue
 from apiserver.storage.memory import MemoryStorage
+from tests.widgets import WIDGETS
 
 Object = dict[str, Any]
-
-WIDGETS = ResourceType(
-    group="example.com",
-    kind="Widget",
-    plural="widgets",
-    singular="widget",
-    list_kind="WidgetList",
-    namespaced=False,
-    versions=(VersionType(name="v1", served=True, storage=True, schema={"type": "object"}),),
-)
 
 
 class CountingStorage(MemoryStorage):

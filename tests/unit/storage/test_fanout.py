@@ -19,7 +19,6 @@ import pytest
 
 from apiserver.errors import APIError
 from apiserver.registry.store import Object, Store, StoreWatch, WatchEvent
-from apiserver.scheme import ResourceType, VersionType
 from apiserver.storage import (
     CompactedError,
     EventType,
@@ -30,6 +29,7 @@ from apiserver.storage import (
     WatchOverflowError,
 )
 from apiserver.storage.fanout import PumpedStream, WatchHub, WatchStream
+from tests.widgets import WIDGETS
 
 PREFIX = "/registry/widgets/"
 TIMEOUT = 5.0
@@ -514,16 +514,6 @@ async def test_events_a_source_yields_before_failing_reach_the_consumer_first() 
 
 
 # -------------------------------------------------------------------------------- StoreWatch
-
-WIDGETS = ResourceType(
-    group="example.com",
-    kind="Widget",
-    plural="widgets",
-    singular="widget",
-    list_kind="WidgetList",
-    namespaced=False,
-    versions=(VersionType(name="v1", served=True, storage=True, schema={"type": "object"}),),
-)
 
 
 def widget(name: str, app: str) -> Object:
