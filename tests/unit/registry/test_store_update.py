@@ -14,7 +14,7 @@ import pytest
 from apiserver import errors
 from apiserver.patch import PatchError, apply_json_patch
 from apiserver.registry.cacher import WatchCache
-from apiserver.registry.store import WRITTEN_PRUNE_AT, Store
+from apiserver.registry.store import WRITTEN_CAPACITY, Store
 from apiserver.storage.interface import KeyValue
 from apiserver.storage.memory import MemoryStorage
 from tests.widgets import WIDGETS
@@ -195,12 +195,32 @@ def test_the_own_writes_kept_are_only_those_the_cache_has_not_seen() -> None:
         await cache.start()
         store = Store(WIDGETS, storage, cache=cache)
         try:
-            for index in range(3 * WRITTEN_PRUNE_AT):
+            for index in range(200):
                 await store.create(None, widget(f"w{index}", index))
                 await asyncio.sleep(0)  # the cache follows
-            assert len(store._written) <= WRITTEN_PRUNE_AT
+            # each write prunes those the cache has applied: at most the last write or two remain
+            assert len(store._written) <= 2
+            assert list(store._written)[-1] == WIDGETS.key(None, "w199")
         finally:
             await cache.stop()
             await storage.close()
 
     asyncio.run(asyncio.wait_for(body(), timeout=10))
+
+
+def test_without_a_cache_the_own_writes_kept_are_bounded_and_the_oldest_go_first() -> None:
+    async def body() -> None:
+        storage = CountingStorage()
+        await storage.start()
+        store = Store(WIDGETS, storage)
+        try:
+            for index in range(WRITTEN_CAPACITY + 10):
+                await store.create(None, widget(f"w{index}", index))
+            assert len(store._written) == WRITTEN_CAPACITY
+            kept = list(store._written)
+            assert kept[0] == WIDGETS.key(None, "w10")
+            assert kept[-1] == WIDGETS.key(None, f"w{WRITTEN_CAPACITY + 9}")
+        finally:
+            await storage.close()
+
+    asyncio.run(asyncio.wait_for(body(), timeout=30))
