@@ -69,9 +69,15 @@ def free_port() -> int:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (all its threads) so far, from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+    """User + system CPU time so far of a process (all its threads) and of its children, live or
+    reaped, from /proc: a server started with ``--workers`` is a supervisor over worker processes."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except FileNotFoundError:  # exited meanwhile: its time is in its parent's reaped children
+        return 0.0
+    ticks = sum(int(fields[index]) for index in (11, 12, 13, 14))  # utime, stime, cutime, cstime
+    return ticks / CLOCK_TICKS + sum(cpu_seconds(int(child)) for child in children)
 
 
 def machine_busy_seconds() -> float:

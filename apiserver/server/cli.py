@@ -1,6 +1,7 @@
 """`apiforge serve`: options with kube-apiserver's flag names, then run until SIGTERM/SIGINT.
 
-The admin kubeconfig is written only once the socket listens, so its presence means "ready".
+The admin kubeconfig is written only once the socket listens (with --workers, once every worker does), so its
+presence means "ready".
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ import asyncio
 import gc
 import logging
 import signal
-from collections.abc import Iterator
+import socket
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,6 +23,7 @@ import uvloop
 from apiserver.scheme import Scheme
 from apiserver.server.app import APIServer
 from apiserver.server.kubeconfig import write_kubeconfig
+from apiserver.server.workers import Supervisor
 from apiserver.storage import open_storage
 
 log = logging.getLogger("apiforge")
@@ -66,16 +70,36 @@ def parse_options(argv: list[str] | None) -> argparse.Namespace:
         default=300.0,
         help="seconds between compactions of the storage history (0 disables), as kube-apiserver's flag",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes on the one port, each a replica with its own watch cache (etcd only):"
+        " one Python process uses one core",
+    )
     parser.add_argument("--log-level", default="warning")
     options = parser.parse_args(argv)
     options.etcd_servers = [url.strip() for url in options.etcd_servers.split(",") if url.strip()]
     options.storage = options.storage or ("etcd" if options.etcd_servers else "sqlite")
     if options.storage == "etcd" and not options.etcd_servers:
         parser.error("--storage etcd needs --etcd-servers")
+    if options.workers < 1:
+        parser.error("--workers must be at least 1")
+    if options.workers > 1 and options.storage != "etcd":
+        parser.error(
+            f"--workers {options.workers} needs --storage etcd: {options.storage} storage belongs to one process"
+        )
     return options
 
 
-async def _serve(server: APIServer, options: argparse.Namespace) -> None:
+async def _serve(
+    server: APIServer,
+    options: argparse.Namespace,
+    listener: socket.socket | None = None,
+    on_ready: Callable[[], None] | None = None,
+) -> None:
+    """Serve until SIGTERM/SIGINT. Alone, the process announces itself once listening (the kubeconfig);
+    as a worker on the supervisor's ``listener``, it tells the supervisor (``on_ready``), which does."""
     config = uvicorn.Config(
         server,
         host=options.bind_address,
@@ -88,15 +112,23 @@ async def _serve(server: APIServer, options: argparse.Namespace) -> None:
         timeout_graceful_shutdown=5,
     )
     runner = _Server(config)
-    task = asyncio.create_task(runner.serve())
+    task = asyncio.create_task(runner.serve(sockets=[listener] if listener is not None else None))
     while not runner.started and not task.done():
         await asyncio.sleep(0.01)
     if runner.started:
-        url = f"http://{options.bind_address}:{options.port}"
-        write_kubeconfig(options.data_dir / "admin.kubeconfig", url)
-        where = ",".join(options.etcd_servers) if options.storage == "etcd" else options.data_dir
-        log.info("apiforge serving on %s (storage: %s at %s)", url, options.storage, where)
+        if on_ready is not None:
+            on_ready()
+        else:
+            announce(options, options.port)
     await task
+
+
+def announce(options: argparse.Namespace, port: int) -> None:
+    url = f"http://{options.bind_address}:{port}"
+    write_kubeconfig(options.data_dir / "admin.kubeconfig", url)
+    where = ",".join(options.etcd_servers) if options.storage == "etcd" else options.data_dir
+    workers = f", {options.workers} workers" if options.workers > 1 else ""
+    log.info("apiforge serving on %s (storage: %s at %s%s)", url, options.storage, where, workers)
 
 
 def serve_main(scheme: Scheme, openapi_dir: Path, argv: list[str] | None = None) -> None:
@@ -105,6 +137,28 @@ def serve_main(scheme: Scheme, openapi_dir: Path, argv: list[str] | None = None)
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     options.data_dir.mkdir(parents=True, exist_ok=True)
+    if options.workers == 1:
+        _run(scheme, openapi_dir, options)
+        return
+    supervisor = Supervisor(
+        options.workers,
+        options.bind_address,
+        options.port,
+        lambda listener, on_ready: _run(scheme, openapi_dir, options, listener, on_ready),
+        lambda port: announce(options, port),
+    )
+    sys.exit(supervisor.run())
+
+
+def _run(
+    scheme: Scheme,
+    openapi_dir: Path,
+    options: argparse.Namespace,
+    listener: socket.socket | None = None,
+    on_ready: Callable[[], None] | None = None,
+) -> None:
+    """One server process: its storage client, its APIServer, its event loop (a worker's, after the fork,
+    so that no gRPC channel or loop is ever shared across a fork)."""
     storage = open_storage(
         options.storage,
         options.data_dir,
@@ -117,4 +171,4 @@ def serve_main(scheme: Scheme, openapi_dir: Path, argv: list[str] | None = None)
     gc.set_threshold(GC_THRESHOLD, 20, 100)
     # uvicorn applies loop="uvloop" only in Server.run(); serving from our own coroutine needs the loop here
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(_serve(server, options))
+        runner.run(_serve(server, options, listener, on_ready))

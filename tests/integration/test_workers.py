@@ -1,0 +1,124 @@
+"""`apiforge serve --workers N` on a real etcd: N worker processes behind one port, each a replica; the kernel
+spreads connections over them, a worker that dies is replaced without the port going dark, and SIGTERM stops
+them all cleanly. Workers need etcd: SQLite belongs to one process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.etcdproc import EtcdProcess
+from tests.integration.test_crud import CRONTABS, crontab
+from tests.serverproc import REPO, ServerProcess, free_port
+
+WORKERS = 2
+CONNECTIONS = 16  # the chance that all of them hash to one of two workers is 2 / 2**16
+
+
+@pytest.fixture(scope="module")
+def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdProcess]:
+    process = EtcdProcess(tmp_path_factory.mktemp("etcd") / "data")
+    process.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def server(tmp_path: Path, etcd: EtcdProcess) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path / "server",
+        free_port(),
+        storage="etcd",
+        extra_args=("--etcd-servers", etcd.url, "--workers", str(WORKERS)),
+    )
+    process.data_dir.mkdir()
+    process.start()
+    yield process
+    process.stop()
+
+
+def children(pid: int) -> list[int]:
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def established_sockets(pid: int, port: int) -> int:
+    """How many TCP connections to ``port`` process ``pid`` holds open (from /proc, by socket inode)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except FileNotFoundError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    count = 0
+    for line in Path(f"/proc/{pid}/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local_port = int(fields[1].rpartition(":")[2], 16)
+        if local_port == port and fields[3] == "01" and fields[9] in inodes:  # 01: ESTABLISHED
+            count += 1
+    return count
+
+
+def test_workers_share_the_port_and_every_one_serves(server: ServerProcess) -> None:
+    assert server.process is not None
+    workers = children(server.process.pid)
+    assert len(workers) == WORKERS
+    clients = [httpx.Client(base_url=server.url, timeout=10) for _ in range(CONNECTIONS)]
+    try:
+        created = clients[0].post(CRONTABS, json=crontab("everywhere"))
+        assert created.status_code == 201
+        for client in clients:  # every connection, whichever worker holds it, reads the same object
+            response = client.get(f"{CRONTABS}/everywhere")
+            assert response.status_code == 200
+            assert response.json()["metadata"]["uid"] == created.json()["metadata"]["uid"]
+        held = {pid: established_sockets(pid, server.port) for pid in workers}
+        assert sum(held.values()) == CONNECTIONS
+        assert all(held.values()), held
+    finally:
+        for client in clients:
+            client.close()
+
+
+def test_a_killed_worker_is_replaced_and_the_port_keeps_answering(server: ServerProcess) -> None:
+    assert server.process is not None
+    victim, survivor = children(server.process.pid)
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        # a fresh connection each time: the kernel hands it to a worker that is listening
+        response = httpx.get(f"{server.url}{CRONTABS}", timeout=5)
+        assert response.status_code == 200
+        replaced = children(server.process.pid)
+        if len(replaced) == WORKERS and victim not in replaced:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"no replacement for worker {victim}: {children(server.process.pid)}")
+    assert survivor in replaced
+    workers = replaced
+    assert server.stop() == 0
+    for pid in workers:
+        assert (
+            not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+        )
+
+
+@pytest.mark.parametrize("storage", ["sqlite", "memory"])
+def test_workers_need_etcd(tmp_path: Path, storage: str) -> None:
+    command = [sys.executable, "-m", "apiforge", "serve", "--data-dir", str(tmp_path)]
+    command += ["--port", str(free_port()), "--storage", storage, "--workers", "2"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert f"--workers 2 needs --storage etcd: {storage} storage belongs to one process" in (
+        result.stderr
+    )
+    assert not (tmp_path / "admin.kubeconfig").exists()
