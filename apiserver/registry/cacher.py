@@ -90,7 +90,7 @@ class WatchCache:
     async def _follow(self) -> None:
         while True:
             try:
-                stream = self.storage.watch(self.prefix, self.revision)
+                stream = self.storage.watch(self.prefix, self.revision, with_prev=False)
                 self._local = stream if isinstance(stream, WatchStream) else None
                 try:
                     async for event in stream:
@@ -141,11 +141,18 @@ class WatchCache:
         work on the sorted keys."""
         key = event.kv.key
         self._rendered.pop(key, None)
+        current = self.objects.get(key)
+        if (
+            event.prev is None and current is not None
+        ):  # left out: the cache's watch is with_prev=False
+            event = _completed(event, current)
         if event.type is EventType.DELETE:
-            if self.objects.pop(key, None) is not None:
-                del self._keys[bisect_left(self._keys, key)]
+            if current is None:
+                raise StorageError(f"the watch of {self.prefix} deleted {key}, which it never had")
+            del self.objects[key]
+            del self._keys[bisect_left(self._keys, key)]
         else:
-            if key not in self.objects:
+            if current is None:
                 insort(self._keys, key)
             self.objects[key] = event.kv
         if len(self._history) == self._history.maxlen:
@@ -238,3 +245,12 @@ def _prefix_end(prefix: str) -> str | None:
     if not stem:
         return None
     return stem[:-1] + chr(ord(stem[-1]) + 1)
+
+
+def _completed(event: StorageEvent, current: KeyValue) -> StorageEvent:
+    """``event`` with what a watch without previous values leaves out, from the value the cache holds,
+    which is the key's value just before the event: the cache has applied every earlier event in order."""
+    if event.type is EventType.DELETE:
+        kv = KeyValue(event.kv.key, current.value, current.create_revision, event.revision)
+        return StorageEvent(EventType.DELETE, kv, current)
+    return StorageEvent(EventType.PUT, event.kv, current)

@@ -10,9 +10,9 @@ Mapping onto etcd:
   ``txn(mod_revision == expected → put/delete, else range)``, so a failed precondition costs no second
   round trip; a write's revision is its response header's revision.
 - list is one Range with ``limit``, ``revision`` and ``range_end``; ``count`` gives ``remaining``.
-- watch is one gRPC watch stream per Watch, with ``prev_kv``; when the stream breaks (an etcd
-  restart, a lost connection) it re-watches from the last revision it delivered, so a consumer sees
-  no gap and no duplicate.
+- watch is one gRPC watch stream per Watch, with ``prev_kv`` unless the consumer keeps the values
+  itself; when the stream breaks (an etcd restart, a lost connection) it re-watches from the last
+  revision it delivered, so a consumer sees no gap and no duplicate.
 - Keys: the interface's ``/registry/...`` keys are stored with ``/registry`` replaced by ``prefix``
   (kube-apiserver's ``--etcd-prefix``); values are the bytes given, so ``etcdctl get --prefix
   /registry/`` shows the objects' JSON. Two servers sharing a cluster need prefixes neither of which
@@ -357,8 +357,8 @@ class EtcdStorage:
 
     # -- watch and compaction ----------------------------------------------------------------------
 
-    def watch(self, prefix: str, after_revision: int) -> EtcdWatch:
-        watch = EtcdWatch(self, prefix, after_revision)
+    def watch(self, prefix: str, after_revision: int, *, with_prev: bool = True) -> EtcdWatch:
+        watch = EtcdWatch(self, prefix, after_revision, with_prev)
         self._watches.add(watch)
         return watch
 
@@ -504,9 +504,12 @@ class EtcdWatch:
     ``start_revision = after_revision`` and dropping events at or before it gives exactly that.
     """
 
-    def __init__(self, storage: EtcdStorage, prefix: str, after_revision: int) -> None:
+    def __init__(
+        self, storage: EtcdStorage, prefix: str, after_revision: int, with_prev: bool = True
+    ) -> None:
         self._storage = storage
         self._prefix = prefix
+        self._with_prev = with_prev
         self._last = after_revision
         self._queue: asyncio.Queue[builtins.list[StorageEvent] | _End] = asyncio.Queue(_WATCH_QUEUE)
         self._events: deque[StorageEvent] = deque()
@@ -611,7 +614,7 @@ class EtcdWatch:
                         key=low,
                         range_end=end,
                         start_revision=max(self._last, 1),
-                        prev_kv=True,
+                        prev_kv=self._with_prev,
                         # etcd's timed notifications (only ever sent to a caught-up watcher) let a
                         # re-watch on a quiet prefix start near the head, not behind a compaction.
                         # Requested ones are not used: etcd 3.4 may send them ahead of events.
@@ -654,6 +657,10 @@ class EtcdWatch:
         key = keys.decode(event.kv.key)
         previous = keys.key_value(event.prev_kv, key) if event.HasField("prev_kv") else None
         revision = int(event.kv.mod_revision)
+        if not self._with_prev:  # the consumer knows the previous values
+            if event.type == rpc.Event.DELETE:
+                return StorageEvent(EventType.DELETE, KeyValue(key, b"", 0, revision), None)
+            return StorageEvent(EventType.PUT, keys.key_value(event.kv, key), None)
         if event.type == rpc.Event.DELETE:
             if previous is not None:
                 kv = KeyValue(key, previous.value, previous.create_revision, revision)

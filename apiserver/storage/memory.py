@@ -85,7 +85,8 @@ class MemoryStorage:
         self._append(StorageEvent(EventType.DELETE, kv, current))
         return kv
 
-    def watch(self, prefix: str, after_revision: int) -> WatchStream:
+    def watch(self, prefix: str, after_revision: int, *, with_prev: bool = True) -> WatchStream:
+        del with_prev  # the previous value costs nothing here: always included
         return self._hub.subscribe(
             prefix, after_revision, lambda after: self._replay(prefix, after)
         )

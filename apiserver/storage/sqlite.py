@@ -541,7 +541,8 @@ class SQLiteStorage:
     async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:
         return (await self._write(_Delete(key, expected_revision))).kv
 
-    def watch(self, prefix: str, after_revision: int) -> WatchStream:
+    def watch(self, prefix: str, after_revision: int, *, with_prev: bool = True) -> WatchStream:
+        del with_prev  # the replay reads previous values with the rows: always included
         return self._hub.subscribe(prefix, after_revision, partial(self._replay, prefix))
 
     async def compact(self, revision: int) -> None:

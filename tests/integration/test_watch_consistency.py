@@ -19,19 +19,21 @@ selection is sent as DELETED with its previous (still matching) content.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import httpx
 import pytest
 
-from tests.serverproc import ServerProcess
+from tests.etcdproc import EtcdProcess
+from tests.serverproc import ServerProcess, free_port
 
 GROUP: Final = "/apis/stable.example.com/v1"
 NAMESPACES: Final = ("consistency-a", "consistency-b")
@@ -304,6 +306,27 @@ class Run:
     final: dict[str, dict[Key, Object]]  # filter name -> state listed at the end
     everything: dict[Key, Object]  # the unfiltered final LIST
     stats: list[WriterStats]
+
+
+@pytest.fixture(scope="module", params=["sqlite", "etcd"])
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    """The whole workload on each backend. On etcd the watch cache follows a watch without previous
+    values and fills them in itself, which the DELETED and selector-leaving checks exercise."""
+    with contextlib.ExitStack() as stack:
+        extra: tuple[str, ...] = ()
+        if request.param == "etcd":
+            etcd = EtcdProcess(tmp_path_factory.mktemp("etcd") / "data")
+            etcd.start()
+            stack.callback(etcd.stop)
+            extra = ("--etcd-servers", etcd.url)
+        process = ServerProcess(
+            tmp_path_factory.mktemp("data"), free_port(), storage=request.param, extra_args=extra
+        )
+        process.start()
+        stack.callback(process.stop)
+        yield process
 
 
 @pytest.fixture(scope="module")

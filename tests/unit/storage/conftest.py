@@ -110,7 +110,8 @@ class RebasedStorage:
     def _kv(self, kv: KeyValue) -> KeyValue:
         return replace(
             kv,
-            create_revision=kv.create_revision - self.base,
+            # 0: not given (a delete seen by a watch without previous values)
+            create_revision=kv.create_revision - self.base if kv.create_revision else 0,
             mod_revision=kv.mod_revision - self.base,
         )
 
@@ -177,8 +178,9 @@ class RebasedStorage:
         with self._errors():
             return self._kv(await self.inner.delete(key, expected))
 
-    def watch(self, prefix: str, after_revision: int) -> Watch:
-        return RebasedWatch(self, self.inner.watch(prefix, after_revision + self.base))
+    def watch(self, prefix: str, after_revision: int, *, with_prev: bool = True) -> Watch:
+        inner = self.inner.watch(prefix, after_revision + self.base, with_prev=with_prev)
+        return RebasedWatch(self, inner)
 
     async def compact(self, revision: int) -> None:
         with self._errors():

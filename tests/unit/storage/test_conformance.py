@@ -388,6 +388,41 @@ async def test_watch_replays_history_then_streams_live_changes(open_store: OpenS
     assert live[1].prev is None
 
 
+async def test_watch_without_prev_keeps_every_event_and_its_new_value(
+    open_store: OpenStore,
+) -> None:
+    """``with_prev=False`` may drop the previous values (etcd does, the in-process backends need not),
+    never an event, its order, or a PUT's value."""
+    async with open_store() as s:
+        await s.create(key("a"), b"a1")  # 1
+        await s.update(key("a"), b"a2", 1)  # 2
+        await s.delete(key("a"))  # 3
+        watch = Events(s.watch(PREFIX, after_revision=0, with_prev=False))
+        replayed = await watch.take(3)
+        await s.create(key("b"), b"b1")  # 4
+        live = await watch.take(1)
+        await watch.assert_quiet()
+        await watch.close()
+
+    events = replayed + live
+    assert [(e.type, e.kv.key, e.revision) for e in events] == [
+        (EventType.PUT, key("a"), 1),
+        (EventType.PUT, key("a"), 2),
+        (EventType.DELETE, key("a"), 3),
+        (EventType.PUT, key("b"), 4),
+    ]
+    assert [e.kv for e in events if e.type is EventType.PUT] == [
+        KeyValue(key("a"), b"a1", 1, 1),
+        KeyValue(key("a"), b"a2", 1, 2),
+        KeyValue(key("b"), b"b1", 4, 4),
+    ]
+    a1, a2 = KeyValue(key("a"), b"a1", 1, 1), KeyValue(key("a"), b"a2", 1, 2)
+    for event, prev in zip(events, [None, a1, a2, None], strict=True):  # what is given is right
+        assert event.prev in (None, prev)
+    deleted = events[2].kv
+    assert deleted in (KeyValue(key("a"), b"a2", 1, 3), KeyValue(key("a"), b"", 0, 3))
+
+
 async def test_watch_from_zero_replays_everything_and_close_ends_it(open_store: OpenStore) -> None:
     async with open_store() as s:
         await s.create(key("a"), b"")
