@@ -308,16 +308,23 @@ def decode_fields_v1(raw: Any) -> Node:
 
 def _sorted(node: Node, source: Node | None) -> Node:
     # Subtrees that are still the (canonical) ones of ``source`` are reused as they are, so encoding
-    # a set derived from a stored one costs what changed, not the size of the set.
-    if node is source:
-        return node
-    keys = [k for k in node if k != SELF]
-    if not keys:
-        return {}
-    keys.sort(key=pe_order)
-    out: Node = {SELF: {}} if SELF in node else {}
+    # a set derived from a stored one costs what changed, not the size of the set. Path elements
+    # sort as plain strings by kind ("." < "f:" < "i:" < "k:" < "v:") and fields by name, so a plain
+    # sort is SMD's order unless a key, value or index is present; only then is ``pe_order`` needed.
+    keys = sorted(node)
+    out: Node = {}
+    if keys[0] == SELF:
+        del keys[0]
+        if not keys:
+            return out
+        out[SELF] = {}
+    if keys[-1][0] != "f":
+        keys.sort(key=pe_order)
     for key in keys:
         child = node[key]
+        if not child:
+            out[key] = {}
+            continue
         previous = source.get(key) if source is not None else None
         out[key] = child if child is previous else _sorted(child, previous)
     return out
@@ -328,7 +335,9 @@ def encode_fields_v1(root: Node, source: Node | None = None) -> Node:
 
     ``source`` is a canonical ``fieldsV1`` the set was derived from; parts shared with it are reused.
     """
-    return _sorted(root, source)
+    if root is source:
+        return root
+    return _sorted(root, source) if root else {}
 
 
 def _iterate(node: Node, prefix: Path) -> Iterator[Path]:

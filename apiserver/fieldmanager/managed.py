@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, Final
 
 from apiserver.fieldmanager.fieldpath import (
@@ -93,8 +94,12 @@ class Entry:
         return f"Entry({self.manager!r}, {self.operation!r}, {self.api_version!r}, {self.time!r})"
 
 
+@lru_cache(maxsize=1024)
 def identifier(manager: str, operation: str, api_version: str, subresource: str) -> str:
-    """``BuildManagerIdentifier``: ``json.Marshal`` of the entry's identifying fields (omitempty)."""
+    """``BuildManagerIdentifier``: ``json.Marshal`` of the entry's identifying fields (omitempty).
+
+    Kept (bounded): a cluster has few managers and every write computes the identifiers of all of
+    an object's entries."""
     parts = []
     if manager:
         parts.append('"manager":' + go_json(manager))

@@ -113,18 +113,31 @@ def _record_update(
         return
     taken = c_union(added, modified)
     lost = c_union(taken, removed)
-    for key, entry in list(managed.items()):
+    key = identifier(manager, UPDATE, api_version, subresource)
+    previous = managed.get(key)
+    # A manager that only changed fields it owns keeps its set, (fields - taken) | taken being
+    # fields; keeping the very object keeps its stored encoding too. This is the common update.
+    kept = (
+        previous
+        if previous is not None and not removed and not c_difference(taken, previous.fields)
+        else None
+    )
+    for other, entry in list(managed.items()):
+        if entry is kept:
+            continue
         remaining = c_difference(entry.fields, lost)
         if remaining is entry.fields:
             continue
         if remaining:
-            managed[key] = entry.with_fields(remaining)
+            managed[other] = entry.with_fields(remaining)
         else:
-            del managed[key]
+            del managed[other]
+    if kept is not None:
+        managed[key] = kept.with_fields(kept.fields, now)
+        return
     current = c_difference(taken, removed)
     if not current:
         return
-    key = identifier(manager, UPDATE, api_version, subresource)
     previous = managed.get(key)
     if previous is None:
         managed[key] = Entry(manager, UPDATE, api_version, subresource, now, current)

@@ -62,9 +62,12 @@ class TypeNode:
         "item",
         "key_defaults",
         "keys",
+        "leaf",
+        "leaf_values",
         "list_how",
         "list_kind",
         "null_how",
+        "other",
         "scalar",
         "sorted_keys",
     )
@@ -85,6 +88,12 @@ class TypeNode:
         # A JSON null is walked as an empty granular map or list when the type has one (SMD handles
         # the Map facet first, then Scalar, then List), else it is a leaf.
         self.null_how: int = LEAF
+        # Derived by ``_finish`` so the walks need not re-derive them at every value: the type of
+        # undeclared keys, whether every value is owned whole (``how`` is always ``LEAF``), and
+        # whether this is a granular map of such values alone (labels, annotations).
+        self.other: TypeNode = self
+        self.leaf: bool = True
+        self.leaf_values: bool = False
 
     def how(self, value: Any) -> int:
         """``MAP``, ``LIST`` or ``LEAF``: whether ``value`` is walked into or owned as a whole."""
@@ -101,7 +110,7 @@ class TypeNode:
         declared = self.fields.get(name)
         if declared is not None:
             return declared, True
-        return (self.elem if self.elem is not None else DEDUCED), False
+        return self.other, False
 
     def item_type(self) -> TypeNode:
         return self.item if self.item is not None else UNTYPED_ATOMIC
@@ -116,6 +125,14 @@ def _finish(node: TypeNode, has_map: bool, map_atomic: bool, has_list: bool) -> 
         node.null_how = LEAF
     elif has_list:
         node.null_how = node.list_how
+    return _derive(node)
+
+
+def _derive(node: TypeNode) -> TypeNode:
+    """Set the derived attributes of ``node`` (after its facets, or its ``fields``, changed)."""
+    node.other = node.elem if node.elem is not None else DEDUCED
+    node.leaf = node.dict_how == node.list_how == node.null_how == LEAF
+    node.leaf_values = node.dict_how == MAP and not node.fields and node.other.leaf
     return node
 
 
@@ -283,6 +300,7 @@ def compile_types(schema: Mapping[str, Any] | Schema) -> TypeNode:
     root = _compile(raw, preserve=False)
     root.fields = {**root.fields, "metadata": OBJECT_META}
     root.dict_how = MAP  # the object itself is always walked into
+    _derive(root)
     _cache[key] = (raw, root)
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)

@@ -46,27 +46,33 @@ _RX_DNS1035_LABEL: Final = re.compile(f"^{_DNS1035_LABEL_FMT}\\Z")
 _RX_LABEL_KEY: Final = re.compile(f"^{_LABEL_KEY_FMT}\\Z")
 _RX_LABEL_VALUE: Final = re.compile(f"^{_LABEL_VALUE_FMT}\\Z")
 _MEMO_SIZE: Final = 8192
-_MEMO_MAX_LENGTH: Final = 253 + 1 + 63  # the longest valid qualified name: prefix/name
 _RX_GROUP_VERSION: Final = re.compile(r"^[^/]+(/[^/]+)?\Z")
 
 _FINALIZER_ORPHAN: Final = "orphan"
 _FINALIZER_FOREGROUND: Final = "foregroundDeletion"
 
 
-def _memoized(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
-    """Label keys, label values and names repeat across the objects of a cluster, so their verdicts are
-    kept (bounded); each call still gets a list of its own."""
-    verdicts = functools.lru_cache(maxsize=_MEMO_SIZE)(lambda value: tuple(check(value)))
+class _Check:
+    """A string check whose passes are remembered: label keys, label values and names repeat across
+    the objects of a cluster, so most calls are a set lookup (which hot loops make themselves,
+    through :attr:`valid`, to save the call). Failures, rare, are worked out each time."""
 
-    @functools.wraps(check)
-    def memo(value: str) -> list[str]:
-        if (
-            len(value) > _MEMO_MAX_LENGTH
-        ):  # invalid anyway, and not worth keeping (up to a body's size)
-            return check(value)
-        return list(verdicts(value))
+    def __init__(self, check: Callable[[str], list[str]]) -> None:
+        self._check = check
+        self.valid: set[str] = set()
+        functools.update_wrapper(self, check)
 
-    return memo
+    def __call__(self, value: str) -> list[str]:
+        if value in self.valid:
+            return []
+        errs = self._check(value)
+        if not errs:
+            # Bounded (and a valid value is short): start over when full rather than grow with
+            # every name ever seen.
+            if len(self.valid) >= _MEMO_SIZE:
+                self.valid.clear()
+            self.valid.add(value)
+        return errs
 
 
 def _max_len_error(length: int) -> str:
@@ -81,7 +87,7 @@ def _regex_error(msg: str, fmt: str, *examples: str) -> str:
     return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
-@_memoized
+@_Check
 def is_dns1123_label(value: str) -> list[str]:
     errs = []
     if len(value) > 63:
@@ -102,7 +108,7 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
-@_memoized
+@_Check
 def is_dns1123_subdomain(value: str) -> list[str]:
     errs = []
     if len(value) > 253:
@@ -142,7 +148,7 @@ _LABEL_KEY_MSG: Final = (
 )
 
 
-@_memoized
+@_Check
 def is_qualified_name(value: str) -> list[str]:
     """content.IsLabelKey: an optional DNS subdomain prefix and '/', then a name of at most 63."""
     errs: list[str] = []
@@ -173,7 +179,7 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
-@_memoized
+@_Check
 def is_label_value(value: str) -> list[str]:
     errs = []
     if len(value) > 63:
@@ -239,28 +245,35 @@ def _type_error(field: str, value: Any, type_name: str) -> Cause:
     )
 
 
-def _string_map(meta: dict[str, Any], key: str, field: str, errs: list[Cause]) -> dict[str, str]:
+_ONLY_STR: Final = frozenset({str})
+
+
+def _string_map(meta: dict[str, Any], key: str, path: str, errs: list[Cause]) -> dict[str, str]:
+    """Member ``key`` of ``meta``, a map of strings: its string entries (the map itself when they all
+    are, the common case, checked without a Python loop), a type error for each of the others."""
     value = meta.get(key)
     if value is None:
         return {}
     if not isinstance(value, dict):
-        errs.append(_type_error(field, value, "object"))
+        errs.append(_type_error(f"{path}.{key}", value, "object"))
         return {}
+    if _ONLY_STR.issuperset(map(type, value.values())):
+        return value
     good: dict[str, str] = {}
     for k, v in value.items():
         if isinstance(v, str):
             good[k] = v
         else:
-            errs.append(_type_error(f"{field}.{k}", v, "string"))
+            errs.append(_type_error(f"{path}.{key}.{k}", v, "string"))
     return good
 
 
-def _string(meta: dict[str, Any], key: str, field: str, errs: list[Cause]) -> str:
+def _string(meta: dict[str, Any], key: str, path: str, errs: list[Cause]) -> str:
     value = meta.get(key)
     if value is None:
         return ""
     if not isinstance(value, str):
-        errs.append(_type_error(field, value, "string"))
+        errs.append(_type_error(f"{path}.{key}", value, "string"))
         return ""
     return value
 
@@ -278,6 +291,9 @@ def validate_object_meta(
     must satisfy ``name_fn`` (a lowercase RFC 1123 subdomain for custom resources). ``namespace`` is
     required for namespaced kinds and forbidden for cluster-scoped ones. Labels, annotations (256 KiB in
     total), owner references, finalizers and managed fields are checked as kube checks them.
+
+    This runs on every write: field paths are only formatted for a cause, and labels and annotations
+    seen before are passed by set lookups.
     """
     errs: list[Cause] = []
     if metadata is None:
@@ -285,8 +301,8 @@ def validate_object_meta(
     if not isinstance(metadata, dict):
         return [_type_error(path, metadata, "object")]
 
-    generate_name = _string(metadata, "generateName", f"{path}.generateName", errs)
-    name = _string(metadata, "name", f"{path}.name", errs)
+    generate_name = _string(metadata, "generateName", path, errs)
+    name = _string(metadata, "name", path, errs)
     if generate_name:
         for msg in name_fn(generate_name, True):
             errs.append(causes.invalid(f"{path}.generateName", generate_name, msg))
@@ -297,7 +313,7 @@ def validate_object_meta(
         for msg in name_fn(name, False):
             errs.append(causes.invalid(f"{path}.name", name, msg))
 
-    namespace = _string(metadata, "namespace", f"{path}.namespace", errs)
+    namespace = _string(metadata, "namespace", path, errs)
     if namespaced:
         if not namespace:
             errs.append(causes.required(f"{path}.namespace"))
@@ -313,31 +329,40 @@ def validate_object_meta(
             causes.invalid(f"{path}.generation", generation, "must be greater than or equal to 0")
         )
 
-    labels_field = f"{path}.labels"
-    for key, value in _string_map(metadata, "labels", labels_field, errs).items():
-        for msg in is_qualified_name(key):
-            errs.append(causes.invalid(labels_field, key, msg))
-        for msg in is_label_value(value):
-            errs.append(causes.invalid(labels_field, value, msg))
+    labels = _string_map(metadata, "labels", path, errs)
+    if not (
+        is_qualified_name.valid.issuperset(labels)
+        and is_label_value.valid.issuperset(labels.values())
+    ):
+        for key, value in labels.items():
+            for msg in is_qualified_name(key):
+                errs.append(causes.invalid(f"{path}.labels", key, msg))
+            for msg in is_label_value(value):
+                errs.append(causes.invalid(f"{path}.labels", value, msg))
 
-    annotations_field = f"{path}.annotations"
-    annotations = _string_map(metadata, "annotations", annotations_field, errs)
+    annotations = _string_map(metadata, "annotations", path, errs)
+    valid_names = is_qualified_name.valid
     for key in annotations:
-        for msg in is_qualified_name(key.lower()):
-            errs.append(causes.invalid(annotations_field, key, msg))
-    size = sum(len(k.encode()) + len(v.encode()) for k, v in annotations.items())
+        lowered = key.lower()
+        if lowered not in valid_names:
+            for msg in is_qualified_name(lowered):
+                errs.append(causes.invalid(f"{path}.annotations", key, msg))
+    size = sum(map(len, map(str.encode, annotations))) + sum(
+        map(len, map(str.encode, annotations.values()))
+    )
     if size > TOTAL_ANNOTATION_SIZE_LIMIT:
-        errs.append(causes.too_long(annotations_field, TOTAL_ANNOTATION_SIZE_LIMIT))
+        errs.append(causes.too_long(f"{path}.annotations", TOTAL_ANNOTATION_SIZE_LIMIT))
 
-    _owner_references(metadata.get("ownerReferences"), f"{path}.ownerReferences", errs)
-    _finalizers(metadata.get("finalizers"), f"{path}.finalizers", errs)
-    _managed_fields(metadata.get("managedFields"), f"{path}.managedFields", errs)
+    _owner_references(metadata.get("ownerReferences"), path, errs)
+    _finalizers(metadata.get("finalizers"), path, errs)
+    _managed_fields(metadata.get("managedFields"), path, errs)
     return errs
 
 
-def _owner_references(refs: Any, field: str, errs: list[Cause]) -> None:
+def _owner_references(refs: Any, path: str, errs: list[Cause]) -> None:
     if refs is None:
         return
+    field = f"{path}.ownerReferences"
     if not isinstance(refs, list):
         errs.append(_type_error(field, refs, "array"))
         return
@@ -378,9 +403,10 @@ def _owner_references(refs: Any, field: str, errs: list[Cause]) -> None:
                 first_controller = current
 
 
-def _finalizers(finalizers: Any, field: str, errs: list[Cause]) -> None:
+def _finalizers(finalizers: Any, path: str, errs: list[Cause]) -> None:
     if finalizers is None:
         return
+    field = f"{path}.finalizers"
     if not isinstance(finalizers, list):
         errs.append(_type_error(field, finalizers, "array"))
         return
@@ -400,9 +426,10 @@ def _finalizers(finalizers: Any, field: str, errs: list[Cause]) -> None:
         )
 
 
-def _managed_fields(entries: Any, field: str, errs: list[Cause]) -> None:
+def _managed_fields(entries: Any, path: str, errs: list[Cause]) -> None:
     if entries is None:
         return
+    field = f"{path}.managedFields"
     if not isinstance(entries, list):
         errs.append(_type_error(field, entries, "array"))
         return
@@ -423,15 +450,16 @@ def _managed_fields(entries: Any, field: str, errs: list[Cause]) -> None:
         if isinstance(manager, str):
             if len(manager) > _FIELD_MANAGER_MAX_LENGTH:
                 errs.append(causes.too_long(f"{item}.manager", _FIELD_MANAGER_MAX_LENGTH))
-            for pos, ch in enumerate(manager):
-                if not ch.isprintable():
-                    errs.append(
-                        causes.invalid(
-                            f"{item}.manager",
-                            manager,
-                            f"invalid character U+{ord(ch):04X} (at position {len(manager[:pos].encode())})",
+            if not manager.isprintable():  # as every character is, but without a Python loop
+                for pos, ch in enumerate(manager):
+                    if not ch.isprintable():
+                        errs.append(
+                            causes.invalid(
+                                f"{item}.manager",
+                                manager,
+                                f"invalid character U+{ord(ch):04X} (at position {len(manager[:pos].encode())})",
+                            )
                         )
-                    )
         subresource = entry.get("subresource") or ""
         if isinstance(subresource, str) and len(subresource) > _MAX_SUBRESOURCE_NAME_LENGTH:
             errs.append(causes.too_long(f"{item}.subresource", _MAX_SUBRESOURCE_NAME_LENGTH))
