@@ -39,15 +39,24 @@ def ignored_fields(target: Target, subresource: str) -> tuple[str, ...]:
 
 
 def tracker(
-    request: Request, target: Target, old: Object | None, subresource: str = ""
+    request: Request,
+    target: Target,
+    old: Object | None,
+    subresource: str = "",
+    *,
+    shared: bool = True,
 ) -> Callable[[Object], None] | None:
-    """Records an Update by this request's manager on the object about to be stored (None: not tracked)."""
+    """Records an Update by this request's manager on the object about to be stored (None: not tracked).
+
+    ``shared``: the object admitted may share subtrees with ``old`` (a patch's result does), which
+    admission would change under the comparison, so ``old`` is copied first; a PUT's body shares nothing.
+    """
     if not target.resource.persisted:
         return None
     manager = manager_name(request)
     now = now_rfc3339()
     ignored = ignored_fields(target, subresource)
-    previous = deep_copy(old) if old is not None else None  # admission mutates shared subtrees
+    previous = deep_copy(old) if old is not None and shared else old
 
     def track(new: Object) -> None:
         entries = update_managed_fields(

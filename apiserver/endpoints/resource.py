@@ -210,7 +210,8 @@ class ResourceHandler:
 
         def try_update(current: Object) -> Object:
             old = to_version(current, target.resource, target.version)
-            track = tracker(request, target, old, subresource)
+            # ``current`` is this function's own copy and the body a parse of its own: nothing shared
+            track = tracker(request, target, old, subresource, shared=False)
             return _admit_in_retry(request, body.take(), target, mode, creating=False, track=track)
 
         return try_update

@@ -37,3 +37,14 @@ def decode(resource: ResourceType, kv: KeyValue) -> Object:
     metadata = obj.setdefault("metadata", {})
     metadata["resourceVersion"] = str(kv.mod_revision)
     return obj
+
+
+def as_stored(obj: Object, kv: KeyValue) -> Object:
+    """What ``decode(kv)`` returns when ``kv`` holds ``encode(obj)``, without parsing the bytes again (a
+    write's response). The internal form is the storage version's (a kind's hub is its storage version),
+    and JSON gives back exactly the values it was given, so only the resourceVersion differs. The result
+    shares ``obj``'s subtrees."""
+    metadata = obj.get("metadata")
+    metadata = {**metadata} if isinstance(metadata, dict) else {}
+    metadata["resourceVersion"] = str(kv.mod_revision)
+    return {**obj, "metadata": metadata}

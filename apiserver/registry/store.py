@@ -267,7 +267,7 @@ class Store:
                     self.resource.plural, self.resource.group, name
                 ) from None
             self._remember(kv)
-            return codec.decode(self.resource, kv)
+            return codec.as_stored(obj, kv)
         raise errors.already_exists(self.resource.plural, self.resource.group, metadata["name"])
 
     async def update(
@@ -326,7 +326,7 @@ class Store:
             except KeyNotFoundError:
                 raise self._not_found(name) from None
             self._remember(stored)
-            return codec.decode(self.resource, stored)
+            return codec.as_stored(updated, stored)
 
     def _try(
         self, kv: KeyValue, name: str, try_update: UpdateFunction, subresource: str
@@ -482,7 +482,7 @@ class Store:
                 except (RevisionConflictError, KeyNotFoundError):
                     continue
                 self._remember(stored)
-                return codec.decode(self.resource, stored), False
+                return codec.as_stored(marked, stored), False
             if dry_run:
                 return current, True
             try:
