@@ -73,6 +73,8 @@ def config(app: Callable[..., Any], port: int) -> uvicorn.Config:
         loop="uvloop",
         http="httptools",
         timeout_graceful_shutdown=5,
+        proxy_headers=False,
+        server_header=False,
     )
 
 

@@ -110,6 +110,10 @@ async def _serve(
         loop="uvloop",
         http="httptools",
         timeout_graceful_shutdown=5,
+        # nothing reads the client address or scheme, so X-Forwarded-* rewriting is per-request work for
+        # nothing; and kube-apiserver sends no Server header (Go's net/http does not)
+        proxy_headers=False,
+        server_header=False,
     )
     runner = _Server(config)
     task = asyncio.create_task(runner.serve(sockets=[listener] if listener is not None else None))
