@@ -316,7 +316,10 @@ class Store:
                     self._written.pop(key, None)
                     return codec.decode(self.resource, deleted)
                 stored = await self.storage.update(
-                    key, codec.encode(self.resource, updated), kv.mod_revision
+                    key,
+                    codec.encode(self.resource, updated),
+                    kv.mod_revision,
+                    create_revision=kv.create_revision,
                 )
             except RevisionConflictError as conflict:
                 # Someone wrote in between: re-apply to what is stored now. A resourceVersion the client
@@ -477,7 +480,10 @@ class Store:
                     return marked, False
                 try:
                     stored = await self.storage.update(
-                        key, codec.encode(self.resource, marked), kv.mod_revision
+                        key,
+                        codec.encode(self.resource, marked),
+                        kv.mod_revision,
+                        create_revision=kv.create_revision,
                     )
                 except (RevisionConflictError, KeyNotFoundError):
                     continue

@@ -319,16 +319,24 @@ class EtcdStorage:
         revision = int(response.header.revision)
         return KeyValue(key, value, revision, revision)
 
-    async def update(self, key: str, value: bytes, expected_revision: int) -> KeyValue:
+    async def update(
+        self, key: str, value: bytes, expected_revision: int, *, create_revision: int = 0
+    ) -> KeyValue:
         name = self._keys.encode(key)
         if expected_revision <= 0:  # mod_revision == 0 is true of an absent key: never ask etcd
             raise await self._precondition_failure(key, expected_revision)
+        put = rpc.RequestOp(request_put=rpc.PutRequest(key=name, value=value))
+        if create_revision > 0:  # known: the put alone
+            response = await self._guarded(name, expected_revision, put)
+            if not response.succeeded:
+                raise self._conflict(key, expected_revision, response)
+            return KeyValue(key, value, create_revision, int(response.header.revision))
         # The put, then a keys-only read of the result for its create_revision: cheaper than the
         # put's prev_kv, which would send the whole old value back.
         response = await self._guarded(
             name,
             expected_revision,
-            rpc.RequestOp(request_put=rpc.PutRequest(key=name, value=value)),
+            put,
             rpc.RequestOp(request_range=rpc.RangeRequest(key=name, keys_only=True)),
         )
         if not response.succeeded:

@@ -144,8 +144,14 @@ class Storage(Protocol):
     async def create(self, key: str, value: bytes) -> KeyValue:
         """Store a new key; raises KeyExistsError when present. Returns the stored KeyValue."""
 
-    async def update(self, key: str, value: bytes, expected_revision: int) -> KeyValue:
+    async def update(
+        self, key: str, value: bytes, expected_revision: int, *, create_revision: int = 0
+    ) -> KeyValue:
         """Replace ``key`` if its mod_revision is ``expected_revision``.
+
+        ``create_revision``: the key's, from a read at ``expected_revision`` (0 when unknown). The write
+        succeeds only while the key is at that revision, so it is still the key's: a backend that would
+        have to read it back (etcd) can take it from here.
 
         Raises KeyNotFoundError when absent and RevisionConflictError when the revision differs.
         """

@@ -73,7 +73,10 @@ class MemoryStorage:
         self._append(StorageEvent(EventType.PUT, kv, None))
         return kv
 
-    async def update(self, key: str, value: bytes, expected_revision: int) -> KeyValue:
+    async def update(
+        self, key: str, value: bytes, expected_revision: int, *, create_revision: int = 0
+    ) -> KeyValue:
+        del create_revision  # known here
         current = self._checked_current(key, expected_revision)
         kv = KeyValue(key, value, current.create_revision, self._revision + 1)
         self._append(StorageEvent(EventType.PUT, kv, current))

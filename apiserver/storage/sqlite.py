@@ -535,7 +535,10 @@ class SQLiteStorage:
     async def create(self, key: str, value: bytes) -> KeyValue:
         return (await self._write(_Create(key, value))).kv
 
-    async def update(self, key: str, value: bytes, expected_revision: int) -> KeyValue:
+    async def update(
+        self, key: str, value: bytes, expected_revision: int, *, create_revision: int = 0
+    ) -> KeyValue:
+        del create_revision  # the write's own transaction reads the row anyway
         return (await self._write(_Update(key, value, expected_revision))).kv
 
     async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:

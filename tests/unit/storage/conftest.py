@@ -169,9 +169,18 @@ class RebasedStorage:
     async def create(self, key: str, value: bytes) -> KeyValue:
         return self._kv(await self.inner.create(key, value))
 
-    async def update(self, key: str, value: bytes, expected_revision: int) -> KeyValue:
+    async def update(
+        self, key: str, value: bytes, expected_revision: int, *, create_revision: int = 0
+    ) -> KeyValue:
         with self._errors():
-            return self._kv(await self.inner.update(key, value, self._in(expected_revision)))
+            return self._kv(
+                await self.inner.update(
+                    key,
+                    value,
+                    self._in(expected_revision),
+                    create_revision=self._in(create_revision),
+                )
+            )
 
     async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:
         expected = None if expected_revision is None else self._in(expected_revision)

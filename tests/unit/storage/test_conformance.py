@@ -157,6 +157,29 @@ async def test_update_is_compare_and_swap_on_the_mod_revision(open_store: OpenSt
             await s.update(key("a"), b"v3", updated.mod_revision)
 
 
+async def test_update_given_the_create_revision_is_the_same_compare_and_swap(
+    open_store: OpenStore,
+) -> None:
+    """The caller's create_revision spares etcd a read-back; nothing else about the write changes."""
+    async with open_store() as s:
+        await s.create(key("other"), b"")  # 1: create and mod revisions of "a" differ below
+        created = await s.create(key("a"), b"v1")  # 2
+        updated = await s.update(
+            key("a"), b"v2", created.mod_revision, create_revision=created.create_revision
+        )
+        assert updated == KeyValue(key("a"), b"v2", 2, 3)
+        assert await s.get(key("a")) == updated
+        again = await s.update(key("a"), b"v3", 3, create_revision=2)
+        assert again == KeyValue(key("a"), b"v3", 2, 4)
+
+        with pytest.raises(RevisionConflictError) as raised:
+            await s.update(key("a"), b"stale", created.mod_revision, create_revision=2)
+        assert raised.value.current == again
+        await s.delete(key("a"))
+        with pytest.raises(KeyNotFoundError):
+            await s.update(key("a"), b"gone", again.mod_revision, create_revision=2)
+
+
 async def test_concurrent_read_modify_write_loses_no_update(open_store: OpenStore) -> None:
     async with open_store() as s:
         await s.create(key("counter"), b"0")
