@@ -71,13 +71,26 @@ def free_port() -> int:
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time so far of a process (all its threads) and of its children, live or
     reaped, from /proc: a server started with ``--workers`` is a supervisor over worker processes."""
+    children = _children(pid)  # first: a child reaped after this is in the parent's reaped time
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    ticks = sum(int(fields[index]) for index in (11, 12, 13, 14))  # utime, stime, cutime, cstime
+    return ticks / CLOCK_TICKS + sum(_child_cpu_seconds(child) for child in children)
+
+
+def _children(pid: int) -> list[int]:
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return [
+            int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        ]
+    except FileNotFoundError:  # a kernel without CONFIG_PROC_CHILDREN, or the process is gone
+        return []
+
+
+def _child_cpu_seconds(pid: int) -> float:
+    try:
+        return cpu_seconds(pid)
     except FileNotFoundError:  # exited meanwhile: its time is in its parent's reaped children
         return 0.0
-    ticks = sum(int(fields[index]) for index in (11, 12, 13, 14))  # utime, stime, cutime, cstime
-    return ticks / CLOCK_TICKS + sum(cpu_seconds(int(child)) for child in children)
 
 
 def machine_busy_seconds() -> float:

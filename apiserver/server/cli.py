@@ -23,7 +23,7 @@ import uvloop
 from apiserver.scheme import Scheme
 from apiserver.server.app import APIServer
 from apiserver.server.kubeconfig import write_kubeconfig
-from apiserver.server.workers import Supervisor
+from apiserver.server.workers import Supervisor, claim_port
 from apiserver.storage import open_storage
 
 log = logging.getLogger("apiforge")
@@ -144,10 +144,15 @@ def serve_main(scheme: Scheme, openapi_dir: Path, argv: list[str] | None = None)
     if options.workers == 1:
         _run(scheme, openapi_dir, options)
         return
+    try:
+        port = claim_port(options.bind_address, options.port)
+    except OSError as error:  # as a single process fails when the port is taken (uvicorn exits 1)
+        log.error("cannot serve on %s:%s: %s", options.bind_address, options.port, error)
+        sys.exit(1)
     supervisor = Supervisor(
         options.workers,
         options.bind_address,
-        options.port,
+        port,
         lambda listener, on_ready: _run(scheme, openapi_dir, options, listener, on_ready),
         lambda port: announce(options, port),
     )

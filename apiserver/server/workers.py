@@ -5,7 +5,8 @@ request long before etcd is (docs/performance.md, E10 and E11). kube-apiserver u
 apiforge does it with processes: each worker is a whole replica (its own etcd client, watch caches and
 compactor), exactly like separate `apiforge serve` processes on one etcd, which the replica tests cover. The
 kernel spreads incoming connections over the workers' listening sockets (SO_REUSEPORT). The supervisor writes
-the kubeconfig once every worker is ready, forwards SIGTERM/SIGINT, and replaces a worker that dies.
+the kubeconfig once every worker is ready, forwards SIGTERM/SIGINT, and replaces a worker that dies (backing
+off, and giving up on one that keeps dying at once). Workers die with their supervisor, even by SIGKILL.
 
 Workers need etcd: SQLite (and memory) storage belongs to one process.
 """
@@ -13,6 +14,7 @@ Workers need etcd: SQLite (and memory) storage belongs to one process.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import select
@@ -22,11 +24,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
+from typing import NoReturn
 
 log = logging.getLogger("apiforge")
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 READY_TIMEOUT_SECONDS = 60.0
-RESTART_DELAY_SECONDS = 1.0
+FIRST_RESTART_DELAY_SECONDS = 1.0
+LONGEST_RESTART_DELAY_SECONDS = 30.0
+QUICK_EXIT_SECONDS = 30.0
+"""A worker that dies sooner than this after its start failed to start: the next restart waits longer."""
+QUICK_EXITS_TOLERATED = 5
+"""Quick exits in a row of one worker after which the supervisor stops everything (exit 1)."""
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
 Worker = Callable[[socket.socket, Callable[[], None]], None]
 """Serves on the listening socket until told to stop; calls its second argument once it is ready."""
 
@@ -34,9 +45,8 @@ Worker = Callable[[socket.socket, Callable[[], None]], None]
 def reuse_port_socket(host: str, port: int, *, listen: bool) -> socket.socket:
     """A TCP socket on (host, port) that other processes can bind too, the kernel balancing connections
     over those that listen. The supervisor's own socket is bound without listening: it reserves the
-    port (and resolves port 0) across worker restarts without ever being handed a connection."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    port across worker restarts without ever being handed a connection."""
+    sock = socket.socket(_family(host), socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
@@ -44,6 +54,21 @@ def reuse_port_socket(host: str, port: int, *, listen: bool) -> socket.socket:
         sock.listen(2048)
         sock.setblocking(False)
     return sock
+
+
+def claim_port(host: str, port: int) -> int:
+    """The port (chosen by the kernel for 0), after checking nothing holds it: SO_REUSEPORT would let this
+    user's sockets join a port already served (by another server, or by workers left over), and the kernel
+    would split connections between the two, where a single process fails with "address in use"."""
+    with socket.socket(_family(host), socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, port))  # OSError(EADDRINUSE) when taken
+        claimed: int = probe.getsockname()[1]
+        return claimed
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
 
 
 @dataclass
@@ -56,84 +81,139 @@ class Supervisor:
     worker: Worker
     ready: Callable[[int], None]
     pids: dict[int, int] = field(default_factory=dict)  # pid -> worker index
+    started: dict[int, float] = field(default_factory=dict)  # pid -> when it was forked
+    quick_exits: dict[int, int] = field(
+        default_factory=dict
+    )  # worker index -> quick exits in a row
     stopping: bool = False
 
     def run(self) -> int:
-        """The exit status: 0 after a requested stop in which every worker exited cleanly."""
+        """The exit status: 0 after a requested stop in which every worker exited cleanly. ``port`` is
+        one :func:`claim_port` gave."""
         reservation = reuse_port_socket(self.host, self.port, listen=False)
-        self.port = reservation.getsockname()[1]
-        previous = {sig: signal.signal(sig, self._stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+        previous = {sig: signal.signal(sig, self._stop) for sig in STOP_SIGNALS}
         try:
             readers = [self._start(index) for index in range(self.count)]
-            if not self._await_ready(readers):
+            failed = not self._await_ready([r for r in readers if r is not None])
+            if failed or self.stopping:
                 self._stop(signal.SIGTERM, None)
-                self._reap_all()
-                return 1
-            self.ready(self.port)
-            return self._watch_over()
+            else:
+                self.ready(self.port)
+            return self._watch_over(failed and not self.stopping)
+        except BaseException:  # e.g. the kubeconfig cannot be written: no worker may outlive this
+            self._stop(signal.SIGTERM, None)
+            self._watch_over()
+            raise
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             reservation.close()
 
-    def _start(self, index: int) -> int:
-        """Fork worker ``index``; the read end of the pipe on which it reports ready."""
+    def _start(self, index: int) -> int | None:
+        """Fork worker ``index``; the read end of the pipe on which it reports ready (None: stopping).
+
+        The stop signals are blocked from the check of ``stopping`` until the worker is in ``pids``, so
+        a SIGTERM in between still reaches it; the worker unblocks them once it has their default
+        handlers back (a signal pending meanwhile then ends it, as it should)."""
         read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the worker: never returns into the supervisor's code
-            os.close(read_end)
-            status = 1
-            try:
-                for sig in (signal.SIGTERM, signal.SIGINT):
-                    signal.signal(sig, signal.SIG_DFL)
-                listener = reuse_port_socket(self.host, self.port, listen=True)
-                self.worker(listener, lambda: _report_ready(write_end))
-                status = 0
-            except BaseException:  # whatever ends a worker must end it here, not in the supervisor
-                log.exception("apiforge worker %d failed", index)
-            finally:
-                logging.shutdown()
-                os._exit(status)
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            if self.stopping:
+                os.close(write_end)
+                os.close(read_end)
+                return None
+            supervisor = os.getpid()
+            pid = os.fork()
+            if pid == 0:
+                self._become_worker(index, supervisor, read_end, write_end, mask)
+            self.pids[pid] = index
+            self.started[pid] = time.monotonic()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         os.close(write_end)
-        self.pids[pid] = index
         return read_end
 
+    def _become_worker(
+        self, index: int, supervisor: int, read_end: int, write_end: int, mask: set[int]
+    ) -> NoReturn:
+        """The forked child: serve, then leave without ever returning into the supervisor's code."""
+        status = 1
+        try:
+            os.close(read_end)
+            for sig in STOP_SIGNALS:
+                signal.signal(sig, signal.SIG_DFL)
+            _die_with(supervisor)
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            listener = reuse_port_socket(self.host, self.port, listen=True)
+            self.worker(listener, lambda: _report_ready(write_end))
+            status = 0
+        except BaseException:  # whatever ends a worker must end it here, not in the supervisor
+            log.exception("apiforge worker %d failed", index)
+        finally:
+            logging.shutdown()
+            os._exit(status)
+
     def _await_ready(self, readers: list[int]) -> bool:
-        """True once every worker has reported ready; False when one exits first or time runs out."""
+        """True once every worker has reported ready; False when one exits first, time runs out or a
+        stop is asked for."""
         waiting, deadline = set(readers), time.monotonic() + READY_TIMEOUT_SECONDS
-        while waiting and not self.stopping and time.monotonic() < deadline:
+        died = False
+        while waiting and not died and not self.stopping and time.monotonic() < deadline:
             readable, _, _ = select.select(list(waiting), [], [], 0.1)
             for reader in readable:
                 if not os.read(reader, 1):  # closed without a word: the worker died starting
                     log.error("an apiforge worker exited before it was ready")
-                    return False
+                    died = True
                 waiting.discard(reader)
                 os.close(reader)
         for reader in waiting:
             os.close(reader)
-        return not waiting
+        if waiting and not died and not self.stopping:
+            log.error("apiforge workers were not ready within %.0fs", READY_TIMEOUT_SECONDS)
+        return not waiting and not died
 
-    def _watch_over(self) -> int:
+    def _watch_over(self, failed: bool = False) -> int:
         """Wait for workers to exit: all of them after a stop, or one that died, which is replaced."""
-        status = 0
+        status = 1 if failed else 0
         while self.pids:
             try:
                 pid, wait_status = os.wait()
             except ChildProcessError:
                 break
             index = self.pids.pop(pid, None)
+            lived = time.monotonic() - self.started.pop(pid, 0.0)
             code = os.waitstatus_to_exitcode(wait_status)
+            if index is None:
+                continue
             if self.stopping:  # a worker still starting dies of the SIGTERM itself: as asked
                 status = status or (1 if code not in (0, -signal.SIGTERM) else 0)
                 continue
-            if index is not None:
-                log.error(
-                    "apiforge worker %d (pid %d) exited with %d; restarting it", index, pid, code
-                )
-                time.sleep(RESTART_DELAY_SECONDS)
-                if not self.stopping:
-                    os.close(self._start(index))  # a replacement needs no readiness handshake
+            quick = self.quick_exits.get(index, 0) + 1 if lived < QUICK_EXIT_SECONDS else 0
+            self.quick_exits[index] = quick
+            if quick > QUICK_EXITS_TOLERATED:
+                log.error("apiforge worker %d keeps exiting at once (%d); stopping", index, code)
+                status = 1
+                self._stop(signal.SIGTERM, None)
+                continue
+            delay = min(LONGEST_RESTART_DELAY_SECONDS, FIRST_RESTART_DELAY_SECONDS * 2**quick)
+            log.error(
+                "apiforge worker %d (pid %d) exited with %d; restarting it in %.0fs",
+                index,
+                pid,
+                code,
+                delay,
+            )
+            self._pause(delay)
+            reader = self._start(index)
+            if reader is not None:
+                os.close(reader)  # a replacement needs no readiness handshake
         return status
+
+    def _pause(self, seconds: float) -> None:
+        """Sleep, but not past a stop: a SIGTERM must not wait for a restart's back-off."""
+        deadline = time.monotonic() + seconds
+        while not self.stopping and (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(left, 0.1))
 
     def _stop(self, signum: int, _frame: FrameType | None) -> None:
         self.stopping = True
@@ -141,13 +221,15 @@ class Supervisor:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
 
-    def _reap_all(self) -> None:
-        while self.pids:
-            try:
-                pid, _ = os.wait()
-            except ChildProcessError:
-                return
-            self.pids.pop(pid, None)
+
+def _die_with(supervisor: int) -> None:
+    """Have the kernel SIGTERM this worker when the supervisor dies, whatever kills it (Linux's
+    PR_SET_PDEATHSIG): a worker must never serve on unsupervised. Leaves at once if it is already gone."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != supervisor:
+        os._exit(1)
 
 
 def _report_ready(write_end: int) -> None:

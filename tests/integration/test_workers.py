@@ -112,6 +112,35 @@ def test_a_killed_worker_is_replaced_and_the_port_keeps_answering(server: Server
         )
 
 
+def test_a_port_already_served_is_refused(
+    tmp_path: Path, server: ServerProcess, etcd: EtcdProcess
+) -> None:
+    """SO_REUSEPORT would let a second server join the port and take half its connections; it must fail
+    as a single process does when the address is in use."""
+    command = [sys.executable, "-m", "apiforge", "serve", "--data-dir", str(tmp_path / "second")]
+    command += ["--port", str(server.port), "--etcd-servers", etcd.url, "--etcd-prefix", "/second"]
+    command += ["--workers", "2"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert f"cannot serve on 127.0.0.1:{server.port}" in result.stderr
+    assert "Address already in use" in result.stderr
+    for _ in range(CONNECTIONS):  # every fresh connection still reaches the first server
+        assert httpx.get(f"{server.url}/api/v1/namespaces/default", timeout=5).status_code == 200
+
+
+def test_workers_do_not_outlive_their_supervisor(server: ServerProcess) -> None:
+    """Even a SIGKILLed supervisor (the OOM killer) takes its workers with it: none serves unsupervised."""
+    assert server.process is not None
+    workers = children(server.process.pid)
+    assert server.stop(signal.SIGKILL) == -signal.SIGKILL
+    deadline = time.monotonic() + 15
+    while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{server.url}/readyz", timeout=5)
+
+
 @pytest.mark.parametrize("storage", ["sqlite", "memory"])
 def test_workers_need_etcd(tmp_path: Path, storage: str) -> None:
     command = [sys.executable, "-m", "apiforge", "serve", "--data-dir", str(tmp_path)]
