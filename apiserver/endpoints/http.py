@@ -39,7 +39,7 @@ class Request:
         return cls(
             scope["method"],
             scope["path"],
-            dict(parse_qsl(raw_query, keep_blank_values=True)),
+            dict(parse_qsl(raw_query, keep_blank_values=True)) if raw_query else {},
             headers,
             receive,
         )

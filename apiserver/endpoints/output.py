@@ -8,6 +8,7 @@ range we can serve wins; anything else (protobuf) is answered as JSON, which eve
 from __future__ import annotations
 
 import enum
+import functools
 from typing import Any
 
 from apiserver.endpoints.decode import Target
@@ -28,6 +29,7 @@ PARTIAL_LIST_TYPE = b"application/json;as=PartialObjectMetadataList;v=v1;g=meta.
 JSON_TYPE = b"application/json"
 
 
+@functools.lru_cache(maxsize=256)  # a client sends the same Accept header on every request
 def negotiate(accept: str) -> Output:
     for media_range in accept.split(","):
         parameters = {
