@@ -145,14 +145,13 @@ def serve_main(scheme: Scheme, openapi_dir: Path, argv: list[str] | None = None)
         _run(scheme, openapi_dir, options)
         return
     try:
-        port = claim_port(options.bind_address, options.port)
+        reservation = claim_port(options.bind_address, options.port)
     except OSError as error:  # as a single process fails when the port is taken (uvicorn exits 1)
         log.error("cannot serve on %s:%s: %s", options.bind_address, options.port, error)
         sys.exit(1)
     supervisor = Supervisor(
         options.workers,
-        options.bind_address,
-        port,
+        reservation,
         lambda listener, on_ready: _run(scheme, openapi_dir, options, listener, on_ready),
         lambda port: announce(options, port),
     )

@@ -5,8 +5,9 @@ request long before etcd is (docs/performance.md, E10 and E11). kube-apiserver u
 apiforge does it with processes: each worker is a whole replica (its own etcd client, watch caches and
 compactor), exactly like separate `apiforge serve` processes on one etcd, which the replica tests cover. The
 kernel spreads incoming connections over the workers' listening sockets (SO_REUSEPORT). The supervisor writes
-the kubeconfig once every worker is ready, forwards SIGTERM/SIGINT, and replaces a worker that dies (backing
-off, and giving up on one that keeps dying at once). Workers die with their supervisor, even by SIGKILL.
+the kubeconfig once every worker is ready, forwards SIGTERM/SIGINT, and replaces a worker that dies (each after
+its own back-off, giving up on one that keeps dying at once). Workers die with their supervisor, even by
+SIGKILL.
 
 Workers need etcd: SQLite (and memory) storage belongs to one process.
 """
@@ -21,7 +22,7 @@ import select
 import signal
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import NoReturn
@@ -36,35 +37,44 @@ QUICK_EXIT_SECONDS = 30.0
 """A worker that dies sooner than this after its start failed to start: the next restart waits longer."""
 QUICK_EXITS_TOLERATED = 5
 """Quick exits in a row of one worker after which the supervisor stops everything (exit 1)."""
+POLL_SECONDS = 0.05
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 Worker = Callable[[socket.socket, Callable[[], None]], None]
 """Serves on the listening socket until told to stop; calls its second argument once it is ready."""
 
 
-def reuse_port_socket(host: str, port: int, *, listen: bool) -> socket.socket:
-    """A TCP socket on (host, port) that other processes can bind too, the kernel balancing connections
-    over those that listen. The supervisor's own socket is bound without listening: it reserves the
-    port across worker restarts without ever being handed a connection."""
+def claim_port(host: str, port: int) -> socket.socket:
+    """The supervisor's socket on (host, port) (port 0: one the kernel picks), bound but never listening:
+    it holds the port across worker restarts without being handed a connection.
+
+    It is refused when something holds the port, as a single process is: SO_REUSEPORT alone would let
+    this user's sockets join a port already served (by another server, or by workers left over) and
+    split its connections. Hence the probe first; and no SO_REUSEADDR on the reservation, which would
+    let any SO_REUSEADDR socket (uvicorn's, another probe) take the port while all workers are down."""
+    with socket.socket(_family(host), socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, port))  # OSError(EADDRINUSE) when taken
+        port = probe.getsockname()[1]
+    reservation = socket.socket(_family(host), socket.SOCK_STREAM)
+    try:
+        reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        reservation.bind((host, port))
+    except OSError:
+        reservation.close()
+        raise
+    return reservation
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A worker's socket on the supervisor's port: the kernel balances connections over those listening."""
     sock = socket.socket(_family(host), socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
-    if listen:
-        sock.listen(2048)
-        sock.setblocking(False)
+    sock.listen(2048)
+    sock.setblocking(False)
     return sock
-
-
-def claim_port(host: str, port: int) -> int:
-    """The port (chosen by the kernel for 0), after checking nothing holds it: SO_REUSEPORT would let this
-    user's sockets join a port already served (by another server, or by workers left over), and the kernel
-    would split connections between the two, where a single process fails with "address in use"."""
-    with socket.socket(_family(host), socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        probe.bind((host, port))  # OSError(EADDRINUSE) when taken
-        claimed: int = probe.getsockname()[1]
-        return claimed
 
 
 def _family(host: str) -> socket.AddressFamily:
@@ -73,33 +83,32 @@ def _family(host: str) -> socket.AddressFamily:
 
 @dataclass
 class Supervisor:
-    """Starts and keeps ``count`` workers on (host, port); ``ready`` runs once all of them first are."""
+    """Starts and keeps ``count`` workers on the port of ``reservation`` (from :func:`claim_port`; closed
+    when the supervisor ends); ``ready`` gets the port once all of them first are ready."""
 
     count: int
-    host: str
-    port: int
+    reservation: socket.socket
     worker: Worker
     ready: Callable[[int], None]
     pids: dict[int, int] = field(default_factory=dict)  # pid -> worker index
     started: dict[int, float] = field(default_factory=dict)  # pid -> when it was forked
-    quick_exits: dict[int, int] = field(
-        default_factory=dict
-    )  # worker index -> quick exits in a row
+    quick_exits: dict[int, int] = field(default_factory=dict)  # index -> quick exits in a row
+    restarts: dict[int, float] = field(default_factory=dict)  # index -> when to start it again
     stopping: bool = False
 
     def run(self) -> int:
-        """The exit status: 0 after a requested stop in which every worker exited cleanly. ``port`` is
-        one :func:`claim_port` gave."""
-        reservation = reuse_port_socket(self.host, self.port, listen=False)
+        """The exit status: 0 after a requested stop in which every worker exited cleanly."""
         previous = {sig: signal.signal(sig, self._stop) for sig in STOP_SIGNALS}
         try:
             readers = [self._start(index) for index in range(self.count)]
             failed = not self._await_ready([r for r in readers if r is not None])
-            if failed or self.stopping:
+            with _signals_held():  # a stop from here on must not announce a server going away
+                interrupted = self.stopping
+                if not failed and not interrupted:
+                    self.ready(self.reservation.getsockname()[1])
+            if failed or interrupted:
                 self._stop(signal.SIGTERM, None)
-            else:
-                self.ready(self.port)
-            return self._watch_over(failed and not self.stopping)
+            return self._watch_over(failed and not interrupted)
         except BaseException:  # e.g. the kubeconfig cannot be written: no worker may outlive this
             self._stop(signal.SIGTERM, None)
             self._watch_over()
@@ -107,17 +116,15 @@ class Supervisor:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-            reservation.close()
+            self.reservation.close()
 
     def _start(self, index: int) -> int | None:
         """Fork worker ``index``; the read end of the pipe on which it reports ready (None: stopping).
 
-        The stop signals are blocked from the check of ``stopping`` until the worker is in ``pids``, so
-        a SIGTERM in between still reaches it; the worker unblocks them once it has their default
-        handlers back (a signal pending meanwhile then ends it, as it should)."""
+        The stop signals are held from the check of ``stopping`` until the worker is in ``pids``, so a
+        SIGTERM in between still reaches it; the worker releases them once its own handlers are set."""
         read_end, write_end = os.pipe()
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-        try:
+        with _signals_held() as mask:
             if self.stopping:
                 os.close(write_end)
                 os.close(read_end)
@@ -128,8 +135,6 @@ class Supervisor:
                 self._become_worker(index, supervisor, read_end, write_end, mask)
             self.pids[pid] = index
             self.started[pid] = time.monotonic()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         os.close(write_end)
         return read_end
 
@@ -140,12 +145,15 @@ class Supervisor:
         status = 1
         try:
             os.close(read_end)
-            for sig in STOP_SIGNALS:
-                signal.signal(sig, signal.SIG_DFL)
+            # the supervisor's SIGTERM ends a worker still starting; a terminal's Ctrl-C, which reaches
+            # the whole process group, is left to the supervisor (uvicorn handles both once serving)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             _die_with(supervisor)
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-            listener = reuse_port_socket(self.host, self.port, listen=True)
-            self.worker(listener, lambda: _report_ready(write_end))
+            host, port = self.reservation.getsockname()[:2]
+            self.reservation.close()
+            self.worker(listening_socket(host, port), lambda: _report_ready(write_end))
             status = 0
         except BaseException:  # whatever ends a worker must end it here, not in the supervisor
             log.exception("apiforge worker %d failed", index)
@@ -162,31 +170,40 @@ class Supervisor:
             readable, _, _ = select.select(list(waiting), [], [], 0.1)
             for reader in readable:
                 if not os.read(reader, 1):  # closed without a word: the worker died starting
-                    log.error("an apiforge worker exited before it was ready")
                     died = True
                 waiting.discard(reader)
                 os.close(reader)
         for reader in waiting:
             os.close(reader)
-        if waiting and not died and not self.stopping:
-            log.error("apiforge workers were not ready within %.0fs", READY_TIMEOUT_SECONDS)
+        if not self.stopping:
+            if died:
+                log.error("an apiforge worker exited before it was ready")
+            elif waiting:
+                log.error("apiforge workers were not ready within %.0fs", READY_TIMEOUT_SECONDS)
         return not waiting and not died
 
     def _watch_over(self, failed: bool = False) -> int:
-        """Wait for workers to exit: all of them after a stop, or one that died, which is replaced."""
+        """Collect workers as they exit, replacing those that die unasked, each after its own back-off
+        (one worker's wait never holds up another's replacement), until every worker is gone after a
+        stop. Polls every POLL_SECONDS, which also dates each exit to within that."""
         status = 1 if failed else 0
-        while self.pids:
+        while self.pids or (self.restarts and not self.stopping):
             try:
-                pid, wait_status = os.wait()
-            except ChildProcessError:
+                pid, wait_status = os.waitpid(-1, os.WNOHANG) if self.pids else (0, 0)
+            except ChildProcessError:  # none left after all
                 break
+            if pid == 0:
+                self._restart_due()
+                time.sleep(POLL_SECONDS)
+                continue
             index = self.pids.pop(pid, None)
             lived = time.monotonic() - self.started.pop(pid, 0.0)
             code = os.waitstatus_to_exitcode(wait_status)
             if index is None:
                 continue
-            if self.stopping:  # a worker still starting dies of the SIGTERM itself: as asked
-                status = status or (1 if code not in (0, -signal.SIGTERM) else 0)
+            if self.stopping:  # a worker still starting dies of the stop signal itself: as asked
+                clean = code == 0 or -code in STOP_SIGNALS
+                status = status or (0 if clean else 1)
                 continue
             quick = self.quick_exits.get(index, 0) + 1 if lived < QUICK_EXIT_SECONDS else 0
             self.quick_exits[index] = quick
@@ -203,23 +220,37 @@ class Supervisor:
                 code,
                 delay,
             )
-            self._pause(delay)
-            reader = self._start(index)
-            if reader is not None:
-                os.close(reader)  # a replacement needs no readiness handshake
+            self.restarts[index] = time.monotonic() + delay
         return status
 
-    def _pause(self, seconds: float) -> None:
-        """Sleep, but not past a stop: a SIGTERM must not wait for a restart's back-off."""
-        deadline = time.monotonic() + seconds
-        while not self.stopping and (left := deadline - time.monotonic()) > 0:
-            time.sleep(min(left, 0.1))
+    def _restart_due(self) -> None:
+        if self.stopping:
+            self.restarts.clear()
+            return
+        now = time.monotonic()
+        for index, when in list(self.restarts.items()):
+            if when <= now:
+                del self.restarts[index]
+                reader = self._start(index)
+                if reader is not None:
+                    os.close(reader)  # a replacement needs no readiness handshake
 
     def _stop(self, signum: int, _frame: FrameType | None) -> None:
         self.stopping = True
         for pid in list(self.pids):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[set[int]]:
+    """The stop signals blocked for the block (their handler runs right after it); yields the mask from
+    before, which a worker forked inside restores itself."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield mask
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _die_with(supervisor: int) -> None:

@@ -1,5 +1,11 @@
 """Runs apiserver.server.workers.Supervisor over fake workers, for test_supervisor.py (a supervisor forks, so
-it runs in a process of its own). argv: MODE MARKER_FILE. Prints "ready PORT" and "exit STATUS"."""
+it runs in a process of its own). argv: MODE STARTS_FILE. Prints "ready PORT" and "exit STATUS"; every worker
+start appends its time to STARTS_FILE.
+
+Modes: "race" (the first worker dies once; a SIGTERM lands while its replacement is being forked),
+"crashloop" (the first worker dies once, every replacement fails at once), "slow" (workers take longer to be
+ready than the supervisor waits), "slowstart" (workers take two seconds to be ready, then serve), "alldown"
+(both first workers die at once after being ready; their replacements serve)."""
 
 from __future__ import annotations
 
@@ -13,25 +19,29 @@ from pathlib import Path
 
 from apiserver.server import workers
 
+RESTART_DELAY = 0.05
+"""The first restart delay in every mode but "alldown" (1 s there, long enough to look at the port)."""
 
-def main(mode: str, marker: Path) -> None:
-    workers.FIRST_RESTART_DELAY_SECONDS = 0.05
+
+def main(mode: str, starts_file: Path) -> None:
+    workers.FIRST_RESTART_DELAY_SECONDS = 1.0 if mode == "alldown" else RESTART_DELAY
+    workers.READY_TIMEOUT_SECONDS = 0.5 if mode == "slow" else 60.0
 
     def worker(listener: socket.socket, on_ready: Callable[[], None]) -> None:
+        with starts_file.open("a") as starts:
+            starts.write(f"{time.monotonic()}\n")
+        start = len(starts_file.read_text().splitlines())
+        if mode in ("slow", "slowstart"):
+            time.sleep(2)
         on_ready()
-        with marker.open("a") as log:  # one line per worker start: its time
-            log.write(f"{time.monotonic()}\n")
-        starts = len(marker.read_text().splitlines())
-        if mode == "crashloop" and starts > 2:  # every replacement fails at once
+        if mode == "crashloop" and start > 2:
             raise RuntimeError("cannot start")
-        if starts == 1:  # the first worker dies once, to be replaced
+        if start == 1 or (mode == "alldown" and start == 2):
             os._exit(3)
         while True:
-            time.sleep(1)  # SIGTERM (the default action, in a worker) ends it
+            time.sleep(1)  # the supervisor's SIGTERM (the default action, in a worker) ends it
 
-    if (
-        mode == "race"
-    ):  # a SIGTERM lands while the replacement is being forked, before it is registered
+    if mode == "race":
         real_fork, forks = os.fork, [0]
 
         def fork() -> int:
@@ -43,9 +53,11 @@ def main(mode: str, marker: Path) -> None:
             return pid
 
         os.fork = fork
-    port = workers.claim_port("127.0.0.1", 0)
     supervisor = workers.Supervisor(
-        2, "127.0.0.1", port, worker, lambda port: print("ready", port, flush=True)
+        2,
+        workers.claim_port("127.0.0.1", 0),
+        worker,
+        lambda port: print("ready", port, flush=True),
     )
     print("exit", supervisor.run(), flush=True)
 
