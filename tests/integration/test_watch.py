@@ -17,9 +17,11 @@ from tests.serverproc import ServerProcess, free_port
 WATCHED = "/apis/stable.example.com/v1/namespaces/watched/crontabs"
 
 
-def events(client: httpx.Client, query: str, count: int) -> list[dict[str, Any]]:
+def events(
+    client: httpx.Client, query: str, count: int, collection: str = WATCHED
+) -> list[dict[str, Any]]:
     received: list[dict[str, Any]] = []
-    with client.stream("GET", f"{WATCHED}?watch=true&{query}") as response:
+    with client.stream("GET", f"{collection}?watch=true&{query}") as response:
         assert response.status_code == 200
         for line in response.iter_lines():
             if line:
@@ -65,24 +67,36 @@ def test_watch_semantics(client: httpx.Client) -> None:
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in named] == [("MODIFIED", "w1")]
 
 
+def one_crontab_in(client: httpx.Client, namespace: str, name: str) -> str:
+    """A fresh namespace holding one CronTab ``name``; its CronTab collection's path."""
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    assert client.post("/api/v1/namespaces", json=body).status_code == 201
+    collection = f"/apis/stable.example.com/v1/namespaces/{namespace}/crontabs"
+    assert client.post(collection, json=crontab(name)).status_code == 201
+    return collection
+
+
 def test_watch_ends_at_timeout_seconds(client: httpx.Client) -> None:
+    collection = one_crontab_in(client, "watch-timeout", "t1")
     with client.stream(
-        "GET", f"{WATCHED}?watch=true&resourceVersion=0&timeoutSeconds=1"
+        "GET", f"{collection}?watch=true&resourceVersion=0&timeoutSeconds=1"
     ) as response:
         lines = [
             json.loads(line) for line in response.iter_lines() if line
         ]  # returns: the server closed it
-    assert [(e["type"], e["object"]["metadata"]["name"]) for e in lines] == [("ADDED", "w1")]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in lines] == [("ADDED", "t1")]
 
 
 def test_send_initial_events_ends_with_a_marked_bookmark(client: httpx.Client) -> None:
+    collection = one_crontab_in(client, "watch-initial", "i1")
     received = events(
         client,
         "sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan",
         2,
+        collection,
     )
     assert [(e["type"], e["object"]["metadata"].get("name")) for e in received] == [
-        ("ADDED", "w1"),
+        ("ADDED", "i1"),
         ("BOOKMARK", None),
     ]
     bookmark = received[1]["object"]
