@@ -9,6 +9,7 @@ ready than the supervisor waits), "slowstart" (workers take two seconds to be re
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import socket
@@ -23,14 +24,22 @@ RESTART_DELAY = 0.05
 """The first restart delay in every mode but "alldown" (1 s there, long enough to look at the port)."""
 
 
+def record_start(starts_file: Path) -> int:
+    """Append this start's time; its number, counted under a lock (workers start at the same moment)."""
+    with starts_file.open("a+") as starts:
+        fcntl.flock(starts, fcntl.LOCK_EX)
+        starts.seek(0)
+        number = len(starts.read().splitlines()) + 1
+        starts.write(f"{time.monotonic()}\n")
+        return number
+
+
 def main(mode: str, starts_file: Path) -> None:
     workers.FIRST_RESTART_DELAY_SECONDS = 1.0 if mode == "alldown" else RESTART_DELAY
     workers.READY_TIMEOUT_SECONDS = 0.5 if mode == "slow" else 60.0
 
     def worker(listener: socket.socket, on_ready: Callable[[], None]) -> None:
-        with starts_file.open("a") as starts:
-            starts.write(f"{time.monotonic()}\n")
-        start = len(starts_file.read_text().splitlines())
+        start = record_start(starts_file)
         if mode in ("slow", "slowstart"):
             time.sleep(2)
         on_ready()
