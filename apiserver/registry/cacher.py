@@ -142,9 +142,7 @@ class WatchCache:
         key = event.kv.key
         self._rendered.pop(key, None)
         current = self.objects.get(key)
-        if (
-            event.prev is None and current is not None
-        ):  # left out: the cache's watch is with_prev=False
+        if event.prev is None and current is not None:  # left out: this watch is with_prev=False
             event = _completed(event, current)
         if event.type is EventType.DELETE:
             if current is None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import signal
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -18,14 +17,6 @@ from tests.integration.test_crud import CRONTABS, crontab
 from tests.serverproc import ServerProcess, free_port
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
-
-
-@pytest.fixture(scope="module")
-def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdProcess]:
-    process = EtcdProcess(tmp_path_factory.mktemp("etcd") / "data")
-    process.start()
-    yield process
-    process.stop()
 
 
 def replica(tmp_path: Path, etcd: EtcdProcess, name: str) -> ServerProcess:

@@ -19,7 +19,6 @@ selection is sent as DELETED with its previous (still matching) content.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import random
@@ -314,19 +313,16 @@ def server(
 ) -> Iterator[ServerProcess]:
     """The whole workload on each backend. On etcd the watch cache follows a watch without previous
     values and fills them in itself, which the DELETED and selector-leaving checks exercise."""
-    with contextlib.ExitStack() as stack:
-        extra: tuple[str, ...] = ()
-        if request.param == "etcd":
-            etcd = EtcdProcess(tmp_path_factory.mktemp("etcd") / "data")
-            etcd.start()
-            stack.callback(etcd.stop)
-            extra = ("--etcd-servers", etcd.url)
-        process = ServerProcess(
-            tmp_path_factory.mktemp("data"), free_port(), storage=request.param, extra_args=extra
-        )
-        process.start()
-        stack.callback(process.stop)
-        yield process
+    extra: tuple[str, ...] = ()
+    if request.param == "etcd":
+        etcd: EtcdProcess = request.getfixturevalue("etcd")
+        extra = ("--etcd-servers", etcd.url)
+    process = ServerProcess(
+        tmp_path_factory.mktemp("data"), free_port(), storage=request.param, extra_args=extra
+    )
+    process.start()
+    yield process
+    process.stop()
 
 
 @pytest.fixture(scope="module")

@@ -23,14 +23,6 @@ WORKERS = 2
 CONNECTIONS = 16  # the chance that all of them hash to one of two workers is 2 / 2**16
 
 
-@pytest.fixture(scope="module")
-def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdProcess]:
-    process = EtcdProcess(tmp_path_factory.mktemp("etcd") / "data")
-    process.start()
-    yield process
-    process.stop()
-
-
 @pytest.fixture
 def server(tmp_path: Path, etcd: EtcdProcess) -> Iterator[ServerProcess]:
     process = ServerProcess(
