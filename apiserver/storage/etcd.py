@@ -63,7 +63,7 @@ REQUEST_TIMEOUT: Final = 15.0
 _COMPACTED: Final = "required revision has been compacted"
 _FUTURE: Final = "required revision is a future revision"
 
-_CHANNEL_OPTIONS: Final[tuple[tuple[str, str | int], ...]] = (
+CHANNEL_OPTIONS: Final[tuple[tuple[str, str | int], ...]] = (
     # A 10k-object list is ~10 MB; gRPC's default 4 MiB receive limit fails it (kube sets MaxInt32).
     ("grpc.max_receive_message_length", 2**31 - 1),
     # gRPC's reconnect backoff grows to 2 minutes by default; an API server wants etcd back sooner.
@@ -248,10 +248,10 @@ class EtcdStorage:
     async def start(self) -> None:
         """Open the channel and check that etcd answers (within the request timeout)."""
         if len(self.endpoints) == 1:
-            target, options = _target(self.endpoints), _CHANNEL_OPTIONS
+            target, options = _target(self.endpoints), CHANNEL_OPTIONS
         else:
             target = await _resolved_target(self.endpoints)
-            options = (*_CHANNEL_OPTIONS, ("grpc.lb_policy_name", "round_robin"))
+            options = (*CHANNEL_OPTIONS, ("grpc.lb_policy_name", "round_robin"))
         self._channel = grpc.aio.insecure_channel(target, options=options)
         self._kv = rpc.KVStub(self._channel)
         self._watch_stub = rpc.WatchStub(self._channel)
