@@ -17,7 +17,10 @@ One run starts a throwaway etcd (tests/etcdproc.py) and two ``apiforge serve`` p
    storage_bench's schema holding 10,000 rows of the same keys and size) against the same three
    requests on SQLite. Values are the stored CronTab's size. CREATE and UPDATE are reported as a
    ratio of the raw CAS (target: server ≥ 0.5x raw), GET as a ratio of the raw GET of its storage
-   (reported, no target). A GET on etcd reads etcd (EtcdStorage is not in-process, so the watch
+   (reported, no target). The same CREATE and UPDATE also go to bench/etcd_floor_app.py on the same
+   etcd, a server doing a write's transport and no Kubernetes work (HTTP, one txn, its watch event):
+   its ratio to the raw CAS is the ceiling on this machine, and the server's ratio to it what share
+   of that ceiling the server keeps (both reported, no target). A GET on etcd reads etcd (EtcdStorage is not in-process, so the watch
    cache cannot vouch for read-your-writes); on SQLite the watch cache answers it without a storage
    read.
 2. **LIST of 10,000 CronTabs** (~1.6 KiB each), written straight into each storage before its
@@ -48,6 +51,7 @@ Diagnostics, not part of ``python -m bench``:
 - ``--only writes,lists,fanout``: just those phases (repeatable or comma-separated), e.g.
   ``--only lists`` to measure LIST alone in about 20 s;
 - ``--fan-sweep``: the fan-out alone at 10, 100, 300 and 1,000 watchers;
+- ``--write-sweep``: the etcd writes alone (raw CAS, server, transport floor) at 1 to 32 in flight;
 - ``--server-gc-threshold N``: servers started with ``gc.set_threshold(N, 20, 100)``, to see what
   the cyclic garbage collector costs a phase.
 """
@@ -66,6 +70,7 @@ import threading
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -685,12 +690,12 @@ class Engine:
     def _etcd_cpu(self) -> float:
         return cpu_seconds(self.etcd.process.pid) if self.etcd.process is not None else 0.0
 
-    def _raw_etcd(self, op: Op) -> Sample:
-        """One RawEtcd op with CONNECTIONS callers for WRITE_SECONDS; etcd's CPU per op from /proc,
+    def _raw_etcd(self, op: Op, in_flight: int = CONNECTIONS) -> Sample:
+        """One RawEtcd op with ``in_flight`` callers for WRITE_SECONDS; etcd's CPU per op from /proc,
         this process's (gRPC threads included) from measure_phase."""
         assert self.raw_etcd is not None
         before, started = self._etcd_cpu(), time.perf_counter()
-        sample = self.raw_etcd.call(measure_phase(op, CONNECTIONS, WRITE_SECONDS))
+        sample = self.raw_etcd.call(measure_phase(op, in_flight, WRITE_SECONDS))
         ops = sample.rate * (time.perf_counter() - started)
         etcd_us = (self._etcd_cpu() - before) / ops * 1e6
         return Sample(sample.rate, etcd_us=etcd_us, client_us=sample.cpu_us)
@@ -705,7 +710,7 @@ class Engine:
         assert self.raw_sqlite_reads is not None
         return self.raw_sqlite_reads.measure(WRITE_SECONDS, READ_LIMIT)
 
-    def _create(self, name: str) -> Sample:
+    def _create(self, name: str, in_flight: int = CONNECTIONS) -> Sample:
         server = self.servers[name]
         self.runs += 1
         before = self._etcd_cpu()
@@ -713,7 +718,7 @@ class Engine:
             server.port,
             post_request(collection(CREATE_NS), body_factory(f"c{self.runs}")),
             expect=201,
-            connections=CONNECTIONS,
+            connections=in_flight,
             seconds=WRITE_SECONDS,
             limit=WRITE_LIMIT,
             warmup=0,
@@ -721,12 +726,13 @@ class Engine:
         )
         return self._sample(name, load, before)
 
-    def _update(self, name: str) -> Sample:
+    def _update(self, name: str, in_flight: int = CONNECTIONS) -> Sample:
+        """PUTs over the first ``in_flight`` of the server's update objects (one connection each)."""
         server = self.servers[name]
         before = self._etcd_cpu()
-        load = run_uvloop(
-            _drive_updates(server.port, self.updates[name], WRITE_SECONDS, server.pid)
-        )
+        objects = self.updates[name][:in_flight]
+        load = run_uvloop(_drive_updates(server.port, objects, WRITE_SECONDS, server.pid))
+        self.updates[name][:in_flight] = objects  # their latest states, for the next PUTs
         return self._sample(name, load, before)
 
     def _get(self, name: str, gets: RequestFactory) -> Sample:
@@ -1213,6 +1219,7 @@ def _profiled_load(engine: Engine, storage: str, scenario: str, seconds: float) 
 
 
 SWEEP = (10, 100, 300, 1000)
+IN_FLIGHT_SWEEP = (1, 4, 8, 16, 32)
 
 
 def fan_sweep(gc_threshold: int = 0) -> None:
@@ -1238,6 +1245,46 @@ def fan_sweep(gc_threshold: int = 0) -> None:
             engine.stop_all()
 
 
+def write_sweep(rounds: int = ROUNDS) -> None:
+    """The etcd write phases at several numbers in flight: from latency-bound (one caller waits on
+    etcd's commit) to CPU-bound (the machine's cores are the limit), the ratios to the raw CAS."""
+    with tempfile.TemporaryDirectory(prefix="engine-write-sweep-") as work_dir:
+        engine = Engine(Path(work_dir), ("etcd",))
+        try:
+            engine.setup()
+            assert engine.raw_etcd is not None
+            raw_cas = engine.raw_etcd.cas
+            phases: dict[Phase, Callable[[], Sample]] = {}
+            for in_flight in IN_FLIGHT_SWEEP:
+                level = str(in_flight)
+                phases[level, RAW_CAS] = partial(engine._raw_etcd, raw_cas, in_flight)
+                for name in ("etcd", FLOOR):
+                    phases[level, f"{name} {CREATE}"] = partial(engine._create, name, in_flight)
+                    phases[level, f"{name} {UPDATE}"] = partial(engine._update, name, in_flight)
+            samples = interleave(phases, rounds)
+        finally:
+            engine.stop_all()
+    print(f"etcd writes by number in flight: {rounds} interleaved rounds x {WRITE_SECONDS:g}s;")
+    print("  x raw = per-round ratio to the raw aetcd CAS at the same number in flight")
+    print(
+        f"  {'in flight':>9} {'raw CAS/s':>10} {'server CREATE x raw':>20} {'UPDATE x raw':>13}"
+        f" {'floor CREATE x raw':>19} {'UPDATE x raw':>13} {'server µs/create':>17}"
+    )
+    for in_flight in IN_FLIGHT_SWEEP:
+        level = str(in_flight)
+        raw = (level, RAW_CAS)
+        factors = [
+            median(_ratios(samples, (level, f"{name} {phase}"), raw))
+            for name in ("etcd", FLOOR)
+            for phase in (CREATE, UPDATE)
+        ]
+        print(
+            f"  {in_flight:>9} {median([s.rate for s in samples[raw]]):>10,.0f}"
+            f" {factors[0]:>20.2f} {factors[1]:>13.2f} {factors[2]:>19.2f} {factors[3]:>13.2f}"
+            f" {_cpu(samples[level, f'etcd {CREATE}'], 'server_us'):>17}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         prog="python -m bench.engine_bench",
@@ -1259,6 +1306,11 @@ def main() -> None:
         "--fan-sweep", action="store_true", help=f"only the fan-out, at {SWEEP} watchers"
     )
     parser.add_argument(
+        "--write-sweep",
+        action="store_true",
+        help=f"only the etcd writes, at {IN_FLIGHT_SWEEP} in flight",
+    )
+    parser.add_argument(
         "--only",
         type=phase_names,
         action="append",
@@ -1269,6 +1321,8 @@ def main() -> None:
     options = parser.parse_args()
     if options.fan_sweep:
         fan_sweep(options.server_gc_threshold)
+    elif options.write_sweep:
+        write_sweep()
     elif options.profile:
         profile(
             options.profile,
