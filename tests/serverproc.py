@@ -13,6 +13,8 @@ from pathlib import Path
 
 import httpx
 
+from apiserver.server.cli import client_url
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 CONFORMANCE = SHARED / "conformance"
@@ -35,11 +37,12 @@ class ServerProcess:
     storage: str = "sqlite"
     cwd: Path = REPO  # the generated package of this directory is the one served
     extra_args: tuple[str, ...] = ()
+    bind_address: str = "127.0.0.1"
     process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return client_url(self.bind_address, self.port)
 
     @property
     def kubeconfig(self) -> Path:
@@ -59,7 +62,7 @@ class ServerProcess:
                 "--data-dir",
                 str(self.data_dir),
                 "--bind-address",
-                "127.0.0.1",
+                self.bind_address,
                 "--port",
                 str(self.port),
                 "--storage",

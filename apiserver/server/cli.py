@@ -127,8 +127,16 @@ async def _serve(
     await task
 
 
+def client_url(bind_address: str, port: int) -> str:
+    """The URL a local client (the kubeconfig) reaches a server bound to ``bind_address`` at: a wildcard
+    address becomes the loopback of its family and an IPv6 literal gets brackets, as kube-apiserver's
+    loopback client config does (k8s.io/apiserver/pkg/server/config.go ``LoopbackHostPort``)."""
+    host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(bind_address, bind_address)
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def announce(options: argparse.Namespace, port: int) -> None:
-    url = f"http://{options.bind_address}:{port}"
+    url = client_url(options.bind_address, port)
     write_kubeconfig(options.data_dir / "admin.kubeconfig", url)
     where = ",".join(options.etcd_servers) if options.storage == "etcd" else options.data_dir
     workers = f", {options.workers} workers" if options.workers > 1 else ""

@@ -1,0 +1,24 @@
+"""The kubeconfig's server URL for each kind of bind address, as kube-apiserver's loopback client config
+chooses it (k8s.io/apiserver/pkg/server/config.go LoopbackHostPort, then net.JoinHostPort)."""
+
+from __future__ import annotations
+
+import pytest
+
+from apiserver.server.cli import client_url
+
+
+@pytest.mark.parametrize(
+    ("bind_address", "url"),
+    [
+        ("127.0.0.1", "http://127.0.0.1:6443"),
+        ("0.0.0.0", "http://127.0.0.1:6443"),  # the wildcard is no address to connect to
+        ("::", "http://[::1]:6443"),
+        ("::1", "http://[::1]:6443"),  # an IPv6 literal needs brackets in a URL (RFC 3986 §3.2.2)
+        ("fd00::2", "http://[fd00::2]:6443"),
+        ("10.1.2.3", "http://10.1.2.3:6443"),
+        ("apiserver.internal", "http://apiserver.internal:6443"),
+    ],
+)
+def test_client_url(bind_address: str, url: str) -> None:
+    assert client_url(bind_address, 6443) == url
