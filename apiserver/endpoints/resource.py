@@ -35,6 +35,9 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_ATTEMPTS = 5
+"""Tries of a server-side apply whose object another writer creates or deletes in between: each lost
+race means someone else's write landed, so a few tries are ample (the last error is answered)."""
 
 
 class ResourceHandler:
@@ -268,22 +271,38 @@ class ResourceHandler:
             return _admit_in_retry(request, merged, target, mode, creating=live is None)
 
         dry_run = _dry_run(request)
-        try:
-            await store.get(target.namespace, target.name)
-        except errors.APIError as error:
-            if error.code != 404 or subresource:
-                raise
-            created = await store.create(target.namespace, admitted(None), dry_run=dry_run)
-            await self._send_object(request, send, 201, created, target)
+        # kube's apply is an update that may create (forceAllowCreate): a create that lost a race to
+        # another writer becomes a merge into the winner, an update whose object was deleted under it
+        # becomes a create (GuaranteedUpdate retries on the state it finds), never AlreadyExists
+        for attempt in range(1, APPLY_ATTEMPTS + 1):
+            last = attempt == APPLY_ATTEMPTS
+            try:
+                await store.get(target.namespace, target.name)
+            except errors.APIError as error:
+                if error.code != 404 or subresource:
+                    raise
+                try:
+                    created = await store.create(target.namespace, admitted(None), dry_run=dry_run)
+                except errors.APIError as exists:
+                    if exists.reason != "AlreadyExists" or last:
+                        raise
+                    continue
+                await self._send_object(request, send, 201, created, target)
+                return
+            try:
+                updated = await store.update(
+                    target.namespace,
+                    target.name,
+                    lambda current: admitted(to_version(current, target.resource, target.version)),
+                    subresource=subresource,
+                    dry_run=dry_run,
+                )
+            except errors.APIError as gone:
+                if gone.code != 404 or subresource or last:
+                    raise
+                continue
+            await self._send_object(request, send, 200, updated, target)
             return
-        updated = await store.update(
-            target.namespace,
-            target.name,
-            lambda current: admitted(to_version(current, target.resource, target.version)),
-            subresource=subresource,
-            dry_run=dry_run,
-        )
-        await self._send_object(request, send, 200, updated, target)
 
     async def _delete(self, request: Request, send: Send, store: Store, target: Target) -> None:
         options = await _delete_options(request)
