@@ -15,7 +15,7 @@ import orjson
 import yaml
 
 from apiserver import errors, kubeyaml, protobuf
-from apiserver.schema import prune, prune_nulls, validate_object_meta
+from apiserver.schema import Cause, prune, prune_nulls, validate_object_meta
 from apiserver.scheme import ResourceType, VersionType
 
 Object = dict[str, Any]
@@ -148,12 +148,16 @@ def admit(
         if target.resource.persisted
         else []
     )
-    undecodable = [c for c in causes if c.reason == "FieldValueTypeInvalid"]
-    if undecodable:
-        # kube decodes ObjectMeta into Go types before any validation: a wrong JSON type there is a 400
-        raise target.cannot_handle("; ".join(f"{c.field}: {c.message}" for c in undecodable))
+    # kube decodes ObjectMeta into Go types before any validation: a wrong JSON type there is a 400
+    _refuse_undecodable(causes, target)
     if target.version.validator is not None:
-        causes.extend(target.version.validator(obj))
+        schema_causes = target.version.validator(obj)
+        if target.resource.builtin:
+            # kube decodes a built-in kind's body into its Go struct first: a value of the wrong JSON type
+            # anywhere is a 400 there, before any validation (transformDecodeError in
+            # k8s.io/apiserver/pkg/endpoints/handlers); a custom resource's is a 422 schema error
+            _refuse_undecodable(schema_causes, target)
+        causes.extend(schema_causes)
     if causes:
         raise errors.invalid(
             target.resource.kind,
@@ -164,3 +168,10 @@ def admit(
     if track is not None:
         track(obj)
     return target.version.to_internal(obj)
+
+
+def _refuse_undecodable(causes: list[Cause], target: Target) -> None:
+    """A 400 "cannot be handled" for the values of the wrong JSON type among ``causes``, if any."""
+    undecodable = [c for c in causes if c.reason == "FieldValueTypeInvalid"]
+    if undecodable:
+        raise target.cannot_handle("; ".join(f"{c.field}: {c.message}" for c in undecodable))
