@@ -265,6 +265,16 @@ class ResourceHandler:
         applied = parse_body(await request.body(), "application/yaml", target)
         if not isinstance(applied, dict):
             raise errors.bad_request("the applied configuration must be an object")
+        metadata = applied.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        # kube's checkName on the applied result (handlers/patch.go applyPatch): the object is the URL's
+        body_name = metadata.get("name") or ""
+        if body_name != target.name:
+            raise errors.bad_request(
+                f"the name of the object ({body_name}) does not match the name on the URL ({target.name})"
+            )
+        self._check_scope({"metadata": metadata}, target)
+        uid = metadata.get("uid")
 
         def admitted(live: Object | None) -> Object:
             merged = server_side_apply(request, target, live, applied, manager, subresource)
@@ -281,6 +291,14 @@ class ResourceHandler:
             except errors.APIError as error:
                 if error.code != 404 or subresource:
                     raise
+                if uid:  # the configuration is for an object that is gone (applyPatch's uid check)
+                    raise errors.conflict(
+                        target.resource.plural,
+                        target.resource.group,
+                        target.name,
+                        f"uid mismatch: the provided object specified uid {uid}, and no existing"
+                        " object was found",
+                    ) from None
                 try:
                     created = await store.create(target.namespace, admitted(None), dry_run=dry_run)
                 except errors.APIError as exists:

@@ -152,3 +152,39 @@ def test_concurrent_applies_of_a_new_object_all_land(server: ServerProcess) -> N
             stored = client.get(f"{CRONTABS}/{name}").json()
             assert set(stored["metadata"]["labels"]) == {f"by-{i}" for i in range(managers_count)}
             assert set(managers(stored)) == {f"manager-{i}" for i in range(managers_count)}
+
+
+def test_apply_whose_name_is_not_the_urls_is_refused(client: httpx.Client) -> None:
+    """kube's applyPatch ends in checkName: 400, and nothing is created under either name."""
+    body = {"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "other"}}
+    params = {"fieldManager": "alice"}
+    for _ in range(2):  # the second time too (a retry loop must not turn it into AlreadyExists)
+        answer = client.patch(f"{CRONTABS}/named", json=body, params=params, headers=APPLY)
+        status = assert_status(answer, 400, "BadRequest")
+        assert status["message"] == (
+            "the name of the object (other) does not match the name on the URL (named)"
+        )
+    assert client.get(f"{CRONTABS}/other").status_code == 404
+    assert client.get(f"{CRONTABS}/named").status_code == 404
+    generated = {**body, "metadata": {"generateName": "g-"}}
+    answer = client.patch(f"{CRONTABS}/named", json=generated, params=params, headers=APPLY)
+    assert_status(answer, 400, "BadRequest")
+
+
+def test_apply_with_a_uid_to_a_missing_object_is_a_conflict(client: httpx.Client) -> None:
+    """The configuration names an object that no longer exists: kube answers 409 (applyPatch's uid
+    check) rather than creating a new object under another uid."""
+    body = {
+        "apiVersion": "stable.example.com/v1",
+        "kind": "CronTab",
+        "metadata": {"name": "gone", "uid": "11111111-2222-3333-4444-555555555555"},
+    }
+    answer = client.patch(
+        f"{CRONTABS}/gone", json=body, params={"fieldManager": "alice"}, headers=APPLY
+    )
+    status = assert_status(answer, 409, "Conflict")
+    assert status["message"].endswith(
+        "uid mismatch: the provided object specified uid 11111111-2222-3333-4444-555555555555,"
+        " and no existing object was found"
+    ), status["message"]
+    assert client.get(f"{CRONTABS}/gone").status_code == 404
