@@ -132,7 +132,10 @@ def client_url(bind_address: str, port: int) -> str:
     address becomes the loopback of its family and an IPv6 literal gets brackets, as kube-apiserver's
     loopback client config does (k8s.io/apiserver/pkg/server/config.go ``LoopbackHostPort``)."""
     host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(bind_address, bind_address)
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    if ":" not in host:
+        return f"http://{host}:{port}"
+    # a zone index ("fe80::1%eth0") is written %25 in a URL (RFC 6874), which kubectl parses
+    return f"http://[{host.replace('%', '%25')}]:{port}"
 
 
 def announce(options: argparse.Namespace, port: int) -> None:

@@ -16,6 +16,7 @@ from apiserver.server.cli import client_url
         ("::", "http://[::1]:6443"),
         ("::1", "http://[::1]:6443"),  # an IPv6 literal needs brackets in a URL (RFC 3986 §3.2.2)
         ("fd00::2", "http://[fd00::2]:6443"),
+        ("fe80::1%eth0", "http://[fe80::1%25eth0]:6443"),  # RFC 6874: the zone's % escaped
         ("10.1.2.3", "http://10.1.2.3:6443"),
         ("apiserver.internal", "http://apiserver.internal:6443"),
     ],
