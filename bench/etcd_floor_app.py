@@ -13,7 +13,9 @@ under prefix + path + ``/`` + metadata.name if the key is new (201, else 409), a
 PUT stores its body under prefix + path if the key is still at the revision this process last wrote it at
 (200), reading the stored revision and retrying when it is not, as an update's guarded put does; both
 answer with the request body. Any other request answers 200 with ``{"events": N}``, the events its watch
-has read so far (``/readyz`` for the bench; the count for its test).
+has read so far (``/readyz`` for the bench; the count for its test). It is ready once etcd has created its
+watch, and answers every request with 503 if the watch ends, so a bench run cannot measure less than the
+transport it claims to.
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ class FloorApp:
         end = self.prefix[:-1] + bytes([self.prefix[-1] + 1])
         create = rpc.WatchCreateRequest(key=self.prefix, range_end=end, progress_notify=True)
         await call.write(rpc.WatchRequest(create_request=create))
+        created = await call.read()  # ready only once etcd follows the prefix: no write goes unseen
+        if created is grpc.aio.EOF or not created.created:
+            raise RuntimeError(f"etcd did not create the watch: {created}")
         self.follower = asyncio.get_running_loop().create_task(self._follow(call))
 
     async def _follow(self, call: Any) -> None:
@@ -82,7 +87,10 @@ class FloorApp:
             if not message.get("more_body"):
                 break
         status, answer = 200, orjson.dumps({"events": self.events})
-        if scope["method"] == "POST":
+        if self.follower is None or self.follower.done():
+            # without its watch it would do less than a write's transport: refuse rather than measure that
+            status, answer = 503, b'{"message": "the watch has ended"}'
+        elif scope["method"] == "POST":
             name = orjson.loads(body)["metadata"]["name"]
             status, answer = await self._create(f"{scope['path']}/{name}".encode(), body), body
         elif scope["method"] == "PUT":
