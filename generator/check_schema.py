@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from apiserver.schema import apply_defaults, prune, validate
+from apiserver.schema.cel import RuleSyntaxError, compile_rule
 from apiserver.schema.regex import compile_go_regexp
 from generator.definition import JsonPath
 
@@ -365,6 +366,13 @@ class _Structure:
                 self.report(
                     (*here, "message"), "message must be specified if rule contains line breaks"
                 )
+            for key in ("rule", "messageExpression"):  # kube compiles both when the CRD is created
+                source = str(rule.get(key) or "").strip()
+                if source:
+                    try:
+                        compile_rule(source)
+                    except RuleSyntaxError as error:
+                        self.report((*here, key), f"compilation failed: {error}")
 
 
 _RE2_UNSUPPORTED = re.compile(r"\(\?<?[=!]|\(\?P=|\\[1-9]")

@@ -16,6 +16,7 @@ import yaml
 
 from apiserver import errors, kubeyaml, protobuf
 from apiserver.schema import Cause, prune, prune_nulls, validate_object_meta
+from apiserver.schema.cel import validate_rules
 from apiserver.scheme import ResourceType, VersionType
 
 Object = dict[str, Any]
@@ -116,11 +117,13 @@ def admit(
     *,
     creating: bool,
     track: Callable[[Object], None] | None = None,
+    old: Object | None = None,
 ) -> Object:
     """Prune, default and validate a versioned object, then convert it to the internal version.
 
     ``track`` records field ownership (managedFields) on the final versioned object: after defaulting, so
-    defaults belong to the writer, as kube's field manager sees them.
+    defaults belong to the writer, as kube's field manager sees them. ``old`` is the stored object in the
+    same version on an update: what a custom resource's transition rules (``oldSelf``) compare against.
     """
     metadata = object_meta(obj, target)
     unknown = prune(obj, target.version.schema)
@@ -158,6 +161,8 @@ def admit(
             # k8s.io/apiserver/pkg/endpoints/handlers); a custom resource's is a 422 schema error
             _refuse_undecodable(schema_causes, target)
         causes.extend(schema_causes)
+    if not target.resource.builtin:  # kube evaluates x-kubernetes-validations of custom resources
+        causes.extend(validate_rules(obj, old, target.version.schema, causes))
     if causes:
         raise errors.invalid(
             target.resource.kind,

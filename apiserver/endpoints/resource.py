@@ -215,7 +215,9 @@ class ResourceHandler:
             old = to_version(current, target.resource, target.version)
             # ``current`` is this function's own copy and the body a parse of its own: nothing shared
             track = tracker(request, target, old, subresource, shared=False)
-            return _admit_in_retry(request, body.take(), target, mode, creating=False, track=track)
+            return _admit_in_retry(
+                request, body.take(), target, mode, creating=False, track=track, old=old
+            )
 
         return try_update
 
@@ -240,7 +242,9 @@ class ResourceHandler:
             except PatchError as error:
                 raise patch_failure(error) from None
             patched = check_type_meta(patched, target)
-            return _admit_in_retry(request, patched, target, mode, creating=False, track=track)
+            return _admit_in_retry(
+                request, patched, target, mode, creating=False, track=track, old=versioned
+            )
 
         updated = await store.update(
             target.namespace,
@@ -278,7 +282,7 @@ class ResourceHandler:
 
         def admitted(live: Object | None) -> Object:
             merged = server_side_apply(request, target, live, applied, manager, subresource)
-            return _admit_in_retry(request, merged, target, mode, creating=live is None)
+            return _admit_in_retry(request, merged, target, mode, creating=live is None, old=live)
 
         dry_run = _dry_run(request)
         # kube's apply is an update that may create (forceAllowCreate): a create that lost a race to
@@ -483,11 +487,12 @@ def _admit_in_retry(
     *,
     creating: bool,
     track: Callable[[Object], None] | None = None,
+    old: Object | None = None,
 ) -> Object:
     """``admit`` inside an update function, which the Store runs again after every write conflict: the
     warnings of every run join the request's once."""
     warnings: list[str] = []
-    internal = admit(obj, target, mode, warnings, creating=creating, track=track)
+    internal = admit(obj, target, mode, warnings, creating=creating, track=track, old=old)
     request.warnings.extend(w for w in warnings if w not in request.warnings)
     return internal
 

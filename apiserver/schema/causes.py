@@ -17,6 +17,7 @@ from typing import Any, Final
 
 __all__ = [
     "NIL_FIELD",
+    "OMIT",
     "Cause",
     "duplicate",
     "forbidden",
@@ -68,12 +69,12 @@ class _Omit:
     """Marks a bad value that is not printed (Go's ``omitValue``)."""
 
 
-_OMIT: Final = _Omit()
+OMIT: Final = _Omit()
 
 
 def _body(kind: str, value: Any, detail: str) -> str:
     # field.Error.ErrorBody() for the types that print their bad value.
-    text = kind if value is _OMIT else f"{kind}: {format_bad_value(value)}"
+    text = kind if value is OMIT else f"{kind}: {format_bad_value(value)}"
     return f"{text}: {detail}" if detail else text
 
 
@@ -119,7 +120,7 @@ def too_many(field: str, actual: int, max_items: int) -> Cause:
         detail = f"must have at most {max_items} {'item' if max_items == 1 else 'items'}"
     else:
         detail = "too many items"
-    return Cause(TOO_MANY, _body("Too many", actual if actual >= 0 else _OMIT, detail), field)
+    return Cause(TOO_MANY, _body("Too many", actual if actual >= 0 else OMIT, detail), field)
 
 
 def internal_error(field: str, detail: str) -> Cause:

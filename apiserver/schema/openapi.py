@@ -9,7 +9,7 @@ causes and, through "match counts", which alternative of an ``anyOf``/``oneOf`` 
 matches. The one liberty: Go walks ``properties`` in random map order; this walks them in declaration
 order so that output is deterministic.
 
-``x-kubernetes-validations`` (CEL) rules are not evaluated here.
+``x-kubernetes-validations`` (CEL) rules are evaluated by apiserver.schema.cel, after this.
 """
 
 from __future__ import annotations

@@ -118,6 +118,7 @@ class Schema:
         "additional_properties_allowed",
         "all_of",
         "any_of",
+        "cel_rules",
         "checks_format",
         "checks_numbers",
         "checks_object",
@@ -134,6 +135,8 @@ class Schema:
         "has_defaults_below",
         "has_embedded_below",
         "has_list_types_below",
+        "has_rules",
+        "has_rules_below",
         "int_or_string",
         "items",
         "list_map_keys",
@@ -250,6 +253,13 @@ class Schema:
         self.has_embedded_below: bool = any(
             c is not None and (c.embedded_resource or c.has_embedded_below) for c in children
         )
+        rules = raw.get("x-kubernetes-validations")
+        self.has_rules: bool = isinstance(rules, list) and bool(rules)
+        self.has_rules_below: bool = any(
+            c is not None and (c.has_rules or c.has_rules_below) for c in children
+        )
+        self.cel_rules: Any = None
+        """The compiled ``x-kubernetes-validations``, filled in by apiserver.schema.cel when first used."""
 
         self.checks_type: bool = bool(self.types or self.format)
         self.python_types: frozenset[type] = frozenset().union(

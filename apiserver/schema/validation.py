@@ -3,7 +3,8 @@
 ``validate`` runs, in the order of apiextensions-apiserver's ``customResourceStrategy.Validate``:
 the OpenAPI value validation (types, formats, bounds, enums, required, anyOf/oneOf/allOf/not), the
 TypeMeta and ObjectMeta of ``x-kubernetes-embedded-resource`` objects, and the uniqueness invariants of
-``x-kubernetes-list-type: set|map``. It does not evaluate ``x-kubernetes-validations`` (CEL) rules,
+``x-kubernetes-list-type: set|map``. The ``x-kubernetes-validations`` (CEL) rules come after these, from
+:func:`apiserver.schema.cel.validate_rules` (they need the old object on an update),
 and the root ``metadata`` is checked separately with :func:`validate_object_meta`, as kube does.
 
 Validation reads ``obj`` only. Pass the object after :func:`~apiserver.schema.prune` and

@@ -24,8 +24,8 @@ What the recordings are, and how they are read:
   kind is a 400 BadRequest ``<Kind> in version "<v>" cannot be handled as a <Kind>: <decode error>``.
 
 Documents that cannot be run are skipped with the reason (``pytest -rs`` lists them): kinds not served here
-(Pod, Deployment, APIService, CustomResourceDefinition, JobSet whose CRD was not copied), CEL rules
-(``x-kubernetes-validations`` are not evaluated by the server), and documents that hold no object.
+(Pod, Deployment, APIService, CustomResourceDefinition, JobSet whose CRD was not copied), and documents that
+hold no object. The CEL cases (``x-kubernetes-validations`` of ``cel_basic.yaml``) run.
 """
 
 from __future__ import annotations
@@ -68,11 +68,6 @@ NOT_SERVED: Final = {
     "JobSet": "the JobSet CRD (kubectl-validate testcases/crds/jobset.yaml) is not in the conformance set"
     " (SOURCES.md §6), so the kind cannot be served",
 }
-CEL: Final = (
-    "needs CEL: x-kubernetes-validations rules are not evaluated by the server"
-    " (apiserver/schema/validation.py)"
-)
-CEL_CASES: Final = {"error_cel_basic", "error_cel_basic_multiple"}
 
 # Recordings that are not kube-apiserver's answer (kubectl-validate's own InternalErrors, or a built-in kind's
 # decode error): kube-apiserver's answer is asserted instead.
@@ -142,8 +137,6 @@ def skip_reason(document: Document) -> str | None:
     key = (obj.get("apiVersion"), obj.get("kind"))
     if key not in SERVED and key not in MISSPELT_KINDS:
         return NOT_SERVED[str(obj.get("kind"))]
-    if stem(document) in CEL_CASES:
-        return CEL
     return None
 
 
@@ -243,6 +236,8 @@ def test_inventory() -> None:
         "configmap",
         "empty_secret",
         "error_array_instead_of_map",
+        "error_cel_basic",
+        "error_cel_basic_multiple",
         "error_invalid_kind",
         "error_invalid_label",
         "error_invalid_name",
@@ -253,8 +248,7 @@ def test_inventory() -> None:
         "error_x_list_map_default",
     ]
     skipped = {d.id: skip_reason(d) for d in ALL_DOCUMENTS if skip_reason(d) is not None}
-    assert len(skipped) == 25 and all(skipped.values())
-    assert {d for d, reason in skipped.items() if reason == CEL} == CEL_CASES
+    assert len(skipped) == 23 and all(skipped.values())
     disabled = sorted(p.name for p in (CASES / "manifests").glob("*.disabled"))
     assert disabled == [  # disabled upstream; not collected
         "error_api_deprecation.yaml.disabled",

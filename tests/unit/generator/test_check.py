@@ -278,6 +278,33 @@ def test_structural_rules() -> None:
     ]
 
 
+def test_cel_rules_and_message_expressions_must_compile() -> None:
+    """kube compiles them when the CRD is created; the error carries the column inside the rule."""
+    errors = check_errors(
+        crd(
+            """
+            type: object
+            properties:
+              spec:
+                type: object
+                x-kubernetes-validations:
+                - rule: "self.a >"
+                - rule: "has(self.a)"
+                  messageExpression: "'a is ' +"
+                properties:
+                  a: {type: string}
+            """
+        )
+    )
+    rules = f"{SCHEMA_PATH}.properties.spec.x-kubernetes-validations"
+    assert [e.split(" ERROR: ")[0] for e in errors] == [
+        f"{FILE}:18: {rules}[0].rule: compilation failed: Failed to parse expression 'self.a >':",
+        f"{FILE}:20: {rules}[1].messageExpression: compilation failed: Failed to parse expression"
+        " ''a is ' +':",
+    ]
+    assert "<input>:1:9: Syntax error" in errors[0]
+
+
 def test_root_rules() -> None:
     assert check_errors(
         crd("type: array\nitems: {type: string}\nadditionalProperties: {type: string}\n")

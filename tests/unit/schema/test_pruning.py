@@ -168,7 +168,7 @@ def test_nothing_to_prune_returns_an_empty_list_and_keeps_the_object() -> None:
     assert obj == before
 
 
-def _crd_samples() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+def crd_samples() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     schemas: dict[tuple[str, str], dict[str, Any]] = {}
     for path in sorted(glob.glob(str(CONFORMANCE / "crds" / "*.yaml"))):
         crd = load_yaml(Path(path))
@@ -185,7 +185,7 @@ def _crd_samples() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
 
 
 @pytest.mark.parametrize(
-    ("name", "obj", "schema"), _crd_samples(), ids=lambda v: v if isinstance(v, str) else ""
+    ("name", "obj", "schema"), crd_samples(), ids=lambda v: v if isinstance(v, str) else ""
 )
 def test_published_examples_of_real_crds_have_no_unknown_fields(
     name: str, obj: dict[str, Any], schema: dict[str, Any]

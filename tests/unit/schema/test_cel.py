@@ -1,0 +1,264 @@
+"""x-kubernetes-validations evaluated as kube-apiserver does (apiextensions-apiserver schema/cel/validation.go):
+where each rule runs, with which self and oldSelf, and how a failure is worded."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from apiserver.schema import apply_defaults, prune, validate
+from apiserver.schema.causes import Cause, required, too_long
+from apiserver.schema.cel import NOT_CHECKED, validate_rules
+from tests.unit.schema.test_pruning import crd_samples
+
+
+def rules(*entries: dict[str, Any], **schema: Any) -> dict[str, Any]:
+    return {**schema, "x-kubernetes-validations": list(entries)}
+
+
+def check(obj: Any, schema: dict[str, Any], old: Any = None) -> list[tuple[str, str, str]]:
+    return [(c.reason, c.field, c.message) for c in validate_rules(obj, old, schema, [])]
+
+
+SPEC = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "properties": {
+                "replicas": rules(
+                    {"rule": "self >= 0", "message": "must not be negative"}, type="integer"
+                ),
+                "mode": rules({"rule": "self.lowerAscii() == self"}, type="string"),
+                "ratio": rules({"rule": "type(self) == double && self < 2.5"}, type="number"),
+                "labels": {
+                    "type": "object",
+                    "additionalProperties": rules({"rule": "size(self) <= 3"}, type="string"),
+                },
+            },
+        }
+    },
+}
+
+
+def test_a_scalar_failure_shows_the_value_and_the_message() -> None:
+    assert check({"spec": {"replicas": -1}}, SPEC) == [
+        ("FieldValueInvalid", "spec.replicas", "Invalid value: -1: must not be negative")
+    ]
+    assert check({"spec": {"replicas": 2}}, SPEC) == []
+
+
+def test_without_a_message_the_rule_is_the_message_and_strings_are_quoted() -> None:
+    assert check({"spec": {"mode": "Fast"}}, SPEC) == [
+        (
+            "FieldValueInvalid",
+            "spec.mode",
+            'Invalid value: "Fast": failed rule: self.lowerAscii() == self',
+        )
+    ]
+
+
+def test_a_number_is_a_double_even_when_written_as_an_integer() -> None:
+    assert check({"spec": {"ratio": 2}}, SPEC) == []
+    assert check({"spec": {"ratio": 3}}, SPEC)[0][1] == "spec.ratio"
+
+
+def test_map_values_are_addressed_by_key() -> None:
+    found = check({"spec": {"labels": {"ok": "abc", "long": "abcd"}}}, SPEC)
+    assert found == [
+        (
+            "FieldValueInvalid",
+            "spec.labels[long]",
+            'Invalid value: "abcd": failed rule: size(self) <= 3',
+        )
+    ]
+
+
+def test_a_root_rule_is_reported_at_nil_without_the_object() -> None:
+    schema = rules(
+        {"rule": "!has(self.b) || self.b % self.a == 0", "message": "b must be a multiple of a"},
+        type="object",
+        properties={"a": {"type": "integer"}, "b": {"type": "integer"}},
+    )
+    assert check({"a": 3, "b": 7}, schema) == [
+        ("FieldValueInvalid", "<nil>", "Invalid value: b must be a multiple of a")
+    ]
+    assert check({"a": 3}, schema) == []
+
+
+def test_message_expression_reason_and_field_path() -> None:
+    schema = rules(
+        {
+            "rule": "self.min <= self.max",
+            "messageExpression": "'min ' + string(self.min) + ' is above max ' + string(self.max)",
+            "fieldPath": ".min",
+        },
+        {"rule": "self.max < 100", "reason": "FieldValueForbidden", "message": "too big"},
+        {"rule": "has(self.name)", "reason": "FieldValueRequired", "message": "name it"},
+        type="object",
+        properties={
+            "min": {"type": "integer"},
+            "max": {"type": "integer"},
+            "name": {"type": "string"},
+        },
+    )
+    assert check({"range": {"min": 150, "max": 120}}, {"properties": {"range": schema}}) == [
+        ("FieldValueInvalid", "range.min", "Invalid value: min 150 is above max 120"),
+        ("FieldValueForbidden", "range", "Forbidden: too big"),
+        ("FieldValueRequired", "range", "Required value: name it"),
+    ]
+
+
+def test_a_message_expression_that_fails_falls_back_to_the_message() -> None:
+    schema = rules(
+        {"rule": "self > 0", "message": "positive", "messageExpression": "self.nothing"},
+        type="integer",
+    )
+    assert check({"n": -2}, {"properties": {"n": schema}}) == [
+        ("FieldValueInvalid", "n", "Invalid value: -2: positive")
+    ]
+
+
+def test_an_evaluation_error_is_reported_with_the_rule() -> None:
+    schema = {"properties": {"spec": rules({"rule": "self.missing > 1"}, type="object")}}
+    assert check({"spec": {}}, schema) == [
+        (
+            "FieldValueInvalid",
+            "spec",
+            'Invalid value: "object": no such key: missing evaluating rule: self.missing > 1',
+        )
+    ]
+
+
+IMMUTABLE = {
+    "properties": {
+        "spec": {
+            "type": "object",
+            "properties": {
+                "size": rules(
+                    {"rule": "self == oldSelf", "message": "size is immutable"}, type="string"
+                ),
+                "floor": rules(
+                    {
+                        "rule": "!oldSelf.hasValue() || self >= oldSelf.value()",
+                        "message": "may only grow",
+                        "optionalOldSelf": True,
+                    },
+                    type="integer",
+                ),
+            },
+        }
+    }
+}
+
+
+def test_transition_rules_run_only_on_updates_with_an_old_value() -> None:
+    assert check({"spec": {"size": "big"}}, IMMUTABLE) == []  # a create
+    assert check({"spec": {"size": "big"}}, IMMUTABLE, old={"spec": {}}) == []  # nothing to compare
+    assert check({"spec": {"size": "big"}}, IMMUTABLE, old={"spec": {"size": "big"}}) == []
+    assert check({"spec": {"size": "big"}}, IMMUTABLE, old={"spec": {"size": "small"}}) == [
+        ("FieldValueInvalid", "spec.size", 'Invalid value: "big": size is immutable')
+    ]
+
+
+def test_optional_old_self_runs_on_creates_too() -> None:
+    assert check({"spec": {"floor": 1}}, IMMUTABLE) == []
+    assert check({"spec": {"floor": 1}}, IMMUTABLE, old={"spec": {"floor": 3}}) == [
+        ("FieldValueInvalid", "spec.floor", "Invalid value: 1: may only grow")
+    ]
+
+
+PORTS = {
+    "properties": {
+        "ports": {
+            "type": "array",
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name"],
+            "items": rules(
+                {"rule": "self.port == oldSelf.port", "message": "port is immutable"},
+                type="object",
+                properties={"name": {"type": "string"}, "port": {"type": "integer"}},
+            ),
+        },
+        "plain": {
+            "type": "array",
+            "items": rules({"rule": "self == oldSelf", "message": "never checked"}, type="integer"),
+        },
+    }
+}
+
+
+def test_map_list_items_correlate_by_key_and_other_lists_do_not() -> None:
+    old = {"ports": [{"name": "a", "port": 1}, {"name": "b", "port": 2}], "plain": [1, 2]}
+    moved = {
+        "ports": [{"name": "b", "port": 2}, {"name": "a", "port": 1}, {"name": "c", "port": 9}]
+    }
+    assert (
+        check({**moved, "plain": [5, 6]}, PORTS, old=old) == []
+    )  # reordered, added; plain: no oldSelf
+    changed = {"ports": [{"name": "b", "port": 3}]}
+    assert check(changed, PORTS, old=old) == [
+        ("FieldValueInvalid", "ports[0]", "Invalid value: port is immutable")
+    ]
+
+
+def test_an_unchanged_value_is_not_reported_on_update() -> None:
+    """Validation ratcheting: a value stored before a rule existed may stay as it is."""
+    assert check({"spec": {"replicas": -1}}, SPEC, old={"spec": {"replicas": -1}}) == []
+    assert check({"spec": {"replicas": -2}}, SPEC, old={"spec": {"replicas": -1}}) != []
+
+
+@pytest.mark.parametrize("blocking", [required("spec.x"), too_long("spec.y", 3)])
+def test_rules_do_not_run_after_a_blocking_error(blocking: Cause) -> None:
+    found = validate_rules({"spec": {"replicas": -1}}, None, SPEC, [blocking])
+    assert [c.to_dict() for c in found] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": f"Invalid value: null: {NOT_CHECKED}",
+            "field": "<nil>",
+        }
+    ]
+
+
+def test_a_schema_without_rules_costs_nothing() -> None:
+    assert validate_rules({"spec": {"replicas": -1}}, None, {"type": "object"}, []) == []
+
+
+def _admitted_samples() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """The published examples of the conformance CRDs, pruned and defaulted as the server admits them."""
+    samples = []
+    for name, obj, schema in crd_samples():
+        obj = copy.deepcopy(obj)
+        prune(obj, schema)
+        apply_defaults(obj, schema)
+        samples.append((name, obj, schema))
+    return samples
+
+
+@pytest.mark.parametrize(
+    ("name", "obj", "schema"), _admitted_samples(), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_published_examples_of_real_crds_pass_their_rules(
+    name: str, obj: dict[str, Any], schema: dict[str, Any]
+) -> None:
+    """Gateway API's examples go through 1 to 42 rules each (string, list and macro functions)."""
+    assert validate(obj, schema) == []
+    assert validate_rules(obj, None, schema, []) == []
+
+
+def test_a_real_rule_fires_on_a_broken_example() -> None:
+    """Gateway API's HTTPRoute: a PathPrefix match must be an absolute path."""
+    _name, route, schema = next(
+        s for s in _admitted_samples() if s[0] == "basic-http.yaml:HTTPRoute"
+    )
+    route["spec"]["rules"][0]["matches"][0]["path"]["value"] = "bar"
+    assert check(route, schema) == [
+        (
+            "FieldValueInvalid",
+            "spec.rules[0].matches[0].path",
+            "Invalid value: value must be an absolute path and start with '/' when type one of"
+            " ['Exact', 'PathPrefix']",
+        )
+    ]
