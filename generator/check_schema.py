@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from apiserver.schema import apply_defaults, prune, validate
-from apiserver.schema.cel import RuleSyntaxError, compile_rule
+from apiserver.schema.cel import RuleSyntaxError, compile_rule, unsupported_functions
 from apiserver.schema.regex import compile_go_regexp
 from generator.definition import JsonPath
 
@@ -370,9 +370,17 @@ class _Structure:
                 source = str(rule.get(key) or "").strip()
                 if source:
                     try:
-                        compile_rule(source)
+                        missing = unsupported_functions(compile_rule(source))
                     except RuleSyntaxError as error:
                         self.report((*here, key), f"compilation failed: {error}")
+                        continue
+                    if missing:  # kube has them; a server that cannot evaluate them must say so now
+                        self.report(
+                            (*here, key),
+                            "apiforge does not evaluate the CEL function"
+                            f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
+                            " (apiserver/schema/cel.py lists what it provides)",
+                        )
 
 
 _RE2_UNSUPPORTED = re.compile(r"\(\?<?[=!]|\(\?P=|\\[1-9]")

@@ -1,26 +1,30 @@
 """A custom resource's ``x-kubernetes-validations``: its CEL rules, evaluated as kube-apiserver evaluates them
 (k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/validation.go).
 
-Every rule of a schema node is evaluated with ``self`` bound to the object's value at that node. A rule that
-refers to ``oldSelf`` is a transition rule: it runs only on an update, and only where the old object has a
-value at the same place (object properties and map keys correlate, and the items of a
-``x-kubernetes-list-type: map`` list by their keys; other list items do not), unless it sets
-``optionalOldSelf``. A failure is reported at the node (plus the rule's ``fieldPath``) with the rule's
-``reason`` (FieldValueInvalid by default) and its ``messageExpression``, ``message`` or "failed rule: <rule>";
-an evaluation error is reported as kube words it. On an update, failures at a node whose value the update
-did not change are not reported (validation ratcheting, on by default since Kubernetes 1.30). Rules do not
-run at all when the schema validation already found a blocking error; one fieldless cause says so.
+Every rule of a schema node is evaluated with ``self`` bound to the object's value at that node, typed by the
+schema (``number`` values are doubles, property names are escaped as kube's ``cel.Escape`` does:
+``namespace`` is ``__namespace__``, ``a-b`` is ``a__dash__b``). A rule that refers to ``oldSelf`` is a
+transition rule: it runs only on an update, and only where the old object has a non-null value at the same
+place (object properties and map keys correlate, and the items of a ``x-kubernetes-list-type: map`` list by
+their keys; other list items do not), unless it sets ``optionalOldSelf``. A failure is reported at the node
+(plus the rule's normalised ``fieldPath``) with the rule's ``reason`` (FieldValueInvalid by default) and its
+``messageExpression``, ``message`` or "failed rule: <rule>"; an evaluation error is reported at the node, as
+kube words it. On an update, failures of rules without ``oldSelf`` at a value the update did not change are
+not reported (validation ratcheting, on by default since Kubernetes 1.30: plain list items compare by index,
+set items as their list). Rules do not run at all when the schema validation already found a blocking error;
+one fieldless cause says so.
 
-The evaluator is cel-rust (the ``common-expression-language`` package), with the Kubernetes string
-extensions the rules of real CRDs call (``split``, ``lowerAscii``, ``upperAscii``, ``trim``, ``replace``,
-``indexOf``, ``lastIndexOf``, ``join``). Not provided: the other Kubernetes libraries (``url``, ``quantity``,
-``ip``, ``cidr``, ``format``, ``isSorted``...), optional field selection (``self.?x``), typed
-``format: date-time``/``duration`` values (they stay strings), and cost limits; a rule that calls a
-function the evaluator lacks fails with an evaluation error naming it.
+The evaluator is cel-rust (the ``common-expression-language`` package) with the Kubernetes string extensions
+(``split``, ``lowerAscii``, ``upperAscii``, ``trim``, ``replace``, ``indexOf``, ``lastIndexOf``, ``join``).
+The other Kubernetes libraries (``url``, ``quantity``, ``ip``, ``cidr``, ``format``, ``isSorted``...) are not
+provided: :func:`unsupported_functions` names them, and generation refuses a rule that calls one. Not provided
+either: optional field selection (``self.?x``), typed ``format: date-time``/``duration`` values (they stay
+strings) and cost limits.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
@@ -31,7 +35,7 @@ from apiserver.schema import causes
 from apiserver.schema.causes import Cause
 from apiserver.schema.structural import Schema, compile_schema
 
-__all__ = ["RuleSyntaxError", "compile_rule", "validate_rules"]
+__all__ = ["RuleSyntaxError", "compile_rule", "unsupported_functions", "validate_rules"]
 
 BLOCKING: Final = frozenset(
     {causes.NOT_SUPPORTED, causes.REQUIRED, causes.TOO_LONG, causes.TOO_MANY, causes.TYPE_INVALID}
@@ -41,6 +45,8 @@ NOT_CHECKED: Final = (
     "some validation rules were not checked because the object was invalid; correct the existing"
     " errors to complete validation"
 )
+MAX_MESSAGE_LENGTH: Final = 5120
+"""A messageExpression result longer than this falls back to the message, as in kube."""
 _REASONS: Final = {
     "FieldValueForbidden": causes.forbidden,
     "FieldValueRequired": causes.required,
@@ -59,20 +65,25 @@ def compile_rule(text: str) -> Any:
         raise RuleSyntaxError(str(error)) from None
 
 
-def _join(items: list[Any], separator: str = "") -> str:
-    return separator.join(str(item) for item in items)
+# -- the Kubernetes string library ---------------------------------------------------------------------
+
+
+def _ascii_case(text: str, change: Callable[[str], str]) -> str:
+    return "".join(change(ch) if ch.isascii() else ch for ch in text)
 
 
 def _index_of(text: str, needle: str, start: int = 0) -> int:
+    if not 0 <= start <= len(text):
+        raise IndexError(f"index out of range: {start}")
     return text.find(needle, start)
 
 
 def _last_index_of(text: str, needle: str, end: int | None = None) -> int:
-    return text.rfind(needle, 0, None if end is None else end + len(needle))
-
-
-def _replace(text: str, old: str, new: str, count: int = -1) -> str:
-    return text.replace(old, new, count)
+    if end is None:
+        return text.rfind(needle)
+    if not 0 <= end < max(len(text), 1):
+        raise IndexError(f"index out of range: {end}")
+    return text.rfind(needle, 0, end + len(needle))
 
 
 def _split(text: str, separator: str, limit: int = -1) -> list[str]:
@@ -86,19 +97,37 @@ def _split(text: str, separator: str, limit: int = -1) -> list[str]:
 
 EXTENSIONS: Final[dict[str, Callable[..., Any]]] = {
     "indexOf": _index_of,
-    "join": _join,
+    "join": lambda items, separator="": separator.join(str(item) for item in items),
     "lastIndexOf": _last_index_of,
-    "lowerAscii": lambda text: text.lower() if text.isascii() else _ascii_case(text, str.lower),
-    "replace": _replace,
+    "lowerAscii": lambda text: _ascii_case(text, str.lower),
+    "replace": lambda text, old, new, count=-1: text.replace(old, new, count),
     "split": _split,
     "trim": str.strip,
-    "upperAscii": lambda text: text.upper() if text.isascii() else _ascii_case(text, str.upper),
+    "upperAscii": lambda text: _ascii_case(text, str.upper),
 }
-"""The Kubernetes CEL string library (k8s.io/apiserver/pkg/cel/library, cel-go's strings extension)."""
+"""The Kubernetes CEL string library (cel-go's strings extension, as k8s.io/apiserver/pkg/cel enables it)."""
+
+_STANDARD: Final = frozenset(
+    {
+        "bool", "bytes", "contains", "double", "duration", "dyn", "endsWith", "getDate",
+        "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear", "getHours", "getMilliseconds",
+        "getMinutes", "getMonth", "getSeconds", "hasValue", "int", "matches", "none", "of", "orValue",
+        "size", "startsWith", "string", "timestamp", "type", "uint", "value",
+    }
+)  # fmt: skip
+"""The CEL standard functions (and optional-value methods) the evaluator has."""
 
 
-def _ascii_case(text: str, change: Callable[[str], str]) -> str:
-    return "".join(change(ch) if ch.isascii() else ch for ch in text)
+def unsupported_functions(program: Any) -> list[str]:
+    """The functions a compiled rule calls that the evaluator does not have (operators are fine)."""
+    return sorted(
+        name
+        for name in program.functions()
+        if name[:1].isalpha() and name not in _STANDARD and name not in EXTENSIONS
+    )
+
+
+# -- rules -----------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +137,20 @@ class Rule:
     message: str
     message_expression: Any
     reason: str
-    field_path: str
+    field_path: tuple[str, ...]
     transition: bool
     optional_old_self: bool
+
+
+_FIELD_PATH_STEP: Final = re.compile(r"\.([^.\[\]]+)|\['((?:[^'\\]|\\.)*)'\]")
+
+
+def _parse_field_path(text: str) -> tuple[str, ...]:
+    """kube's ValidFieldPath syntax: ``.name`` and ``['any.name']`` steps."""
+    return tuple(
+        dotted or quoted.replace("\\'", "'").replace("\\\\", "\\")
+        for dotted, quoted in _FIELD_PATH_STEP.findall(text.strip())
+    )
 
 
 def _rules(s: Schema) -> tuple[Rule, ...]:
@@ -122,23 +162,86 @@ def _rules(s: Schema) -> tuple[Rule, ...]:
 
 def _compile(raw: Any) -> Rule:
     source = str(raw.get("rule", "")).strip()
-    message = str(raw.get("message") or "").strip()
     expression = str(raw.get("messageExpression") or "").strip()
     program = compile_rule(source)
     return Rule(
         source,
         program,
-        message,
+        str(raw.get("message") or "").strip(),
         compile_rule(expression) if expression else None,
         str(raw.get("reason") or causes.INVALID),
-        str(raw.get("fieldPath") or "").lstrip("."),
+        _parse_field_path(str(raw.get("fieldPath") or "")),
         "oldSelf" in program.variables(),
         raw.get("optionalOldSelf") is True,
     )
 
 
+# -- values as CEL sees them ---------------------------------------------------------------------------
+
+_RESERVED: Final = frozenset(
+    {
+        "true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function",
+        "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while",
+    }
+)  # fmt: skip
+_ESCAPABLE: Final = re.compile(r"[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*")
+
+
+def escape(name: str) -> str | None:
+    """kube's cel.Escape: the CEL name of a property, or None when no rule can name it."""
+    if name in _RESERVED:
+        return f"__{name}__"
+    if not _ESCAPABLE.fullmatch(name):
+        return None
+    return (
+        name.replace("__", "__underscores__")
+        .replace(".", "__dot__")
+        .replace("-", "__dash__")
+        .replace("/", "__slash__")
+    )
+
+
+_RETYPED: dict[int, tuple[Schema, bool]] = {}
+
+
+def _needs_retyping(s: Schema) -> bool:
+    """Whether values under ``s`` differ from their JSON as CEL sees them (doubles, escaped names)."""
+    hit = _RETYPED.get(id(s))
+    if hit is not None and hit[0] is s:
+        return hit[1]
+    children = [*s.properties.values(), s.additional_properties, s.items]
+    needed = (
+        s.types == ("number",)
+        or any(escape(name) != name for name in s.properties)
+        or any(c is not None and _needs_retyping(c) for c in children)
+    )
+    _RETYPED[id(s)] = (s, needed)
+    return needed
+
+
+def _cel_value(s: Schema | None, value: Any) -> Any:
+    if s is None or not _needs_retyping(s):
+        return value
+    if isinstance(value, dict):
+        if s.properties:
+            typed = {}
+            for key, item in value.items():
+                name = escape(key)
+                if name is not None:
+                    typed[name] = _cel_value(s.properties.get(key), item)
+            return typed
+        return {key: _cel_value(s.additional_properties, item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_cel_value(s.items, item) for item in value]
+    if s.types == ("number",) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+# -- the walk ------------------------------------------------------------------------------------------
+
 _ABSENT: Final = object()
-"""No correlated old value (a create, or a place the old object does not have)."""
+"""No correlated old value (a create, a place the old object does not have, or a null there)."""
 
 
 def validate_rules(obj: Any, old: Any, schema: Any, prior: list[Cause]) -> list[Cause]:
@@ -150,17 +253,21 @@ def validate_rules(obj: Any, old: Any, schema: Any, prior: list[Cause]) -> list[
     if any(cause.reason in BLOCKING for cause in prior):
         return [causes.invalid(causes.NIL_FIELD, None, NOT_CHECKED)]
     errs: list[Cause] = []
-    _walk(compiled, obj, _ABSENT if old is None else old, "", errs)
+    _walk(compiled, obj, _ABSENT if old is None else old, False, "", errs)
     return errs
 
 
-def _walk(s: Schema, value: Any, old: Any, path: str, errs: list[Cause]) -> None:
+def _walk(s: Schema, value: Any, old: Any, unchanged: bool, path: str, errs: list[Cause]) -> None:
+    """``old``: the correlated old value (oldSelf); ``unchanged``: the update left this value as it was
+    (ratcheting, which also reaches list items that do not correlate)."""
     if value is None:
         return
+    if old is None:
+        old = _ABSENT
+    if old is not _ABSENT:
+        unchanged = old == value
     if s.has_rules:
-        found = list(_failures(s, value, old, path))
-        if found and not (old is not _ABSENT and old == value):  # ratcheting: unchanged values pass
-            errs.extend(found)
+        errs.extend(_failures(s, value, old, unchanged, path))
     if not s.has_rules_below:
         return
     if isinstance(value, dict):
@@ -168,97 +275,124 @@ def _walk(s: Schema, value: Any, old: Any, path: str, errs: list[Cause]) -> None
         for key, child in value.items():
             sub = s.field_schema(key)
             if sub is not None and (sub.has_rules or sub.has_rules_below):
-                where = f"{path}.{key}" if key in s.properties else f"{path}[{key}]"
-                _walk(sub, child, old_map.get(key, _ABSENT), where.lstrip("."), errs)
+                where = _child(path, key) if key in s.properties else f"{path}[{key}]"
+                _walk(sub, child, old_map.get(key, _ABSENT), False, where, errs)
     elif isinstance(value, list) and s.items is not None:
-        olds = _correlated_items(s, value, old)
-        for index, item in enumerate(value):
-            _walk(s.items, item, next(olds), f"{path}[{index}]", errs)
+        for index, (item, before, same) in enumerate(_item_pairs(s, value, old, unchanged)):
+            _walk(s.items, item, before, same, f"{path}[{index}]", errs)
 
 
-def _correlated_items(s: Schema, items: list[Any], old: Any) -> Iterator[Any]:
-    """Each item's old item: by the map keys of a ``x-kubernetes-list-type: map`` list, else none."""
-    if s.list_type != "map" or not s.list_map_keys or not isinstance(old, list):
-        while True:
-            yield _ABSENT
-    keys = s.list_map_keys
-    by_key = {tuple(item.get(k) for k in keys): item for item in old if isinstance(item, dict)}
-    for item in items:
-        yield (
-            by_key.get(tuple(item.get(k) for k in keys), _ABSENT)
-            if isinstance(item, dict)
-            else _ABSENT
-        )
+def _child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
 
 
-def _failures(s: Schema, value: Any, old: Any, path: str) -> Iterator[Cause]:
+def _item_pairs(
+    s: Schema, items: list[Any], old: Any, unchanged: bool
+) -> Iterator[tuple[Any, Any, bool]]:
+    """Each item with its old item (by the keys of a map list) and whether ratcheting covers it
+    (a map list's correlated item, a plain list's item at the same index, or a set as a whole)."""
+    old_items = old if isinstance(old, list) else []
+    if s.list_type == "map" and s.list_map_keys:
+        keys = s.list_map_keys
+        by_key = {tuple(o.get(k) for k in keys): o for o in old_items if isinstance(o, dict)}
+        for item in items:
+            before = (
+                by_key.get(tuple(item.get(k) for k in keys), _ABSENT)
+                if isinstance(item, dict)
+                else _ABSENT
+            )
+            yield item, before, False
+    elif s.list_type == "set":
+        for item in items:
+            yield item, _ABSENT, unchanged
+    else:
+        for index, item in enumerate(items):
+            yield item, _ABSENT, index < len(old_items) and old_items[index] == item
+
+
+def _failures(s: Schema, value: Any, old: Any, unchanged: bool, path: str) -> Iterator[Cause]:
     for rule in _rules(s):
         if rule.transition and old is _ABSENT and not rule.optional_old_self:
             continue
-        variables = {"self": _cel_value(s, value)}
-        if (
-            rule.optional_old_self
-        ):  # oldSelf is an optional: none on a create or an uncorrelated item
-            absent = old is _ABSENT
-            none, of = cel.OptionalValue.none, cel.OptionalValue.of
-            variables["oldSelf"] = none() if absent else of(_cel_value(s, old))
-        elif rule.transition:
-            variables["oldSelf"] = _cel_value(s, old)
-        context = cel.Context(variables=variables)
-        for name, function in EXTENSIONS.items():
-            context.add_function(name, function)
-        field = ".".join(p for p in (path, rule.field_path) if p) or causes.NIL_FIELD
         try:
-            passed = rule.program.execute(context)
-        except Exception as error:
+            variables = {"self": _cel_value(s, value)}
+            if rule.transition:
+                absent = old is _ABSENT
+                plain = None if absent else _cel_value(s, old)
+                if rule.optional_old_self:
+                    none, of = cel.OptionalValue.none, cel.OptionalValue.of
+                    variables["oldSelf"] = none() if absent else of(plain)
+                else:
+                    variables["oldSelf"] = plain
+            passed = rule.program.execute(_context(variables))
+        except Exception as error:  # every evaluation error is the rule's, reported at the node
             yield causes.invalid(
-                field,
-                _type_name(s),
-                f"{_evaluation_error(error)} evaluating rule: {_error_string(rule)}",
+                path or causes.NIL_FIELD, _type_name(s), _evaluation_error(error, rule)
             )
             continue
-        if passed is True:
+        if passed is True or (unchanged and not rule.transition):
             continue
-        yield _failure(rule, field, value, context)
+        if rule.transition and rule.optional_old_self:  # the message sees oldSelf plain
+            variables["oldSelf"] = None if old is _ABSENT else _cel_value(s, old)
+        yield _failure(s, rule, path, value, variables)
 
 
-def _failure(rule: Rule, field: str, value: Any, context: Any) -> Cause:
-    # ruleMessageOrDefault
-    detail, shown = rule.message or f"failed rule: {rule.source}", value
+def _context(variables: dict[str, Any]) -> Any:
+    context = cel.Context(variables=variables)
+    for name, function in EXTENSIONS.items():
+        context.add_function(name, function)
+    return context
+
+
+def _failure(s: Schema, rule: Rule, path: str, value: Any, variables: dict[str, Any]) -> Cause:
+    field = _field(s, path, rule.field_path) or causes.NIL_FIELD
+    detail = rule.message or f"failed rule: {rule.source}"  # ruleMessageOrDefault
     if rule.message_expression is not None:
         try:
-            evaluated = rule.message_expression.execute(context)
-        except Exception:
+            evaluated = rule.message_expression.execute(_context(variables))
+        except Exception:  # kube falls back to the message when the expression fails
             evaluated = None
-        if isinstance(evaluated, str) and evaluated.strip() and "\n" not in evaluated:
-            detail, shown = evaluated, causes.OMIT
+        if isinstance(evaluated, str):
+            evaluated = evaluated.strip()
+            if evaluated and "\n" not in evaluated and len(evaluated) <= MAX_MESSAGE_LENGTH:
+                detail = evaluated
+    shown = causes.OMIT if isinstance(value, dict | list) else value  # no structured values
     make = _REASONS.get(rule.reason)
     if make is not None:
         return make(field, detail)
     if rule.reason == causes.DUPLICATE:
-        return causes.duplicate(field, value)
-    if isinstance(shown, dict | list):
-        shown = causes.OMIT  # kube leaves structured values out of the message
+        return causes.duplicate(field, shown)
     return causes.invalid(field, shown, detail)
 
 
-def _cel_value(s: Schema, value: Any) -> Any:
-    """JSON numbers of a ``type: number`` node are doubles in CEL, even when they look like integers."""
-    if s.types == ("number",) and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    return value
+def _field(s: Schema, path: str, steps: tuple[str, ...]) -> str:
+    """The node's path with a rule's fieldPath: properties as children, map keys as ``[key]``."""
+    node: Schema | None = s
+    for step in steps:
+        if node is not None and step not in node.properties and node.additional_properties:
+            path, node = f"{path}[{step}]", node.additional_properties
+        else:
+            path, node = _child(path, step), node.properties.get(step) if node else None
+    return path
 
 
 def _type_name(s: Schema) -> str:
-    return s.types[0] if len(s.types) == 1 else "object"
+    """The value kube shows for an evaluation error: the schema's type (empty when it has none)."""
+    return s.types[0] if len(s.types) == 1 else ""
 
 
-def _error_string(rule: Rule) -> str:
-    """kube's ruleErrorString: the message, else the rule."""
-    return rule.message or rule.source
-
-
-def _evaluation_error(error: Exception) -> str:
+def _evaluation_error(error: Exception, rule: Rule) -> str:
+    what = rule.message or rule.source  # ruleErrorString
+    text = " ".join(str(error).split())
+    if isinstance(error, TypeError):  # cel-rust's operand type mismatches: cel-go's "no such overload"
+        return (
+            "'no such overload': call arguments did not match a supported operator, function or"
+            f" macro signature for rule: {what}"
+        )
     if isinstance(error, KeyError):
-        return f"no such key: {error.args[0] if error.args else ''}"
-    return str(error)
+        text = f"no such key: {error.args[0] if error.args else ''}"
+    elif isinstance(error, OverflowError):
+        text = "integer overflow"
+    elif isinstance(error, ZeroDivisionError):
+        text = "division by zero"
+    return f"{text} evaluating rule: {what}"

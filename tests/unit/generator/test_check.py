@@ -278,25 +278,30 @@ def test_structural_rules() -> None:
     ]
 
 
+SPEC_RULES = f"{SCHEMA_PATH}.properties.spec.x-kubernetes-validations"
+
+
+def spec_rules_errors(rules: str) -> list[str]:
+    """The errors of a CRD whose spec (fields a: string, l: list of integers) has the rules ``rules``
+    (YAML list entries; the first starts on line 18)."""
+    rules = textwrap.indent(yaml(rules), " " * 4)
+    schema = "type: object\nproperties:\n  spec:\n    type: object\n    x-kubernetes-validations:\n"
+    fields = (
+        "    properties:\n      a: {type: string}\n      l: {type: array, items: {type: integer}}\n"
+    )
+    return check_errors(crd(schema + rules + fields))
+
+
 def test_cel_rules_and_message_expressions_must_compile() -> None:
     """kube compiles them when the CRD is created; the error carries the column inside the rule."""
-    errors = check_errors(
-        crd(
-            """
-            type: object
-            properties:
-              spec:
-                type: object
-                x-kubernetes-validations:
-                - rule: "self.a >"
-                - rule: "has(self.a)"
-                  messageExpression: "'a is ' +"
-                properties:
-                  a: {type: string}
-            """
-        )
+    errors = spec_rules_errors(
+        """
+        - rule: "self.a >"
+        - rule: "has(self.a)"
+          messageExpression: "'a is ' +"
+        """
     )
-    rules = f"{SCHEMA_PATH}.properties.spec.x-kubernetes-validations"
+    rules = SPEC_RULES
     assert [e.split(" ERROR: ")[0] for e in errors] == [
         f"{FILE}:18: {rules}[0].rule: compilation failed: Failed to parse expression 'self.a >':",
         f"{FILE}:20: {rules}[1].messageExpression: compilation failed: Failed to parse expression"
@@ -589,4 +594,18 @@ def test_printer_columns_use_the_runtime_jsonpath_subset() -> None:
         "subset (.a.b, [0], [*], ['a'], [?(@.a==\"b\")])",
         f'{FILE}:6: printerColumns[2].jsonPath: JSONPath "..tags" is not in the supported JSONPath subset '
         "(.a.b, [0], [*], ['a'], [?(@.a==\"b\")])",
+    ]
+
+
+def test_cel_functions_the_server_cannot_evaluate_are_refused() -> None:
+    """kube has url(), quantity() and isSorted(); a server that would fail every object instead says so."""
+    errors = spec_rules_errors(
+        """
+        - rule: "isURL(self.a) && self.l.isSorted()"
+        - rule: "self.a.lowerAscii().split('-').size() < 3"
+        """
+    )
+    assert errors == [
+        f"{FILE}:18: {SPEC_RULES}[0].rule: apiforge does not evaluate the CEL functions isSorted, isURL"
+        " (apiserver/schema/cel.py lists what it provides)"
     ]

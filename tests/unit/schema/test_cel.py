@@ -262,3 +262,156 @@ def test_a_real_rule_fires_on_a_broken_example() -> None:
             " ['Exact', 'PathPrefix']",
         )
     ]
+
+
+# -- found in review: kube's ratcheting, typing, escaping and wording -----------------------------------
+
+
+def test_transition_rules_and_evaluation_errors_are_never_ratcheted() -> None:
+    schema = {
+        "properties": {
+            "spec": rules(
+                {"rule": "self.x > 1"},
+                type="object",
+                properties={
+                    "n": rules({"rule": "self > oldSelf", "message": "must grow"}, type="integer"),
+                    "y": {"type": "integer"},
+                },
+            )
+        }
+    }
+    old = {"spec": {"n": 1, "y": 1}}
+    assert check({"spec": {"n": 1, "y": 1}}, schema, old=old) == [
+        (
+            "FieldValueInvalid",
+            "spec",
+            'Invalid value: "object": no such key: x evaluating rule: self.x > 1',
+        ),
+        ("FieldValueInvalid", "spec.n", "Invalid value: 1: must grow"),
+    ]
+
+
+def test_plain_list_items_ratchet_by_index_and_set_items_with_their_list() -> None:
+    item = rules({"rule": "self < 5"}, type="integer")
+    schema = {
+        "properties": {
+            "l": {"type": "array", "items": item},
+            "s": {"type": "array", "x-kubernetes-list-type": "set", "items": item},
+        }
+    }
+    old = {"l": [9, 1], "s": [7]}
+    assert check({"l": [9, 1], "s": [7]}, schema, old=old) == []
+    assert [c[1] for c in check({"l": [1, 9], "s": [7, 8]}, schema, old=old)] == [
+        "l[1]",
+        "s[0]",
+        "s[1]",
+    ]
+
+
+def test_a_stored_null_is_no_old_value() -> None:
+    schema = {
+        "properties": {
+            "v": rules({"rule": "self == oldSelf"}, type="string", nullable=True),
+            "w": rules(
+                {"rule": "!oldSelf.hasValue()", "optionalOldSelf": True},
+                type="string",
+                nullable=True,
+            ),
+        }
+    }
+    assert check({"v": "x", "w": "y"}, schema, old={"v": None, "w": None}) == []
+
+
+def test_numbers_are_doubles_below_the_rule_too() -> None:
+    schema = rules(
+        {"rule": "self.ratio * 2.0 <= 10.0 && self.all_.all(x, x * 2.0 < 10.0)"},
+        type="object",
+        properties={
+            "ratio": {"type": "number"},
+            "all_": {"type": "array", "items": {"type": "number"}},
+        },
+    )
+    assert check({"ratio": 2, "all_": [2, 3]}, schema) == []
+
+
+def test_property_names_are_escaped_as_kube_escapes_them() -> None:
+    schema = rules(
+        {"rule": "has(self.__namespace__) && self.min__dash__size > 0 && self.a__dot__b == 'x'"},
+        type="object",
+        properties={
+            "namespace": {"type": "string"},
+            "min-size": {"type": "integer"},
+            "a.b": {"type": "string"},
+        },
+    )
+    assert check({"namespace": "n", "min-size": 1, "a.b": "x"}, schema) == []
+
+
+def test_field_paths_are_normalised_and_evaluation_errors_stay_at_the_node() -> None:
+    schema = {
+        "properties": {
+            "spec": rules(
+                {"rule": "self.m.k == 'ok'", "fieldPath": ".m.k"},
+                {"rule": "self.n > 0", "fieldPath": "['a.b']"},
+                {"rule": "self.missing > 1", "fieldPath": ".n"},
+                type="object",
+                properties={
+                    "m": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "a.b": {"type": "string"},
+                    "n": {"type": "integer"},
+                },
+            )
+        }
+    }
+    assert [
+        (c[1], c[2].split(": ")[-1]) for c in check({"spec": {"m": {"k": "no"}, "n": 0}}, schema)
+    ] == [
+        ("spec.m[k]", "self.m.k == 'ok'"),
+        ("spec.a.b", "self.n > 0"),
+        ("spec", "self.missing > 1"),
+    ]
+
+
+def test_message_expressions_keep_a_scalar_value_and_are_trimmed() -> None:
+    schema = {
+        "properties": {
+            "n": rules(
+                {"rule": "self > 0", "messageExpression": "'  n is ' + string(self) + '  '"},
+                type="integer",
+            ),
+            "f": rules(
+                {
+                    "rule": "!oldSelf.hasValue() || self >= oldSelf.value()",
+                    "optionalOldSelf": True,
+                    "messageExpression": "'was ' + string(oldSelf)",
+                },
+                type="integer",
+            ),
+        }
+    }
+    assert check({"n": -1, "f": 1}, schema, old={"n": 3, "f": 5}) == [
+        ("FieldValueInvalid", "n", "Invalid value: -1: n is -1"),
+        ("FieldValueInvalid", "f", "Invalid value: 1: was 5"),
+    ]
+
+
+def test_duplicate_of_an_object_and_errors_of_untyped_nodes() -> None:
+    schema = {
+        "properties": {
+            "o": rules(
+                {"rule": "false", "reason": "FieldValueDuplicate"},
+                type="object",
+                properties={"a": {"type": "string"}},
+            ),
+            "any": rules({"rule": "self + 1 > 0"}, **{"x-kubernetes-int-or-string": True}),
+        }
+    }
+    assert check({"o": {"a": "x"}, "any": "text"}, schema) == [
+        ("FieldValueDuplicate", "o", "Duplicate value"),
+        (
+            "FieldValueInvalid",
+            "any",
+            "Invalid value: \"\": 'no such overload': call arguments did not match a supported operator,"
+            " function or macro signature for rule: self + 1 > 0",
+        ),
+    ]
