@@ -25,6 +25,7 @@ strings) and cost limits.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
@@ -140,6 +141,7 @@ class Rule:
     field_path: tuple[str, ...]
     transition: bool
     optional_old_self: bool
+    message_reads_old_self: bool
 
 
 _FIELD_PATH_STEP: Final = re.compile(r"\.([^.\[\]]+)|\['((?:[^'\\]|\\.)*)'\]")
@@ -164,15 +166,17 @@ def _compile(raw: Any) -> Rule:
     source = str(raw.get("rule", "")).strip()
     expression = str(raw.get("messageExpression") or "").strip()
     program = compile_rule(source)
+    message_program = compile_rule(expression) if expression else None
     return Rule(
         source,
         program,
         str(raw.get("message") or "").strip(),
-        compile_rule(expression) if expression else None,
+        message_program,
         str(raw.get("reason") or causes.INVALID),
         _parse_field_path(str(raw.get("fieldPath") or "")),
         "oldSelf" in program.variables(),
         raw.get("optionalOldSelf") is True,
+        message_program is not None and "oldSelf" in message_program.variables(),
     )
 
 
@@ -311,20 +315,22 @@ def _item_pairs(
 
 
 def _failures(s: Schema, value: Any, old: Any, unchanged: bool, path: str) -> Iterator[Cause]:
+    # self and oldSelf go into the context once per node (converting a value to CEL is the dearest
+    # part of an evaluation), and only when a rule runs; oldSelf is re-bound when a rule needs it in
+    # the other form (optional or plain)
+    context: Any = None
+    bound_old = ""
     for rule in _rules(s):
         if rule.transition and old is _ABSENT and not rule.optional_old_self:
             continue
         try:
-            variables = {"self": _cel_value(s, value)}
-            if rule.transition:
-                absent = old is _ABSENT
-                plain = None if absent else _cel_value(s, old)
-                if rule.optional_old_self:
-                    none, of = cel.OptionalValue.none, cel.OptionalValue.of
-                    variables["oldSelf"] = none() if absent else of(plain)
-                else:
-                    variables["oldSelf"] = plain
-            passed = rule.program.execute(_context(variables))
+            if context is None:
+                context = _context({"self": _cel_value(s, value)})
+            wanted = "optional" if rule.optional_old_self else "plain" if rule.transition else ""
+            if wanted and wanted != bound_old:
+                _bind_old_self(context, s, old, optional=wanted == "optional")
+                bound_old = wanted
+            passed = rule.program.execute(context)
         except Exception as error:  # every evaluation error is the rule's, reported at the node
             yield causes.invalid(
                 path or causes.NIL_FIELD, _type_name(s), _evaluation_error(error, rule)
@@ -332,24 +338,44 @@ def _failures(s: Schema, value: Any, old: Any, unchanged: bool, path: str) -> It
             continue
         if passed is True or (unchanged and not rule.transition):
             continue
-        if rule.transition and rule.optional_old_self:  # the message sees oldSelf plain
-            variables["oldSelf"] = None if old is _ABSENT else _cel_value(s, old)
-        yield _failure(s, rule, path, value, variables)
+        if rule.message_reads_old_self and bound_old != "plain":
+            # the message sees oldSelf plain, also under optionalOldSelf (and never another node's)
+            _bind_old_self(context, s, old, optional=False)
+            bound_old = "plain"
+        yield _failure(s, rule, path, value, context)
+
+
+def _bind_old_self(context: Any, s: Schema, old: Any, *, optional: bool) -> None:
+    plain = None if old is _ABSENT else _cel_value(s, old)
+    if optional:
+        none, of = cel.OptionalValue.none, cel.OptionalValue.of
+        context.add_variable("oldSelf", none() if old is _ABSENT else of(plain))
+    else:
+        context.add_variable("oldSelf", plain)
+
+
+_PER_THREAD = threading.local()
 
 
 def _context(variables: dict[str, Any]) -> Any:
-    context = cel.Context(variables=variables)
-    for name, function in EXTENSIONS.items():
-        context.add_function(name, function)
+    """The extensions with ``variables``: one context per thread, made once (registering the functions
+    costs more than an evaluation), its variables replaced; a rule reads only the variables it names."""
+    context = getattr(_PER_THREAD, "context", None)
+    if context is None:
+        context = _PER_THREAD.context = cel.Context()
+        for name, function in EXTENSIONS.items():
+            context.add_function(name, function)
+    for name, content in variables.items():
+        context.add_variable(name, content)
     return context
 
 
-def _failure(s: Schema, rule: Rule, path: str, value: Any, variables: dict[str, Any]) -> Cause:
+def _failure(s: Schema, rule: Rule, path: str, value: Any, context: Any) -> Cause:
     field = _field(s, path, rule.field_path) or causes.NIL_FIELD
     detail = rule.message or f"failed rule: {rule.source}"  # ruleMessageOrDefault
     if rule.message_expression is not None:
         try:
-            evaluated = rule.message_expression.execute(_context(variables))
+            evaluated = rule.message_expression.execute(context)
         except Exception:  # kube falls back to the message when the expression fails
             evaluated = None
         if isinstance(evaluated, str):
@@ -384,7 +410,9 @@ def _type_name(s: Schema) -> str:
 def _evaluation_error(error: Exception, rule: Rule) -> str:
     what = rule.message or rule.source  # ruleErrorString
     text = " ".join(str(error).split())
-    if isinstance(error, TypeError):  # cel-rust's operand type mismatches: cel-go's "no such overload"
+    if isinstance(
+        error, TypeError
+    ):  # cel-rust's operand type mismatches: cel-go's "no such overload"
         return (
             "'no such overload': call arguments did not match a supported operator, function or"
             f" macro signature for rule: {what}"

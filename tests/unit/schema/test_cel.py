@@ -415,3 +415,19 @@ def test_duplicate_of_an_object_and_errors_of_untyped_nodes() -> None:
             " function or macro signature for rule: self + 1 > 0",
         ),
     ]
+
+
+def test_a_message_never_sees_another_nodes_old_self() -> None:
+    """Evaluations share one context per thread: oldSelf is bound for the node being checked."""
+    schema = {
+        "properties": {
+            "a": rules({"rule": "self == oldSelf"}, type="integer"),
+            "b": rules(
+                {"rule": "self < 10", "messageExpression": "'was ' + string(oldSelf)"},
+                type="integer",
+            ),
+        }
+    }
+    assert check({"a": 1, "b": 11}, schema, old={"a": 1, "b": 2}) == [
+        ("FieldValueInvalid", "b", "Invalid value: 11: was 2")
+    ]
