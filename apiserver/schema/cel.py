@@ -298,20 +298,26 @@ def _item_pairs(
     old_items = old if isinstance(old, list) else []
     if s.list_type == "map" and s.list_map_keys:
         keys = s.list_map_keys
-        by_key = {tuple(o.get(k) for k in keys): o for o in old_items if isinstance(o, dict)}
+        by_key = {_map_key(o, keys): o for o in old_items}
+        by_key.pop(None, None)
         for item in items:
-            before = (
-                by_key.get(tuple(item.get(k) for k in keys), _ABSENT)
-                if isinstance(item, dict)
-                else _ABSENT
-            )
-            yield item, before, False
+            key = _map_key(item, keys)
+            yield item, _ABSENT if key is None else by_key.get(key, _ABSENT), False
     elif s.list_type == "set":
         for item in items:
             yield item, _ABSENT, unchanged
     else:
         for index, item in enumerate(items):
             yield item, _ABSENT, index < len(old_items) and old_items[index] == item
+
+
+def _map_key(item: Any, keys: tuple[str, ...]) -> tuple[Any, ...] | None:
+    """A map-list item's key, or None when it has none to correlate by (not an object, or a key value
+    that is not a scalar, which a value stored under an older schema may have)."""
+    if not isinstance(item, dict):
+        return None
+    key = tuple(item.get(k) for k in keys)
+    return None if any(isinstance(part, dict | list) for part in key) else key
 
 
 def _failures(s: Schema, value: Any, old: Any, unchanged: bool, path: str) -> Iterator[Cause]:

@@ -431,3 +431,11 @@ def test_a_message_never_sees_another_nodes_old_self() -> None:
     assert check({"a": 1, "b": 11}, schema, old={"a": 1, "b": 2}) == [
         ("FieldValueInvalid", "b", "Invalid value: 11: was 2")
     ]
+
+
+def test_an_old_map_list_item_with_an_object_for_a_key_correlates_with_nothing() -> None:
+    """A value stored under an older schema may hold anything: it must not break the correlation."""
+    old = {"ports": [{"name": {"odd": 1}, "port": 1}, "junk", {"name": "a", "port": 1}]}
+    assert check({"ports": [{"name": "a", "port": 2}]}, PORTS, old=old) == [
+        ("FieldValueInvalid", "ports[0]", "Invalid value: port is immutable")
+    ]
