@@ -17,6 +17,7 @@ import yaml
 from apiserver import errors, kubeyaml, protobuf
 from apiserver.schema import Cause, prune, prune_nulls, validate_object_meta
 from apiserver.schema.cel import validate_rules
+from apiserver.schema.ratchet import ratchet
 from apiserver.scheme import ResourceType, VersionType
 
 Object = dict[str, Any]
@@ -160,6 +161,8 @@ def admit(
             # anywhere is a 400 there, before any validation (transformDecodeError in
             # k8s.io/apiserver/pkg/endpoints/handlers); a custom resource's is a 422 schema error
             _refuse_undecodable(schema_causes, target)
+        else:  # an update may keep what a stricter schema now refuses (validation ratcheting)
+            schema_causes = ratchet(schema_causes, obj, old, target.version.schema)
         causes.extend(schema_causes)
     if not target.resource.builtin:  # kube evaluates x-kubernetes-validations of custom resources
         causes.extend(validate_rules(obj, old, target.version.schema, causes))

@@ -1,0 +1,91 @@
+"""Validation ratcheting through the server, in the case it exists for: a CRD's schema gets stricter,
+the server is regenerated and restarted on the same data, and objects stored before stay updatable as long
+as an update leaves their now-invalid values alone (KEP-4008; GA in Kubernetes 1.33)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import httpx
+
+from generator.pipeline import GenerateConfig, generate
+from tests.serverproc import ServerProcess, free_port
+
+GADGETS = "/apis/ratchet.example.com/v1/namespaces/default/gadgets"
+MERGE = {"content-type": "application/merge-patch+json"}
+
+
+def crd(name_rules: str) -> str:
+    return (
+        textwrap.dedent(
+            """\
+        apiVersion: apiextensions.k8s.io/v1
+        kind: CustomResourceDefinition
+        metadata:
+          name: gadgets.ratchet.example.com
+        spec:
+          group: ratchet.example.com
+          scope: Namespaced
+          names: {plural: gadgets, singular: gadget, kind: Gadget}
+          versions:
+          - name: v1
+            served: true
+            storage: true
+            schema:
+              openAPIV3Schema:
+                type: object
+                properties:
+                  spec:
+                    type: object
+                    properties:
+                      size: {type: integer}
+                      name: {type: string%s}
+        """
+        )
+        % name_rules
+    )
+
+
+def serve(root: Path, data: Path, rules: str) -> ServerProcess:
+    definitions = root / "definitions" / "ratchet.example.com"
+    definitions.mkdir(parents=True, exist_ok=True)
+    (definitions / "gadget.yaml").write_text(crd(rules))
+    generate(GenerateConfig(root / "definitions", root / "generated"))
+    server = ServerProcess(data, free_port(), cwd=root)
+    server.start()
+    return server
+
+
+def test_a_stricter_schema_keeps_stored_objects_updatable(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    lax = serve(tmp_path / "project", data, "")
+    try:
+        body = {
+            "apiVersion": "ratchet.example.com/v1",
+            "kind": "Gadget",
+            "metadata": {"name": "old"},
+            "spec": {"name": "toolong", "size": 1},
+        }
+        assert httpx.post(f"{lax.url}{GADGETS}", json=body).status_code == 201
+    finally:
+        lax.stop()
+
+    strict = serve(tmp_path / "project", data, ", maxLength: 3")
+    try:
+        with httpx.Client(base_url=strict.url) as client:
+            grown = client.patch(f"{GADGETS}/old", json={"spec": {"size": 2}}, headers=MERGE)
+            assert grown.status_code == 200, grown.text
+            assert grown.json()["spec"] == {"name": "toolong", "size": 2}
+            renamed = client.patch(
+                f"{GADGETS}/old", json={"spec": {"name": "longer"}}, headers=MERGE
+            )
+            assert renamed.status_code == 422, renamed.text
+            assert [c["field"] for c in renamed.json()["details"]["causes"]] == ["spec.name"]
+            body = {**body, "metadata": {"name": "new"}}
+            assert (
+                client.post(GADGETS, json=body).status_code == 422
+            )  # a create has nothing to keep
+    finally:
+        strict.stop()
