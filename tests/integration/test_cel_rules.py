@@ -3,68 +3,48 @@
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from generator.pipeline import GenerateConfig, generate
-from tests.serverproc import ServerProcess, free_port
+from tests.crdproject import crd_yaml, serve_crd
+from tests.serverproc import ServerProcess
 
 WIDGETS = "/apis/cel.example.com/v1/namespaces/default/widgets"
-CRD = textwrap.dedent(
-    """\
-    apiVersion: apiextensions.k8s.io/v1
-    kind: CustomResourceDefinition
-    metadata:
-      name: widgets.cel.example.com
-    spec:
-      group: cel.example.com
-      scope: Namespaced
-      names: {plural: widgets, singular: widget, kind: Widget}
-      versions:
-      - name: v1
-        served: true
-        storage: true
-        schema:
-          openAPIV3Schema:
-            type: object
-            properties:
-              spec:
-                type: object
-                x-kubernetes-validations:
-                - rule: "self.minReplicas <= self.maxReplicas"
-                  messageExpression: "'minReplicas ' + string(self.minReplicas) + ' exceeds maxReplicas ' + string(self.maxReplicas)"
-                  fieldPath: .minReplicas
-                properties:
-                  size:
-                    type: string
-                    x-kubernetes-validations:
-                    - rule: self == oldSelf
-                      message: size is immutable
-                  minReplicas: {type: integer}
-                  maxReplicas: {type: integer}
-                  name:
-                    type: string
-                    x-kubernetes-validations:
-                    - rule: self.split('-').size() <= 2
-                      reason: FieldValueForbidden
-                      message: at most one dash
+CRD = crd_yaml(
+    "cel.example.com",
+    "Widget",
     """
+    type: object
+    x-kubernetes-validations:
+    - rule: "self.minReplicas <= self.maxReplicas"
+      messageExpression: "'minReplicas ' + string(self.minReplicas) + ' exceeds maxReplicas ' + string(self.maxReplicas)"
+      fieldPath: .minReplicas
+    properties:
+      size:
+        type: string
+        x-kubernetes-validations:
+        - rule: self == oldSelf
+          message: size is immutable
+      minReplicas: {type: integer}
+      maxReplicas: {type: integer}
+      name:
+        type: string
+        x-kubernetes-validations:
+        - rule: self.split('-').size() <= 2
+          reason: FieldValueForbidden
+          message: at most one dash
+    """,
 )
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     """Overrides conftest's server with one serving the Widget CRD above."""
-    root = tmp_path_factory.mktemp("cel-project")
-    (root / "definitions" / "cel.example.com").mkdir(parents=True)
-    (root / "definitions" / "cel.example.com" / "widget.yaml").write_text(CRD)
-    generate(GenerateConfig(root / "definitions", root / "generated"))
-    process = ServerProcess(tmp_path_factory.mktemp("data"), free_port(), cwd=root)
-    process.start()
+    root, data = tmp_path_factory.mktemp("cel-project"), tmp_path_factory.mktemp("data")
+    process = serve_crd(root, data, "cel.example.com", CRD)
     yield process
     process.stop()
 

@@ -4,57 +4,24 @@ as an update leaves their now-invalid values alone (KEP-4008; GA in Kubernetes 1
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import httpx
 
-from generator.pipeline import GenerateConfig, generate
-from tests.serverproc import ServerProcess, free_port
+from tests.crdproject import crd_yaml, serve_crd
+from tests.serverproc import ServerProcess
 
 GADGETS = "/apis/ratchet.example.com/v1/namespaces/default/gadgets"
 MERGE = {"content-type": "application/merge-patch+json"}
 
 
 def crd(name_rules: str) -> str:
-    return (
-        textwrap.dedent(
-            """\
-        apiVersion: apiextensions.k8s.io/v1
-        kind: CustomResourceDefinition
-        metadata:
-          name: gadgets.ratchet.example.com
-        spec:
-          group: ratchet.example.com
-          scope: Namespaced
-          names: {plural: gadgets, singular: gadget, kind: Gadget}
-          versions:
-          - name: v1
-            served: true
-            storage: true
-            schema:
-              openAPIV3Schema:
-                type: object
-                properties:
-                  spec:
-                    type: object
-                    properties:
-                      size: {type: integer}
-                      name: {type: string%s}
-        """
-        )
-        % name_rules
-    )
+    schema = f"type: object\nproperties:\n  size: {{type: integer}}\n  name: {{type: string{name_rules}}}\n"
+    return crd_yaml("ratchet.example.com", "Gadget", schema)
 
 
 def serve(root: Path, data: Path, rules: str) -> ServerProcess:
-    definitions = root / "definitions" / "ratchet.example.com"
-    definitions.mkdir(parents=True, exist_ok=True)
-    (definitions / "gadget.yaml").write_text(crd(rules))
-    generate(GenerateConfig(root / "definitions", root / "generated"))
-    server = ServerProcess(data, free_port(), cwd=root)
-    server.start()
-    return server
+    return serve_crd(root, data, "ratchet.example.com", crd(rules))
 
 
 def test_a_stricter_schema_keeps_stored_objects_updatable(tmp_path: Path) -> None:
