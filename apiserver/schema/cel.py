@@ -10,9 +10,10 @@ their keys; other list items do not), unless it sets ``optionalOldSelf``. A fail
 (plus the rule's normalised ``fieldPath``) with the rule's ``reason`` (FieldValueInvalid by default) and its
 ``messageExpression``, ``message`` or "failed rule: <rule>"; an evaluation error is reported at the node, as
 kube words it. On an update, failures of rules without ``oldSelf`` at a value the update did not change are
-not reported (validation ratcheting, on by default since Kubernetes 1.30: plain list items compare by index,
-set items as their list). Rules do not run at all when the schema validation already found a blocking error;
-one fieldless cause says so.
+not reported (validation ratcheting, on by default since Kubernetes 1.30; values compare as
+``reflect.DeepEqual``, and the items of atomic and set lists, which do not correlate, ratchet with their
+list). A message expression sees ``oldSelf`` only at a node where a transition rule declares it. Rules do
+not run at all when the schema validation already found a blocking error; one fieldless cause says so.
 
 The evaluator is cel-rust (the ``common-expression-language`` package) with the Kubernetes string extensions
 (``split``, ``lowerAscii``, ``upperAscii``, ``trim``, ``replace``, ``indexOf``, ``lastIndexOf``, ``join``).
@@ -34,6 +35,8 @@ import cel
 
 from apiserver.schema import causes
 from apiserver.schema.causes import Cause
+from apiserver.schema.openapi import deep_equal
+from apiserver.schema.ratchet import map_list_key
 from apiserver.schema.structural import Schema, compile_schema
 
 __all__ = ["RuleSyntaxError", "compile_rule", "unsupported_functions", "validate_rules"]
@@ -269,7 +272,7 @@ def _walk(s: Schema, value: Any, old: Any, unchanged: bool, path: str, errs: lis
     if old is None:
         old = _ABSENT
     if old is not _ABSENT:
-        unchanged = old == value
+        unchanged = deep_equal(old, value)
     if s.has_rules:
         errs.extend(_failures(s, value, old, unchanged, path))
     if not s.has_rules_below:
@@ -293,31 +296,22 @@ def _child(path: str, name: str) -> str:
 def _item_pairs(
     s: Schema, items: list[Any], old: Any, unchanged: bool
 ) -> Iterator[tuple[Any, Any, bool]]:
-    """Each item with its old item (by the keys of a map list) and whether ratcheting covers it
-    (a map list's correlated item, a plain list's item at the same index, or a set as a whole)."""
-    old_items = old if isinstance(old, list) else []
-    if s.list_type == "map" and s.list_map_keys:
+    """Each item with its old item and whether ratcheting covers it: a map list's items correlate by
+    their keys; other lists' items do not, so only the list (the nearest correlated node) ratchets them
+    (kube's ratchetingOptions.nearestParentCorrelation)."""
+    if s.list_type == "map" and s.list_map_keys and isinstance(old, list):
         keys = s.list_map_keys
-        by_key = {_map_key(o, keys): o for o in old_items}
-        by_key.pop(None, None)
+        by_key: dict[tuple[Any, ...], Any] = {}
+        for candidate in old:
+            key = map_list_key(candidate, keys)
+            if key is not None:
+                by_key.setdefault(key, candidate)
         for item in items:
-            key = _map_key(item, keys)
+            key = map_list_key(item, keys)
             yield item, _ABSENT if key is None else by_key.get(key, _ABSENT), False
-    elif s.list_type == "set":
+    else:
         for item in items:
             yield item, _ABSENT, unchanged
-    else:
-        for index, item in enumerate(items):
-            yield item, _ABSENT, index < len(old_items) and old_items[index] == item
-
-
-def _map_key(item: Any, keys: tuple[str, ...]) -> tuple[Any, ...] | None:
-    """A map-list item's key, or None when it has none to correlate by (not an object, or a key value
-    that is not a scalar, which a value stored under an older schema may have)."""
-    if not isinstance(item, dict):
-        return None
-    key = tuple(item.get(k) for k in keys)
-    return None if any(isinstance(part, dict | list) for part in key) else key
 
 
 def _failures(s: Schema, value: Any, old: Any, unchanged: bool, path: str) -> Iterator[Cause]:
@@ -326,7 +320,11 @@ def _failures(s: Schema, value: Any, old: Any, unchanged: bool, path: str) -> It
     # the other form (optional or plain)
     context: Any = None
     bound_old = ""
-    for rule in _rules(s):
+    rules = _rules(s)
+    # kube declares oldSelf for a node's evaluations only when one of its rules is a transition rule
+    # and there is an old value: a message expression reading it otherwise fails, so its message is used
+    old_self_declared = old is not _ABSENT and any(r.transition for r in rules)
+    for rule in rules:
         if rule.transition and old is _ABSENT and not rule.optional_old_self:
             continue
         try:
@@ -344,11 +342,12 @@ def _failures(s: Schema, value: Any, old: Any, unchanged: bool, path: str) -> It
             continue
         if passed is True or (unchanged and not rule.transition):
             continue
-        if rule.message_reads_old_self and bound_old != "plain":
+        message_works = old_self_declared or not rule.message_reads_old_self
+        if rule.message_reads_old_self and old_self_declared and bound_old != "plain":
             # the message sees oldSelf plain, also under optionalOldSelf (and never another node's)
             _bind_old_self(context, s, old, optional=False)
             bound_old = "plain"
-        yield _failure(s, rule, path, value, context)
+        yield _failure(s, rule, path, value, context if message_works else None)
 
 
 def _bind_old_self(context: Any, s: Schema, old: Any, *, optional: bool) -> None:
@@ -377,9 +376,11 @@ def _context(variables: dict[str, Any]) -> Any:
 
 
 def _failure(s: Schema, rule: Rule, path: str, value: Any, context: Any) -> Cause:
+    """``context``: None when the message expression cannot be evaluated (it reads an undeclared
+    oldSelf), so the message is used."""
     field = _field(s, path, rule.field_path) or causes.NIL_FIELD
     detail = rule.message or f"failed rule: {rule.source}"  # ruleMessageOrDefault
-    if rule.message_expression is not None:
+    if rule.message_expression is not None and context is not None:
         try:
             evaluated = rule.message_expression.execute(context)
         except Exception:  # kube falls back to the message when the expression fails

@@ -291,7 +291,9 @@ def test_transition_rules_and_evaluation_errors_are_never_ratcheted() -> None:
     ]
 
 
-def test_plain_list_items_ratchet_by_index_and_set_items_with_their_list() -> None:
+def test_items_of_plain_lists_and_sets_ratchet_only_with_their_list() -> None:
+    """kube's CorrelatedObject does not correlate atomic or set items: the list is their nearest
+    correlated node."""
     item = rules({"rule": "self < 5"}, type="integer")
     schema = {
         "properties": {
@@ -301,8 +303,8 @@ def test_plain_list_items_ratchet_by_index_and_set_items_with_their_list() -> No
     }
     old = {"l": [9, 1], "s": [7]}
     assert check({"l": [9, 1], "s": [7]}, schema, old=old) == []
-    assert [c[1] for c in check({"l": [1, 9], "s": [7, 8]}, schema, old=old)] == [
-        "l[1]",
+    assert [c[1] for c in check({"l": [9, 2], "s": [7, 8]}, schema, old=old)] == [
+        "l[0]",
         "s[0]",
         "s[1]",
     ]
@@ -417,8 +419,9 @@ def test_duplicate_of_an_object_and_errors_of_untyped_nodes() -> None:
     ]
 
 
-def test_a_message_never_sees_another_nodes_old_self() -> None:
-    """Evaluations share one context per thread: oldSelf is bound for the node being checked."""
+def test_a_message_reads_old_self_only_where_a_transition_rule_declares_it() -> None:
+    """kube declares oldSelf for a node only when one of its rules uses it (and there is an old value);
+    elsewhere a message expression reading it fails and the message is used, never another node's."""
     schema = {
         "properties": {
             "a": rules({"rule": "self == oldSelf"}, type="integer"),
@@ -429,7 +432,18 @@ def test_a_message_never_sees_another_nodes_old_self() -> None:
         }
     }
     assert check({"a": 1, "b": 11}, schema, old={"a": 1, "b": 2}) == [
+        ("FieldValueInvalid", "b", "Invalid value: 11: failed rule: self < 10")
+    ]
+    declared = {"properties": {"b": {**schema["properties"]["b"]}}}
+    declared["properties"]["b"]["x-kubernetes-validations"] = [
+        *schema["properties"]["b"]["x-kubernetes-validations"],
+        {"rule": "self >= oldSelf"},
+    ]
+    assert check({"b": 11}, declared, old={"b": 2}) == [
         ("FieldValueInvalid", "b", "Invalid value: 11: was 2")
+    ]
+    assert check({"b": 11}, declared) == [
+        ("FieldValueInvalid", "b", "Invalid value: 11: failed rule: self < 10")
     ]
 
 

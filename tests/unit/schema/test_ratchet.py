@@ -89,12 +89,81 @@ def test_map_values_and_map_list_items_correlate_by_key() -> None:
     assert fields(changed, old) == ["spec.labels.a", "spec.ports[0].port"]
 
 
-def test_plain_lists_correlate_by_index_and_sets_only_as_a_whole() -> None:
+def test_plain_lists_and_sets_ratchet_only_as_a_whole() -> None:
+    """Their items do not correlate (kube's CorrelatedObject: atomic and set lists), so a list that
+    changes anywhere is checked item by item again."""
     old = {"spec": {"owner": "o", "plain": [99, 1], "tags": ["long"]}}
     assert (
-        fields({"spec": {"owner": "o", "other": 1, "plain": [99, 2], "tags": ["long"]}}, old) == []
+        fields({"spec": {"owner": "o", "other": 1, "plain": [99, 1], "tags": ["long"]}}, old) == []
     )
-    assert fields({"spec": {"owner": "o", "plain": [1, 99], "tags": ["long", "ok"]}}, old) == [
-        "spec.plain[1]",
+    assert fields({"spec": {"owner": "o", "plain": [99, 2], "tags": ["long", "ok"]}}, old) == [
+        "spec.plain[0]",
         "spec.tags[0]",
+    ]
+
+
+def test_values_are_unchanged_only_when_deeply_equal_with_their_json_types() -> None:
+    """reflect.DeepEqual: 1, 1.0 and true are three different values."""
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    found = validate({"a": True}, schema)
+    assert [c.field for c in ratchet(found, {"a": True}, {"a": 1}, schema)] == ["a"]
+    assert ratchet(found, {"a": True}, {"a": True}, schema) == []
+
+
+def test_map_keys_with_dots_and_map_list_items_without_keys() -> None:
+    old = {
+        "spec": {
+            "owner": "o",
+            "labels": {"a": "x", "app.kubernetes.io/name": "long"},
+            "ports": [{"port": 99}],
+        }
+    }
+    new = {
+        "spec": {
+            "owner": "o",
+            "labels": {"a": "x", "a.b": "long", "app.kubernetes.io/name": "long"},
+            "ports": [{"name": "p", "port": 1}, {"port": 99}],
+        }
+    }
+    assert fields(new, old) == ["spec.labels.a.b", "spec.ports[1].port", "spec.ports[1].name"]
+
+
+def test_an_embedded_resources_own_fields_are_never_ratcheted() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "t": {
+                        "type": "object",
+                        "x-kubernetes-embedded-resource": True,
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    },
+                    "n": {"type": "integer"},
+                },
+            }
+        },
+    }
+    stored = {
+        "spec": {"t": {"apiVersion": "v1", "metadata": {"labels": {"bad key!": "x"}}}, "n": 1}
+    }
+    new = {"spec": {**stored["spec"], "n": 2}}
+    found = validate(new, schema)
+    assert found and [c.field for c in ratchet(found, new, stored, schema)] == [
+        c.field for c in found
+    ]
+
+
+def test_odd_paths_never_raise() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "m": {"type": "object", "additionalProperties": {"type": "array", "maxItems": 1}}
+        },
+    }
+    new = {"m": {"x": ["a"], "x[²]": ["a", "b"], "x[٣]": ["a", "b"]}}
+    found = validate(new, schema)
+    assert [c.field for c in ratchet(found, new, {"m": {"x": []}}, schema)] == [
+        c.field for c in found
     ]
