@@ -165,7 +165,7 @@ def admit(
             schema_causes = ratchet(schema_causes, obj, old, target.version.schema)
         causes.extend(schema_causes)
     if not target.resource.builtin:  # kube evaluates x-kubernetes-validations of custom resources
-        causes.extend(validate_rules(obj, old, target.version.schema, causes))
+        causes.extend(validate_rules(obj, old, target.version.schema, causes, warnings))
     if causes:
         raise errors.invalid(
             target.resource.kind,

@@ -12,7 +12,8 @@ their keys; other list items do not), unless it sets ``optionalOldSelf``. A fail
 kube words it. On an update, failures of rules without ``oldSelf`` at a value the update did not change are
 not reported (validation ratcheting, on by default since Kubernetes 1.30; values compare as
 ``reflect.DeepEqual``, and the items of atomic and set lists, which do not correlate, ratchet with their
-list). A message expression sees ``oldSelf`` only at a node where a transition rule declares it. Rules do
+list); kube returns them as warnings, and so does this. A message expression sees ``oldSelf`` only at a
+node where a transition rule declares it. Rules do
 not run at all when the schema validation already found a blocking error; one fieldless cause says so.
 
 The evaluator is cel-rust (the ``common-expression-language`` package) with the Kubernetes string extensions
@@ -251,20 +252,29 @@ _ABSENT: Final = object()
 """No correlated old value (a create, a place the old object does not have, or a null there)."""
 
 
-def validate_rules(obj: Any, old: Any, schema: Any, prior: list[Cause]) -> list[Cause]:
+def validate_rules(
+    obj: Any, old: Any, schema: Any, prior: list[Cause], warnings: list[str] | None = None
+) -> list[Cause]:
     """The causes of ``obj``'s failing rules (``old``: the stored object on an update, else None);
-    ``prior`` are the causes validation found so far, which may stop the rules from running."""
+    ``prior`` are the causes validation found so far, which may stop the rules from running. The
+    failures ratcheting lets through go to ``warnings``, as kube returns them (``warning.AddWarning``
+    with the error's text)."""
     compiled = compile_schema(schema)
     if not (compiled.has_rules or compiled.has_rules_below):
         return []
     if any(cause.reason in BLOCKING for cause in prior):
         return [causes.invalid(causes.NIL_FIELD, None, NOT_CHECKED)]
     errs: list[Cause] = []
-    _walk(compiled, obj, _ABSENT if old is None else old, False, "", errs)
+    sink = [] if warnings is None else warnings
+    _walk(compiled, obj, _ABSENT if old is None else old, False, "", (errs, sink))
     return errs
 
 
-def _walk(s: Schema, value: Any, old: Any, unchanged: bool, path: str, errs: list[Cause]) -> None:
+Found = tuple[list[Cause], list[str]]
+"""The errors and the warnings (ratcheted errors, as text) a walk finds."""
+
+
+def _walk(s: Schema, value: Any, old: Any, unchanged: bool, path: str, found: Found) -> None:
     """``old``: the correlated old value (oldSelf); ``unchanged``: the update left this value as it was
     (ratcheting, which also reaches list items that do not correlate)."""
     if value is None:
@@ -274,7 +284,11 @@ def _walk(s: Schema, value: Any, old: Any, unchanged: bool, path: str, errs: lis
     if old is not _ABSENT:
         unchanged = deep_equal(old, value)
     if s.has_rules:
-        errs.extend(_failures(s, value, old, unchanged, path))
+        for cause, ratcheted in _failures(s, value, old, unchanged, path):
+            if ratcheted:
+                found[1].append(str(cause))
+            else:
+                found[0].append(cause)
     if not s.has_rules_below:
         return
     if isinstance(value, dict):
@@ -283,10 +297,10 @@ def _walk(s: Schema, value: Any, old: Any, unchanged: bool, path: str, errs: lis
             sub = s.field_schema(key)
             if sub is not None and (sub.has_rules or sub.has_rules_below):
                 where = _child(path, key) if key in s.properties else f"{path}[{key}]"
-                _walk(sub, child, old_map.get(key, _ABSENT), False, where, errs)
+                _walk(sub, child, old_map.get(key, _ABSENT), False, where, found)
     elif isinstance(value, list) and s.items is not None:
         for index, (item, before, same) in enumerate(_item_pairs(s, value, old, unchanged)):
-            _walk(s.items, item, before, same, f"{path}[{index}]", errs)
+            _walk(s.items, item, before, same, f"{path}[{index}]", found)
 
 
 def _child(path: str, name: str) -> str:
@@ -314,7 +328,10 @@ def _item_pairs(
             yield item, _ABSENT, unchanged
 
 
-def _failures(s: Schema, value: Any, old: Any, unchanged: bool, path: str) -> Iterator[Cause]:
+def _failures(
+    s: Schema, value: Any, old: Any, unchanged: bool, path: str
+) -> Iterator[tuple[Cause, bool]]:
+    """Each failure, and whether ratcheting lets it through (a rule without oldSelf, an unchanged value)."""
     # self and oldSelf go into the context once per node (converting a value to CEL is the dearest
     # part of an evaluation), and only when a rule runs; oldSelf is re-bound when a rule needs it in
     # the other form (optional or plain)
@@ -336,18 +353,18 @@ def _failures(s: Schema, value: Any, old: Any, unchanged: bool, path: str) -> It
                 bound_old = wanted
             passed = rule.program.execute(context)
         except Exception as error:  # every evaluation error is the rule's, reported at the node
-            yield causes.invalid(
-                path or causes.NIL_FIELD, _type_name(s), _evaluation_error(error, rule)
-            )
+            failure = _evaluation_error(error, rule)
+            yield causes.invalid(path or causes.NIL_FIELD, _type_name(s), failure), False
             continue
-        if passed is True or (unchanged and not rule.transition):
+        if passed is True:
             continue
         message_works = old_self_declared or not rule.message_reads_old_self
         if rule.message_reads_old_self and old_self_declared and bound_old != "plain":
             # the message sees oldSelf plain, also under optionalOldSelf (and never another node's)
             _bind_old_self(context, s, old, optional=False)
             bound_old = "plain"
-        yield _failure(s, rule, path, value, context if message_works else None)
+        cause = _failure(s, rule, path, value, context if message_works else None)
+        yield cause, unchanged and not rule.transition
 
 
 def _bind_old_self(context: Any, s: Schema, old: Any, *, optional: bool) -> None:

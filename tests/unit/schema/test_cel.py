@@ -205,8 +205,12 @@ def test_map_list_items_correlate_by_key_and_other_lists_do_not() -> None:
 
 
 def test_an_unchanged_value_is_not_reported_on_update() -> None:
-    """Validation ratcheting: a value stored before a rule existed may stay as it is."""
-    assert check({"spec": {"replicas": -1}}, SPEC, old={"spec": {"replicas": -1}}) == []
+    """Validation ratcheting: a value stored before a rule existed may stay as it is; kube returns the
+    failure as a warning (warning.AddWarning with the error's text)."""
+    warnings: list[str] = []
+    new, old = {"spec": {"replicas": -1}}, {"spec": {"replicas": -1}}
+    assert validate_rules(new, old, SPEC, [], warnings) == []
+    assert warnings == ["spec.replicas: Invalid value: -1: must not be negative"]
     assert check({"spec": {"replicas": -2}}, SPEC, old={"spec": {"replicas": -1}}) != []
 
 
