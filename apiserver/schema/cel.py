@@ -37,7 +37,7 @@ import cel
 from apiserver.schema import causes
 from apiserver.schema.causes import Cause
 from apiserver.schema.openapi import deep_equal
-from apiserver.schema.ratchet import map_list_key
+from apiserver.schema.ratchet import index_map_list, map_list_key
 from apiserver.schema.structural import Schema, compile_schema
 
 __all__ = ["RuleSyntaxError", "compile_rule", "unsupported_functions", "validate_rules"]
@@ -315,11 +315,7 @@ def _item_pairs(
     (kube's ratchetingOptions.nearestParentCorrelation)."""
     if s.list_type == "map" and s.list_map_keys and isinstance(old, list):
         keys = s.list_map_keys
-        by_key: dict[tuple[Any, ...], Any] = {}
-        for candidate in old:
-            key = map_list_key(candidate, keys)
-            if key is not None:
-                by_key.setdefault(key, candidate)
+        by_key = index_map_list(old, keys)
         for item in items:
             key = map_list_key(item, keys)
             yield item, _ABSENT if key is None else by_key.get(key, _ABSENT), False

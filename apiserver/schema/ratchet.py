@@ -31,7 +31,7 @@ from apiserver.schema.causes import Cause
 from apiserver.schema.openapi import deep_equal
 from apiserver.schema.structural import Schema, compile_schema
 
-__all__ = ["map_list_key", "ratchet"]
+__all__ = ["index_map_list", "map_list_key", "ratchet"]
 
 _INDEX: Final = re.compile(r"\[([0-9]+)\]", re.ASCII)
 _MISSING: Final = object()
@@ -50,6 +50,17 @@ def map_list_key(item: Any, keys: tuple[str, ...]) -> tuple[Any, ...] | None:
             return None
         key.append((type(part), part))
     return tuple(key)
+
+
+def index_map_list(old: list[Any], keys: tuple[str, ...]) -> dict[tuple[Any, ...], Any]:
+    """The old items of a map list by their keys (the first of a repeated key; keyless items left out),
+    as kube's MakeMapList indexes them to correlate new items with old ones."""
+    by_key: dict[tuple[Any, ...], Any] = {}
+    for candidate in old:
+        key = map_list_key(candidate, keys)
+        if key is not None:
+            by_key.setdefault(key, candidate)
+    return by_key
 
 
 class _Walk:
@@ -73,11 +84,7 @@ class _Walk:
             return _MISSING
         by_key = self.lists.get(id(old))
         if by_key is None:
-            by_key = self.lists[id(old)] = {}
-            for candidate in old:
-                key = map_list_key(candidate, s.list_map_keys)
-                if key is not None:
-                    by_key.setdefault(key, candidate)
+            by_key = self.lists[id(old)] = index_map_list(old, s.list_map_keys)
         key = map_list_key(item, s.list_map_keys)
         return _MISSING if key is None else by_key.get(key, _MISSING)
 
