@@ -209,22 +209,17 @@ def escape(name: str) -> str | None:
     )
 
 
-_RETYPED: dict[int, tuple[Schema, bool]] = {}
-
-
 def _needs_retyping(s: Schema) -> bool:
-    """Whether values under ``s`` differ from their JSON as CEL sees them (doubles, escaped names)."""
-    hit = _RETYPED.get(id(s))
-    if hit is not None and hit[0] is s:
-        return hit[1]
-    children = [*s.properties.values(), s.additional_properties, s.items]
-    needed = (
-        s.types == ("number",)
-        or any(escape(name) != name for name in s.properties)
-        or any(c is not None and _needs_retyping(c) for c in children)
-    )
-    _RETYPED[id(s)] = (s, needed)
-    return needed
+    """Whether values under ``s`` differ from their JSON as CEL sees them (doubles, escaped names);
+    kept on the node, like its compiled rules."""
+    if s.cel_retyping is None:
+        children = [*s.properties.values(), s.additional_properties, s.items]
+        s.cel_retyping = (
+            s.types == ("number",)
+            or any(escape(name) != name for name in s.properties)
+            or any(c is not None and _needs_retyping(c) for c in children)
+        )
+    return s.cel_retyping
 
 
 def _cel_value(s: Schema | None, value: Any) -> Any:

@@ -118,6 +118,7 @@ class Schema:
         "additional_properties_allowed",
         "all_of",
         "any_of",
+        "cel_retyping",
         "cel_rules",
         "checks_format",
         "checks_numbers",
@@ -260,6 +261,8 @@ class Schema:
         )
         self.cel_rules: Any = None
         """The compiled ``x-kubernetes-validations``, filled in by apiserver.schema.cel when first used."""
+        self.cel_retyping: bool | None = None
+        """Whether CEL sees values below differently from their JSON (apiserver.schema.cel, when used)."""
 
         self.checks_type: bool = bool(self.types or self.format)
         self.python_types: frozenset[type] = frozenset().union(
