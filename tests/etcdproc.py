@@ -18,6 +18,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 READY_TIMEOUT = 20.0
@@ -182,3 +183,12 @@ class EtcdProcess:
             time.sleep(0.05)
         self.kill()
         raise RuntimeError(f"etcd was not healthy within {READY_TIMEOUT}s:\n{self.tail()}")
+
+
+def running_etcd(parent: Path) -> Iterator[EtcdProcess]:
+    """An etcd with its data under ``parent``, for the body of a fixture (``yield from``): started,
+    then stopped when the fixture's scope ends."""
+    process = EtcdProcess(parent / "data")
+    process.start()
+    yield process
+    process.stop()

@@ -35,7 +35,7 @@ from apiserver.storage import (
     Watch,
     open_storage,
 )
-from tests.etcdproc import EtcdProcess
+from tests.etcdproc import EtcdProcess, running_etcd
 
 BACKENDS = ["memory", "sqlite", "etcd"]
 
@@ -58,10 +58,7 @@ OpenStore = Callable[[], AbstractAsyncContextManager[Storage]]
 @pytest.fixture(scope="session")
 def etcd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdProcess]:
     """One etcd for the whole session, started only if an etcd test runs."""
-    process = EtcdProcess(tmp_path_factory.mktemp("etcd") / "data")
-    process.start()
-    yield process
-    process.stop()
+    yield from running_etcd(tmp_path_factory.mktemp("etcd"))
 
 
 @pytest.fixture(params=BACKENDS)

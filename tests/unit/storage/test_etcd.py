@@ -27,7 +27,7 @@ from apiserver.storage import (
     Watch,
     open_storage,
 )
-from tests.etcdproc import EtcdProcess, etcdctl_binary, free_port
+from tests.etcdproc import EtcdProcess, etcdctl_binary, free_port, running_etcd
 
 TIMEOUT = 10.0
 
@@ -35,10 +35,7 @@ TIMEOUT = 10.0
 @pytest.fixture(scope="module")
 def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdProcess]:
     """This module's own etcd: its tests stop and crash it, which the shared one must not see."""
-    process = EtcdProcess(tmp_path_factory.mktemp("etcd") / "data")
-    process.start()
-    yield process
-    process.stop()
+    yield from running_etcd(tmp_path_factory.mktemp("etcd"))
 
 
 @pytest.fixture
