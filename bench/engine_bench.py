@@ -78,9 +78,9 @@ import aetcd
 import orjson
 import uvloop
 
+from apiserver.machinery.scheme import ResourceType
 from apiserver.registry.store import Store
 from apiserver.registry.strategy import strategy_for
-from apiserver.scheme import ResourceType
 from apiserver.storage import EtcdStorage, SQLiteStorage, Storage
 from bench.common import (
     REPO,

@@ -3,7 +3,7 @@
 
 from pathlib import Path
 
-from apiserver.scheme import Scheme
+from apiserver.machinery.scheme import Scheme
 from apiserver.server.cli import serve_main
 
 from .core import rest as core_rest

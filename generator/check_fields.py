@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from apiserver.jsonpath import JSONPathError, compile_path
+from apiserver.machinery.jsonpath import JSONPathError, compile_path
 from generator.definition import JsonPath, Version
 
 __all__ = [
@@ -72,7 +72,7 @@ class PathError(ValueError):
 def parse_jsonpath(text: str) -> list[Step]:
     """The steps of a printer column's JSONPath (``.status.conditions[?(@.type=="Ready")].status``).
 
-    Parsed by the runtime's own JSONPath (``apiserver.jsonpath``), so a column accepted here is one the
+    Parsed by the runtime's own JSONPath (``apiserver.machinery.jsonpath``), so a column accepted here is one the
     server can evaluate.
     """
     if not text.startswith("."):

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 # Printer columns and scale paths mean the same to the compiler and to the server: one type for both.
-from apiserver.scheme import PrinterColumn
-from apiserver.scheme import ScaleSpec as ScaleSubresource
+from apiserver.machinery.scheme import PrinterColumn
+from apiserver.machinery.scheme import ScaleSpec as ScaleSubresource
 
 __all__ = [
     "Conversion",

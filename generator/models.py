@@ -41,7 +41,7 @@ def render_models(kinds: Mapping[str, Mapping[str, Any]], docstring: str) -> str
         use_union_operator=True,
         deserialize_default_values=[DefaultValueType.Enum],
         collapse_root_models=True,
-        base_class="apiserver.model.ResourceModel",
+        base_class="apiserver.machinery.model.ResourceModel",
         use_schema_description=True,
         use_field_description=True,
         disable_timestamp=True,

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from apiserver.kubeyaml import without_timestamps
+from apiserver.encoding.kubeyaml import without_timestamps
 from generator.definition import DefinitionError, DefinitionErrors, JsonPath
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apiserver.scheme import ResourceType, VersionType
+from apiserver.machinery.scheme import ResourceType, VersionType
 
 WIDGETS = ResourceType(
     group="example.com",

@@ -14,13 +14,14 @@ from typing import Any
 import orjson
 import yaml
 
-from apiserver import errors, kubeyaml, protobuf
+from apiserver.encoding import kubeyaml, protobuf
+from apiserver.machinery import errors
+from apiserver.machinery.objects import Object
+from apiserver.machinery.scheme import ResourceType, VersionType
 from apiserver.schema import Cause, prune, prune_nulls, validate_object_meta
 from apiserver.schema.cel import validate_rules
 from apiserver.schema.ratchet import ratchet
-from apiserver.scheme import ResourceType, VersionType
 
-Object = dict[str, Any]
 JSON_TYPES = ("", "application/json", "*/*")
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
 BODY_TYPES = ["application/json", "application/yaml"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from apiserver.scheme import ResourceType, Scheme, VersionType
+from apiserver.machinery.scheme import ResourceType, Scheme, VersionType
 
 SUBRESOURCE_VERBS = ["get", "patch", "update"]
 

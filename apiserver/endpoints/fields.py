@@ -4,16 +4,15 @@ server-side apply (API-CONVENTIONS.md §5.3, §5.6), over the pure functions of 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from apiserver import errors
-from apiserver.convert import deep_copy
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.http import Request
 from apiserver.fieldmanager import apply, set_managed_fields, update_managed_fields
+from apiserver.machinery import errors
+from apiserver.machinery.convert import deep_copy
+from apiserver.machinery.objects import Object
 from apiserver.registry.meta import now_rfc3339
 
-Object = dict[str, Any]
 MAX_MANAGER_LENGTH = 128
 
 

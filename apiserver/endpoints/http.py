@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl
 
 import orjson
 
-from apiserver.errors import APIError, request_entity_too_large
+from apiserver.machinery.errors import APIError, request_entity_too_large
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import orjson
 
-from apiserver.gnostic import CONTENT_TYPE, encode_swagger
+from apiserver.encoding.gnostic import CONTENT_TYPE, encode_swagger
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import enum
 import functools
-from typing import Any
 
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.table import partial_metadata, table
-
-Object = dict[str, Any]
+from apiserver.machinery.objects import Object
 
 
 class Output(enum.Enum):

@@ -9,7 +9,6 @@ from typing import Any
 
 import orjson
 
-from apiserver import errors
 from apiserver.endpoints.decode import (
     Target,
     admit,
@@ -24,13 +23,14 @@ from apiserver.endpoints.routing import ResourcePath
 from apiserver.endpoints.scale import apply_scale, scale_of
 from apiserver.endpoints.versioning import to_version
 from apiserver.endpoints.watch import serve_watch
-from apiserver.patch import PatchError, apply_json_patch, apply_merge_patch
+from apiserver.machinery import errors
+from apiserver.machinery.objects import Object
+from apiserver.machinery.scheme import Scheme, VersionType
+from apiserver.machinery.selectors import matcher, parse_field_selector, parse_label_selector
+from apiserver.patch.jsonpatch import PatchError, apply_json_patch, apply_merge_patch
+from apiserver.patch.strategic import apply_strategic_merge_patch
 from apiserver.registry.store import ListOptions, Store, parse_resource_version
-from apiserver.scheme import Scheme, VersionType
-from apiserver.selectors import matcher, parse_field_selector, parse_label_selector
-from apiserver.strategicpatch import apply_strategic_merge_patch
 
-Object = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver import errors
 from apiserver.endpoints.decode import Target
-from apiserver.scheme import ScaleSpec
-
-Object = dict[str, Any]
+from apiserver.machinery import errors
+from apiserver.machinery.objects import Object
+from apiserver.machinery.scheme import ScaleSpec
 
 
 def _path(dotted: str) -> list[str]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from apiserver.jsonpath import JSONPathError, find
-from apiserver.scheme import PrinterColumn, VersionType
+from apiserver.machinery.jsonpath import JSONPathError, find
+from apiserver.machinery.scheme import PrinterColumn, VersionType
 
 NAME_COLUMN = {
     "name": "Name",

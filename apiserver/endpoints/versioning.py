@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from apiserver.scheme import ResourceType, VersionType
-
-Object = dict[str, Any]
+from apiserver.machinery.objects import Object
+from apiserver.machinery.scheme import ResourceType, VersionType
 
 
 def to_version(obj: Object, resource: ResourceType, version: VersionType) -> Object:

@@ -15,11 +15,11 @@ import os
 import random
 from collections.abc import Callable
 
-from apiserver import errors
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.http import Request, Send
 from apiserver.endpoints.output import Output, stream_type
 from apiserver.endpoints.watchwriter import StalledClient, WatchWriter, line
+from apiserver.machinery import errors
 from apiserver.registry.store import (
     WATCH_BATCH,
     ListOptions,
@@ -31,7 +31,7 @@ from apiserver.registry.store import (
 )
 from apiserver.storage.interface import StorageError
 
-log = logging.getLogger("apiforge")
+log = logging.getLogger(__name__)
 
 # kopf drops a stream silent for 70 s; tests shorten this through the environment to observe bookmarks.
 BOOKMARK_INTERVAL = float(os.environ.get("APIFORGE_BOOKMARK_INTERVAL_SECONDS", "30"))

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from apiserver.errors import APIError, StatusCause
 from apiserver.fieldmanager.fieldpath import Path
 from apiserver.fieldmanager.managed import UPDATE, identifier
+from apiserver.machinery.errors import APIError, StatusCause
 from apiserver.schema.causes import go_quote
 
 __all__ = ["FIELD_MANAGER_CONFLICT", "ApplyConflict", "Conflict", "conflict_message"]

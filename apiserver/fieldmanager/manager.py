@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from apiserver.errors import APIError, bad_request
 from apiserver.fieldmanager.conflict import ApplyConflict, Conflict
 from apiserver.fieldmanager.fieldpath import (
     FieldSet,
@@ -60,6 +59,7 @@ from apiserver.fieldmanager.typed import (
     prune_disowned,
 )
 from apiserver.fieldmanager.typeinfo import TypeNode, compile_types
+from apiserver.machinery.errors import APIError, bad_request
 from apiserver.schema.structural import Schema
 
 __all__ = ["apply", "field_set", "set_managed_fields", "update_managed_fields"]
@@ -362,7 +362,7 @@ def apply(
 
     The result shares unchanged subtrees with ``live_obj`` and ``applied_obj``: a caller that mutates
     it in place (defaulting, pruning) must own ``live_obj``, e.g. because it decoded it for this
-    request; an object held by a cache has to be copied first (as with :mod:`apiserver.patch`).
+    request; an object held by a cache has to be copied first (as with :mod:`apiserver.patch.jsonpatch`).
     """
     # versioncheck.go runs first, then structuredmerge.go's managedFields check.
     if applied_obj.get("apiVersion") != api_version or (

@@ -31,7 +31,7 @@ from apiserver.storage.interface import (
     Watch,
 )
 
-log = logging.getLogger("apiforge")
+log = logging.getLogger(__name__)
 
 DEFAULT_HISTORY = 10_000
 _LAST_CHAR = chr(0x10FFFF)

@@ -6,14 +6,11 @@ the value; it is set on every object read.
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 
-from apiserver.scheme import ResourceType
+from apiserver.machinery.objects import Object
+from apiserver.machinery.scheme import ResourceType
 from apiserver.storage.interface import KeyValue
-
-Object = dict[str, Any]
 
 
 def encode(resource: ResourceType, obj: Object) -> bytes:

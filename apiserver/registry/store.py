@@ -12,17 +12,17 @@ import binascii
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 
-from apiserver import errors
-from apiserver.convert import deep_copy
+from apiserver.machinery import errors
+from apiserver.machinery.convert import deep_copy
+from apiserver.machinery.objects import Object
+from apiserver.machinery.scheme import ResourceType
 from apiserver.registry import codec
 from apiserver.registry.cacher import MISS, WatchCache
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
 from apiserver.registry.strategy import DEFAULT, Strategy
-from apiserver.scheme import ResourceType
 from apiserver.storage.fanout import DEFAULT_WATCH_CAPACITY, PumpedStream, WatchStream
 from apiserver.storage.interface import (
     CompactedError,
@@ -36,7 +36,6 @@ from apiserver.storage.interface import (
     StorageEvent,
 )
 
-Object = dict[str, Any]
 Predicate = Callable[[Object], bool]
 UpdateFunction = Callable[[Object], Object]
 NamespaceCheck = Callable[[str, ResourceType, str], Awaitable[None]]

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
-from typing import Any
 
-Object = dict[str, Any]
+from apiserver.machinery.objects import Object
 
 
 @dataclass(frozen=True)

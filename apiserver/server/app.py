@@ -11,7 +11,6 @@ from pathlib import Path
 
 import orjson
 
-from apiserver import errors
 from apiserver.endpoints.discovery import AGGREGATED_TYPES, Discovery, aggregated_version
 from apiserver.endpoints.http import (
     Receive,
@@ -25,16 +24,17 @@ from apiserver.endpoints.http import (
 from apiserver.endpoints.openapi import OpenAPIDocuments
 from apiserver.endpoints.resource import ResourceHandler
 from apiserver.endpoints.routing import parse_resource_path
+from apiserver.machinery import errors
+from apiserver.machinery.scheme import Scheme
 from apiserver.registry.cacher import WatchCache
 from apiserver.registry.store import Store
 from apiserver.registry.strategy import strategy_for
-from apiserver.scheme import Scheme
 from apiserver.server.compactor import Compactor
 from apiserver.server.namespaces import NamespaceLifecycle
 from apiserver.server.reviews import REVIEW_RESOURCES, ReviewStore
 from apiserver.storage.interface import Storage, StorageUnavailableError, ValueTooLargeError
 
-log = logging.getLogger("apiforge")
+log = logging.getLogger(__name__)
 
 KUBERNETES_VERSION = ("1", "32")
 VERSION_INFO = {

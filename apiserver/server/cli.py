@@ -20,13 +20,13 @@ from pathlib import Path
 import uvicorn
 import uvloop
 
-from apiserver.scheme import Scheme
+from apiserver.machinery.scheme import Scheme
 from apiserver.server.app import APIServer
 from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.server.workers import Supervisor, claim_port
 from apiserver.storage import open_storage
 
-log = logging.getLogger("apiforge")
+log = logging.getLogger(__name__)
 GC_THRESHOLD = 50_000
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from apiserver.storage.interface import Storage, StorageError
 
-log = logging.getLogger("apiforge")
+log = logging.getLogger(__name__)
 
 
 class Compactor:

@@ -9,13 +9,13 @@ import contextlib
 import logging
 from typing import Any
 
-from apiserver import errors
+from apiserver.machinery import errors
+from apiserver.machinery.scheme import ResourceType
 from apiserver.registry.store import ListOptions, Store
 from apiserver.registry.strategy import NamespaceStrategy
-from apiserver.scheme import ResourceType
 from apiserver.storage.interface import Storage, StorageError
 
-log = logging.getLogger("apiforge")
+log = logging.getLogger(__name__)
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 # kube's NamespaceLifecycle admission refuses to delete these: the server and its clients rely on them

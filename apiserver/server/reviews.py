@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.machinery.objects import Object
+from apiserver.machinery.scheme import ResourceType, VersionType
 from apiserver.registry.meta import now_rfc3339
 from apiserver.registry.store import Store
-from apiserver.scheme import ResourceType, VersionType
 
-Object = dict[str, Any]
 ANONYMOUS_ADMIN = {"username": "admin", "groups": ["system:masters", "system:authenticated"]}
 _OPEN_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import NoReturn
 
-log = logging.getLogger("apiforge")
+log = logging.getLogger(__name__)
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 READY_TIMEOUT_SECONDS = 60.0

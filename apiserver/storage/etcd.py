@@ -52,7 +52,7 @@ from apiserver.storage.interface import (
     ValueTooLargeError,
 )
 
-log = logging.getLogger("apiforge.storage.etcd")
+log = logging.getLogger(__name__)
 
 DEFAULT_PREFIX: Final = "/registry"
 """The leading segment of every key the interface passes, and etcd's default key prefix."""

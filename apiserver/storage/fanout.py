@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Iterable
 
 from apiserver.storage.interface import StorageError, StorageEvent, Watch
 
-log = logging.getLogger("apiforge")
+log = logging.getLogger(__name__)
 
 DEFAULT_WATCH_CAPACITY = 10_000
 """Events a watcher may queue before it is ended: about a second of a busy cluster's writes."""

@@ -3,7 +3,7 @@
 schema, defaulter, validator, conversions and model into the generic registry (the per-resource strategy).
 """
 
-from apiserver.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
+from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
 
 from .v1 import conversion as v1_conversion
 from .v1 import defaults as v1_defaults

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 from pydantic import AwareDatetime, Field
-from apiserver.model import ResourceModel
+from apiserver.machinery.model import ResourceModel
 from enum import StrEnum
 
 

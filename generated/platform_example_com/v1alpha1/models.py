@@ -6,7 +6,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any
 from pydantic import AwareDatetime, Field
-from apiserver.model import ResourceModel
+from apiserver.machinery.model import ResourceModel
 
 
 class Tier(StrEnum):

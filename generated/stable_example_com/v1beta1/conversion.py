@@ -4,7 +4,7 @@ kind. The hub of a kind is its storage version; its own conversions are the iden
 
 from typing import Any
 
-from apiserver.convert import deep_copy, move_field
+from apiserver.machinery.convert import deep_copy, move_field
 
 
 def cron_tab_to_internal(obj: dict[str, Any]) -> dict[str, Any]:

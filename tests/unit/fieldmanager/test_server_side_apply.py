@@ -18,8 +18,8 @@ import pytest
 from fm_schemas import CONFIGMAP, CONFIGMAP_GV, WIDGET, WIDGET_GV, widget
 from fm_support import CRONTAB_GV, T0, T1, T2, T3, crontab, entry, stored
 
-from apiserver.errors import APIError
 from apiserver.fieldmanager import ApplyConflict, apply, update_managed_fields
+from apiserver.machinery.errors import APIError
 
 
 def ssa(

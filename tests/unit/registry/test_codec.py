@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from apiserver.convert import deep_copy
+from apiserver.machinery.convert import deep_copy
 from apiserver.registry import codec
 from apiserver.storage.interface import KeyValue
 from tests.strategies import from_schema

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from apiserver import errors
-from apiserver.patch import PatchError, apply_json_patch
+from apiserver.machinery import errors
+from apiserver.patch.jsonpatch import PatchError, apply_json_patch
 from apiserver.registry.cacher import WatchCache
 from apiserver.registry.store import WRITTEN_CAPACITY, Store
 from apiserver.storage.interface import KeyValue

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from apiserver.errors import APIError
+from apiserver.machinery.errors import APIError
 from apiserver.registry.store import Object, Store, StoreWatch, WatchEvent
 from apiserver.storage import (
     CompactedError,
@@ -367,7 +367,7 @@ async def test_a_listener_that_raises_is_dropped_and_its_events_still_reach_batc
 
     stream.listener = broken
     task = await parked_batch(stream)
-    with caplog.at_level(logging.ERROR, logger="apiforge"):
+    with caplog.at_level(logging.ERROR, logger="apiserver.storage.fanout"):
         hub.publish([put("1", 1)])
     assert "listener failed" in caplog.text
     assert stream.listener is None

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from apiserver.errors import APIError, bad_request
+from apiserver.machinery.errors import APIError, bad_request
 
 _REQUIREMENT = re.compile(
     r"\s*(?P<neg>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"

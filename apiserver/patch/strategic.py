@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
-from apiserver.patch import PatchError
+from apiserver.patch.jsonpatch import PatchError
 
 __all__ = ["Resolver", "apply_strategic_merge_patch", "components_resolver"]
 

@@ -1,4 +1,4 @@
-"""Tests of apiserver.patch: the json-patch-tests suite (RFC 6902), the RFC 7386 examples, and the
+"""Tests of apiserver.patch.jsonpatch: the json-patch-tests suite (RFC 6902), the RFC 7386 examples, and the
 error messages and HTTP codes of kube-apiserver's patch handler (k8s.io/apiserver
 pkg/endpoints/handlers/patch.go with gopkg.in/evanphx/json-patch.v4)."""
 
@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from apiserver.patch import (
+from apiserver.patch.jsonpatch import (
     INVALID_PATCH_STATUS_MESSAGE,
     PatchError,
     apply_json_patch,
     apply_merge_patch,
 )
 
-CONFORMANCE = Path(__file__).parents[2] / ".." / "shared" / "conformance"
+CONFORMANCE = Path(__file__).parents[3] / ".." / "shared" / "conformance"
 
 
 def _suite(name: str) -> list[Any]:

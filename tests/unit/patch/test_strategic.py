@@ -1,4 +1,4 @@
-"""Tests of apiserver.strategicpatch against kube's own strategic merge patch cases and the real
+"""Tests of apiserver.patch.strategic against kube's own strategic merge patch cases and the real
 Kubernetes 1.35 OpenAPI v3 documents.
 
 Most cases are ported from k8s.io/apimachinery/pkg/util/strategicpatch/patch_test.go (the apply half:
@@ -21,15 +21,15 @@ from typing import Any
 import pytest
 import yaml
 
-from apiserver.patch import INVALID_PATCH_STATUS_MESSAGE, PatchError
-from apiserver.strategicpatch import (
+from apiserver.patch.jsonpatch import INVALID_PATCH_STATUS_MESSAGE, PatchError
+from apiserver.patch.strategic import (
     Resolver,
     apply_strategic_merge_patch,
     components_resolver,
 )
 
 OPENAPI = (
-    Path(__file__).resolve().parents[3] / "shared" / "conformance" / "kubernetes" / "openapi-v3"
+    Path(__file__).resolve().parents[4] / "shared" / "conformance" / "kubernetes" / "openapi-v3"
 )
 
 # strategicpatch/testdata/swagger-merge-item-v3.json (descriptions dropped): the OpenAPI form of

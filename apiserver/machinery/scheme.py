@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-Object = dict[str, Any]
+from apiserver.machinery.objects import Object
+
 Converter = Callable[[Object], Object]
 
 

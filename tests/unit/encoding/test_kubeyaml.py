@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from apiserver.kubeyaml import load_body
+from apiserver.encoding.kubeyaml import load_body
 
 
 def test_timestamps_stay_strings() -> None:

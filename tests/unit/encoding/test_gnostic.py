@@ -1,4 +1,4 @@
-"""Tests of generator.openapi_v2 (Swagger 2.0 from our OpenAPI v3 documents) and apiserver.gnostic (that
+"""Tests of generator.openapi_v2 (Swagger 2.0 from our OpenAPI v3 documents) and apiserver.encoding.gnostic (that
 document as gnostic protobuf): a tiny decoder reads the bytes back, and kubectl 1.27/1.28, the versions that
 need /openapi/v2, run explain and create against a local server that serves them."""
 
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import generated
-from apiserver.gnostic import ACCEPT, CONTENT_TYPE, encode_swagger
+from apiserver.encoding.gnostic import ACCEPT, CONTENT_TYPE, encode_swagger
 from generator.openapi_v2 import swagger_document, swagger_schema
 from tests.kubectl import Kubectl, kubectl_binary
 
@@ -271,7 +271,7 @@ def test_component_parameters_and_responses_become_definitions() -> None:
     assert get["responses"] == {"404": {"$ref": "#/responses/missing"}}
 
 
-# --- apiserver.gnostic ---------------------------------------------------------------------------
+# --- apiserver.encoding.gnostic ---------------------------------------------------------------------------
 
 
 def test_document_round_trip_of_key_fields(swagger: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""Tests of apiserver.protobuf: hand-encoded messages for every supported kind, malformed input, and the
+"""Tests of apiserver.encoding.protobuf: hand-encoded messages for every supported kind, malformed input, and the
 real thing: kubectl 1.32 (protobuf) and kubectl 1.31 (JSON) run the same commands against a capturing
 server, and each protobuf body must decode to exactly the JSON body of the older kubectl."""
 
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from apiserver.protobuf import (
+from apiserver.encoding.protobuf import (
     CONTENT_TYPE,
     KINDS,
     OBJECT_META,
