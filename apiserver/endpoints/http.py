@@ -10,12 +10,21 @@ from urllib.parse import parse_qsl
 
 import orjson
 
+from apiserver.authentication.user import ANONYMOUS, UserInfo
 from apiserver.machinery.errors import APIError, request_entity_too_large
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+SCOPE_USER = "apiforge.user"
+"""The scope key of the request's ``UserInfo``, set by the filter chain (authentication, impersonation)."""
+SCOPE_REQUEST_INFO = "apiforge.request_info"
+"""The scope key of the request's ``routing.RequestInfo``, set first in the filter chain."""
+SCOPE_AUDIT_EVENT = "apiforge.audit_event"
+"""The scope key of the request's ``audit.event.Event`` while one is recorded (set by the audit filter)."""
 
 MAX_BODY_BYTES = (
     3 * 1024 * 1024
@@ -30,18 +39,20 @@ class Request:
     query: dict[str, str]
     headers: dict[str, str]
     receive: Receive
+    user: UserInfo = ANONYMOUS
+    """Who asks: the filter chain's answer, or anonymous where no chain runs (an app called directly)."""
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive) -> Request:
-        raw_query = scope.get("query_string", b"").decode("latin-1")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         return cls(
             scope["method"],
             scope["path"],
-            dict(parse_qsl(raw_query, keep_blank_values=True)) if raw_query else {},
+            parse_query(scope.get("query_string", b"")),
             headers,
             receive,
+            scope.get(SCOPE_USER, ANONYMOUS),
         )
 
     async def body(self) -> bytes:
@@ -66,6 +77,14 @@ class Request:
     @property
     def content_type(self) -> str:
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def parse_query(query_string: bytes) -> dict[str, str]:
+    """A query's parameters, the last value of a repeated one winning: one reading for the handlers and the
+    filter chain, so that both see the same request."""
+    if not query_string:
+        return {}
+    return dict(parse_qsl(query_string.decode("latin-1"), keep_blank_values=True))
 
 
 def warning_header(text: str) -> bytes:

@@ -82,19 +82,30 @@ class FieldRequirement:
     value: str
 
 
+_FIELD_TERM = re.compile(r"\s*([A-Za-z0-9_.]+)\s*(==|=|!=)\s*(.*?)\s*")
+
+
+def field_selector_terms(text: str) -> list[tuple[str, str, str]]:
+    """The (field, operator, value) terms of a field selector; 400 for a term that is not one."""
+    terms = []
+    for part in text.split(","):
+        if not part.strip():
+            continue  # kube's fields.parseSelector skips empty terms (kr8s sends a trailing comma)
+        match = _FIELD_TERM.fullmatch(part)
+        if match is None:
+            raise bad_request(f"invalid selector: '{text}'; can't understand '{part}'")
+        field, operator, value = match.groups()
+        terms.append((field, operator, value))
+    return terms
+
+
 def parse_field_selector(text: str, allowed: Iterable[str]) -> tuple[FieldRequirement, ...]:
     """Parse a field selector, refusing fields the resource does not make selectable (400, as kube does)."""
     if not text.strip():
         return ()
     allowed_fields = set(allowed)
     requirements = []
-    for part in text.split(","):
-        if not part.strip():
-            continue  # kube's fields.parseSelector skips empty terms (kr8s sends a trailing comma)
-        match = re.fullmatch(r"\s*([A-Za-z0-9_.]+)\s*(==|=|!=)\s*(.*?)\s*", part)
-        if match is None:
-            raise bad_request(f"invalid selector: '{text}'; can't understand '{part}'")
-        field, operator, value = match.groups()
+    for field, operator, value in field_selector_terms(text):
         if field not in allowed_fields:
             raise APIError(
                 400,
