@@ -121,6 +121,22 @@ def invalid(kind: str, group: str, name: str, causes: list[StatusCause]) -> APIE
     )
 
 
+def unauthorized(message: str = "Unauthorized") -> APIError:
+    """401, as kube's authentication filter answers a request whose credentials fail (NewUnauthorized)."""
+    return APIError(401, "Unauthorized", message or "not authorized")
+
+
+def forbidden(resource: str, group: str, name: str, detail: str) -> APIError:
+    """403 with the message kube's NewForbidden builds: `<resource>[.<group>] ["<name>"] is forbidden: ...`."""
+    if not resource and not group:
+        message = f"forbidden: {detail}"
+    elif not name:
+        message = f"{_qualified(resource, group)} is forbidden: {detail}"
+    else:
+        message = f'{_qualified(resource, group)} "{name}" is forbidden: {detail}'
+    return APIError(403, "Forbidden", message, name=name, group=group, kind=resource)
+
+
 def bad_request(message: str, causes: list[StatusCause] | None = None) -> APIError:
     return APIError(400, "BadRequest", message, causes=causes or [])
 
