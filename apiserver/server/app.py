@@ -11,6 +11,7 @@ from pathlib import Path
 
 import orjson
 
+from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
 from apiserver.endpoints.discovery import AGGREGATED_TYPES, Discovery, aggregated_version
 from apiserver.endpoints.http import (
     Receive,
@@ -31,7 +32,7 @@ from apiserver.registry.store import Store
 from apiserver.registry.strategy import strategy_for
 from apiserver.server.compactor import Compactor
 from apiserver.server.namespaces import NamespaceLifecycle
-from apiserver.server.reviews import REVIEW_RESOURCES, ReviewStore
+from apiserver.server.reviews import REVIEW_RESOURCES, ReviewStore, requesting_user
 from apiserver.storage.interface import Storage, StorageUnavailableError, ValueTooLargeError
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,9 @@ HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
 
 
 class APIServer:
-    """The whole server as one ASGI callable, over one Storage."""
+    """The whole server as one ASGI callable, over one Storage. Served behind the filter chain
+    (server/chain.py), which authenticates and authorizes with ``authorizer``; the self-reviews answer
+    from the same authorizer."""
 
     def __init__(
         self,
@@ -60,9 +63,11 @@ class APIServer:
         storage: Storage,
         openapi_dir: Path,
         compaction_interval: float = 300.0,
+        authorizer: Authorizer | None = None,
     ) -> None:
         self.scheme = scheme
         self.storage = storage
+        self.authorizer = authorizer or AlwaysAllow()
         self.compactor = Compactor(storage, compaction_interval)
         for review in REVIEW_RESOURCES:
             if scheme.resource(review.group, review.plural) is None:
@@ -116,6 +121,7 @@ class APIServer:
         if scope["type"] != "http":
             return
         request = Request.from_scope(scope, receive)
+        requesting_user.set(request.user)
         try:
             await self._route(request, send)
         except errors.APIError as error:

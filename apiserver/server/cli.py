@@ -20,8 +20,10 @@ from pathlib import Path
 import uvicorn
 import uvloop
 
+from apiserver.endpoints.http import ASGIApp
 from apiserver.machinery.scheme import Scheme
 from apiserver.server.app import APIServer
+from apiserver.server.chain import CHAIN_FLAGS, ChainOptions, build_handler_chain
 from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.server.workers import Supervisor, claim_port
 from apiserver.storage import open_storage
@@ -78,7 +80,12 @@ def parse_options(argv: list[str] | None) -> argparse.Namespace:
         " one Python process uses one core",
     )
     parser.add_argument("--log-level", default="warning")
+    for flag in CHAIN_FLAGS:
+        parser.add_argument(flag.name, type=flag.type, default=flag.default, help=flag.help)
     options = parser.parse_args(argv)
+    options.chain = ChainOptions.from_flags(vars(options))
+    for problem in options.chain.validate():
+        parser.error(problem)
     options.etcd_servers = [url.strip() for url in options.etcd_servers.split(",") if url.strip()]
     options.storage = options.storage or ("etcd" if options.etcd_servers else "sqlite")
     if options.storage == "etcd" and not options.etcd_servers:
@@ -93,7 +100,7 @@ def parse_options(argv: list[str] | None) -> argparse.Namespace:
 
 
 async def _serve(
-    server: APIServer,
+    server: ASGIApp,
     options: argparse.Namespace,
     listener: socket.socket | None = None,
     on_ready: Callable[[], None] | None = None,
@@ -184,10 +191,16 @@ def _run(
         etcd_servers=options.etcd_servers,
         etcd_prefix=options.etcd_prefix,
     )
-    server = APIServer(scheme, storage, openapi_dir, options.etcd_compaction_interval)
+    server = APIServer(
+        scheme,
+        storage,
+        openapi_dir,
+        options.etcd_compaction_interval,
+        authorizer=options.chain.authorizer(),
+    )
     # A server allocates many short-lived dicts per request; CPython's default first-generation threshold
     # (700) ran ~107 ms full collections many times a second under watch fan-out (docs/performance.md, E3).
     gc.set_threshold(GC_THRESHOLD, 20, 100)
     # uvicorn applies loop="uvloop" only in Server.run(); serving from our own coroutine needs the loop here
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(_serve(server, options, listener, on_ready))
+        runner.run(_serve(build_handler_chain(server, options.chain), options, listener, on_ready))

@@ -7,14 +7,19 @@ authentication and RBAC exist (API-CONVENTIONS.md §10).
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 
+from apiserver.authentication.user import ANONYMOUS, UserInfo
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType, VersionType
 from apiserver.registry.meta import now_rfc3339
 from apiserver.registry.store import Store
 
 ANONYMOUS_ADMIN = {"username": "admin", "groups": ["system:masters", "system:authenticated"]}
+requesting_user: ContextVar[UserInfo] = ContextVar("requesting_user", default=ANONYMOUS)
+"""The user of the request being served (set by APIServer from Request.user): a stopgap until the Store's
+create receives the request's user, after which SelfSubjectReview reads it from there."""
 _OPEN_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -72,5 +77,5 @@ class ReviewStore(Store):
             # every token is the admin's until authentication lands (kr8s whoami posts one)
             obj["status"] = {"authenticated": True, "user": ANONYMOUS_ADMIN, "audiences": []}
         else:
-            obj["status"] = {"userInfo": ANONYMOUS_ADMIN}
+            obj["status"] = {"userInfo": requesting_user.get().as_json()}
         return obj

@@ -1,0 +1,181 @@
+"""The audit filter (kube's WithAudit and WithFailedAuthenticationAudit): each request the policy selects is
+recorded when received, when a long-running response starts, and when its response is complete, with who
+asked (and as whom), what, and the answer's status. Present in the chain only when a backend is configured."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from typing import Any
+
+import orjson
+
+from apiserver.audit.event import Backend, Event, Level, Stage
+from apiserver.audit.policy import AuditConfig, Policy
+from apiserver.authentication.user import UserInfo
+from apiserver.endpoints.http import (
+    SCOPE_AUDIT_EVENT,
+    SCOPE_REQUEST_INFO,
+    SCOPE_USER,
+    ASGIApp,
+    Message,
+    Receive,
+    Scope,
+    Send,
+)
+from apiserver.endpoints.routing import RequestInfo
+from apiserver.filters.authorization import authorizer_attributes
+from apiserver.filters.longrunning import is_long_running
+
+log = logging.getLogger(__name__)
+
+AUDIT_ID_HEADER = b"audit-id"
+_STATUS_FIELDS = ("status", "message", "reason", "details", "code")
+
+
+class Auditor:
+    """The policy and the backend, and the making and emitting of events that both audit filters share."""
+
+    def __init__(self, policy: Policy, backend: Backend) -> None:
+        self.policy = policy
+        self.backend = backend
+
+    def begin(
+        self, scope: Scope, info: RequestInfo, user: UserInfo
+    ) -> tuple[Event, AuditConfig] | None:
+        """A new event of this request, or None when the policy records nothing of it."""
+        config = self.policy.evaluate(authorizer_attributes(user, info))
+        if config.level is Level.NONE:
+            return None
+        query = scope.get("query_string", b"")
+        uri = (scope.get("raw_path") or scope["path"].encode()) + (b"?" + query if query else b"")
+        client = scope.get("client")
+        event = Event(
+            config.level,
+            # a client's own Audit-ID correlates its request across servers, as kube's WithAuditInit keeps it
+            _header(scope, AUDIT_ID_HEADER) or str(uuid.uuid4()),
+            uri.decode("latin-1"),
+            info.verb,
+            user,
+            (client[0],) if client else (),
+            _header(scope, b"user-agent"),
+            time.time(),
+            _object_ref(info),
+        )
+        return event, config
+
+    def emit(self, event: Event, stage: Stage, config: AuditConfig) -> None:
+        if stage in config.omit_stages:
+            return
+        event.stage = stage
+        event.stage_time = time.time()
+        try:
+            self.backend.process_events(event)
+        except Exception:  # a full disk must not fail the request (kube logs backend errors)
+            log.exception("the audit backend failed on event %s", event.audit_id)
+
+    def failed_authentication(self, scope: Scope, info: RequestInfo) -> str | None:
+        """Record a request refused by authentication (kube's WithFailedAuthenticationAudit: one event at
+        ResponseStarted, its message naming the credentials tried); the event's audit ID, if recorded."""
+        begun = self.begin(scope, info, UserInfo(""))
+        if begun is None:
+            return None
+        event, config = begun
+        event.response_status = {"metadata": {}, "code": 401, "message": _auth_methods(scope)}
+        self.emit(event, Stage.RESPONSE_STARTED, config)
+        return event.audit_id
+
+
+class AuditFilter:
+    def __init__(self, app: ASGIApp, auditor: Auditor) -> None:
+        self.app = app
+        self.auditor = auditor
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        info: RequestInfo = scope[SCOPE_REQUEST_INFO]
+        begun = self.auditor.begin(scope, info, scope[SCOPE_USER])
+        if begun is None:
+            await self.app(scope, receive, send)
+            return
+        event, config = begun
+        scope[SCOPE_AUDIT_EVENT] = event
+        self.auditor.emit(event, Stage.REQUEST_RECEIVED, config)
+        long_running = is_long_running(info)
+        audit_id = event.audit_id.encode("latin-1", "replace")
+        failed = False
+
+        async def recording_send(message: Message) -> None:
+            nonlocal failed
+            if message["type"] == "http.response.start":
+                code = message["status"]
+                event.response_status = {"metadata": {}, "code": code}
+                failed = code >= 400
+                headers = [*message.get("headers", ()), (AUDIT_ID_HEADER, audit_id)]
+                message = {**message, "headers": headers}
+                if long_running:
+                    self.auditor.emit(event, Stage.RESPONSE_STARTED, config)
+            elif failed and message["type"] == "http.response.body":
+                failed = False  # the Status of an error is its whole (first) body
+                status = _status_of(message.get("body", b""))
+                if status is not None:
+                    event.response_status = status
+            await send(message)
+
+        panicked = False
+        try:
+            await self.app(scope, receive, recording_send)
+        except Exception:
+            panicked = True
+            event.response_status = {"metadata": {}, "code": 500}
+            self.auditor.emit(event, Stage.PANIC, config)
+            raise
+        finally:
+            if not panicked:  # also when the task is cancelled: a watch whose client went away
+                if event.response_status is None:
+                    event.response_status = {"metadata": {}, "code": 200}
+                self.auditor.emit(event, Stage.RESPONSE_COMPLETE, config)
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return ""
+
+
+def _object_ref(info: RequestInfo) -> dict[str, str] | None:
+    if not info.is_resource_request:
+        return None
+    fields = {
+        "resource": info.resource,
+        "namespace": info.namespace,
+        "name": info.name,
+        "apiGroup": info.api_group,
+        "apiVersion": info.api_version,
+        "subresource": info.subresource,
+    }
+    return {key: value for key, value in fields.items() if value}
+
+
+def _status_of(body: bytes) -> dict[str, Any] | None:
+    """The bounded fields of a ``metav1.Status`` body (kube's LogResponseObject copies these at every
+    level), or None when the body is something else."""
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(document, dict) or document.get("kind") != "Status":
+        return None
+    status: dict[str, Any] = {"metadata": {}}
+    status.update((key, document[key]) for key in _STATUS_FIELDS if key in document)
+    return status
+
+
+def _auth_methods(scope: Scope) -> str:
+    """kube's getAuthMethods: which credentials a refused request carried."""
+    scheme = _header(scope, b"authorization").strip().split(" ", 1)[0].lower()
+    methods = [scheme] if scheme in ("basic", "bearer") else []
+    if methods:
+        return f"Authentication failed, attempted: {', '.join(methods)}"
+    return "Authentication failed, no credentials provided"

@@ -1,0 +1,67 @@
+"""The authentication filter (kube's WithAuthentication): who sends the request. A request whose
+credentials fail, or that no authenticator accepts, is refused with 401; otherwise its ``UserInfo`` goes on
+the scope and its Authorization header goes away, so that nothing after this point can read or forward it."""
+
+from __future__ import annotations
+
+import logging
+
+import orjson
+
+from apiserver.authentication.authenticator import AuthenticationError, Authenticator
+from apiserver.endpoints.http import (
+    SCOPE_REQUEST_INFO,
+    SCOPE_USER,
+    ASGIApp,
+    Receive,
+    Scope,
+    Send,
+    respond,
+)
+from apiserver.filters.audit import AUDIT_ID_HEADER, Auditor
+from apiserver.machinery import errors
+
+log = logging.getLogger(__name__)
+
+_UNAUTHORIZED = orjson.dumps(errors.unauthorized().status())
+"""kube's Unauthorized handler: NewUnauthorized("Unauthorized") as a Status, whatever failed."""
+
+
+class AuthenticationFilter:
+    def __init__(
+        self, app: ASGIApp, authenticator: Authenticator, auditor: Auditor | None = None
+    ) -> None:
+        self.app = app
+        self.authenticator = authenticator
+        self.auditor = auditor
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            user = await self.authenticator.authenticate(scope)
+        except AuthenticationError as error:
+            log.info("unable to authenticate the request: %s", error)
+            user = None
+        except (
+            Exception
+        ):  # an authenticator that breaks (a webhook down) fails the request, as in kube
+            log.exception("an authenticator failed")
+            user = None
+        if user is None:
+            await self._refuse(scope, send)
+            return
+        scope[SCOPE_USER] = user
+        headers = scope["headers"]
+        for name, _ in headers:
+            if name == b"authorization":
+                scope["headers"] = [header for header in headers if header[0] != b"authorization"]
+                break
+        await self.app(scope, receive, send)
+
+    async def _refuse(self, scope: Scope, send: Send) -> None:
+        audit_id = (
+            self.auditor.failed_authentication(scope, scope[SCOPE_REQUEST_INFO])
+            if self.auditor is not None
+            else None
+        )
+        headers = [(AUDIT_ID_HEADER, audit_id.encode("latin-1", "replace"))] if audit_id else None
+        await respond(send, 401, _UNAUTHORIZED, headers=headers)

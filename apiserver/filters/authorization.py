@@ -1,0 +1,110 @@
+"""The last filter: may this user do what the request asks (kube's WithAuthorization), and the 403 that
+answers a refusal here and in impersonation (responsewriters.Forbidden)."""
+
+from __future__ import annotations
+
+import logging
+
+from apiserver.audit.event import Event
+from apiserver.authentication.user import UserInfo
+from apiserver.authorization.authorizer import Attributes, Authorizer, Decision
+from apiserver.endpoints.http import (
+    SCOPE_AUDIT_EVENT,
+    SCOPE_REQUEST_INFO,
+    SCOPE_USER,
+    ASGIApp,
+    Receive,
+    Scope,
+    Send,
+    respond_error,
+)
+from apiserver.endpoints.routing import RequestInfo
+from apiserver.machinery import errors
+
+log = logging.getLogger(__name__)
+
+DECISION_ANNOTATION = "authorization.k8s.io/decision"
+REASON_ANNOTATION = "authorization.k8s.io/reason"
+
+
+def authorizer_attributes(user: UserInfo, info: RequestInfo) -> Attributes:
+    """kube's GetAuthorizerAttributes: the request as the authorizer (and the audit policy) sees it."""
+    if info.is_resource_request:
+        return Attributes(
+            user,
+            info.verb,
+            True,
+            info.namespace,
+            info.api_group,
+            info.api_version,
+            info.resource,
+            info.subresource,
+            info.name,
+            info.path,
+        )
+    return Attributes(user, info.verb, False, path=info.path)
+
+
+def forbidden(attributes: Attributes, reason: str) -> errors.APIError:
+    """403 worded as kube's responsewriters.Forbidden: `pods "web" is forbidden: User "jane" cannot get
+    resource "pods" in API group "" in the namespace "default"[: <reason>]`."""
+    quoted_user = _go_quote(attributes.user.name)
+    if not attributes.resource_request:
+        message = f"User {quoted_user} cannot {attributes.verb} path {_go_quote(attributes.path)}"
+    else:
+        resource = attributes.resource
+        if attributes.subresource:
+            resource = f"{resource}/{attributes.subresource}"
+        where = (
+            f"in the namespace {_go_quote(attributes.namespace)}"
+            if attributes.namespace
+            else "at the cluster scope"
+        )
+        message = (
+            f"User {quoted_user} cannot {attributes.verb} resource {_go_quote(resource)}"
+            f" in API group {_go_quote(attributes.api_group)} {where}"
+        )
+    # kube's sanitizer: an error never looks like HTML
+    message = message.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    detail = f"{message}: {reason}" if reason else message
+    return errors.forbidden(attributes.resource, attributes.api_group, attributes.name, detail)
+
+
+def _go_quote(text: str) -> str:
+    """Go's %q for the strings a Kubernetes name or path holds."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+async def authorize(authorizer: Authorizer, attributes: Attributes) -> tuple[Decision, str]:
+    """The authorizer's decision; an authorizer that fails (a bug, a webhook down) refuses with a 500, as
+    kube answers an authorization error, instead of dropping the connection."""
+    try:
+        return await authorizer.authorize(attributes)
+    except Exception as error:
+        log.exception("the authorizer failed on %s", attributes)
+        raise errors.internal_error(f"authorization failed: {type(error).__name__}") from error
+
+
+class AuthorizationFilter:
+    """kube's WithAuthorization: every request is asked about; a decision other than Allow is a 403."""
+
+    def __init__(self, app: ASGIApp, authorizer: Authorizer) -> None:
+        self.app = app
+        self.authorizer = authorizer
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        attributes = authorizer_attributes(scope[SCOPE_USER], scope[SCOPE_REQUEST_INFO])
+        try:
+            decision, reason = await authorize(self.authorizer, attributes)
+        except errors.APIError as error:
+            await respond_error(send, error)
+            return
+        allowed = decision is Decision.ALLOW
+        event: Event | None = scope.get(SCOPE_AUDIT_EVENT)
+        if event is not None:
+            event.annotations[DECISION_ANNOTATION] = "allow" if allowed else "forbid"
+            event.annotations[REASON_ANNOTATION] = reason
+        if allowed:
+            await self.app(scope, receive, send)
+            return
+        await respond_error(send, forbidden(attributes, reason))

@@ -1,0 +1,173 @@
+"""The impersonation filter (kube's WithImpersonation): `Impersonate-User`, `-Group`, `-Uid` and `-Extra-<key>`
+headers make the request act as another user, once the authorizer allows the sender to `impersonate` each
+of them (users, groups, uids, userextras; serviceaccounts for a `system:serviceaccount:<ns>:<name>` user)."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+from apiserver.audit.event import Event
+from apiserver.authentication.user import (
+    ANONYMOUS_USER,
+    AUTHENTICATED_GROUP,
+    UNAUTHENTICATED_GROUP,
+    UserInfo,
+)
+from apiserver.authorization.authorizer import Attributes, Authorizer, Decision
+from apiserver.endpoints.http import (
+    SCOPE_AUDIT_EVENT,
+    SCOPE_USER,
+    ASGIApp,
+    Receive,
+    Scope,
+    Send,
+    respond_error,
+)
+from apiserver.filters.authorization import authorize, forbidden
+from apiserver.machinery import errors
+
+PREFIX = b"impersonate-"
+USER = b"impersonate-user"
+GROUP = b"impersonate-group"
+UID = b"impersonate-uid"
+EXTRA = b"impersonate-extra-"
+AUTHENTICATION_GROUP = "authentication.k8s.io"
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+class ImpersonationFilter:
+    def __init__(self, app: ASGIApp, authorizer: Authorizer) -> None:
+        self.app = app
+        self.authorizer = authorizer
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        for name, _ in scope["headers"]:
+            if name.startswith(PREFIX):
+                break
+        else:
+            await self.app(scope, receive, send)
+            return
+        try:
+            user = await self._impersonated(scope)
+        except errors.APIError as error:
+            await respond_error(send, error)
+            return
+        if user is not None:
+            scope[SCOPE_USER] = user
+            event: Event | None = scope.get(SCOPE_AUDIT_EVENT)
+            if event is not None:
+                event.impersonated_user = user
+            # the headers are spent: nothing after this filter sees them (kube deletes them)
+            scope["headers"] = [h for h in scope["headers"] if not _impersonation_header(h[0])]
+        await self.app(scope, receive, send)
+
+    async def _impersonated(self, scope: Scope) -> UserInfo | None:
+        """The user to act as, once every part of it is allowed; None when no impersonation header asks for
+        anything."""
+        requests = _impersonation_requests(scope["headers"], scope[SCOPE_USER])
+        if not requests:
+            return None
+        groups_specified = any(request.resource == "groups" for request in requests)
+        username, uid = "", ""
+        groups: list[str] = []
+        extra: dict[str, list[str]] = {}
+        for request in requests:
+            if request.resource == "serviceaccounts":
+                username = f"{SERVICE_ACCOUNT_PREFIX}{request.namespace}:{request.name}"
+                if not groups_specified:
+                    groups = [
+                        "system:serviceaccounts",
+                        f"system:serviceaccounts:{request.namespace}",
+                    ]
+            elif request.resource == "users":
+                username = request.name
+            elif request.resource == "groups":
+                groups.append(request.name)
+            elif request.resource == "userextras":
+                extra.setdefault(request.subresource, []).append(request.name)
+            else:
+                uid = request.name
+            decision, reason = await authorize(self.authorizer, request)
+            if decision is not Decision.ALLOW:
+                raise forbidden(request, reason)
+        if username != ANONYMOUS_USER:
+            if AUTHENTICATED_GROUP not in groups and UNAUTHENTICATED_GROUP not in groups:
+                groups.append(AUTHENTICATED_GROUP)
+        elif UNAUTHENTICATED_GROUP not in groups:
+            groups.append(UNAUTHENTICATED_GROUP)
+        return UserInfo(
+            username, uid, tuple(groups), {key: tuple(values) for key, values in extra.items()}
+        )
+
+
+def _impersonation_requests(
+    headers: list[tuple[bytes, bytes]], requestor: UserInfo
+) -> list[Attributes]:
+    """kube's buildImpersonationRequests, each as the attributes of the `impersonate` request that allows
+    it: the user (or service account) first, then each group, each extra value, and the uid. Groups, extras
+    or a uid without a user are refused."""
+
+    def impersonate(
+        resource: str, name: str, group: str = "", namespace: str = "", subresource: str = ""
+    ) -> Attributes:
+        return Attributes(
+            requestor, "impersonate", True, namespace, group, "v1", resource, subresource, name
+        )
+
+    user = ""
+    uid = ""
+    groups: list[Attributes] = []
+    extras: list[Attributes] = []
+    for raw_name, raw_value in headers:
+        if not raw_name.startswith(PREFIX):
+            continue
+        value = raw_value.decode("utf-8", "replace")
+        if raw_name == USER:
+            user = user or value
+        elif raw_name == GROUP:
+            groups.append(impersonate("groups", value))
+        elif raw_name == UID:
+            uid = uid or value
+        elif raw_name.startswith(EXTRA):
+            # the key is percent-encoded in the header name (kube's unescapeExtraKey)
+            key = unquote(raw_name[len(EXTRA) :].decode("latin-1"))
+            extras.append(impersonate("userextras", value, AUTHENTICATION_GROUP, subresource=key))
+    requests: list[Attributes] = []
+    if user:
+        namespace, account = _service_account(user)
+        if account:
+            requests.append(impersonate("serviceaccounts", account, namespace=namespace))
+        else:
+            requests.append(impersonate("users", user))
+    requests += groups + extras
+    if uid:
+        requests.append(impersonate("uids", uid, AUTHENTICATION_GROUP))
+    if (groups or extras or uid) and not user:
+        # kube answers this with a 500; it is the client's mistake, so it is a 400 here
+        asked = ", ".join(f'{request.resource} "{request.name}"' for request in requests)
+        raise errors.bad_request(f"requested {asked} without impersonating a user")
+    return requests
+
+
+def _service_account(user: str) -> tuple[str, str]:
+    """(namespace, name) of a user named `system:serviceaccount:<namespace>:<name>` (kube's
+    serviceaccount.SplitUsername), or ("", "") for any other user."""
+    if not user.startswith(SERVICE_ACCOUNT_PREFIX):
+        return "", ""
+    parts = user[len(SERVICE_ACCOUNT_PREFIX) :].split(":")
+    if (
+        len(parts) == 2
+        and len(parts[0]) <= 63
+        and _DNS_LABEL.fullmatch(parts[0])
+        and len(parts[1]) <= 253
+        and _DNS_SUBDOMAIN.fullmatch(parts[1])
+    ):
+        return parts[0], parts[1]
+    return "", ""
+
+
+def _impersonation_header(name: bytes) -> bool:
+    return name in (USER, GROUP, UID) or name.startswith(EXTRA)

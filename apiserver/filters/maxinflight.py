@@ -1,0 +1,59 @@
+"""`--max-requests-inflight` and `--max-mutating-requests-inflight` (kube's WithMaxInFlightLimit): a server
+past its limit answers at once with 429 and `Retry-After: 1`, which clients honour by retrying, instead of
+queueing work it cannot keep up with. Long-running requests are not counted; a limit of 0 is no limit;
+``system:masters`` are always served (a super-user, or the server's own loopback client)."""
+
+from __future__ import annotations
+
+from apiserver.authentication.user import MASTERS_GROUP, UserInfo
+from apiserver.endpoints.http import (
+    SCOPE_REQUEST_INFO,
+    SCOPE_USER,
+    ASGIApp,
+    Receive,
+    Scope,
+    Send,
+    respond,
+)
+from apiserver.endpoints.routing import RequestInfo
+from apiserver.filters.longrunning import is_long_running
+
+_READ_ONLY_VERBS = frozenset(("get", "list", "watch"))
+# kube answers with http.Error, not a Status: plain text, and client-go turns any 429 into TooManyRequests
+# (k8s.io/apiserver pkg/server/filters/maxinflight.go, tooManyRequests)
+_TOO_MANY = b"Too many requests, please try again later.\n"
+_TOO_MANY_HEADERS = [(b"retry-after", b"1"), (b"x-content-type-options", b"nosniff")]
+_TEXT = b"text/plain; charset=utf-8"
+
+
+class MaxInFlightFilter:
+    """Counts the requests being served, read-only and mutating apart. One event loop runs them all, so a
+    counter needs no lock."""
+
+    def __init__(self, app: ASGIApp, max_read_only: int, max_mutating: int) -> None:
+        self.app = app
+        self.limits = (max_read_only, max_mutating)
+        self.in_flight = [0, 0]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        info: RequestInfo = scope[SCOPE_REQUEST_INFO]
+        kind = 0 if info.verb in _READ_ONLY_VERBS else 1
+        limit = self.limits[kind]
+        if not limit or is_long_running(info):
+            await self.app(scope, receive, send)
+            return
+        if self.in_flight[kind] >= limit:
+            if _privileged(scope[SCOPE_USER]):  # served, and not counted, as kube does
+                await self.app(scope, receive, send)
+            else:
+                await respond(send, 429, _TOO_MANY, _TEXT, headers=_TOO_MANY_HEADERS)
+            return
+        self.in_flight[kind] += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight[kind] -= 1
+
+
+def _privileged(user: UserInfo) -> bool:
+    return MASTERS_GROUP in user.groups

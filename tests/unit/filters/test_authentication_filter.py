@@ -1,0 +1,70 @@
+"""The authentication filter (kube's WithAuthentication): the user on the scope, the Authorization header
+gone after it, and kube's 401 Status for credentials that fail."""
+
+from __future__ import annotations
+
+from apiserver.authentication.authenticator import request_authenticator
+from apiserver.authentication.user import UserInfo
+from apiserver.endpoints.http import ASGIApp
+from apiserver.filters.authentication import AuthenticationFilter
+from apiserver.filters.requestinfo import RequestInfoFilter
+from tests.unit.filters.support import TokenFile, echo, request
+
+TOKENS = TokenFile({"alice-token": UserInfo("alice", groups=("devs",))})
+
+
+def chain(anonymous: bool = True) -> ASGIApp:
+    return RequestInfoFilter(
+        AuthenticationFilter(echo, request_authenticator([TOKENS], anonymous=anonymous))
+    )
+
+
+def test_a_request_without_credentials_is_anonymous() -> None:
+    response = request(chain(), "GET", "/api/v1/namespaces/default/configmaps")
+    assert response.status_code == 200
+    assert response.json()["user"] == {
+        "username": "system:anonymous",
+        "groups": ["system:unauthenticated"],
+    }
+    assert response.json()["info"]["verb"] == "list"
+
+
+def test_a_known_token_is_its_user_and_the_header_does_not_reach_the_app() -> None:
+    response = request(chain(), "GET", "/version", [("Authorization", "Bearer alice-token")])
+    assert response.json()["user"] == {
+        "username": "alice",
+        "groups": ["devs", "system:authenticated"],
+    }
+    assert "authorization" not in response.json()["headers"]
+    assert "host" in response.json()["headers"]
+
+
+def test_a_bad_token_is_401_as_kube_answers_it() -> None:
+    # kube's Unauthorized handler: apierrors.NewUnauthorized("Unauthorized")
+    response = request(chain(), "GET", "/api/v1/pods", [("Authorization", "Bearer forged")])
+    assert response.status_code == 401
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "Unauthorized",
+        "reason": "Unauthorized",
+        "code": 401,
+    }
+
+
+def test_without_anonymous_a_request_without_credentials_is_401() -> None:
+    assert request(chain(anonymous=False), "GET", "/api").status_code == 401
+    assert request(chain(anonymous=True), "GET", "/api").status_code == 200
+
+
+class Broken:
+    async def authenticate(self, scope: object) -> UserInfo | None:
+        raise RuntimeError("the token webhook is down")
+
+
+def test_an_authenticator_that_breaks_fails_the_request_with_401() -> None:
+    app = RequestInfoFilter(AuthenticationFilter(echo, Broken()))
+    assert request(app, "GET", "/api").status_code == 401

@@ -1,0 +1,157 @@
+"""The chain as `apiforge serve` composes it (server/chain.py) around a real APIServer in-process: kube's
+order, the options and their validation, lifespan through the chain, and the filters working together
+(impersonation before authorization, audit around both, the reviews answering for the request's user)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
+from apiserver.endpoints.http import Message
+from apiserver.server.app import APIServer
+from apiserver.server.chain import ChainOptions, HandlerChain, build_handler_chain
+from apiserver.server.cli import parse_options
+from apiserver.storage import MemoryStorage
+from generated.server import OPENAPI_DIR, build_scheme
+from tests.unit.filters.support import BASE_URL, RuleAuthorizer
+
+WHOAMI = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+REVIEWS = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
+
+def links(chain: HandlerChain) -> list[str]:
+    names, app = [], chain.handler
+    while not isinstance(app, APIServer):
+        names.append(type(app).__name__)
+        app = app.app
+    return names
+
+
+def test_the_filters_are_in_kube_apiserver_order(tmp_path: Path) -> None:
+    server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+    chain = build_handler_chain(server, ChainOptions(audit_log_path=str(tmp_path / "audit.log")))
+    assert links(chain) == [
+        "RequestInfoFilter",
+        "AuthenticationFilter",
+        "AuditFilter",
+        "ImpersonationFilter",
+        "MaxInFlightFilter",
+        "AuthorizationFilter",
+    ]
+    assert chain.auditor is not None
+    chain.auditor.backend.close()
+    bare = build_handler_chain(server, ChainOptions(0, 0))
+    assert links(bare) == [
+        "RequestInfoFilter",
+        "AuthenticationFilter",
+        "ImpersonationFilter",
+        "AuthorizationFilter",
+    ]
+
+
+def test_the_options_are_validated_as_kube_apiserver_words_it() -> None:
+    assert ChainOptions().validate() == []
+    assert ChainOptions(-1, -2, "AlwaysAllow,Magic,RBAC,AlwaysAllow").validate() == [
+        "--max-requests-inflight can not be negative value",
+        "--max-mutating-requests-inflight can not be negative value",
+        'authorization-mode "Magic" is not a valid mode',
+        'authorization-mode "RBAC" is not supported yet: the supported modes are AlwaysAllow',
+        'authorization-mode "AlwaysAllow,Magic,RBAC,AlwaysAllow" has mode specified more than once',
+    ]
+
+
+def test_serve_takes_the_flags_and_refuses_a_bad_mode(capsys: pytest.CaptureFixture[str]) -> None:
+    options = parse_options(
+        ["--max-requests-inflight=10", "--max-mutating-requests-inflight=0", "--audit-log-path=-"]
+    )
+    assert options.chain == ChainOptions(10, 0, "AlwaysAllow", "-")
+    assert parse_options([]).chain == ChainOptions(400, 200, "AlwaysAllow", "")
+    with pytest.raises(SystemExit) as exited:
+        parse_options(["--authorization-mode=RBAC"])
+    assert exited.value.code == 2
+    assert 'authorization-mode "RBAC" is not supported yet' in capsys.readouterr().err
+
+
+def serve(
+    options: ChainOptions,
+    exchange: Callable[[httpx.AsyncClient], Awaitable[Any]],
+    authorizer: Authorizer | None = None,
+) -> Any:
+    """Run the chain around a started APIServer (lifespan driven through the chain, as uvicorn drives it)
+    and ``exchange`` with a client of it; stop it after."""
+
+    async def main() -> Any:
+        server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR, authorizer=authorizer)
+        chain = build_handler_chain(server, options)
+        inbox: asyncio.Queue[Message] = asyncio.Queue()
+        outbox: asyncio.Queue[Message] = asyncio.Queue()
+        lifespan = asyncio.create_task(chain({"type": "lifespan"}, inbox.get, outbox.put))
+        await inbox.put({"type": "lifespan.startup"})
+        assert (await outbox.get())["type"] == "lifespan.startup.complete"
+        try:
+            transport = httpx.ASGITransport(app=chain)
+            async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as client:
+                return await exchange(client)
+        finally:
+            await inbox.put({"type": "lifespan.shutdown"})
+            assert (await outbox.get())["type"] == "lifespan.shutdown.complete"
+            await lifespan
+
+    return asyncio.run(asyncio.wait_for(main(), timeout=30))
+
+
+def test_whoami_answers_the_request_user_and_the_impersonated_one() -> None:
+    async def exchange(client: httpx.AsyncClient) -> list[Any]:
+        plain = await client.post(REVIEWS, json=WHOAMI)
+        acting = await client.post(
+            REVIEWS,
+            json=WHOAMI,
+            headers=[("Impersonate-User", "jane"), ("Impersonate-Group", "devs")],
+        )
+        return [plain.json()["status"]["userInfo"], acting.json()["status"]["userInfo"]]
+
+    assert serve(ChainOptions(), exchange) == [
+        {"username": "system:anonymous", "groups": ["system:unauthenticated"]},
+        {"username": "jane", "groups": ["devs", "system:authenticated"]},
+    ]
+
+
+def test_authorization_judges_the_impersonated_user_and_audit_records_both(
+    tmp_path: Path,
+) -> None:
+    audit_log = tmp_path / "audit.log"
+
+    def rule(attributes: Any) -> bool:
+        return attributes.verb == "impersonate" or attributes.user.name == "jane"
+
+    async def exchange(client: httpx.AsyncClient) -> list[int]:
+        path = "/api/v1/namespaces/default"
+        refused = await client.get(path)
+        served = await client.get(path, headers={"Impersonate-User": "jane"})
+        return [refused.status_code, served.status_code]
+
+    statuses = serve(ChainOptions(audit_log_path=str(audit_log)), exchange, RuleAuthorizer(rule))
+    assert statuses == [403, 200]
+    events = [json.loads(line) for line in audit_log.read_text().splitlines()]
+    complete = [event for event in events if event["stage"] == "ResponseComplete"]
+    assert [(e["responseStatus"]["code"], e.get("impersonatedUser", {}).get("username")) for e in complete] == [
+        (403, None),
+        (200, "jane"),
+    ]  # fmt: skip
+    assert {event["objectRef"]["name"] for event in events} == {"default"}
+
+
+def test_the_server_keeps_its_authorizer_for_the_reviews() -> None:
+    authorizer = AlwaysAllow()
+    server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR, authorizer=authorizer)
+    assert server.authorizer is authorizer
+    assert isinstance(
+        APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR).authorizer, AlwaysAllow
+    )
