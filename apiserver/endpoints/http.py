@@ -39,9 +39,10 @@ class Request:
     query: dict[str, str]
     headers: dict[str, str]
     receive: Receive
-    user: UserInfo = ANONYMOUS
-    """Who asks: the filter chain's answer, or anonymous where no chain runs (an app called directly)."""
     warnings: list[str] = field(default_factory=list)
+    user: UserInfo = ANONYMOUS
+    """Who asks, as the filter chain's authentication (and impersonation) found; anonymous where no chain
+    runs (an app called directly)."""
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive) -> Request:
@@ -52,7 +53,7 @@ class Request:
             parse_query(scope.get("query_string", b"")),
             headers,
             receive,
-            scope.get(SCOPE_USER, ANONYMOUS),
+            user=scope.get(SCOPE_USER, ANONYMOUS),
         )
 
     async def body(self) -> bytes:

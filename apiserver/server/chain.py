@@ -132,12 +132,13 @@ def build_handler_chain(
 ) -> HandlerChain:
     """The chain, built inside out; the server's authorizer judges both impersonation and the request,
     as kube's one authorizer does. Audit and the in-flight limits are left out when not configured."""
-    handler: ASGIApp = AuthorizationFilter(server, server.authorizer)
+    authorizer = server.context.authorizer
+    handler: ASGIApp = AuthorizationFilter(server, authorizer)
     if options.max_requests_inflight or options.max_mutating_requests_inflight:
         handler = MaxInFlightFilter(
             handler, options.max_requests_inflight, options.max_mutating_requests_inflight
         )
-    handler = ImpersonationFilter(handler, server.authorizer)
+    handler = ImpersonationFilter(handler, authorizer)
     auditor = (
         Auditor(MetadataPolicy(), LogBackend(options.audit_log_path))
         if options.audit_log_path

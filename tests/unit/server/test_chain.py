@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
+from apiserver.authorization.authorizer import Authorizer
 from apiserver.endpoints.http import Message
 from apiserver.server.app import APIServer
 from apiserver.server.chain import ChainOptions, HandlerChain, build_handler_chain
@@ -148,10 +148,23 @@ def test_authorization_judges_the_impersonated_user_and_audit_records_both(
     assert {event["objectRef"]["name"] for event in events} == {"default"}
 
 
-def test_the_server_keeps_its_authorizer_for_the_reviews() -> None:
-    authorizer = AlwaysAllow()
-    server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR, authorizer=authorizer)
-    assert server.authorizer is authorizer
-    assert isinstance(
-        APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR).authorizer, AlwaysAllow
-    )
+def test_a_review_and_the_request_it_describes_get_one_verdict() -> None:
+    """The chain authorizes with the authorizer the access reviews answer from (the server's context)."""
+
+    def rule(attributes: Any) -> bool:
+        return attributes.verb != "delete"
+
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"verb": "delete", "resource": "configmaps", "namespace": "a"}},
+    }
+
+    async def exchange(client: httpx.AsyncClient) -> tuple[int, Any]:
+        deleted = await client.delete("/api/v1/namespaces/a/configmaps/cm")
+        answered = await client.post(
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", json=review
+        )
+        return deleted.status_code, answered.json()["status"]
+
+    assert serve(ChainOptions(), exchange, RuleAuthorizer(rule)) == (403, {"allowed": False})
