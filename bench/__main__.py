@@ -1,6 +1,6 @@
 """`python -m bench [NAME ...]`: run the benches (all, or those named) in sequence, then a summary.
 
-Names: generate, server, storage, stack, engine. Each bench prints its own detail table as it goes;
+Names: generate, server, storage, stack, engine, chain. Each bench prints its own detail table as it goes;
 the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
 missed: the machines are noisy, so a verdict is something to read, not to gate on.
 """
@@ -11,7 +11,14 @@ import sys
 import time
 from collections.abc import Callable
 
-from bench import engine_bench, generate_bench, server_bench, stack_bench, storage_bench
+from bench import (
+    chain_bench,
+    engine_bench,
+    generate_bench,
+    server_bench,
+    stack_bench,
+    storage_bench,
+)
 from bench.common import Row, print_rows
 
 BENCHES: dict[str, Callable[[], list[Row]]] = {
@@ -20,6 +27,7 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
     "storage": storage_bench.run,
     "stack": stack_bench.run,
     "engine": engine_bench.run,
+    "chain": chain_bench.run,
 }
 
 

@@ -82,7 +82,11 @@ async def authorize(authorizer: Authorizer, attributes: Attributes) -> tuple[Dec
         return await authorizer.authorize(attributes)
     except Exception as error:
         log.exception("the authorizer failed on %s", attributes)
-        raise errors.internal_error(f"authorization failed: {type(error).__name__}") from error
+        raise _authorizer_failed(error) from error
+
+
+def _authorizer_failed(error: Exception) -> errors.APIError:
+    return errors.internal_error(f"authorization failed: {type(error).__name__}")
 
 
 class AuthorizationFilter:
@@ -94,10 +98,11 @@ class AuthorizationFilter:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         attributes = authorizer_attributes(scope[SCOPE_USER], scope[SCOPE_REQUEST_INFO])
-        try:
-            decision, reason = await authorize(self.authorizer, attributes)
-        except errors.APIError as error:
-            await respond_error(send, error)
+        try:  # authorize() inlined: one coroutine less on every request
+            decision, reason = await self.authorizer.authorize(attributes)
+        except Exception as error:
+            log.exception("the authorizer failed on %s", attributes)
+            await respond_error(send, _authorizer_failed(error))
             return
         allowed = decision is Decision.ALLOW
         event: Event | None = scope.get(SCOPE_AUDIT_EVENT)

@@ -20,7 +20,9 @@ from apiserver.authentication.user import ANONYMOUS, UserInfo
 from tests.unit.filters.support import TokenFile
 
 ALICE = UserInfo("alice", "u-1", ("devs",), {"scopes": ("a",)})
-TOKENS = TokenFile({"alice-token": ALICE, "robot": UserInfo("robot", groups=("system:authenticated",))})
+TOKENS = TokenFile(
+    {"alice-token": ALICE, "robot": UserInfo("robot", groups=("system:authenticated",))}
+)
 
 
 def authenticate(authenticator: Authenticator, token: str = "") -> UserInfo | None:

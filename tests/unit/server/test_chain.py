@@ -157,7 +157,9 @@ def test_a_review_and_the_request_it_describes_get_one_verdict() -> None:
     review = {
         "apiVersion": "authorization.k8s.io/v1",
         "kind": "SelfSubjectAccessReview",
-        "spec": {"resourceAttributes": {"verb": "delete", "resource": "configmaps", "namespace": "a"}},
+        "spec": {
+            "resourceAttributes": {"verb": "delete", "resource": "configmaps", "namespace": "a"}
+        },
     }
 
     async def exchange(client: httpx.AsyncClient) -> tuple[int, Any]:
