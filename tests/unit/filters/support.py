@@ -80,6 +80,16 @@ class RuleAuthorizer:
         return Rules(incomplete=True)
 
 
+class FailingAuthorizer:
+    """An authorizer that cannot answer (a webhook that is down)."""
+
+    async def authorize(self, attributes: Attributes) -> tuple[Decision, str]:
+        raise ConnectionError("the authorization webhook is down")
+
+    async def rules_for(self, user: UserInfo, namespace: str) -> Rules:
+        return Rules()
+
+
 def run(app: ASGIApp, exchange: Callable[[httpx.AsyncClient], Awaitable[Any]]) -> Any:
     """Run ``exchange`` with a client of ``app`` (no socket: httpx's ASGI transport)."""
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from apiserver.authentication.authenticator import request_authenticator
 from apiserver.authentication.user import ANONYMOUS, UserInfo
-from apiserver.authorization.authorizer import Attributes, Authorizer, Decision, Rules
+from apiserver.authorization.authorizer import Attributes, Authorizer, Decision
 from apiserver.endpoints.http import ASGIApp
 from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.authorization import AuthorizationFilter
 from apiserver.filters.requestinfo import RequestInfoFilter
-from tests.unit.filters.support import RuleAuthorizer, echo, request
+from tests.unit.filters.support import FailingAuthorizer, RuleAuthorizer, echo, request
 
 
 def chain(authorizer: Authorizer) -> ASGIApp:
@@ -117,16 +117,8 @@ class SingleUser:
         return self.user
 
 
-class Failing:
-    async def authorize(self, attributes: Attributes) -> tuple[Decision, str]:
-        raise ConnectionError("the authorization webhook is down")
-
-    async def rules_for(self, user: UserInfo, namespace: str) -> Rules:
-        return Rules()
-
-
 def test_an_authorizer_that_fails_is_a_500_status() -> None:
-    response = request(chain(Failing()), "GET", "/api/v1/pods")
+    response = request(chain(FailingAuthorizer()), "GET", "/api/v1/pods")
     assert response.status_code == 500
     assert response.json()["reason"] == "InternalError"
     assert response.json()["message"] == (

@@ -12,7 +12,7 @@ from apiserver.endpoints.http import ASGIApp
 from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.impersonation import ImpersonationFilter
 from apiserver.filters.requestinfo import RequestInfoFilter
-from tests.unit.filters.support import RuleAuthorizer, echo, request
+from tests.unit.filters.support import FailingAuthorizer, RuleAuthorizer, echo, request
 
 
 def chain(authorizer: Authorizer) -> ASGIApp:
@@ -165,3 +165,13 @@ def test_groups_without_a_user_are_a_bad_request() -> None:
     assert response.status_code == 400
     assert response.json()["reason"] == "BadRequest"
     assert response.json()["message"] == ('requested groups "devs" without impersonating a user')
+
+
+def test_an_authorizer_that_fails_refuses_the_impersonation_with_a_500_status() -> None:
+    response = request(
+        chain(FailingAuthorizer()), "GET", "/api/v1/pods", [("Impersonate-User", "jane")]
+    )
+    assert response.status_code == 500
+    assert response.json()["message"] == (
+        "Internal error occurred: authorization failed: ConnectionError"
+    )
