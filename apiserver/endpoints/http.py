@@ -10,6 +10,7 @@ from urllib.parse import parse_qsl
 
 import orjson
 
+from apiserver.endpoints.output import prefers_protobuf, status_body
 from apiserver.machinery.errors import APIError, request_entity_too_large
 
 Scope = MutableMapping[str, Any]
@@ -126,8 +127,12 @@ async def respond_json(
     await respond(send, status, orjson.dumps(payload), warnings=warnings)
 
 
-async def respond_error(send: Send, error: APIError, warnings: list[str] | None = None) -> None:
-    await respond_json(send, error.code, error.status(), warnings)
+async def respond_error(
+    send: Send, error: APIError, warnings: list[str] | None = None, accept: str = ""
+) -> None:
+    """The error's Status, in protobuf when the request's Accept puts protobuf first (as kube negotiates it)."""
+    content_type, body = status_body(error.status(), prefers_protobuf(accept))
+    await respond(send, error.code, body, content_type, warnings=warnings)
 
 
 async def respond_text(send: Send, status: int, text: str) -> None:

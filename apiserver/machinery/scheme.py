@@ -11,9 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apiserver.machinery.objects import Object
+
+if TYPE_CHECKING:
+    from apiserver.encoding.protobuf_meta import KindCodec
 
 Converter = Callable[[Object], Object]
 
@@ -63,6 +66,9 @@ class VersionType:
     defaulter: Callable[[Object], None] | None = None
     validator: Callable[[Object], list[Any]] | None = None
     model: type | None = None
+    protobuf: KindCodec | None = (
+        None  # built-in kinds: the messages of the numbers their definition declares
+    )
 
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")

@@ -13,6 +13,7 @@ from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType, VersionType
 from apiserver.registry.meta import now_rfc3339
 from apiserver.registry.store import Store
+from apiserver.server.review_protobuf import REVIEW_CODECS
 
 ANONYMOUS_ADMIN = {"username": "admin", "groups": ["system:masters", "system:authenticated"]}
 _OPEN_SCHEMA: dict[str, Any] = {
@@ -36,7 +37,15 @@ def _review(group: str, kind: str) -> ResourceType:
         singular=kind.lower(),
         list_kind=f"{kind}List",
         namespaced=False,
-        versions=(VersionType(name="v1", served=True, storage=True, schema=_OPEN_SCHEMA),),
+        versions=(
+            VersionType(
+                name="v1",
+                served=True,
+                storage=True,
+                schema=_OPEN_SCHEMA,
+                protobuf=REVIEW_CODECS.get(kind),
+            ),
+        ),
         verbs=("create",),
         persisted=False,
     )
