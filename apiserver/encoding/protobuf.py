@@ -197,6 +197,7 @@ def length_delimited(number: int, payload: bytes) -> bytes:
 # --- values: decoding ----------------------------------------------------------------------------
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ZERO_TIME_SECONDS = -62135596800  # 0001-01-01T00:00:00Z, Go's zero time.Time
 _TIMES = frozenset({"time", "microtime"})
 _VARINT_KINDS = frozenset({"bool", "int32", "int64"})
 _STRUCTS = frozenset({"time", "microtime", "intorstring", "quantity", "raw"})
@@ -214,6 +215,8 @@ def _timestamp(data: bytes, micro: bool) -> str | None:
         elif isinstance(value, int) and number == 2:
             nanos = _signed(value, 32)
     whole, nanos = divmod(seconds * 1_000_000_000 + nanos, 1_000_000_000)
+    if whole == _ZERO_TIME_SECONDS and not nanos:
+        return None  # Go's zero time.Time (year 1), which encoding/json prints as null
     try:
         moment = _EPOCH + timedelta(seconds=whole, microseconds=nanos // 1000)
     except OverflowError:
@@ -393,6 +396,8 @@ def _timestamp_bytes(value: Any, micro: bool, where: str) -> bytes:
     if value is None:
         return b""
     seconds, nanos = _seconds_and_nanos(value, where)
+    if seconds == _ZERO_TIME_SECONDS and (nanos == 0 or not micro):
+        return b""  # Go's zero time writes nothing
     return b"\x08" + varint(seconds) + b"\x10" + varint(nanos if micro else 0)
 
 
