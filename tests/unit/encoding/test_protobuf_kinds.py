@@ -1,5 +1,5 @@
 """Tests of the generated protobuf codecs (generated/<group>/<version>/protobuf.py, from the numbers the
-definitions declare) and the self-review tables: hand-encoded messages of every kind, and the real thing:
+definitions declare): hand-encoded messages of every kind, and the real thing:
 kubectl 1.32 and 1.33 (protobuf) and kubectl 1.31 (JSON) run the same commands against a capturing server, each
 protobuf body must decode to exactly the JSON body of the older kubectl, and encoding the decoded object must
 give back kubectl's bytes (kube's own encoding of those objects: the byte-exact fixture)."""
@@ -25,7 +25,6 @@ from apiserver.encoding.protobuf import (
     decode_message,
     encode,
 )
-from apiserver.server.reviews import REVIEW_RESOURCES
 from generated.server import build_scheme
 from tests.kubectl import Kubectl, kubectl_binary
 from tests.protobufwire import entries, envelope, ln, time, vi
@@ -34,7 +33,7 @@ from tests.protobufwire import entries, envelope, ln, time, vi
 def _codecs() -> dict[tuple[str, str], Message]:
     """Every kind's message by (apiVersion, kind), as the server's Scheme registers them."""
     found = {}
-    for resource in (*build_scheme(), *REVIEW_RESOURCES):
+    for resource in build_scheme():
         for version in resource.versions:
             if version.protobuf is not None:
                 found[(resource.api_version(version.name), resource.kind)] = (
@@ -67,6 +66,7 @@ def test_every_builtin_kind_has_a_codec() -> None:
         "SelfSubjectAccessReview",
         "SelfSubjectRulesReview",
         "SelfSubjectReview",
+        "TokenReview",
     }
 
 
