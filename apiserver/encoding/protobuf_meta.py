@@ -1,5 +1,5 @@
 """The shared k8s.io/apimachinery meta/v1 messages, declared once: ObjectMeta and what it holds, ListMeta, Status,
-Condition, PartialObjectMetadata, and each kind's codec (its message and its list's).
+Condition, DeleteOptions, PartialObjectMetadata, and each kind's codec (its message and its list's).
 
 Field numbers and JSON rules come from k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto and types.go. Every
 generated kind message holds ``METADATA`` as field 1 (as every kube kind does), and definitions name
@@ -101,6 +101,22 @@ STATUS = Message(
         Field(6, "code", "int32"),
     ),
 )
+PRECONDITIONS = Message(
+    "Preconditions",
+    (Field(1, "uid", pointer=True), Field(2, "resourceVersion", pointer=True)),
+)
+DELETE_OPTIONS = Message(
+    "DeleteOptions",
+    (
+        Field(1, "gracePeriodSeconds", "int64", pointer=True),
+        Field(2, "preconditions", PRECONDITIONS, pointer=True),
+        Field(3, "orphanDependents", "bool", pointer=True),
+        Field(4, "propagationPolicy", pointer=True),
+        Field(5, "dryRun", repeated=True),
+        Field(6, "ignoreStoreReadErrorWithClusterBreakingPotential", "bool", pointer=True),
+    ),
+)
+"""The body of a DELETE, which client-go's typed clients send as protobuf."""
 PARTIAL_OBJECT_METADATA = Message("PartialObjectMetadata", (METADATA,))
 PARTIAL_OBJECT_METADATA_LIST = Message(
     "PartialObjectMetadataList",

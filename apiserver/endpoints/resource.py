@@ -9,6 +9,8 @@ from typing import Any
 
 import orjson
 
+from apiserver.encoding import protobuf
+from apiserver.encoding.protobuf_meta import DELETE_OPTIONS
 from apiserver.endpoints.decode import (
     Target,
     check_type_meta,
@@ -560,8 +562,12 @@ async def _delete_options(request: Request) -> Object:
     if not body.strip():
         return {}
     try:
+        if (
+            request.content_type == protobuf.CONTENT_TYPE
+        ):  # client-go's typed clients, for built-in kinds
+            return protobuf.decode(body, DELETE_OPTIONS)
         options = orjson.loads(body)
-    except orjson.JSONDecodeError as error:
+    except (protobuf.ProtobufError, orjson.JSONDecodeError) as error:
         raise errors.bad_request(f"error decoding DeleteOptions: {error}") from None
     if not isinstance(options, dict):
         raise errors.bad_request("DeleteOptions must be a JSON object")

@@ -285,3 +285,25 @@ def test_watch_streams_protobuf_frames(client: httpx.Client) -> None:
     assert secret["metadata"]["name"] == "w"
     assert secret["data"] == {"k": base64.b64encode(b"v").decode()}
     assert json.dumps(secret)  # plain JSON values throughout
+
+
+def test_delete_options_in_protobuf(client: httpx.Client) -> None:
+    """client-go's typed clients send DeleteOptions as protobuf (meta/v1 generated.proto: preconditions = 2,
+    dryRun = 5); a precondition on another uid is a 409, a dry run deletes nothing."""
+    body = {"metadata": {"name": "doomed"}}
+    assert client.post("/api/v1/namespaces/default/configmaps", json=body).status_code == 201
+    url = "/api/v1/namespaces/default/configmaps/doomed"
+    headers = {"Content-Type": CONTENT_TYPE}
+    wrong_uid = envelope("v1", "DeleteOptions", ln(2, ln(1, "not-the-uid")))
+    conflict = client.request("DELETE", url, content=wrong_uid, headers=headers)
+    assert conflict.status_code == 409, conflict.text
+    dry_run = envelope("v1", "DeleteOptions", ln(5, "All"))
+    assert client.request("DELETE", url, content=dry_run, headers=headers).status_code == 200
+    assert client.get(url).status_code == 200
+    assert (
+        client.request(
+            "DELETE", url, content=envelope("v1", "DeleteOptions", b""), headers=headers
+        ).status_code
+        == 200
+    )
+    assert client.get(url).status_code == 404
