@@ -100,12 +100,21 @@ class Message:
     fields: tuple[Field, ...]
     by_number: dict[int, Field] = field(init=False, repr=False, compare=False)
     in_wire_order: tuple[Field, ...] = field(init=False, repr=False, compare=False)
+    wheres: tuple[tuple[Field, str], ...] = field(init=False, repr=False, compare=False)
+    """Each field with the name its errors show, built once rather than per decoded field."""
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_number", {f.number: f for f in self.fields})
         object.__setattr__(
             self, "in_wire_order", tuple(sorted(self.fields, key=lambda f: f.number))
         )
+        object.__setattr__(self, "wheres", tuple((f, f"{self.name}.{f.name}") for f in self.fields))
+        object.__setattr__(self, "_hash", hash((self.name, self.fields)))
+
+    def __hash__(self) -> int:
+        """Computed once: the generated hash would walk the whole table on every lookup."""
+        return self._hash
 
 
 Value = Scalar | Message | MapOf | ListOf
@@ -135,18 +144,26 @@ def wire_fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
     """Yield ``(field number, wire type, value)``: an int for varints and fixed words, bytes otherwise."""
     pos, end = 0, len(data)
     while pos < end:
-        key, pos = _varint(data, pos)
+        key = data[pos]
+        if key < 0x80:  # one-byte keys and sizes are the common case: no call
+            pos += 1
+        else:
+            key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
         if number == 0:
             raise ProtobufError("field number 0")
         value: int | bytes
-        if wire == VARINT:
-            value, pos = _varint(data, pos)
-        elif wire == LENGTH:
-            size, pos = _varint(data, pos)
+        if wire == LENGTH:
+            if pos < end and data[pos] < 0x80:
+                size = data[pos]
+                pos += 1
+            else:
+                size, pos = _varint(data, pos)
             if pos + size > end:
                 raise ProtobufError(f"field {number} runs past the end of its message")
             value, pos = data[pos : pos + size], pos + size
+        elif wire == VARINT:
+            value, pos = _varint(data, pos)
         elif wire in (FIXED64, FIXED32):
             size = 8 if wire == FIXED64 else 4
             if pos + size > end:
@@ -265,6 +282,10 @@ _ZEROS: dict[str, Any] = {
 
 
 def _decode_value(kind: Value, wire: int, value: int | bytes, where: str) -> Any:
+    if isinstance(kind, Message):
+        if wire != LENGTH or not isinstance(value, bytes):
+            raise ProtobufError(f"{where}: wire type {wire}, expected {LENGTH}")
+        return decode_message(kind, value)
     if kind in _VARINT_KINDS:
         if not isinstance(value, int) or wire != VARINT:
             raise ProtobufError(f"{where}: wire type {wire}, expected {VARINT}")
@@ -278,8 +299,6 @@ def _decode_value(kind: Value, wire: int, value: int | bytes, where: str) -> Any
         return result
     if wire != LENGTH or not isinstance(value, bytes):
         raise ProtobufError(f"{where}: wire type {wire}, expected {LENGTH}")
-    if isinstance(kind, Message):
-        return decode_message(kind, value)
     if isinstance(kind, MapOf):
         raise ProtobufError(f"{where}: a map cannot be a map value or a list item")
     if isinstance(kind, ListOf):
@@ -364,13 +383,20 @@ def decode_message(message: Message, data: bytes) -> dict[str, Any]:
     by_number = message.by_number
     for number, wire, value in wire_fields(data):
         if number in by_number:
-            seen.setdefault(number, []).append((wire, value))
+            bucket = seen.get(number)
+            if bucket is None:
+                seen[number] = [(wire, value)]
+            else:
+                bucket.append((wire, value))
     result: dict[str, Any] = {}
-    for spec in message.fields:
-        value = _decode_field(spec, seen.get(spec.number, []), f"{message.name}.{spec.name}")
+    for spec, where in message.wheres:
+        value = _decode_field(spec, seen.get(spec.number, _NOTHING), where)
         if value is not ...:
             result[spec.name] = value
     return result
+
+
+_NOTHING: list[tuple[int, int | bytes]] = []
 
 
 # --- values: encoding ----------------------------------------------------------------------------
