@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +25,8 @@ from apiserver.encoding.protobuf import (
     encode,
 )
 from generated.server import build_scheme
-from tests.kubectl import Kubectl, kubectl_binary
 from tests.protobufwire import entries, envelope, ln, time, vi
+from tests.stubserver import kubectl_for, serving
 
 
 def _codecs() -> dict[tuple[str, str], Message]:
@@ -398,30 +397,8 @@ class CapturingHandler(BaseHTTPRequestHandler):
 def capturing_server() -> Iterator[tuple[str, Capture]]:
     capture = Capture()
     handler = type("Handler", (CapturingHandler,), {"capture": capture})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", capture
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=10)
-
-
-def _kubectl(minor: int, url: str, directory: Path) -> Kubectl:
-    try:
-        binary = kubectl_binary(minor)
-    except FileNotFoundError as missing:
-        pytest.skip(f"kubectl 1.{minor} is not installed: {missing}")
-    directory.mkdir(parents=True, exist_ok=True)
-    kubeconfig = directory / "kubeconfig"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\n"
-        f"clusters: [{{name: c, cluster: {{server: '{url}'}}}}]\n"
-        "users: [{name: u, user: {}}]\n"
-        "contexts: [{name: x, context: {cluster: c, user: u, namespace: default}}]\n"
-        "current-context: x\n"
-    )
-    return Kubectl(binary, kubeconfig, directory / "cache")
+    with serving(handler) as url:
+        yield url, capture
 
 
 BLOB = bytes(range(256))  # not UTF-8: a configmap puts it in binaryData
@@ -506,7 +483,7 @@ def test_kubectl_protobuf_decodes_to_kubectl_131_json_and_encodes_back_to_kubect
     argv = [arg.format(blob=tmp_path / "blob", cert=cert, key=key) for arg in args]
     bodies: dict[int, tuple[str, bytes]] = {}
     for minor in (31, 32, 33):
-        kubectl = _kubectl(minor, url, tmp_path / f"1.{minor}")
+        kubectl = kubectl_for(minor, url, tmp_path / f"1.{minor}")
         capture.bodies.clear()
         result = kubectl.run(*argv, timeout=30)
         assert expected in result.stdout
