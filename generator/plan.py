@@ -13,7 +13,7 @@ from typing import Any
 
 from generator.definition import Definition, FieldMove, Version
 from generator.naming import api_path_prefix, group_package
-from generator.plan_protobuf import ProtoMessage, protobuf_plan
+from generator.plan_protobuf import ProtoMessage, ProtoModule, hoist, protobuf_plan
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,11 @@ class VersionPlan:
     @property
     def has_protobuf(self) -> bool:
         return any(kind.protobuf is not None for kind in self.kinds)
+
+    @property
+    def protobuf_module(self) -> ProtoModule:
+        """The messages of the group-version's protobuf module, each shape once."""
+        return hoist((kind.constant, kind.protobuf) for kind in self.kinds if kind.protobuf)
 
 
 @dataclass(frozen=True)

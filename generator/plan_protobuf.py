@@ -10,13 +10,14 @@ an object that keeps unknown fields RawExtension (embedded JSON).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from generator.definition import Definition, JsonPath, ProtobufTag, Version
 
-__all__ = ["ProtoField", "ProtoMessage", "ProtoValue", "protobuf_plan"]
+__all__ = ["ProtoField", "ProtoMessage", "ProtoModule", "ProtoValue", "hoist", "protobuf_plan"]
 
 _IMPLICIT = ("apiVersion", "kind", "metadata")
 _SHARED = {"Condition": "CONDITION"}
@@ -26,11 +27,13 @@ _SCALAR_MESSAGES = {"Quantity": "quantity", "MicroTime": "microtime"}
 @dataclass(frozen=True)
 class ProtoValue:
     """What a field holds: exactly one of a runtime scalar name, a shared meta/v1 message (the constant's name
-    in apiserver.encoding.protobuf_meta), a message of its own, a map's value, or a wrapped list's item."""
+    in apiserver.encoding.protobuf_meta), a message of its own (or, once hoisted, the name of the module
+    constant that holds it), a map's value, or a wrapped list's item."""
 
     scalar: str = ""
     shared: str = ""
     message: ProtoMessage | None = None
+    ref: str = ""
     map_of: ProtoValue | None = None
     list_of: ProtoValue | None = None
 
@@ -174,3 +177,50 @@ def protobuf_plan(
     builder = _Builder(definition.kind, version.protobuf)
     message = builder.message(version.schema, (), definition.kind)
     return message, builder.problems
+
+
+@dataclass(frozen=True)
+class ProtoModule:
+    """A group-version's protobuf module: every message as a constant (children first, each shape once, so
+    that Event's involvedObject and related share one), and each kind's root constant by the kind's constant."""
+
+    messages: tuple[tuple[str, ProtoMessage], ...]
+    roots: dict[str, str]
+
+
+def _constant(name: str) -> str:
+    """Service.spec.ports → _SERVICE_SPEC_PORTS."""
+    words = (re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", part) for part in name.split("."))
+    return "_" + "_".join(words).upper()
+
+
+def hoist(kinds: Iterable[tuple[str, ProtoMessage]]) -> ProtoModule:
+    """Lift the message trees of ``kinds`` ((kind constant, root message) pairs) into module constants."""
+    messages: list[tuple[str, ProtoMessage]] = []
+    by_shape: dict[tuple[ProtoField, ...], str] = {}
+    taken: set[str] = set()
+
+    def visit(value: ProtoValue) -> ProtoValue:
+        if value.message is not None:
+            return ProtoValue(ref=lift(value.message))
+        if value.map_of is not None:
+            return ProtoValue(map_of=visit(value.map_of))
+        if value.list_of is not None:
+            return ProtoValue(list_of=visit(value.list_of))
+        return value
+
+    def lift(message: ProtoMessage) -> str:
+        fields = tuple(replace(f, value=visit(f.value)) for f in message.fields)
+        known = by_shape.get(fields)
+        if known is not None:
+            return known
+        name = _constant(message.name)
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        by_shape[fields] = name
+        messages.append((name, ProtoMessage(message.name, fields)))
+        return name
+
+    roots = {constant: lift(root) for constant, root in kinds}
+    return ProtoModule(tuple(messages), roots)

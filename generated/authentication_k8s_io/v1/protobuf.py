@@ -7,78 +7,55 @@ from apiserver.encoding import protobuf_meta
 from apiserver.encoding.protobuf import Field, ListOf, MapOf, Message
 from apiserver.encoding.protobuf_meta import KindCodec
 
-SELF_SUBJECT_REVIEW = KindCodec(
-    Message(
-        "SelfSubjectReview",
-        (
-            Field(1, "metadata", protobuf_meta.OBJECT_META),
-            Field(
-                2,
-                "status",
-                Message(
-                    "SelfSubjectReview.status",
-                    (
-                        Field(
-                            1,
-                            "userInfo",
-                            Message(
-                                "SelfSubjectReview.status.userInfo",
-                                (
-                                    Field(1, "username", "string"),
-                                    Field(2, "uid", "string"),
-                                    Field(3, "groups", "string", repeated=True),
-                                    Field(4, "extra", MapOf(ListOf("string"))),
-                                ),
-                            ),
-                        ),
-                    ),
-                ),
-            ),
-        ),
-    )
+_SELF_SUBJECT_REVIEW_STATUS_USER_INFO = Message(
+    "SelfSubjectReview.status.userInfo",
+    (
+        Field(1, "username", "string"),
+        Field(2, "uid", "string"),
+        Field(3, "groups", "string", repeated=True),
+        Field(4, "extra", MapOf(ListOf("string"))),
+    ),
 )
 
-TOKEN_REVIEW = KindCodec(
-    Message(
-        "TokenReview",
-        (
-            Field(1, "metadata", protobuf_meta.OBJECT_META),
-            Field(
-                2,
-                "spec",
-                Message(
-                    "TokenReview.spec",
-                    (
-                        Field(1, "token", "string"),
-                        Field(2, "audiences", "string", repeated=True),
-                    ),
-                ),
-            ),
-            Field(
-                3,
-                "status",
-                Message(
-                    "TokenReview.status",
-                    (
-                        Field(1, "authenticated", "bool"),
-                        Field(
-                            2,
-                            "user",
-                            Message(
-                                "TokenReview.status.user",
-                                (
-                                    Field(1, "username", "string"),
-                                    Field(2, "uid", "string"),
-                                    Field(3, "groups", "string", repeated=True),
-                                    Field(4, "extra", MapOf(ListOf("string"))),
-                                ),
-                            ),
-                        ),
-                        Field(4, "audiences", "string", repeated=True),
-                        Field(3, "error", "string"),
-                    ),
-                ),
-            ),
-        ),
-    )
+_SELF_SUBJECT_REVIEW_STATUS = Message(
+    "SelfSubjectReview.status", (Field(1, "userInfo", _SELF_SUBJECT_REVIEW_STATUS_USER_INFO),)
 )
+
+_SELF_SUBJECT_REVIEW = Message(
+    "SelfSubjectReview",
+    (
+        Field(1, "metadata", protobuf_meta.OBJECT_META),
+        Field(2, "status", _SELF_SUBJECT_REVIEW_STATUS),
+    ),
+)
+
+_TOKEN_REVIEW_SPEC = Message(
+    "TokenReview.spec",
+    (
+        Field(1, "token", "string"),
+        Field(2, "audiences", "string", repeated=True),
+    ),
+)
+
+_TOKEN_REVIEW_STATUS = Message(
+    "TokenReview.status",
+    (
+        Field(1, "authenticated", "bool"),
+        Field(2, "user", _SELF_SUBJECT_REVIEW_STATUS_USER_INFO),
+        Field(4, "audiences", "string", repeated=True),
+        Field(3, "error", "string"),
+    ),
+)
+
+_TOKEN_REVIEW = Message(
+    "TokenReview",
+    (
+        Field(1, "metadata", protobuf_meta.OBJECT_META),
+        Field(2, "spec", _TOKEN_REVIEW_SPEC),
+        Field(3, "status", _TOKEN_REVIEW_STATUS),
+    ),
+)
+
+SELF_SUBJECT_REVIEW = KindCodec(_SELF_SUBJECT_REVIEW)
+
+TOKEN_REVIEW = KindCodec(_TOKEN_REVIEW)

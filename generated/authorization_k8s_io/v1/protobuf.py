@@ -7,181 +7,151 @@ from apiserver.encoding import protobuf_meta
 from apiserver.encoding.protobuf import Field, ListOf, MapOf, Message
 from apiserver.encoding.protobuf_meta import KindCodec
 
-SELF_SUBJECT_ACCESS_REVIEW = KindCodec(
-    Message(
-        "SelfSubjectAccessReview",
-        (
-            Field(1, "metadata", protobuf_meta.OBJECT_META),
-            Field(
-                2,
-                "spec",
-                Message(
-                    "SelfSubjectAccessReview.spec",
-                    (
-                        Field(
-                            1,
-                            "resourceAttributes",
-                            Message(
-                                "SelfSubjectAccessReview.spec.resourceAttributes",
-                                (
-                                    Field(1, "namespace", "string"),
-                                    Field(2, "verb", "string"),
-                                    Field(3, "group", "string"),
-                                    Field(4, "version", "string"),
-                                    Field(5, "resource", "string"),
-                                    Field(6, "subresource", "string"),
-                                    Field(7, "name", "string"),
-                                    Field(
-                                        8,
-                                        "fieldSelector",
-                                        Message(
-                                            "SelfSubjectAccessReview.spec.resourceAttributes.fieldSelector",
-                                            (
-                                                Field(1, "rawSelector", "string"),
-                                                Field(
-                                                    2,
-                                                    "requirements",
-                                                    Message(
-                                                        "SelfSubjectAccessReview.spec.resourceAttributes.fieldSelector.requirements",
-                                                        (
-                                                            Field(
-                                                                1, "key", "string", omitempty=False
-                                                            ),
-                                                            Field(
-                                                                2,
-                                                                "operator",
-                                                                "string",
-                                                                omitempty=False,
-                                                            ),
-                                                            Field(
-                                                                3, "values", "string", repeated=True
-                                                            ),
-                                                        ),
-                                                    ),
-                                                    repeated=True,
-                                                ),
-                                            ),
-                                        ),
-                                        pointer=True,
-                                    ),
-                                    Field(
-                                        9,
-                                        "labelSelector",
-                                        Message(
-                                            "SelfSubjectAccessReview.spec.resourceAttributes.labelSelector",
-                                            (
-                                                Field(1, "rawSelector", "string"),
-                                                Field(
-                                                    2,
-                                                    "requirements",
-                                                    Message(
-                                                        "SelfSubjectAccessReview.spec.resourceAttributes.labelSelector.requirements",
-                                                        (
-                                                            Field(
-                                                                1, "key", "string", omitempty=False
-                                                            ),
-                                                            Field(
-                                                                2,
-                                                                "operator",
-                                                                "string",
-                                                                omitempty=False,
-                                                            ),
-                                                            Field(
-                                                                3, "values", "string", repeated=True
-                                                            ),
-                                                        ),
-                                                    ),
-                                                    repeated=True,
-                                                ),
-                                            ),
-                                        ),
-                                        pointer=True,
-                                    ),
-                                ),
-                            ),
-                            pointer=True,
-                        ),
-                        Field(
-                            2,
-                            "nonResourceAttributes",
-                            Message(
-                                "SelfSubjectAccessReview.spec.nonResourceAttributes",
-                                (
-                                    Field(1, "path", "string"),
-                                    Field(2, "verb", "string"),
-                                ),
-                            ),
-                            pointer=True,
-                        ),
-                    ),
-                ),
-            ),
-            Field(
-                3,
-                "status",
-                Message(
-                    "SelfSubjectAccessReview.status",
-                    (
-                        Field(1, "allowed", "bool", omitempty=False),
-                        Field(4, "denied", "bool"),
-                        Field(2, "reason", "string"),
-                        Field(3, "evaluationError", "string"),
-                    ),
-                ),
-            ),
-        ),
-    )
+_SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR_REQUIREMENTS = Message(
+    "SelfSubjectAccessReview.spec.resourceAttributes.fieldSelector.requirements",
+    (
+        Field(1, "key", "string", omitempty=False),
+        Field(2, "operator", "string", omitempty=False),
+        Field(3, "values", "string", repeated=True),
+    ),
 )
 
-SELF_SUBJECT_RULES_REVIEW = KindCodec(
-    Message(
-        "SelfSubjectRulesReview",
-        (
-            Field(1, "metadata", protobuf_meta.OBJECT_META),
-            Field(
-                2,
-                "spec",
-                Message("SelfSubjectRulesReview.spec", (Field(1, "namespace", "string"),)),
-            ),
-            Field(
-                3,
-                "status",
-                Message(
-                    "SelfSubjectRulesReview.status",
-                    (
-                        Field(
-                            1,
-                            "resourceRules",
-                            Message(
-                                "SelfSubjectRulesReview.status.resourceRules",
-                                (
-                                    Field(1, "verbs", "string", repeated=True, omitempty=False),
-                                    Field(2, "apiGroups", "string", repeated=True),
-                                    Field(3, "resources", "string", repeated=True),
-                                    Field(4, "resourceNames", "string", repeated=True),
-                                ),
-                            ),
-                            repeated=True,
-                            omitempty=False,
-                        ),
-                        Field(
-                            2,
-                            "nonResourceRules",
-                            Message(
-                                "SelfSubjectRulesReview.status.nonResourceRules",
-                                (
-                                    Field(1, "verbs", "string", repeated=True, omitempty=False),
-                                    Field(2, "nonResourceURLs", "string", repeated=True),
-                                ),
-                            ),
-                            repeated=True,
-                            omitempty=False,
-                        ),
-                        Field(3, "incomplete", "bool", omitempty=False),
-                        Field(4, "evaluationError", "string"),
-                    ),
-                ),
-            ),
+_SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR = Message(
+    "SelfSubjectAccessReview.spec.resourceAttributes.fieldSelector",
+    (
+        Field(1, "rawSelector", "string"),
+        Field(
+            2,
+            "requirements",
+            _SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR_REQUIREMENTS,
+            repeated=True,
         ),
-    )
+    ),
 )
+
+_SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES = Message(
+    "SelfSubjectAccessReview.spec.resourceAttributes",
+    (
+        Field(1, "namespace", "string"),
+        Field(2, "verb", "string"),
+        Field(3, "group", "string"),
+        Field(4, "version", "string"),
+        Field(5, "resource", "string"),
+        Field(6, "subresource", "string"),
+        Field(7, "name", "string"),
+        Field(
+            8,
+            "fieldSelector",
+            _SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR,
+            pointer=True,
+        ),
+        Field(
+            9,
+            "labelSelector",
+            _SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR,
+            pointer=True,
+        ),
+    ),
+)
+
+_SELF_SUBJECT_ACCESS_REVIEW_SPEC_NON_RESOURCE_ATTRIBUTES = Message(
+    "SelfSubjectAccessReview.spec.nonResourceAttributes",
+    (
+        Field(1, "path", "string"),
+        Field(2, "verb", "string"),
+    ),
+)
+
+_SELF_SUBJECT_ACCESS_REVIEW_SPEC = Message(
+    "SelfSubjectAccessReview.spec",
+    (
+        Field(
+            1,
+            "resourceAttributes",
+            _SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES,
+            pointer=True,
+        ),
+        Field(
+            2,
+            "nonResourceAttributes",
+            _SELF_SUBJECT_ACCESS_REVIEW_SPEC_NON_RESOURCE_ATTRIBUTES,
+            pointer=True,
+        ),
+    ),
+)
+
+_SELF_SUBJECT_ACCESS_REVIEW_STATUS = Message(
+    "SelfSubjectAccessReview.status",
+    (
+        Field(1, "allowed", "bool", omitempty=False),
+        Field(4, "denied", "bool"),
+        Field(2, "reason", "string"),
+        Field(3, "evaluationError", "string"),
+    ),
+)
+
+_SELF_SUBJECT_ACCESS_REVIEW = Message(
+    "SelfSubjectAccessReview",
+    (
+        Field(1, "metadata", protobuf_meta.OBJECT_META),
+        Field(2, "spec", _SELF_SUBJECT_ACCESS_REVIEW_SPEC),
+        Field(3, "status", _SELF_SUBJECT_ACCESS_REVIEW_STATUS),
+    ),
+)
+
+_SELF_SUBJECT_RULES_REVIEW_SPEC = Message(
+    "SelfSubjectRulesReview.spec", (Field(1, "namespace", "string"),)
+)
+
+_SELF_SUBJECT_RULES_REVIEW_STATUS_RESOURCE_RULES = Message(
+    "SelfSubjectRulesReview.status.resourceRules",
+    (
+        Field(1, "verbs", "string", repeated=True, omitempty=False),
+        Field(2, "apiGroups", "string", repeated=True),
+        Field(3, "resources", "string", repeated=True),
+        Field(4, "resourceNames", "string", repeated=True),
+    ),
+)
+
+_SELF_SUBJECT_RULES_REVIEW_STATUS_NON_RESOURCE_RULES = Message(
+    "SelfSubjectRulesReview.status.nonResourceRules",
+    (
+        Field(1, "verbs", "string", repeated=True, omitempty=False),
+        Field(2, "nonResourceURLs", "string", repeated=True),
+    ),
+)
+
+_SELF_SUBJECT_RULES_REVIEW_STATUS = Message(
+    "SelfSubjectRulesReview.status",
+    (
+        Field(
+            1,
+            "resourceRules",
+            _SELF_SUBJECT_RULES_REVIEW_STATUS_RESOURCE_RULES,
+            repeated=True,
+            omitempty=False,
+        ),
+        Field(
+            2,
+            "nonResourceRules",
+            _SELF_SUBJECT_RULES_REVIEW_STATUS_NON_RESOURCE_RULES,
+            repeated=True,
+            omitempty=False,
+        ),
+        Field(3, "incomplete", "bool", omitempty=False),
+        Field(4, "evaluationError", "string"),
+    ),
+)
+
+_SELF_SUBJECT_RULES_REVIEW = Message(
+    "SelfSubjectRulesReview",
+    (
+        Field(1, "metadata", protobuf_meta.OBJECT_META),
+        Field(2, "spec", _SELF_SUBJECT_RULES_REVIEW_SPEC),
+        Field(3, "status", _SELF_SUBJECT_RULES_REVIEW_STATUS),
+    ),
+)
+
+SELF_SUBJECT_ACCESS_REVIEW = KindCodec(_SELF_SUBJECT_ACCESS_REVIEW)
+
+SELF_SUBJECT_RULES_REVIEW = KindCodec(_SELF_SUBJECT_RULES_REVIEW)

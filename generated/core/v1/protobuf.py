@@ -7,253 +7,191 @@ from apiserver.encoding import protobuf_meta
 from apiserver.encoding.protobuf import Field, ListOf, MapOf, Message
 from apiserver.encoding.protobuf_meta import KindCodec
 
-CONFIG_MAP = KindCodec(
-    Message(
-        "ConfigMap",
-        (
-            Field(1, "metadata", protobuf_meta.OBJECT_META),
-            Field(4, "immutable", "bool", pointer=True),
-            Field(2, "data", MapOf("string")),
-            Field(3, "binaryData", MapOf("bytes")),
-        ),
-    )
+_CONFIG_MAP = Message(
+    "ConfigMap",
+    (
+        Field(1, "metadata", protobuf_meta.OBJECT_META),
+        Field(4, "immutable", "bool", pointer=True),
+        Field(2, "data", MapOf("string")),
+        Field(3, "binaryData", MapOf("bytes")),
+    ),
 )
 
-EVENT = KindCodec(
-    Message(
-        "Event",
-        (
-            Field(1, "metadata", protobuf_meta.OBJECT_META),
-            Field(
-                2,
-                "involvedObject",
-                Message(
-                    "Event.involvedObject",
-                    (
-                        Field(1, "kind", "string"),
-                        Field(2, "namespace", "string"),
-                        Field(3, "name", "string"),
-                        Field(4, "uid", "string"),
-                        Field(5, "apiVersion", "string"),
-                        Field(6, "resourceVersion", "string"),
-                        Field(7, "fieldPath", "string"),
-                    ),
-                ),
-                omitempty=False,
-            ),
-            Field(3, "reason", "string"),
-            Field(4, "message", "string"),
-            Field(
-                5,
-                "source",
-                Message(
-                    "Event.source",
-                    (
-                        Field(1, "component", "string"),
-                        Field(2, "host", "string"),
-                    ),
-                ),
-            ),
-            Field(6, "firstTimestamp", "time"),
-            Field(7, "lastTimestamp", "time"),
-            Field(8, "count", "int32"),
-            Field(9, "type", "string"),
-            Field(10, "eventTime", "microtime"),
-            Field(
-                11,
-                "series",
-                Message(
-                    "Event.series",
-                    (
-                        Field(1, "count", "int32"),
-                        Field(2, "lastObservedTime", "microtime"),
-                    ),
-                ),
-                pointer=True,
-            ),
-            Field(12, "action", "string"),
-            Field(
-                13,
-                "related",
-                Message(
-                    "Event.related",
-                    (
-                        Field(1, "kind", "string"),
-                        Field(2, "namespace", "string"),
-                        Field(3, "name", "string"),
-                        Field(4, "uid", "string"),
-                        Field(5, "apiVersion", "string"),
-                        Field(6, "resourceVersion", "string"),
-                        Field(7, "fieldPath", "string"),
-                    ),
-                ),
-                pointer=True,
-            ),
-            Field(14, "reportingComponent", "string", omitempty=False),
-            Field(15, "reportingInstance", "string", omitempty=False),
-        ),
-    )
+_EVENT_INVOLVED_OBJECT = Message(
+    "Event.involvedObject",
+    (
+        Field(1, "kind", "string"),
+        Field(2, "namespace", "string"),
+        Field(3, "name", "string"),
+        Field(4, "uid", "string"),
+        Field(5, "apiVersion", "string"),
+        Field(6, "resourceVersion", "string"),
+        Field(7, "fieldPath", "string"),
+    ),
 )
 
-NAMESPACE = KindCodec(
-    Message(
-        "Namespace",
-        (
-            Field(1, "metadata", protobuf_meta.OBJECT_META),
-            Field(
-                2,
-                "spec",
-                Message("Namespace.spec", (Field(1, "finalizers", "string", repeated=True),)),
-            ),
-            Field(
-                3,
-                "status",
-                Message(
-                    "Namespace.status",
-                    (
-                        Field(1, "phase", "string"),
-                        Field(2, "conditions", protobuf_meta.CONDITION, repeated=True),
-                    ),
-                ),
-            ),
-        ),
-    )
+_EVENT_SOURCE = Message(
+    "Event.source",
+    (
+        Field(1, "component", "string"),
+        Field(2, "host", "string"),
+    ),
 )
 
-SECRET = KindCodec(
-    Message(
-        "Secret",
-        (
-            Field(1, "metadata", protobuf_meta.OBJECT_META),
-            Field(5, "immutable", "bool", pointer=True),
-            Field(2, "data", MapOf("bytes")),
-            Field(4, "stringData", MapOf("string")),
-            Field(3, "type", "string"),
-        ),
-    )
+_EVENT_SERIES = Message(
+    "Event.series",
+    (
+        Field(1, "count", "int32"),
+        Field(2, "lastObservedTime", "microtime"),
+    ),
 )
 
-SERVICE = KindCodec(
-    Message(
-        "Service",
-        (
-            Field(1, "metadata", protobuf_meta.OBJECT_META),
-            Field(
-                2,
-                "spec",
-                Message(
-                    "Service.spec",
-                    (
-                        Field(
-                            1,
-                            "ports",
-                            Message(
-                                "Service.spec.ports",
-                                (
-                                    Field(1, "name", "string"),
-                                    Field(2, "protocol", "string"),
-                                    Field(6, "appProtocol", "string", pointer=True),
-                                    Field(3, "port", "int32", omitempty=False),
-                                    Field(4, "targetPort", "intorstring"),
-                                    Field(5, "nodePort", "int32"),
-                                ),
-                            ),
-                            repeated=True,
-                        ),
-                        Field(2, "selector", MapOf("string")),
-                        Field(3, "clusterIP", "string"),
-                        Field(18, "clusterIPs", "string", repeated=True),
-                        Field(4, "type", "string"),
-                        Field(5, "externalIPs", "string", repeated=True),
-                        Field(7, "sessionAffinity", "string"),
-                        Field(8, "loadBalancerIP", "string"),
-                        Field(9, "loadBalancerSourceRanges", "string", repeated=True),
-                        Field(10, "externalName", "string"),
-                        Field(11, "externalTrafficPolicy", "string"),
-                        Field(12, "healthCheckNodePort", "int32"),
-                        Field(13, "publishNotReadyAddresses", "bool"),
-                        Field(
-                            14,
-                            "sessionAffinityConfig",
-                            Message(
-                                "Service.spec.sessionAffinityConfig",
-                                (
-                                    Field(
-                                        1,
-                                        "clientIP",
-                                        Message(
-                                            "Service.spec.sessionAffinityConfig.clientIP",
-                                            (Field(1, "timeoutSeconds", "int32", pointer=True),),
-                                        ),
-                                        pointer=True,
-                                    ),
-                                ),
-                            ),
-                            pointer=True,
-                        ),
-                        Field(19, "ipFamilies", "string", repeated=True),
-                        Field(17, "ipFamilyPolicy", "string", pointer=True),
-                        Field(20, "allocateLoadBalancerNodePorts", "bool", pointer=True),
-                        Field(21, "loadBalancerClass", "string", pointer=True),
-                        Field(22, "internalTrafficPolicy", "string", pointer=True),
-                        Field(23, "trafficDistribution", "string", pointer=True),
-                    ),
-                ),
-            ),
-            Field(
-                3,
-                "status",
-                Message(
-                    "Service.status",
-                    (
-                        Field(
-                            1,
-                            "loadBalancer",
-                            Message(
-                                "Service.status.loadBalancer",
-                                (
-                                    Field(
-                                        1,
-                                        "ingress",
-                                        Message(
-                                            "Service.status.loadBalancer.ingress",
-                                            (
-                                                Field(1, "ip", "string"),
-                                                Field(2, "hostname", "string"),
-                                                Field(3, "ipMode", "string", pointer=True),
-                                                Field(
-                                                    4,
-                                                    "ports",
-                                                    Message(
-                                                        "Service.status.loadBalancer.ingress.ports",
-                                                        (
-                                                            Field(
-                                                                1, "port", "int32", omitempty=False
-                                                            ),
-                                                            Field(
-                                                                2,
-                                                                "protocol",
-                                                                "string",
-                                                                omitempty=False,
-                                                            ),
-                                                            Field(
-                                                                3, "error", "string", pointer=True
-                                                            ),
-                                                        ),
-                                                    ),
-                                                    repeated=True,
-                                                ),
-                                            ),
-                                        ),
-                                        repeated=True,
-                                    ),
-                                ),
-                            ),
-                        ),
-                        Field(2, "conditions", protobuf_meta.CONDITION, repeated=True),
-                    ),
-                ),
-            ),
-        ),
-    )
+_EVENT = Message(
+    "Event",
+    (
+        Field(1, "metadata", protobuf_meta.OBJECT_META),
+        Field(2, "involvedObject", _EVENT_INVOLVED_OBJECT, omitempty=False),
+        Field(3, "reason", "string"),
+        Field(4, "message", "string"),
+        Field(5, "source", _EVENT_SOURCE),
+        Field(6, "firstTimestamp", "time"),
+        Field(7, "lastTimestamp", "time"),
+        Field(8, "count", "int32"),
+        Field(9, "type", "string"),
+        Field(10, "eventTime", "microtime"),
+        Field(11, "series", _EVENT_SERIES, pointer=True),
+        Field(12, "action", "string"),
+        Field(13, "related", _EVENT_INVOLVED_OBJECT, pointer=True),
+        Field(14, "reportingComponent", "string", omitempty=False),
+        Field(15, "reportingInstance", "string", omitempty=False),
+    ),
 )
+
+_NAMESPACE_SPEC = Message("Namespace.spec", (Field(1, "finalizers", "string", repeated=True),))
+
+_NAMESPACE_STATUS = Message(
+    "Namespace.status",
+    (
+        Field(1, "phase", "string"),
+        Field(2, "conditions", protobuf_meta.CONDITION, repeated=True),
+    ),
+)
+
+_NAMESPACE = Message(
+    "Namespace",
+    (
+        Field(1, "metadata", protobuf_meta.OBJECT_META),
+        Field(2, "spec", _NAMESPACE_SPEC),
+        Field(3, "status", _NAMESPACE_STATUS),
+    ),
+)
+
+_SECRET = Message(
+    "Secret",
+    (
+        Field(1, "metadata", protobuf_meta.OBJECT_META),
+        Field(5, "immutable", "bool", pointer=True),
+        Field(2, "data", MapOf("bytes")),
+        Field(4, "stringData", MapOf("string")),
+        Field(3, "type", "string"),
+    ),
+)
+
+_SERVICE_SPEC_PORTS = Message(
+    "Service.spec.ports",
+    (
+        Field(1, "name", "string"),
+        Field(2, "protocol", "string"),
+        Field(6, "appProtocol", "string", pointer=True),
+        Field(3, "port", "int32", omitempty=False),
+        Field(4, "targetPort", "intorstring"),
+        Field(5, "nodePort", "int32"),
+    ),
+)
+
+_SERVICE_SPEC_SESSION_AFFINITY_CONFIG_CLIENT_IP = Message(
+    "Service.spec.sessionAffinityConfig.clientIP",
+    (Field(1, "timeoutSeconds", "int32", pointer=True),),
+)
+
+_SERVICE_SPEC_SESSION_AFFINITY_CONFIG = Message(
+    "Service.spec.sessionAffinityConfig",
+    (Field(1, "clientIP", _SERVICE_SPEC_SESSION_AFFINITY_CONFIG_CLIENT_IP, pointer=True),),
+)
+
+_SERVICE_SPEC = Message(
+    "Service.spec",
+    (
+        Field(1, "ports", _SERVICE_SPEC_PORTS, repeated=True),
+        Field(2, "selector", MapOf("string")),
+        Field(3, "clusterIP", "string"),
+        Field(18, "clusterIPs", "string", repeated=True),
+        Field(4, "type", "string"),
+        Field(5, "externalIPs", "string", repeated=True),
+        Field(7, "sessionAffinity", "string"),
+        Field(8, "loadBalancerIP", "string"),
+        Field(9, "loadBalancerSourceRanges", "string", repeated=True),
+        Field(10, "externalName", "string"),
+        Field(11, "externalTrafficPolicy", "string"),
+        Field(12, "healthCheckNodePort", "int32"),
+        Field(13, "publishNotReadyAddresses", "bool"),
+        Field(14, "sessionAffinityConfig", _SERVICE_SPEC_SESSION_AFFINITY_CONFIG, pointer=True),
+        Field(19, "ipFamilies", "string", repeated=True),
+        Field(17, "ipFamilyPolicy", "string", pointer=True),
+        Field(20, "allocateLoadBalancerNodePorts", "bool", pointer=True),
+        Field(21, "loadBalancerClass", "string", pointer=True),
+        Field(22, "internalTrafficPolicy", "string", pointer=True),
+        Field(23, "trafficDistribution", "string", pointer=True),
+    ),
+)
+
+_SERVICE_STATUS_LOAD_BALANCER_INGRESS_PORTS = Message(
+    "Service.status.loadBalancer.ingress.ports",
+    (
+        Field(1, "port", "int32", omitempty=False),
+        Field(2, "protocol", "string", omitempty=False),
+        Field(3, "error", "string", pointer=True),
+    ),
+)
+
+_SERVICE_STATUS_LOAD_BALANCER_INGRESS = Message(
+    "Service.status.loadBalancer.ingress",
+    (
+        Field(1, "ip", "string"),
+        Field(2, "hostname", "string"),
+        Field(3, "ipMode", "string", pointer=True),
+        Field(4, "ports", _SERVICE_STATUS_LOAD_BALANCER_INGRESS_PORTS, repeated=True),
+    ),
+)
+
+_SERVICE_STATUS_LOAD_BALANCER = Message(
+    "Service.status.loadBalancer",
+    (Field(1, "ingress", _SERVICE_STATUS_LOAD_BALANCER_INGRESS, repeated=True),),
+)
+
+_SERVICE_STATUS = Message(
+    "Service.status",
+    (
+        Field(1, "loadBalancer", _SERVICE_STATUS_LOAD_BALANCER),
+        Field(2, "conditions", protobuf_meta.CONDITION, repeated=True),
+    ),
+)
+
+_SERVICE = Message(
+    "Service",
+    (
+        Field(1, "metadata", protobuf_meta.OBJECT_META),
+        Field(2, "spec", _SERVICE_SPEC),
+        Field(3, "status", _SERVICE_STATUS),
+    ),
+)
+
+CONFIG_MAP = KindCodec(_CONFIG_MAP)
+
+EVENT = KindCodec(_EVENT)
+
+NAMESPACE = KindCodec(_NAMESPACE)
+
+SECRET = KindCodec(_SECRET)
+
+SERVICE = KindCodec(_SERVICE)
