@@ -406,7 +406,7 @@ def _seconds_and_nanos(text: Any, where: str) -> tuple[int, int]:
     if not isinstance(text, str):
         raise ProtobufError(f"{where}: expected an RFC 3339 time, got {type(text).__name__}")
     try:
-        moment = datetime.fromisoformat(text)
+        moment = datetime.fromisoformat(text.upper())  # RFC 3339 allows a lowercase "t" and "z"
     except ValueError:
         raise ProtobufError(f"{where}: {text!r} is not an RFC 3339 time") from None
     if moment.tzinfo is None:

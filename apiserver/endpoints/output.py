@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import logging
 from dataclasses import dataclass
 
 import orjson
@@ -27,6 +28,8 @@ from apiserver.encoding.protobuf_meta import (
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.table import partial_metadata, table
 from apiserver.machinery.objects import Object
+
+log = logging.getLogger(__name__)
 
 
 class Output(enum.Enum):
@@ -114,14 +117,23 @@ def object_body(
 ) -> tuple[bytes, bytes]:
     """(content type, body) of one versioned object."""
     if negotiated.protobuf:
-        if negotiated.output is Output.PARTIAL:
-            partial = partial_metadata(obj)
-            return PROTOBUF_PARTIAL_TYPE, protobuf.encode(partial, PARTIAL_OBJECT_METADATA)
-        codec = target.version.protobuf
-        assert codec is not None  # negotiated for kinds with a codec only
-        return PROTOBUF_TYPE, protobuf.encode(obj, codec.message)
+        try:
+            if negotiated.output is Output.PARTIAL:
+                partial = partial_metadata(obj)
+                return PROTOBUF_PARTIAL_TYPE, protobuf.encode(partial, PARTIAL_OBJECT_METADATA)
+            codec = target.version.protobuf
+            assert codec is not None  # negotiated for kinds with a codec only
+            return PROTOBUF_TYPE, protobuf.encode(obj, codec.message)
+        except protobuf.ProtobufError as error:
+            _unencodable(target, error)
     content_type, document = render_object(obj, negotiated.output, target, include_object)
     return content_type, orjson.dumps(document)
+
+
+def _unencodable(target: Target, error: protobuf.ProtobufError) -> None:
+    """A stored value the codec cannot write (a schema looser than the kind's Go type): the client, which
+    also accepts JSON, gets JSON rather than a 500."""
+    log.warning("answering %s in JSON: %s", target.resource.group_resource, error)
 
 
 def list_body(
@@ -144,8 +156,11 @@ def list_body(
             "items": [partial_metadata(obj) for obj in items],
         }
         if negotiated.protobuf:
-            body = protobuf.encode(document, PARTIAL_OBJECT_METADATA_LIST)
-            return PROTOBUF_PARTIAL_LIST_TYPE, body
+            try:
+                body = protobuf.encode(document, PARTIAL_OBJECT_METADATA_LIST)
+                return PROTOBUF_PARTIAL_LIST_TYPE, body
+            except protobuf.ProtobufError as error:
+                _unencodable(target, error)
         return PARTIAL_LIST_TYPE, orjson.dumps(document)
     document = {
         "apiVersion": target.api_version,
@@ -156,7 +171,10 @@ def list_body(
     if negotiated.protobuf:
         codec = target.version.protobuf
         assert codec is not None
-        return PROTOBUF_TYPE, protobuf.encode(document, codec.list)
+        try:
+            return PROTOBUF_TYPE, protobuf.encode(document, codec.list)
+        except protobuf.ProtobufError as error:
+            _unencodable(target, error)
     return JSON_TYPE, orjson.dumps(document)
 
 

@@ -262,29 +262,53 @@ def test_protobuf_body_of_another_kind_is_refused_like_json(client: httpx.Client
     assert "the kind in the data (Secret)" in answer.json()["message"]
 
 
+def _frames(stream: httpx.Response, until: str) -> Iterator[dict[str, Any]]:
+    """The stream's frames, each a 4-byte big-endian length and a metav1.WatchEvent (kube's RawSerializer: no
+    envelope) whose object is the enveloped object (kube's embedded encoder), decoded; up to an event of
+    type ``until``."""
+    buffer = b""
+    for chunk in stream.iter_bytes():
+        buffer += chunk
+        while len(buffer) >= 4 and len(buffer) >= 4 + int.from_bytes(buffer[:4], "big"):
+            size = int.from_bytes(buffer[:4], "big")
+            event = decode_message(WATCH_EVENT, buffer[4 : 4 + size])
+            buffer = buffer[4 + size :]
+            unknown = decode_envelope(base64.b64decode(event["object"]["raw"]))
+            codec = STATUS if unknown.kind == "Status" else message(unknown.kind)
+            obj = {"kind": unknown.kind, **decode_message(codec, unknown.raw)}
+            yield {"type": event["type"], "object": obj}
+            if event["type"] == until:
+                return
+
+
 def test_watch_streams_protobuf_frames(client: httpx.Client) -> None:
-    """Each frame is a 4-byte big-endian length and a metav1.WatchEvent (kube's RawSerializer: no envelope)
-    whose object is the enveloped object (kube's embedded encoder)."""
     url = "/api/v1/namespaces/default/secrets?watch=true&timeoutSeconds=5&fieldSelector=metadata.name%3Dw"
     with client.stream("GET", url, headers=PROTOBUF_FIRST) as stream:
         assert stream.headers["content-type"] == "application/vnd.kubernetes.protobuf;stream=watch"
         body = {"metadata": {"name": "w"}, "stringData": {"k": "v"}}
         assert client.post("/api/v1/namespaces/default/secrets", json=body).status_code == 201
-        buffer = b""
-        for chunk in stream.iter_bytes():
-            buffer += chunk
-            if len(buffer) >= 4 and len(buffer) >= 4 + int.from_bytes(buffer[:4], "big"):
-                break
-    size = int.from_bytes(buffer[:4], "big")
-    event = decode_message(WATCH_EVENT, buffer[4 : 4 + size])
+        event = next(_frames(stream, "ADDED"))
     assert event["type"] == "ADDED"
-    raw = base64.b64decode(event["object"]["raw"])
-    unknown = decode_envelope(raw)
-    assert (unknown.api_version, unknown.kind) == ("v1", "Secret")
-    secret = decode_message(message("Secret"), unknown.raw)
-    assert secret["metadata"]["name"] == "w"
+    secret = event["object"]
+    assert (secret["kind"], secret["metadata"]["name"]) == ("Secret", "w")
     assert secret["data"] == {"k": base64.b64encode(b"v").decode()}
     assert json.dumps(secret)  # plain JSON values throughout
+
+
+def test_watch_bookmark_ends_the_initial_events_in_protobuf(client: httpx.Client) -> None:
+    body = {"metadata": {"name": "initial"}, "data": {"k": "v"}}
+    assert client.post("/api/v1/namespaces/default/configmaps", json=body).status_code == 201
+    url = (
+        "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=5&sendInitialEvents=true"
+        "&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan"
+    )
+    with client.stream("GET", url, headers=PROTOBUF_FIRST) as stream:
+        events = list(_frames(stream, "BOOKMARK"))
+    assert "initial" in [e["object"]["metadata"]["name"] for e in events if e["type"] == "ADDED"]
+    bookmark = events[-1]["object"]
+    assert bookmark["kind"] == "ConfigMap"
+    assert bookmark["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    assert bookmark["metadata"]["resourceVersion"]
 
 
 def test_delete_options_in_protobuf(client: httpx.Client) -> None:
