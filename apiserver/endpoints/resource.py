@@ -115,6 +115,8 @@ class ResourceHandler:
         fields = parse_field_selector(request.query.get("fieldSelector", ""), selectable)
         try:
             limit = int(request.query.get("limit") or 0)
+            if not -(2**63) <= limit < 2**63:  # kube reads it as an int64
+                raise ValueError(limit)
         except ValueError:
             raise errors.bad_request(f"invalid limit: {request.query['limit']!r}") from None
         revision = 0
