@@ -76,6 +76,10 @@ class ResourceHandler:
             elif method == "POST":
                 await self._create(request, send, store, target)
             elif method == "DELETE":
+                # kube serves deletecollection only where create is: on the namespaced path of a
+                # namespaced kind, and not behind a trailing slash (both 405 there)
+                if (resource.namespaced and namespace is None) or request.path.endswith("/"):
+                    raise errors.method_not_allowed()
                 await self._delete_collection(request, send, store, target)
             else:
                 raise errors.method_not_allowed()

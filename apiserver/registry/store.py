@@ -216,6 +216,9 @@ class Store:
                     break
                 start_key = last_key + "\x00"
         except CompactedError:
+            # kube's etcd3 interpretListError: paging has its own message
+            if not options.continue_token:
+                raise errors.expired("The resourceVersion for the provided list is too old.") from None
             raise errors.expired(
                 "The provided continue parameter is too old to display a consistent list result. "
                 "You can start a new list without the continue parameter, or use the continue token "
