@@ -23,6 +23,8 @@ MAX_BODY_BYTES = (
     3 * 1024 * 1024
 )  # kube-apiserver's default request size limit for JSON bodies is 3 MiB
 JSON = b"application/json"
+_TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))
+_FALSE = frozenset(("", "0", "f", "F", "FALSE", "false", "False"))
 
 
 @dataclass
@@ -64,7 +66,14 @@ class Request:
         return b"".join(chunks)
 
     def flag(self, name: str) -> bool:
-        return self.query.get(name, "").lower() in ("true", "1")
+        """A boolean query parameter as Go's strconv.ParseBool reads it (kube's query decoding): anything
+        else is a 400, never silently false."""
+        value = self.query.get(name, "")
+        if value in _TRUE:
+            return True
+        if value in _FALSE:
+            return False
+        raise APIError(400, "BadRequest", f'strconv.ParseBool: parsing "{value}": invalid syntax')
 
     @property
     def content_type(self) -> str:

@@ -86,6 +86,10 @@ class ResourceHandler:
             elif method == "POST":
                 await self._create(request, send, store, target)
             elif method == "DELETE":
+                # kube serves deletecollection only where create is: on the namespaced path of a
+                # namespaced kind, and not behind a trailing slash (both 405 there)
+                if (resource.namespaced and namespace is None) or request.path.endswith("/"):
+                    raise errors.method_not_allowed()
                 await self._delete_collection(request, send, store, target)
             else:
                 raise errors.method_not_allowed()
@@ -124,6 +128,8 @@ class ResourceHandler:
         fields = parse_field_selector(request.query.get("fieldSelector", ""), selectable)
         try:
             limit = int(request.query.get("limit") or 0)
+            if not -(2**63) <= limit < 2**63:  # kube reads it as an int64
+                raise ValueError(limit)
         except ValueError:
             raise errors.bad_request(f"invalid limit: {request.query['limit']!r}") from None
         revision = 0
