@@ -85,6 +85,18 @@ def negotiate(accept: str, has_codec: bool = False) -> Negotiated:
     return JSON_OBJECT
 
 
+_KNOWN_TYPES = frozenset((*_ANY_JSON, "application/yaml", protobuf.CONTENT_TYPE))
+
+
+def acceptable(accept: str) -> bool:
+    """Whether any media range of ``accept`` names a type the server speaks (YAML is answered as JSON, its
+    subset); kube answers 406 when none does."""
+    return any(
+        media_range.split(";", 1)[0].strip().lower() in _KNOWN_TYPES
+        for media_range in accept.split(",")
+    )
+
+
 def prefers_protobuf(accept: str) -> bool:
     """Whether a Status (an error, a finished delete) goes out as protobuf: kube encodes it with the serializer
     the request negotiated, and a Status can always be protobuf."""

@@ -22,6 +22,7 @@ from apiserver.endpoints.http import Request, Send, respond, respond_json, respo
 from apiserver.endpoints.output import (
     Negotiated,
     Output,
+    acceptable,
     list_body,
     negotiate,
     object_body,
@@ -69,6 +70,7 @@ class ResourceHandler:
             raise errors.method_not_allowed()
         store = self.stores[(resource.group, resource.plural)]
         target = Target(resource, version, namespace, path.name)
+        _check_acceptable(request, target)
         if version.deprecated:
             request.warnings.append(
                 version.deprecation_warning
@@ -519,6 +521,15 @@ def _accept(request: Request) -> str:
 
 def _negotiated(request: Request, target: Target) -> Negotiated:
     return negotiate(_accept(request), target.version.protobuf is not None)
+
+
+def _check_acceptable(request: Request, target: Target) -> None:
+    """406 before anything happens when the client accepts nothing the server speaks, as kube's handlers
+    negotiate the output first: a write must never land and then go unanswered."""
+    if not acceptable(_accept(request)):
+        served = ["application/json", "application/yaml"]
+        has_codec = target.version.protobuf is not None
+        raise errors.not_acceptable([*served, protobuf.CONTENT_TYPE] if has_codec else served)
 
 
 def _is_json_object(negotiated: Negotiated) -> bool:

@@ -34,7 +34,9 @@ class Requirement:
         if self.operator == "!":
             return not present
         if self.operator in ("gt", "lt"):
-            return present and _compares(labels[self.key], self.operator, int(next(iter(self.values))))
+            return present and _compares(
+                labels[self.key], self.operator, int(next(iter(self.values)))
+            )
         if self.operator in ("=", "in"):
             return present and labels[self.key] in self.values
         return not present or labels[self.key] not in self.values  # "!=", "notin"

@@ -218,7 +218,9 @@ class Store:
         except CompactedError:
             # kube's etcd3 interpretListError: paging has its own message
             if not options.continue_token:
-                raise errors.expired("The resourceVersion for the provided list is too old.") from None
+                raise errors.expired(
+                    "The resourceVersion for the provided list is too old."
+                ) from None
             raise errors.expired(
                 "The provided continue parameter is too old to display a consistent list result. "
                 "You can start a new list without the continue parameter, or use the continue token "

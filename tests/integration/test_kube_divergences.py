@@ -77,3 +77,24 @@ def test_a_list_at_a_compacted_exact_revision_says_the_version_is_too_old(
     assert response.status_code == 410
     assert response.json()["reason"] == "Expired"
     assert response.json()["message"] == "The resourceVersion for the provided list is too old."
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_an_accept_header_of_nothing_the_server_speaks_is_406_before_anything_happens(
+    client: httpx.Client, method: str
+) -> None:
+    # kube's handlers negotiate the output first (negotiation.NewNotAcceptableError)
+    response = client.request(
+        method,
+        NAMESPACED,
+        json=configmap("kd-406"),
+        headers={"accept": "application/garbage"},
+    )
+    assert response.status_code == 406
+    assert response.json()["reason"] == "NotAcceptable"
+    assert response.json()["message"] == (
+        "only the following media types are accepted: application/json, application/yaml, "
+        "application/vnd.kubernetes.protobuf"
+    )
+    assert client.get(NAMESPACED + "/kd-406").status_code == 404  # the create never happened
+    assert client.get(NAMESPACED, headers={"accept": "text/html, */*"}).status_code == 200
