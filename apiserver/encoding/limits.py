@@ -25,6 +25,7 @@ __all__ = [
     "DecodedTooLarge",
     "TooDeep",
     "depth_exceeds",
+    "depth_of",
     "load_json",
 ]
 
@@ -82,12 +83,27 @@ def depth_exceeds(value: Any, limit: int) -> str | None:
     for _ in range(limit):
         if not level:
             return None
-        level = [
-            child
-            for container in level
-            for child in (container.values() if isinstance(container, dict) else container)
-            if isinstance(child, dict | list)
-        ]
+        level = _below(level)
     if not level:
         return None
     return "{" if isinstance(level[0], dict) else "["
+
+
+def depth_of(value: Any) -> int:
+    """How deep ``value`` nests: 0 for a scalar, 1 for ``{}``."""
+    depth = 0
+    level = [value] if isinstance(value, dict | list) else []
+    while level:
+        depth += 1
+        level = _below(level)
+    return depth
+
+
+def _below(level: list[Any]) -> list[Any]:
+    """The containers directly inside those of ``level``."""
+    return [
+        child
+        for container in level
+        for child in (container.values() if isinstance(container, dict) else container)
+        if isinstance(child, dict | list)
+    ]

@@ -22,7 +22,8 @@ duplicate add up to at most 3 MiB (the library's ``AccumulatedCopySizeLimit``, w
 growing exponentially. ``add`` and ``replace`` insert values of the patch itself, bounded by the request size;
 ``move`` copies nothing. A copy is made by encoding the value once (which measures it) and decoding that,
 C-speed rather than a ``deepcopy``. The patched document may not nest deeper than
-:data:`~apiserver.encoding.limits.MAX_DEPTH`, the bound of every decoded body.
+:data:`~apiserver.encoding.limits.MAX_DEPTH`, the bound of every decoded body (or than the target, where
+the server's own fields made that deeper).
 
 Where the RFC and kube's library disagree, this follows the RFC (and the json-patch-tests suite): kube
 accepts negative and zero-padded array indexes, ``replace`` of a missing member and operations without
@@ -38,7 +39,7 @@ import jsonpatch
 import jsonpointer
 import orjson
 
-from apiserver.encoding.limits import MAX_DEPTH, TooDeep, depth_exceeds
+from apiserver.encoding.limits import MAX_DEPTH, TooDeep, depth_exceeds, depth_of
 
 __all__ = [
     "INVALID_PATCH_STATUS_MESSAGE",
@@ -140,10 +141,18 @@ def apply_json_patch(target: Any, ops: Any) -> Any:
     if state.shared:
         doc = orjson.loads(_encode(doc))  # each copied value its own containers
     if state.inserted_containers:
-        opening = depth_exceeds(doc, MAX_DEPTH)
-        if opening is not None:
-            raise PatchError(str(TooDeep(opening)))
+        _check_depth(doc, target)
     return doc
+
+
+def _check_depth(doc: Any, target: Any) -> None:
+    """The patched document may not nest deeper than a decoded body, unless the target already did (the
+    server's ``managedFields.fieldsV1`` mirror the object four levels down): then not deeper than it."""
+    opening = depth_exceeds(doc, MAX_DEPTH)
+    if opening is not None:
+        opening = depth_exceeds(doc, max(MAX_DEPTH, depth_of(target)))
+    if opening is not None:
+        raise PatchError(str(TooDeep(opening)))
 
 
 class _State:

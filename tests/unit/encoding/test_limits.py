@@ -16,6 +16,7 @@ from apiserver.encoding.limits import (
     DecodedTooLarge,
     TooDeep,
     depth_exceeds,
+    depth_of,
     load_json,
 )
 
@@ -105,3 +106,10 @@ def test_decoded_too_large_is_kubes_413() -> None:
     assert (
         MAX_DECODED_BYTES == 3 * 1024 * 1024
     )  # k8s.io/apiserver server/config.go MaxRequestBodyBytes
+
+
+@pytest.mark.parametrize(
+    ("value", "depth"), [(1, 0), ({}, 1), ([{"a": [1]}, []], 3), ({"a": {"b": {}}}, 3)]
+)
+def test_depth_of(value: Any, depth: int) -> None:
+    assert depth_of(value) == depth

@@ -353,3 +353,14 @@ def test_operations_apply_as_the_rfc_6902_library_applies_them(doc: Any, ops: An
         assert result == expected
         assert result == json.loads(json.dumps(result)), "a plain tree"
     assert (doc, ops) == (before, ops_before), "inputs are left alone"
+
+
+def test_a_target_deeper_than_the_bound_may_be_patched_without_deepening_it() -> None:
+    # a stored object's managedFields.fieldsV1 mirror it four levels down, past the bound of a body
+    deep: Any = {}
+    for _ in range(MAX_DEPTH + 3):
+        deep = {"a": deep}
+    target = {"metadata": {"managedFields": [{"fieldsV1": deep}]}, "spec": {}}
+    assert apply_json_patch(target, [{"op": "add", "path": "/spec/x", "value": {"y": 1}}])
+    with pytest.raises(PatchError, match="exceeded max depth"):
+        apply_json_patch(target, [{"op": "copy", "from": "/metadata", "path": "/spec/m"}])
