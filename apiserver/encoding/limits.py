@@ -78,7 +78,10 @@ def load_json(body: bytes | str) -> Any:
 
 def depth_exceeds(value: Any, limit: int) -> str | None:
     """The opening bracket (``[`` or ``{``) of a container nested deeper than ``limit`` in ``value``, or
-    None when there is none. Iterative, one level at a time, so that it cannot itself run out of stack."""
+    None when there is none. Asks orjson's encoder first (C-speed, see :func:`_fits`); only a value it
+    cannot vouch for is walked, one level at a time, so that the walk cannot run out of stack."""
+    if _fits(value, limit):
+        return None
     level = [value] if isinstance(value, dict | list) else []
     for _ in range(limit):
         if not level:
@@ -87,6 +90,38 @@ def depth_exceeds(value: Any, limit: int) -> str | None:
     if not level:
         return None
     return "{" if isinstance(level[0], dict) else "["
+
+
+def _encoder_depth() -> int:
+    """The deepest nesting orjson encodes (it raises "Recursion limit reached" past it; 254 in orjson 3),
+    found once; 0 when none was found up to 10,000 levels."""
+    value: Any = []
+    for depth in range(1, 10_001):
+        try:
+            orjson.dumps(value)
+        except TypeError:
+            return depth - 1
+        value = [value]
+    return 0
+
+
+_ENCODER_DEPTH: Final = _encoder_depth()
+
+
+def _fits(value: Any, limit: int) -> bool:
+    """Whether ``value`` surely nests at most ``limit`` deep: orjson encodes it inside as many arrays as
+    take its encoder to its own limit. Several times faster than any walk in Python, and most values fit."""
+    spare = _ENCODER_DEPTH - limit
+    if spare < 0:
+        return False
+    wrapped = value
+    for _ in range(spare):
+        wrapped = [wrapped]
+    try:
+        orjson.dumps(wrapped)
+    except TypeError:  # too deep (or not JSON at all: the walk decides)
+        return False
+    return True
 
 
 def depth_of(value: Any) -> int:

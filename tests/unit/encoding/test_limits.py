@@ -113,3 +113,15 @@ def test_decoded_too_large_is_kubes_413() -> None:
 )
 def test_depth_of(value: Any, depth: int) -> None:
     assert depth_of(value) == depth
+
+
+def test_the_bound_holds_for_mixed_containers_beside_shallow_ones() -> None:
+    def mixed(depth: int) -> Any:
+        value: Any = 1
+        for level in range(depth):
+            value = [value, {"x": 1}] if level % 2 else {"a": value, "b": [1, [2]]}
+        return value
+
+    assert depth_exceeds(mixed(MAX_DEPTH), MAX_DEPTH) is None
+    assert depth_exceeds(mixed(MAX_DEPTH + 1), MAX_DEPTH) in ("[", "{")
+    assert depth_exceeds({"a": [1]}, 1) == "["  # past what orjson's encoder can vouch for: walked
