@@ -122,6 +122,8 @@ def test_the_bound_holds_for_mixed_containers_beside_shallow_ones() -> None:
             value = [value, {"x": 1}] if level % 2 else {"a": value, "b": [1, [2]]}
         return value
 
-    assert depth_exceeds(mixed(MAX_DEPTH), MAX_DEPTH) is None
-    assert depth_exceeds(mixed(MAX_DEPTH + 1), MAX_DEPTH) in ("[", "{")
+    at_bound = mixed(MAX_DEPTH - 2)  # the innermost object's [1, [2]] is two levels more
+    assert depth_of(at_bound) == MAX_DEPTH
+    assert depth_exceeds(at_bound, MAX_DEPTH) is None
+    assert depth_exceeds(mixed(MAX_DEPTH - 1), MAX_DEPTH) == "["
     assert depth_exceeds({"a": [1]}, 1) == "["  # past what orjson's encoder can vouch for: walked
