@@ -57,7 +57,9 @@ def test_aliases_expanding_past_the_body_limit_are_refused_before_building() -> 
     started = time.perf_counter()
     with pytest.raises(DecodedTooLarge) as caught:
         load_body(body)
-    assert time.perf_counter() - started < 1  # about 25 ms, the parse
+    assert (
+        time.perf_counter() - started < 3
+    )  # about 25 ms, the parse; the server took 7 s and 570 MB
     assert caught.value.message == "Request entity too large: limit is 3145728"
 
 
@@ -88,7 +90,7 @@ def test_excessive_aliasing_is_go_yamls_error() -> None:
         started = time.perf_counter()
         with pytest.raises(yaml.YAMLError) as caught:
             load_body(body)
-        assert time.perf_counter() - started < 0.1
+        assert time.perf_counter() - started < 2  # milliseconds; a billion nodes otherwise
         assert str(caught.value) == "yaml: document contains excessive aliasing"
 
 

@@ -58,7 +58,9 @@ def test_wide_documents_with_many_brackets_are_not_deep() -> None:
     body = orjson.dumps({"items": [{"a": [1], "b": {"c": []}} for _ in range(20_000)]})
     started = time.perf_counter()
     assert len(load_json(body)["items"]) == 20_000
-    assert time.perf_counter() - started < 0.5  # about 15 ms for 640 KB, most of it orjson's
+    assert (
+        time.perf_counter() - started < 5
+    )  # about 15 ms for 640 KB, mostly orjson; generous for a loaded machine
 
 
 def test_syntax_errors_are_orjsons() -> None:

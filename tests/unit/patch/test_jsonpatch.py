@@ -243,7 +243,7 @@ def test_doubling_copies_stop_at_kubes_accumulated_copy_size_limit_quickly() -> 
     started = time.perf_counter()
     with pytest.raises(PatchError) as err:
         apply_json_patch({"spec": {"l": ["x" * 50]}}, ops)
-    assert time.perf_counter() - started < 0.5  # about 10 ms
+    assert time.perf_counter() - started < 3  # about 10 ms; without the limit it runs for minutes
     # gopkg.in/evanphx/json-patch.v4 errors.go AccumulatedCopySizeError; kube answers it as every failed
     # operation: 422 with the generic message (handlers/patch.go applyJSPatch)
     assert err.value.code == 422
@@ -314,7 +314,7 @@ def test_operations_at_the_cap_stay_linear() -> None:
     ]
     started = time.perf_counter()
     assert len(apply_json_patch({"l": []}, ops)["l"]) == MAX_JSON_PATCH_OPERATIONS
-    assert time.perf_counter() - started < 2  # about 0.1 s
+    assert time.perf_counter() - started < 10  # about 0.1 s; generous for a loaded machine
 
 
 # --- the library as the reference: whatever it applies, this applies alike ----------------------------------
