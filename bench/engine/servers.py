@@ -13,7 +13,6 @@ import orjson
 
 from apiserver.machinery.scheme import ResourceType
 from apiserver.registry.store import Store
-from apiserver.registry.strategy import strategy_for
 from apiserver.storage import EtcdStorage, SQLiteStorage, Storage
 from bench.common import ChildServer, cpu_seconds, free_port, run_uvloop
 from bench.engine.plainhttp import ensure_namespace, http
@@ -52,10 +51,9 @@ def crontab_resource() -> ResourceType:
 
 
 async def populate(storage: Storage, resource: ResourceType, namespace: str, count: int) -> int:
-    """Store ``count`` CronTabs as the server would (Store.create: uid, timestamps, generation, the
-    storage version's JSON); the size in bytes of one stored value."""
-    store = Store(resource, storage, None, strategy_for(resource.group, resource.kind))
-    version = resource.storage_version
+    """Store ``count`` CronTabs as the server would (Store.create: admission, uid, timestamps, generation,
+    the storage version's JSON); the size in bytes of one stored value."""
+    store = Store(resource, storage)
     names = iter(range(count))
     size = 0
 
@@ -63,9 +61,7 @@ async def populate(storage: Storage, resource: ResourceType, namespace: str, cou
         nonlocal size
         for index in names:
             obj: dict[str, Any] = crontab(list_item(index))
-            if version.defaulter is not None:
-                version.defaulter(obj)
-            await store.create(namespace, version.to_internal(obj))
+            await store.create(namespace, obj)
         kv = await storage.get(resource.key(namespace, list_item(0)))
         size = len(kv.value) if kv is not None else 0
 
