@@ -8,7 +8,7 @@ from collections.abc import Callable
 from bench.engine.sample import Phase, Sample
 from bench.engine.servers import Engine
 from bench.engine.settings import LIST_REQUESTS, LIST_SECONDS, STORAGES
-from bench.loadgen import drive, get_request
+from bench.loadgen import get_request
 
 
 def list_phases(engine: Engine) -> dict[Phase, Callable[[], Sample]]:
@@ -20,15 +20,6 @@ def list_phases(engine: Engine) -> dict[Phase, Callable[[], Sample]]:
 
 
 def _list(engine: Engine, name: str, path: str) -> Sample:
-    server = engine.servers[name]
-    before = engine.etcd_cpu()
-    load = drive(
-        server.port,
-        get_request(path),
-        connections=1,
-        seconds=LIST_SECONDS,
-        limit=LIST_REQUESTS,
-        warmup=0,
-        server_pid=server.pid,
+    return engine.drive(
+        name, get_request(path), connections=1, seconds=LIST_SECONDS, limit=LIST_REQUESTS
     )
-    return engine.sample(name, load, before)

@@ -37,7 +37,7 @@ from bench.engine.settings import (
     list_item,
     storage_of,
 )
-from bench.loadgen import Load
+from bench.loadgen import Load, RequestFactory, drive
 from bench.server_bench import crontab
 from tests.etcdproc import EtcdProcess
 
@@ -203,6 +203,25 @@ class Engine:
     def etcd_cpu(self) -> float:
         """The etcd process's CPU seconds so far (0 without one): etcd's share of a phase."""
         return cpu_seconds(self.etcd.process.pid) if self.etcd.process is not None else 0.0
+
+    def drive(
+        self, name: str, factory: RequestFactory, *, connections: int, seconds: float, limit: int,
+        expect: int = 200,
+    ) -> Sample:  # fmt: skip
+        """Requests from ``factory`` to server ``name`` (bench.loadgen, no warm-up): one phase's sample."""
+        server = self.servers[name]
+        before = self.etcd_cpu()
+        load = drive(
+            server.port,
+            factory,
+            expect=expect,
+            connections=connections,
+            seconds=seconds,
+            limit=limit,
+            warmup=0,
+            server_pid=server.pid,
+        )
+        return self.sample(name, load, before)
 
     def sample(self, name: str, load: Load, etcd_before: float) -> Sample:
         """One phase's sample from the load it drove against server ``name`` (etcd CPU since ``etcd_before``)."""

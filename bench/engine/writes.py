@@ -32,7 +32,7 @@ from bench.engine.settings import (
 )
 from bench.engine.updates import drive_updates
 from bench.etcd_bench import Op, measure_phase
-from bench.loadgen import RequestFactory, drive, get_request, post_request
+from bench.loadgen import RequestFactory, get_request, post_request
 from bench.server_bench import body_factory
 from bench.storage_bench import raw_sqlite_rate
 
@@ -91,20 +91,11 @@ def _raw_sqlite_get(engine: Engine) -> Sample:
 
 
 def create_phase(engine: Engine, name: str, in_flight: int = CONNECTIONS) -> Sample:
-    server = engine.servers[name]
     engine.runs += 1
-    before = engine.etcd_cpu()
-    load = drive(
-        server.port,
-        post_request(collection(CREATE_NS), body_factory(f"c{engine.runs}")),
-        expect=201,
-        connections=in_flight,
-        seconds=WRITE_SECONDS,
-        limit=WRITE_LIMIT,
-        warmup=0,
-        server_pid=server.pid,
+    creates = post_request(collection(CREATE_NS), body_factory(f"c{engine.runs}"))
+    return engine.drive(
+        name, creates, expect=201, connections=in_flight, seconds=WRITE_SECONDS, limit=WRITE_LIMIT
     )
-    return engine.sample(name, load, before)
 
 
 def update_phase(engine: Engine, name: str, in_flight: int = CONNECTIONS) -> Sample:
@@ -120,18 +111,9 @@ def update_phase(engine: Engine, name: str, in_flight: int = CONNECTIONS) -> Sam
 def _get(engine: Engine, name: str, gets: RequestFactory) -> Sample:
     """GETs of the LIST phase's CronTabs (``gets``: request i for item i mod their count), so
     the 32 connections read different objects that exist."""
-    server = engine.servers[name]
-    before = engine.etcd_cpu()
-    load = drive(
-        server.port,
-        gets,
-        connections=CONNECTIONS,
-        seconds=WRITE_SECONDS,
-        limit=READ_LIMIT,
-        warmup=0,
-        server_pid=server.pid,
+    return engine.drive(
+        name, gets, connections=CONNECTIONS, seconds=WRITE_SECONDS, limit=READ_LIMIT
     )
-    return engine.sample(name, load, before)
 
 
 def _cycle(requests: list[bytes]) -> RequestFactory:
