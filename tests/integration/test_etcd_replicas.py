@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.crontabs import CRONTABS, crontab
 from tests.etcdproc import EtcdProcess
-from tests.integration.test_crud import CRONTABS, crontab
 from tests.serverproc import ServerProcess, free_port
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"

@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.crontabs import CRONTABS, crontab
 from tests.etcdproc import EtcdProcess
-from tests.integration.test_crud import CRONTABS, crontab
 from tests.serverproc import REPO, ServerProcess, free_port
 
 WORKERS = 2
