@@ -47,21 +47,22 @@ def raises(expected: type[E]) -> Iterator[Raised[E]]:
 class Events:
     """Reads one watch through a single iterator, with timeouts so a missing event fails the check."""
 
-    def __init__(self, watch: Watch) -> None:
+    def __init__(self, watch: Watch, timeout: float = TIMEOUT) -> None:
         self.watch = watch
+        self.timeout = timeout  # for each event taken
         self._iterator = aiter(watch)
 
     async def take(self, count: int) -> list[StorageEvent]:
-        return [await asyncio.wait_for(anext(self._iterator), TIMEOUT) for _ in range(count)]
+        return [await asyncio.wait_for(anext(self._iterator), self.timeout) for _ in range(count)]
 
     async def rest(self) -> list[StorageEvent]:
         """Every event until the watch ends."""
         return [event async for event in self._iterator]
 
-    async def assert_quiet(self) -> None:
-        """No further event arrives within a short grace period."""
+    async def assert_quiet(self, seconds: float = QUIET) -> None:
+        """No further event arrives within ``seconds`` (a short grace period by default)."""
         with raises(TimeoutError):
-            await asyncio.wait_for(anext(self._iterator), QUIET)
+            await asyncio.wait_for(anext(self._iterator), seconds)
 
     async def close(self) -> None:
         await self.watch.close()
