@@ -8,8 +8,8 @@ import asyncio
 import httpx
 import orjson
 
-from tests.crontabs import CRONTABS
 from tests.serverproc import ServerProcess
+from tests.shipped import CRONTABS
 from tests.unit.endpoints.test_apply import APPLY, managers
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.crontabs import CRONTABS, crontab
 from tests.etcdproc import EtcdProcess
 from tests.serverproc import ServerProcess, free_port
+from tests.shipped import CRONTABS, crontab
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.crontabs import CRONTABS, crontab
 from tests.etcdproc import EtcdProcess
 from tests.serverproc import REPO, ServerProcess, free_port
+from tests.shipped import CRONTABS, crontab
 
 WORKERS = 2
 CONNECTIONS = 16  # the chance that all of them hash to one of two workers is 2 / 2**16

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from tests.crontabs import CRONTABS, assert_status, crontab
+from tests.shipped import CRONTABS, assert_status, crontab
 
 APPLY = {"content-type": "application/apply-patch+yaml"}
 

@@ -12,9 +12,8 @@ import httpx
 import orjson
 import pytest
 
-from tests.crontabs import CRONTABS, assert_status, crontab
+from tests.shipped import CONFIGMAPS, CRONTABS, assert_status, crontab
 
-CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 UNKNOWN_FORMAT = "the body of the request was in an unknown format - accepted media types include: "
 
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import httpx
 
-from tests.crontabs import CRONTABS, assert_status, crontab
+from tests.shipped import CONFIGMAPS, CRONTABS, assert_status, crontab
 
-CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 SERVICES = "/api/v1/namespaces/default/services"
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.crontabs import CRONTABS, CRONTABS_BETA, assert_status, crontab
+from tests.shipped import CRONTABS, CRONTABS_BETA, assert_status, crontab
 
 
 def test_create_sets_server_metadata(api: httpx.Client) -> None:

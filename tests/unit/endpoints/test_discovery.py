@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.crontabs import assert_status
 from tests.serverproc import CONFORMANCE
+from tests.shipped import assert_status
 
 KUBE = CONFORMANCE / "kubernetes" / "discovery"
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v={};as=APIGroupDiscoveryList"

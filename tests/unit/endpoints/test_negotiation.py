@@ -10,15 +10,13 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.crontabs import CRONTABS, assert_status, crontab
+from tests.shipped import CLUSTERS, CONFIGMAPS, CRONTABS, assert_status, compute_cluster, crontab
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 # what `kubectl get` sends, for a list and for one object (§7)
 KUBECTL_GET = f"{TABLE},application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 PARTIAL = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
 PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
-CLUSTERS = "/apis/platform.example.com/v1alpha1/computeclusters"
-CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -26,13 +24,7 @@ def objects(api: httpx.Client) -> None:
     """Two CronTabs, a cluster-scoped ComputeCluster and a ConfigMap to look at."""
     for name, replicas in (("tabled", 3), ("second", 1)):
         assert api.post(CRONTABS, json=crontab(name, replicas=replicas)).status_code == 201
-    cluster = {
-        "apiVersion": "platform.example.com/v1alpha1",
-        "kind": "ComputeCluster",
-        "metadata": {"name": "eu-1", "labels": {"tier": "gold"}},
-        "spec": {"region": "eu"},
-    }
-    assert api.post(CLUSTERS, json=cluster).status_code == 201
+    assert api.post(CLUSTERS, json=compute_cluster("eu-1", tier="gold")).status_code == 201
     configmap = {"metadata": {"name": "settings"}, "data": {"a": "1", "b": "2"}}
     assert api.post(CONFIGMAPS, json=configmap).status_code == 201
 

@@ -8,12 +8,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.crontabs import CRONTABS, assert_status, crontab
+from tests.shipped import CLUSTERS, CONFIGMAPS, CRONTABS, assert_status, compute_cluster, crontab
 
 NOT_FOUND = "the server could not find the requested resource"
 NOT_ALLOWED = "the server does not allow this method on the requested resource"
-CLUSTERS = "/apis/platform.example.com/v1alpha1/computeclusters"
-CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -23,13 +21,7 @@ def objects(api: httpx.Client) -> None:
     assert api.post("/api/v1/namespaces", json=other).status_code == 201
     elsewhere = "/apis/stable.example.com/v1/namespaces/elsewhere/crontabs"
     assert api.post(elsewhere, json=crontab("away")).status_code == 201
-    cluster = {
-        "apiVersion": "platform.example.com/v1alpha1",
-        "kind": "ComputeCluster",
-        "metadata": {"name": "c1"},
-        "spec": {"region": "eu"},
-    }
-    assert api.post(CLUSTERS, json=cluster).status_code == 201
+    assert api.post(CLUSTERS, json=compute_cluster("c1")).status_code == 201
     configmap = {"metadata": {"name": "settings"}}
     assert api.post(CONFIGMAPS, json=configmap).status_code == 201
 

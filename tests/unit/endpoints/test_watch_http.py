@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.crontabs import crontab
+from tests.shipped import crontab
 
 WATCHED = "/apis/stable.example.com/v1/namespaces/watched/crontabs"
 

@@ -8,7 +8,7 @@ import time
 
 import httpx
 
-from tests.crontabs import assert_status, crontab
+from tests.shipped import assert_status, crontab
 
 MERGE = {"content-type": "application/merge-patch+json"}
 

@@ -1,4 +1,5 @@
-"""The CronTab of the shipped definitions as tests send it, and the Status check every HTTP test shares."""
+"""Paths and objects of the shipped definitions (definitions/) as tests send them, and the Status check every
+HTTP test shares."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import httpx
 
 CRONTABS = "/apis/stable.example.com/v1/namespaces/default/crontabs"
 CRONTABS_BETA = "/apis/stable.example.com/v1beta1/namespaces/default/crontabs"
+CLUSTERS = "/apis/platform.example.com/v1alpha1/computeclusters"  # cluster-scoped
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 
 
 def crontab(name: str, **spec: Any) -> dict[str, Any]:
@@ -21,6 +24,15 @@ def crontab(name: str, **spec: Any) -> dict[str, Any]:
             "replicas": 1,
             **spec,
         },
+    }
+
+
+def compute_cluster(name: str, **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "platform.example.com/v1alpha1",
+        "kind": "ComputeCluster",
+        "metadata": {"name": name, **({"labels": labels} if labels else {})},
+        "spec": {"region": "eu"},
     }
 
 
