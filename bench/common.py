@@ -7,18 +7,23 @@ per-round ratios.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
+
+import uvloop
 
 REPO = Path(__file__).resolve().parent.parent
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,12 @@ def rotated(names: Sequence[str], round_number: int) -> list[str]:
     """The phases in a different order each round, so no variant always runs first or last."""
     shift = round_number % len(names) if names else 0
     return [*names[shift:], *names[:shift]]
+
+
+def run_uvloop(main: Coroutine[Any, Any, T]) -> T:
+    """Run ``main`` to completion on a uvloop event loop of its own (the servers' loop)."""
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(main)
 
 
 def print_rows(rows: Sequence[Row]) -> None:

@@ -15,9 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
-import uvloop
-
-from bench.common import cpu_seconds, machine_busy_seconds
+from bench.common import cpu_seconds, machine_busy_seconds, run_uvloop
 
 STALL_SECONDS = 30.0
 """How long past its deadline a run may wait for outstanding responses before it fails."""
@@ -237,7 +235,6 @@ def drive(
 ) -> Load:
     """Send requests from ``factory`` over ``connections`` keep-alive connections to 127.0.0.1:port
     until ``limit`` requests or ``seconds`` (after ``warmup``), whichever comes first."""
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(
-            _drive(port, factory, expect, connections, seconds, limit, warmup, server_pid)
-        )
+    return run_uvloop(
+        _drive(port, factory, expect, connections, seconds, limit, warmup, server_pid)
+    )

@@ -29,9 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-import uvloop
-
-from bench.common import cpu_seconds
+from bench.common import cpu_seconds, run_uvloop
 
 CONNECT_BATCH = 100
 """Watch connections opened concurrently at a time."""
@@ -424,20 +422,19 @@ def fan_out(
     bodies from ``body`` naming objects ``<tag>-<n>``. Writing stops ``write_grace`` seconds after
     the schedule's end; deliveries are awaited up to ``drain_seconds`` after the last write."""
     raise_open_file_limit(watchers + 256)
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(
-            _fan_out(
-                port,
-                watch_path,
-                create_path,
-                tag,
-                body,
-                watchers,
-                writes,
-                rate,
-                stalled,
-                server_pid,
-                write_grace,
-                drain_seconds,
-            )
+    return run_uvloop(
+        _fan_out(
+            port,
+            watch_path,
+            create_path,
+            tag,
+            body,
+            watchers,
+            writes,
+            rate,
+            stalled,
+            server_pid,
+            write_grace,
+            drain_seconds,
         )
+    )

@@ -1,37 +1,69 @@
-"""Turn CRD-style schemas into an OpenAPI document datamodel-code-generator models faithfully.
+"""Turn CRD-style schemas into OpenAPI documents datamodel-code-generator models faithfully.
 
 datamodel-code-generator ignores every ``x-kubernetes-*`` key and names inline objects by heuristics
 (``Spec1``…``Spec12``), so before handing it a schema we (1) lower the Kubernetes extensions to plain JSON
 Schema — int-or-string to ``anyOf``, preserve-unknown-fields to ``additionalProperties: true`` — and (2) hoist
-every inline object into a component we name ourselves (``CronTabSpec``, ``CronTabStatusConditionsItem``).
+every inline object into a component we name ourselves (``CronTabSpec``, ``ServiceSpecPortsItem``).
+
+The meta/v1 types every group-version shares (ObjectMeta and what it references, ListMeta, Condition) are
+modelled once, in the ``meta/v1/models.py`` module of the output. A group-version's document names its own
+components ``group.version.models.<Name>`` and the shared ones ``meta.v1.models.<Name>``: datamodel-code-generator
+then writes one module per prefix and imports the shared types into the group-version's module
+(``from ...meta.v1.models import ObjectMeta``) instead of defining them again.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from generator.naming import pascal
 from generator.schema_keywords import COMPACT_KEYWORDS
+from generator.schema_shorthand import CONDITION
 
 SHARED_SCHEMAS = (
     Path(__file__).resolve().parent.parent / "templates" / "openapi" / "shared-schemas.json"
 )
+META_PACKAGE = ("meta", "v1")
+"""Where the shared meta/v1 models are written, relative to the output directory."""
+META_MODULE = (*META_PACKAGE, "models.py")
+GROUP_VERSION_MODULE = ("group", "version", "models.py")
+"""A group-version's module in the documents: only its depth matters, which is the real one
+(``<group package>/<version>/models.py``), so the import of the shared module is right wherever it lands."""
+_META_PREFIX = ".".join(META_MODULE).removesuffix(".py") + "."
+_GROUP_VERSION_PREFIX = ".".join(GROUP_VERSION_MODULE).removesuffix(".py") + "."
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
+_SHARED_META = ("ObjectMeta", "ManagedFieldsEntry", "OwnerReference", "ListMeta")
 # The value keywords a model field keeps as they are; nested schemas (items, properties,
 # additionalProperties) are lowered one by one, and examples mean nothing to a model.
 _KEEP_KEYS = COMPACT_KEYWORDS - {"items", "properties", "additionalProperties", "example"}
 
 
-def _metadata_components() -> dict[str, Any]:
-    """ObjectMeta and the types it references, renamed to short class names and lowered."""
+def _ref(prefix: str, name: str) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{prefix}{name}"}
+
+
+def _meta_components() -> dict[str, Any]:
+    """The shared meta/v1 types under their short class names, lowered: ObjectMeta and the types it
+    references and ListMeta as Kubernetes publishes them, and Condition as ``[]Condition`` expands
+    (with the kubebuilder patterns and lengths), its status enum named as in Go (metav1.ConditionStatus)."""
     shared = json.loads(SHARED_SCHEMAS.read_text())["schemas"]
-    names = {"ObjectMeta", "ManagedFieldsEntry", "OwnerReference"}
-    components: dict[str, Any] = {}
-    for name in sorted(names):
-        components[name] = _rewrite_meta_refs(shared[_META + name])
+    components: dict[str, Any] = {
+        name: _rewrite_meta_refs(shared[_META + name]) for name in _SHARED_META
+    }
+    hoister = _Hoister(_META_PREFIX, {})
+    hoister.lower(CONDITION, "Condition")
+    condition = hoister.components["Condition"]
+    status = condition["properties"]["status"]
+    condition["properties"]["status"] = {
+        **_ref(_META_PREFIX, "ConditionStatus"),
+        "description": status["description"],
+    }
+    components["Condition"] = condition
+    components["ConditionStatus"] = status
     return components
 
 
@@ -45,7 +77,7 @@ def _rewrite_meta_refs(node: Any) -> Any:
                 return {"type": "string", "format": "date-time", **extra}
             if target == "FieldsV1":
                 return {"type": "object", "additionalProperties": True, **extra}
-            return {"$ref": f"#/components/schemas/{target}", **extra}
+            return {**_ref(_META_PREFIX, target), **extra}
         return {
             k: _rewrite_meta_refs(v) for k, v in node.items() if not k.startswith("x-kubernetes")
         }
@@ -55,12 +87,23 @@ def _rewrite_meta_refs(node: Any) -> Any:
 
 
 class _Hoister:
-    """Walks one kind's schema, lowering extensions and naming every object type after its path."""
+    """Walks one kind's schema, lowering extensions and naming every object type after its path.
 
-    def __init__(self) -> None:
+    A schema equal to a shared one (``shared``: schema → its name in the meta module) is not hoisted: it
+    refers to the shared model, and ``aliases`` records the name it would have had here.
+    """
+
+    def __init__(self, prefix: str, shared: Mapping[str, Mapping[str, Any]]) -> None:
+        self.prefix = prefix
+        self.shared = shared
         self.components: dict[str, Any] = {}
+        self.aliases: dict[str, str] = {}
 
     def lower(self, schema: Mapping[str, Any], name: str) -> dict[str, Any]:
+        for shared_name, shared_schema in self.shared.items():
+            if schema == shared_schema:
+                self.aliases[name] = shared_name
+                return _ref(_META_PREFIX, shared_name)
         if schema.get("x-kubernetes-int-or-string"):
             branches = [{"type": "integer"}, {"type": "string"}]
             if "pattern" in schema:
@@ -90,7 +133,7 @@ class _Hoister:
                 if schema.get("x-kubernetes-preserve-unknown-fields"):
                     component["additionalProperties"] = True
                 self.components[name] = component
-                ref: dict[str, Any] = {"$ref": f"#/components/schemas/{name}"}
+                ref = _ref(self.prefix, name)
                 if "default" in schema:
                     ref["default"] = schema["default"]
                 return ref
@@ -104,12 +147,41 @@ class _Hoister:
         return out
 
 
-def model_document(kinds: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """The OpenAPI document datamodel-code-generator gets for one group-version (kind → whole-object schema)."""
-    hoister = _Hoister()
+@dataclass(frozen=True)
+class ModelDocument:
+    """What datamodel-code-generator gets for one group-version, and the names of the shared types there."""
+
+    document: dict[str, Any]
+    aliases: dict[str, str]
+    """Class name a shared type had in this group-version before it was shared → its shared name
+    (``CronTabStatusConditionsItem`` → ``Condition``)."""
+
+
+def _document(components: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "apiforge models", "version": "generated"},
+        "paths": {},
+        "components": {"schemas": dict(sorted(components.items()))},
+    }
+
+
+def _prefixed(prefix: str, components: Mapping[str, Any]) -> dict[str, Any]:
+    return {prefix + name: component for name, component in components.items()}
+
+
+def meta_document() -> dict[str, Any]:
+    """The OpenAPI document of the shared meta/v1 module alone."""
+    return _document(_prefixed(_META_PREFIX, _meta_components()))
+
+
+def model_document(kinds: Mapping[str, Mapping[str, Any]]) -> ModelDocument:
+    """The OpenAPI document datamodel-code-generator gets for one group-version (kind → whole-object schema):
+    its own types, and the shared ones it refers to, which go to their own module."""
+    hoister = _Hoister(_GROUP_VERSION_PREFIX, {"Condition": CONDITION})
     for kind, schema in sorted(kinds.items()):
         properties = dict(schema.get("properties", {}))
-        properties["metadata"] = {"$ref": "#/components/schemas/ObjectMeta"}
+        properties["metadata"] = _ref(_META_PREFIX, "ObjectMeta")
         root: dict[str, Any] = {"type": "object", "properties": {}}
         if "description" in schema:
             root["description"] = schema["description"]
@@ -121,10 +193,8 @@ def model_document(kinds: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         if schema.get("required"):
             root["required"] = list(schema["required"])
         hoister.components[kind] = root
-    components = {**_metadata_components(), **hoister.components}
-    return {
-        "openapi": "3.0.3",
-        "info": {"title": "apiforge models", "version": "generated"},
-        "paths": {},
-        "components": {"schemas": dict(sorted(components.items()))},
+    components = {
+        **_prefixed(_META_PREFIX, _meta_components()),
+        **_prefixed(_GROUP_VERSION_PREFIX, hoister.components),
     }
+    return ModelDocument(_document(components), dict(sorted(hoister.aliases.items())))

@@ -13,7 +13,7 @@ import black
 import jinja2
 from black.mode import TargetVersion
 
-from generator.models import render_models
+from generator.models import META_MODELS_PATH, render_meta_models, render_models
 from generator.naming import openapi_path_key
 from generator.openapi import aggregate_document, group_version_document
 from generator.openapi_v2 import swagger_document
@@ -101,6 +101,17 @@ def render_group(environment: jinja2.Environment, group: GroupPlan) -> dict[str,
     return files
 
 
+def _meta_package(environment: jinja2.Environment) -> dict[str, str]:
+    """The shared meta/v1 models (ObjectMeta, ListMeta, Condition...), which every group-version imports."""
+    init = environment.get_template("package_init.py.j2")
+    meta, version, _ = META_MODELS_PATH.split("/")
+    return {
+        f"{meta}/__init__.py": init.render(docstring="The meta/v1 types every API group shares."),
+        f"{meta}/{version}/__init__.py": init.render(docstring="The meta/v1 group-version."),
+        META_MODELS_PATH: render_meta_models(),
+    }
+
+
 def render_openapi(group: GroupPlan) -> dict[str, str]:
     """The OpenAPI v3 document of each served group-version of ``group``, validated as it is built."""
     files: dict[str, str] = {}
@@ -151,6 +162,7 @@ def render_plan(
             docstring="Output of `apiforge generate`: committed, never edited by hand."
         ),
         "server.py": environment.get_template("server.py.j2").render(plan=plan),
+        **_meta_package(environment),
     }
     shared = {path: format_python(text) for path, text in shared.items()}
     documents = [

@@ -1,4 +1,5 @@
-"""Shared fixtures: a real server process per test module, and kubectl with an isolated cache."""
+"""Shared fixtures: the server in process (``inprocess``, ``api``) or as a real process (``server``, ``client``)
+per test module."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.inprocess import InProcessServer
 from tests.serverproc import ServerProcess, free_port
 
 
@@ -22,6 +24,20 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 @pytest.fixture(scope="module")
 def client(server: ServerProcess) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=server.url, timeout=10) as http:
+        yield http
+
+
+@pytest.fixture(scope="module")
+def inprocess() -> Iterator[InProcessServer]:
+    """The server in this process over memory storage, one per test module (tests/inprocess.py)."""
+    with InProcessServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def api(inprocess: InProcessServer) -> Iterator[httpx.Client]:
+    """A client of the module's in-process server."""
+    with inprocess.client() as http:
         yield http
 
 

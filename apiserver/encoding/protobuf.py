@@ -27,6 +27,8 @@ from typing import Any, Literal
 
 import orjson
 
+from apiserver.encoding.limits import load_json
+
 MAGIC = b"k8s\x00"
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
 WATCH_CONTENT_TYPE = "application/vnd.kubernetes.protobuf;stream=watch"
@@ -258,7 +260,7 @@ def _embedded_json(data: bytes, where: str) -> Any:
     """RawExtension / FieldsV1: ``bytes raw = 1`` holding JSON; nothing is Go's nil, printed ``null``."""
     raw = b"".join(v for n, _, v in wire_fields(data) if n == 1 and isinstance(v, bytes))
     try:
-        return orjson.loads(raw) if raw else None
+        return load_json(raw) if raw else None
     except orjson.JSONDecodeError:
         raise ProtobufError(f"{where}: embedded value is not JSON") from None
 

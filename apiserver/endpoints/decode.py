@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import yaml
 
-from apiserver.encoding import kubeyaml, protobuf
+from apiserver.encoding import kubeyaml, limits, protobuf
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType, VersionType
@@ -43,7 +43,7 @@ def parse_body(body: bytes, content_type: str, target: Target) -> Any:
     protobuf body; anything else the client sent is 415, unreadable bytes 400."""
     try:
         if content_type in JSON_TYPES:
-            return orjson.loads(body)
+            return limits.load_json(body)
         if content_type in YAML_TYPES:
             return kubeyaml.load_body(body)
         if content_type == protobuf.CONTENT_TYPE and target.version.protobuf is not None:
@@ -52,6 +52,8 @@ def parse_body(body: bytes, content_type: str, target: Target) -> Any:
         raise errors.unsupported_media_type(BODY_TYPES) from None
     except (orjson.JSONDecodeError, yaml.YAMLError, protobuf.ProtobufError) as error:
         raise target.cannot_handle(str(error).splitlines()[0]) from None
+    except limits.DecodedTooLarge as error:
+        raise errors.request_entity_too_large(error.message) from None
     # custom resources read no protobuf, as kube's custom resource handler
     raise errors.unsupported_media_type(BODY_TYPES)
 

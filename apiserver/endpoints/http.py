@@ -69,7 +69,9 @@ class Request:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > MAX_BODY_BYTES:
-                raise request_entity_too_large("the request body is too large")
+                raise request_entity_too_large(
+                    f"Request entity too large: limit is {MAX_BODY_BYTES}"
+                )
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break

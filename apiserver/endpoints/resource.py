@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from apiserver.encoding import protobuf
+from apiserver.encoding.limits import load_json
 from apiserver.encoding.protobuf_meta import DELETE_OPTIONS
 from apiserver.endpoints.decode import (
     Target,
@@ -255,7 +256,7 @@ class ResourceHandler:
             return
         patcher = _patcher(request.content_type, target.version)
         try:
-            patch = orjson.loads(await request.body())
+            patch = load_json(await request.body())
         except orjson.JSONDecodeError as error:
             raise errors.bad_request(f"error decoding patch: {error}") from None
 
@@ -457,7 +458,7 @@ class ResourceHandler:
         else:
             patcher = _patcher(request.content_type, target.version)
             try:
-                patch = orjson.loads(body)
+                patch = load_json(body)
             except orjson.JSONDecodeError as error:
                 raise errors.bad_request(f"error decoding patch: {error}") from None
 
@@ -583,7 +584,7 @@ async def _delete_options(request: Request) -> Object:
             request.content_type == protobuf.CONTENT_TYPE
         ):  # client-go's typed clients, for built-in kinds
             return protobuf.decode(body, DELETE_OPTIONS)
-        options = orjson.loads(body)
+        options = load_json(body)
     except (protobuf.ProtobufError, orjson.JSONDecodeError) as error:
         raise errors.bad_request(f"error decoding DeleteOptions: {error}") from None
     if not isinstance(options, dict):

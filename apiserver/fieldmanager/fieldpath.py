@@ -28,6 +28,7 @@ from typing import Any, Final, TypeAlias
 
 import orjson
 
+from apiserver.encoding.limits import load_json
 from apiserver.schema.causes import go_json, go_quote, go_value
 
 __all__ = [
@@ -179,7 +180,7 @@ def _c_recursive_difference(a: Node, b: Node) -> Node:
 
 @lru_cache(maxsize=65536)
 def _parsed(pe: str) -> Any:
-    return orjson.loads(pe[2:])
+    return load_json(pe[2:])
 
 
 def _value_order(value: Any) -> tuple[Any, ...]:
@@ -258,7 +259,7 @@ def _canonical_pe(key: str) -> str | None:
         return key
     if kind in ("k", "v"):
         try:
-            value = orjson.loads(key[2:])
+            value = load_json(key[2:])
         except orjson.JSONDecodeError as err:
             raise FieldsV1Error(f"parsing key as path element: {err}") from None
         if kind == "k":

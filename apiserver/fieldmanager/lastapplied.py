@@ -19,6 +19,7 @@ from typing import Any, Final
 
 import orjson
 
+from apiserver.encoding.limits import load_json
 from apiserver.fieldmanager.fieldpath import Node, c_difference
 from apiserver.fieldmanager.typed import TypedError, compare_objects, field_set_of
 from apiserver.fieldmanager.typeinfo import TypeNode
@@ -59,7 +60,7 @@ def allowed_conflicts(
     if not isinstance(text, str) or not text:
         return None
     try:
-        last_applied = orjson.loads(text)
+        last_applied = load_json(text)
     except orjson.JSONDecodeError:
         return None
     if not isinstance(last_applied, dict) or last_applied.get("apiVersion") != api_version:

@@ -10,10 +10,20 @@ Failures raise :class:`PatchError`, whose ``message`` is the text kube-apiserver
 (gopkg.in/evanphx/json-patch.v4, used by k8s.io/apiserver pkg/endpoints/handlers/patch.go) produces for
 the same failure, and whose ``code`` is the HTTP status kube answers with: 400 when the body is not a
 list of operation objects (``DecodePatch`` fails), 413 past 10,000 operations, and 422 when applying an
-operation fails (a failed ``test``, a missing path, a malformed operation). For 422 kube's Status
+operation fails (a failed ``test``, a missing path, a malformed operation, ``copy`` operations that together
+copy more than :data:`MAX_COPY_BYTES`). For 422 kube's Status
 message is the generic :data:`INVALID_PATCH_STATUS_MESSAGE` and the library text is not sent to the
 client (``NewGenericServerResponse(422, ..., isUnexpectedResponse=false)``); :attr:`PatchError.status_message`
 gives what kube sends.
+
+A patch's work is bounded as kube bounds it: at most 10,000 operations, and the bytes ``copy`` operations
+duplicate add up to at most 3 MiB (the library's ``AccumulatedCopySizeLimit``, which kube-apiserver sets from
+``JSONPatchMaxCopyBytes``), so doubling a list with ``copy`` stops after a few dozen operations instead of
+growing exponentially. ``add`` and ``replace`` insert values of the patch itself, bounded by the request size;
+``move`` copies nothing. A copy is made by encoding the value once (which measures it) and decoding that,
+C-speed rather than a ``deepcopy``. The patched document may not nest deeper than
+:data:`~apiserver.encoding.limits.MAX_DEPTH`, the bound of every decoded body (or than the target, where
+the server's own fields made that deeper).
 
 Where the RFC and kube's library disagree, this follows the RFC (and the json-patch-tests suite): kube
 accepts negative and zero-padded array indexes, ``replace`` of a missing member and operations without
@@ -27,9 +37,13 @@ from typing import Any, Final
 
 import jsonpatch
 import jsonpointer
+import orjson
+
+from apiserver.encoding.limits import MAX_DEPTH, TooDeep, depth_exceeds, depth_of
 
 __all__ = [
     "INVALID_PATCH_STATUS_MESSAGE",
+    "MAX_COPY_BYTES",
     "MAX_JSON_PATCH_OPERATIONS",
     "PatchError",
     "apply_json_patch",
@@ -40,7 +54,12 @@ __all__ = [
 INVALID_PATCH_STATUS_MESSAGE: Final = (
     "the server rejected our request due to an error in our request"
 )
+# handlers/patch.go maxJSONPatchOperations.
 MAX_JSON_PATCH_OPERATIONS: Final = 10000
+# k8s.io/apiserver pkg/server/config.go NewConfig: JSONPatchMaxCopyBytes, which GenericAPIServer installs as
+# json-patch's AccumulatedCopySizeLimit ("we allow 2x [etcd's 1.5 MiB] as the largest size increase the copy
+# operations in a json patch may cause").
+MAX_COPY_BYTES: Final = 3 * 1024 * 1024
 
 _KINDS: Final = frozenset({"add", "remove", "replace", "move", "copy", "test"})
 
@@ -112,11 +131,42 @@ def apply_json_patch(target: Any, ops: Any) -> Any:
             f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}",
             413,
         )
+    state = _State()
     doc = target
-    owned: dict[int, Any] = {}
-    for op in ops:
-        doc = _apply(doc, op if op is not None else {}, owned)
+    try:
+        for op in ops:
+            doc = _apply(doc, op if op is not None else {}, state)
+    except RecursionError:  # only a document grown deeper than any decoded body gets here
+        raise PatchError(str(TooDeep("["))) from None
+    if state.shared:
+        doc = orjson.loads(_encode(doc))  # each copied value its own containers
+    if state.inserted_containers:
+        _check_depth(doc, target)
     return doc
+
+
+def _check_depth(doc: Any, target: Any) -> None:
+    """The patched document may not nest deeper than a decoded body, unless the target already did (the
+    server's ``managedFields.fieldsV1`` mirror the object four levels down): then not deeper than it."""
+    opening = depth_exceeds(doc, MAX_DEPTH)
+    if opening is not None:
+        opening = depth_exceeds(doc, max(MAX_DEPTH, depth_of(target)))
+    if opening is not None:
+        raise PatchError(str(TooDeep(opening)))
+
+
+class _State:
+    """What one patch has done so far: the containers it copied (and may change in place), the bytes its
+    ``copy`` operations duplicated, whether a copied value is shared by two places, and whether it
+    inserted an object or array (which can deepen the document)."""
+
+    __slots__ = ("copied_bytes", "inserted_containers", "owned", "shared")
+
+    def __init__(self) -> None:
+        self.owned: dict[int, Any] = {}
+        self.copied_bytes = 0
+        self.shared = False
+        self.inserted_containers = False
 
 
 def _parts(pointer: Any) -> list[str] | None:
@@ -129,7 +179,7 @@ def _parts(pointer: Any) -> list[str] | None:
         return None
 
 
-def _apply(doc: Any, op: Mapping[str, Any], owned: dict[int, Any]) -> Any:
+def _apply(doc: Any, op: Mapping[str, Any], state: _State) -> Any:
     kind = op.get("op")
     if not isinstance(kind, str) or kind not in _KINDS:
         raise PatchError(f"Unexpected kind: {kind if isinstance(kind, str) else 'unknown'}")
@@ -163,9 +213,89 @@ def _apply(doc: Any, op: Mapping[str, Any], owned: dict[int, Any]) -> Any:
             raise PatchError(
                 f"{kind} operation does not apply: doc is missing from path: {frm}: missing value"
             )
+        state.inserted_containers = True
         if kind == "move":
-            return _move(doc, frm, from_parts, path, parts, owned)
-    return _run(_own(doc, parts, owned), op, kind, path)
+            return _move(doc, frm, from_parts, path, parts, state.owned)
+        return _copy(doc, op, from_parts, parts, state)
+    if kind == "remove":
+        return _run(_own(doc, parts, state.owned), op, kind, path)
+    value = op["value"]
+    if isinstance(value, dict | list):
+        state.inserted_containers = True
+        value = orjson.loads(_encode(value))  # the result must not share the patch's containers
+    return _put(_own(doc, parts, state.owned), parts, value, op, kind)
+
+
+def _put(doc: Any, parts: list[str], value: Any, op: Mapping[str, Any], kind: str) -> Any:
+    """``add`` or ``replace`` of ``value``, in the containers this patch owns. Failures are left to the
+    library, whose checks (and messages) :func:`_describe` follows."""
+    if not parts:
+        return value
+    adding = kind != "replace"  # add, or the add that ends a copy
+    parent = _walk(doc, parts[:-1])
+    key = parts[-1]
+    if isinstance(parent, dict) and (adding or key in parent):
+        parent[key] = value
+        return doc
+    if isinstance(parent, list):
+        index = len(parent) if key == "-" and adding else _index(key)
+        if index is not None and index < len(parent) + adding:
+            if adding:
+                parent.insert(index, value)
+            else:
+                parent[index] = value
+            return doc
+    return _run(doc, op, kind, op["path"])  # fails, with the library's message
+
+
+def _copy(
+    doc: Any, op: Mapping[str, Any], from_parts: list[str], parts: list[str], state: _State
+) -> Any:
+    """``copy``: the library's order of failures (source, destination, then the accumulated size, which
+    kube's ``deepCopy`` measures as the length of the value's JSON). The value is not copied yet: the
+    doubling of a list that the limit refuses then costs only its encodings."""
+    path = op["path"]
+    try:
+        value = jsonpointer.JsonPointer.from_parts(from_parts).resolve(doc)
+    except (jsonpointer.JsonPointerException, LookupError, TypeError):
+        return _run(doc, op, "copy", path)  # fails, with the library's message for the source
+    if parts and _walk(doc, parts[:-1]) is None:
+        raise PatchError(_missing_path("copy", path))
+    encoded = _encode(value)
+    state.copied_bytes += _go_json_size(encoded)
+    if state.copied_bytes > MAX_COPY_BYTES:
+        # evanphx/json-patch v4 errors.go AccumulatedCopySizeError
+        raise PatchError(
+            "Unable to complete the copy, the accumulated size increase of copy is "
+            f"{state.copied_bytes}, exceeding the limit {MAX_COPY_BYTES}"
+        )
+    # ``value`` is about to be in two places: no container may be changed in place any more (each later
+    # change copies its path afresh, this one's too: the path may run through ``value``), and the result
+    # is made a tree again at the end
+    state.owned.clear()
+    state.shared = True
+    add = {"op": "add", "path": path, "from": op["from"], "value": value}
+    return _put(_own(doc, parts, state.owned), parts, value, add, "copy")
+
+
+def _encode(value: Any) -> bytes:
+    """``value`` as JSON, from which a copy is decoded: C-speed, where ``copy.deepcopy`` is not."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # deeper than orjson encodes, far past what a decoded body may nest
+        raise PatchError(str(TooDeep("["))) from None
+
+
+def _go_json_size(encoded: bytes) -> int:
+    """The length of encoding/json's output for what orjson encoded as ``encoded``: Go escapes ``<``, ``>``
+    and ``&`` (which JSON only has inside strings) as ``\\u003c`` (5 bytes more each) and U+2028/U+2029 as
+    ``\\u2028`` (3 more)."""
+    size = len(encoded)
+    html = size - len(encoded.translate(None, b"<>&"))
+    separators = 0
+    if b"\xe2\x80" in encoded:  # the lead bytes of both separators
+        separators = encoded.count("\u2028".encode()) + encoded.count("\u2029".encode())
+    return size + 5 * html + 3 * separators
 
 
 def _move(

@@ -37,13 +37,15 @@ result is shared with ``original``, and values taken from the patch are shared w
 decoding then drops: ``null`` members and directives nested in list items added whole or in values
 replaced whole. kube's strict field validation reports such directives as unknown fields.
 
-Failures raise :class:`~apiserver.patch.PatchError` with kube's message and the status kube-apiserver
-answers with (``interpretStrategicMergePatchError`` in k8s.io/apiserver handlers/patch.go): 400 for a
+Failures raise :class:`~apiserver.patch.PatchError` with kube's message and, but for the errors below
+that kube answers with 500, the status kube-apiserver answers with (``interpretStrategicMergePatchError`` in k8s.io/apiserver handlers/patch.go): 400 for a
 malformed ``$deleteFromPrimitiveList``, ``$retainKeys`` or ``$setElementOrder`` directive or a patch
-that is not an object, 422 for lists of lists, and 500 (reason Unknown, which kubectl prints as
-"Error from server: ...") for every other error, which kube passes through unwrapped: a list item
-without its merge key, an unknown ``$patch`` value, ``$patch: merge``, a ``$setElementOrder`` list
-that contradicts the patch list. kube's messages format values with Go's ``%v``, which
+that is not an object, and 422 for lists of lists. Every other error kube passes through unwrapped and
+answers with 500 (reason Unknown, which kubectl prints as "Error from server: ..."): a list item without
+its merge key, an unknown ``$patch`` value, ``$patch: merge``, a ``$setElementOrder`` that is not a list
+or contradicts the patch list, items of different types. Those are faults of the patch, and this server
+answers no input with a 5xx: they are 400 here, with kube's message. Only a schema whose patch extensions
+are malformed (a fault of the definition) is 500. kube's messages format values with Go's ``%v``, which
 :func:`_go_format` imitates.
 """
 
@@ -69,6 +71,11 @@ _MERGE: Final = "merge"
 _REPLACE: Final = "replace"
 _DELETE: Final = "delete"
 _RETAIN: Final = "retainKeys"
+
+# Every other error kube-apiserver passes through unwrapped (interpretStrategicMergePatchError's default),
+# which it answers with 500, reason Unknown. They are all faults of the patch, and this server answers no
+# input with a 5xx (DESIGN.md): 400, reason BadRequest, with kube's message.
+_UNWRAPPED: Final = 400
 
 # mergepatch/errors.go; kube-apiserver answers 400 to these three.
 _BAD_PRIMITIVE_LIST: Final = "invalid patch format of primitive list"
@@ -164,8 +171,8 @@ def _extension(schemas: tuple[Mapping[str, Any], ...], name: str) -> str | None:
     for schema in schemas:
         if name in schema:
             value = schema[name]
-            if not isinstance(value, str):
-                raise _bad_arg_type("string", value)
+            if not isinstance(value, str):  # a fault of the schema, not of the patch
+                raise PatchError(f"expected a string, but received a {_go_type(value)}", 500)
             return value
     return None
 
@@ -433,7 +440,7 @@ def _check_order(patched: list[Any], order: list[Any], merge_key: str) -> None:
         raise PatchError(
             f"The order in patch list:\n{_go_format(patched)}\n doesn't match "
             f"{_SET_ELEMENT_ORDER} list:\n{_go_format(order)}\n",
-            500,
+            _UNWRAPPED,
         )
 
 
@@ -494,7 +501,7 @@ def _merge_list(
         merged = _deduplicate(original + patch)
     else:
         if not merge_key:
-            raise PatchError(f"cannot merge lists without merge key for {items.name()}", 500)
+            raise PatchError(f"cannot merge lists without merge key for {items.name()}", _UNWRAPPED)
         original, patch, shared = _list_directives(original, patch, merge_key, stored)
         merged = _merge_items(original, patch, merge_key, items, stored if shared else None)
     in_patch, server_only = _partition(merged, patch, merge_key)
@@ -529,7 +536,7 @@ def _list_directives(
         elif directive == _REPLACE:
             replace = True
         elif directive == _MERGE:
-            raise PatchError("merging lists cannot yet be specified in the patch", 500)
+            raise PatchError("merging lists cannot yet be specified in the patch", _UNWRAPPED)
         else:
             raise _bad_patch_type(directive, item)
     return (plain, [], False) if replace else (kept, plain, True)
@@ -563,7 +570,7 @@ def _find(items: list[Any], merge_key: str, value: Any) -> int | None:
     """``findMapInSliceBasedOnKeyValue``."""
     for at, item in enumerate(items):
         if not isinstance(item, dict):
-            raise PatchError(f"value for key {at} is not a map", 500)
+            raise PatchError(f"value for key {at} is not a map", _UNWRAPPED)
         if merge_key in item and _same(item[merge_key], value):
             return at
     return None
@@ -599,10 +606,10 @@ def _element_kind(*lists: list[Any]) -> str:
                 kind = current
             elif current != kind:
                 raise PatchError(
-                    f"list element types are not identical: {_go_format(list(lists))}", 500
+                    f"list element types are not identical: {_go_format(list(lists))}", _UNWRAPPED
                 )
     if kind is None:
-        raise PatchError("no elements in any of the given slices", 500)
+        raise PatchError("no elements in any of the given slices", _UNWRAPPED)
     return kind
 
 
@@ -789,7 +796,7 @@ def _same(left: Any, right: Any) -> bool:
 def _hash_key(value: Any) -> tuple[type, Any]:
     """A set key with Go's equality; kube panics (answering 500) on maps and lists as map keys."""
     if isinstance(value, dict | list):
-        raise PatchError(f"runtime error: hash of unhashable type {_go_type(value)}", 500)
+        raise PatchError(f"runtime error: hash of unhashable type {_go_type(value)}", _UNWRAPPED)
     return type(value), value
 
 
@@ -849,17 +856,19 @@ def _json_kind(value: Any) -> str:
 def _no_merge_key(item: Mapping[str, Any], merge_key: str) -> PatchError:
     """``mergepatch.ErrNoMergeKey``."""
     return PatchError(
-        f"map: {_go_format(dict(item))} does not contain declared merge key: {merge_key}", 500
+        f"map: {_go_format(dict(item))} does not contain declared merge key: {merge_key}",
+        _UNWRAPPED,
     )
 
 
 def _bad_arg_type(expected: str, actual: Any) -> PatchError:
     """``mergepatch.ErrBadArgType``."""
-    return PatchError(f"expected a {expected}, but received a {_go_type(actual)}", 500)
+    return PatchError(f"expected a {expected}, but received a {_go_type(actual)}", _UNWRAPPED)
 
 
 def _bad_patch_type(directive: Any, item: Mapping[str, Any]) -> PatchError:
     """``mergepatch.ErrBadPatchType``."""
     return PatchError(
-        f"unknown patch type: {_go_format(directive, 's')} in map: {_go_format(dict(item))}", 500
+        f"unknown patch type: {_go_format(directive, 's')} in map: {_go_format(dict(item))}",
+        _UNWRAPPED,
     )

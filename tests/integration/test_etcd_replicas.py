@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from tests.etcdproc import EtcdProcess
-from tests.integration.test_crud import CRONTABS, crontab
 from tests.serverproc import ServerProcess, free_port
+from tests.shipped import CRONTABS, crontab
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 

@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from tests.etcdproc import EtcdProcess
-from tests.integration.test_crud import CRONTABS, crontab
 from tests.serverproc import REPO, ServerProcess, free_port
+from tests.shipped import CRONTABS, crontab
 
 WORKERS = 2
 CONNECTIONS = 16  # the chance that all of them hash to one of two workers is 2 / 2**16

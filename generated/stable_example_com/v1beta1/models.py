@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
-from pydantic import AwareDatetime, Field
+from typing import Annotated
+from pydantic import Field
 from apiserver.machinery.model import ResourceModel
-from enum import StrEnum
+from ...meta.v1.models import Condition, ObjectMeta
 
 
 class CronTabSpec(ResourceModel):
@@ -20,209 +20,10 @@ class CronTabSpec(ResourceModel):
     """
 
 
-class Status(StrEnum):
-    """
-    status of the condition, one of True, False, Unknown.
-    """
-
-    true = "True"
-    false = "False"
-    unknown = "Unknown"
-
-
-class CronTabStatusConditionsItem(ResourceModel):
-    """
-    Condition contains details for one aspect of the current state of this API Resource.
-    """
-
-    last_transition_time: Annotated[AwareDatetime, Field(alias="lastTransitionTime")]
-    """
-    lastTransitionTime is the last time the condition transitioned from one status to another. This should be when the underlying condition changed.  If that is not known, then using the time when the API field changed is acceptable.
-    """
-    message: Annotated[str, Field(max_length=32768)]
-    """
-    message is a human readable message indicating details about the transition. This may be an empty string.
-    """
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration", ge=0)] = None
-    """
-    observedGeneration represents the .metadata.generation that the condition was set based upon. For instance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is 9, the condition is out of date with respect to the current state of the instance.
-    """
-    reason: Annotated[
-        str,
-        Field(max_length=1024, min_length=1, pattern="^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"),
-    ]
-    """
-    reason contains a programmatic identifier indicating the reason for the condition's last transition. Producers of specific condition types may define expected values and meanings for this field, and whether the values are considered a guaranteed API. The value should be a CamelCase string. This field may not be empty.
-    """
-    status: Status
-    """
-    status of the condition, one of True, False, Unknown.
-    """
-    type: Annotated[
-        str,
-        Field(
-            max_length=316,
-            pattern="^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
-        ),
-    ]
-    """
-    type of condition in CamelCase or in foo.example.com/CamelCase.
-    """
-
-
-class ManagedFieldsEntry(ResourceModel):
-    """
-    ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to.
-    """
-
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
-    """
-    APIVersion defines the version of this resource that this field set applies to. The format is "group/version" just like the top-level APIVersion field. It is necessary to track the version of a field set because it cannot be automatically converted.
-    """
-    fields_type: Annotated[str | None, Field(alias="fieldsType")] = None
-    """
-    FieldsType is the discriminator for the different fields format and version. There is currently only one possible value: "FieldsV1"
-    """
-    fields_v1: Annotated[dict[str, Any] | None, Field(alias="fieldsV1")] = None
-    """
-    FieldsV1 holds the first JSON version format as described in the "FieldsV1" type.
-    """
-    manager: str | None = None
-    """
-    Manager is an identifier of the workflow managing these fields.
-    """
-    operation: str | None = None
-    """
-    Operation is the type of operation which lead to this ManagedFieldsEntry being created. The only valid values for this field are 'Apply' and 'Update'.
-    """
-    subresource: str | None = None
-    """
-    Subresource is the name of the subresource used to update that object, or empty string if the object was updated through the main resource. The value of this field is used to distinguish between managers, even if they share the same name. For example, a status update will be distinct from a regular update using the same manager name. Note that the APIVersion field is not related to the Subresource field and it always corresponds to the version of the main resource.
-    """
-    time: AwareDatetime | None = None
-    """
-    Time is the timestamp of when the ManagedFields entry was added. The timestamp will also be updated if a field is added, the manager changes any of the owned fields value or removes a field. The timestamp does not update when a field is removed from the entry because another manager took it over.
-    """
-
-
-class OwnerReference(ResourceModel):
-    """
-    OwnerReference contains enough information to let you identify an owning object. An owning object must be in the same namespace as the dependent, or be cluster-scoped, so there is no namespace field.
-    """
-
-    api_version: Annotated[str, Field(alias="apiVersion")]
-    """
-    API version of the referent.
-    """
-    block_owner_deletion: Annotated[bool | None, Field(alias="blockOwnerDeletion")] = None
-    """
-    If true, AND if the owner has the "foregroundDeletion" finalizer, then the owner cannot be deleted from the key-value store until this reference is removed. See https://kubernetes.io/docs/concepts/architecture/garbage-collection/#foreground-deletion for how the garbage collector interacts with this field and enforces the foreground deletion. Defaults to false. To set this field, a user needs "delete" permission of the owner, otherwise 422 (Unprocessable Entity) will be returned.
-    """
-    controller: bool | None = None
-    """
-    If true, this reference points to the managing controller.
-    """
-    kind: str
-    """
-    Kind of the referent. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    """
-    name: str
-    """
-    Name of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names
-    """
-    uid: str
-    """
-    UID of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids
-    """
-
-
 class CronTabStatus(ResourceModel):
-    conditions: list[CronTabStatusConditionsItem] | None = None
+    conditions: list[Condition] | None = None
     label_selector: Annotated[str | None, Field(alias="labelSelector")] = None
     replicas: int | None = None
-
-
-class ObjectMeta(ResourceModel):
-    """
-    ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
-    """
-
-    annotations: dict[str, str] | None = None
-    """
-    Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata. They are not queryable and should be preserved when modifying objects. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/annotations
-    """
-    creation_timestamp: Annotated[AwareDatetime | None, Field(alias="creationTimestamp")] = None
-    """
-    CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.
-
-    Populated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    """
-    deletion_grace_period_seconds: Annotated[
-        int | None, Field(alias="deletionGracePeriodSeconds")
-    ] = None
-    """
-    Number of seconds allowed for this object to gracefully terminate before it will be removed from the system. Only set when deletionTimestamp is also set. May only be shortened. Read-only.
-    """
-    deletion_timestamp: Annotated[AwareDatetime | None, Field(alias="deletionTimestamp")] = None
-    """
-    DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted. This field is set by the server when a graceful deletion is requested by the user, and is not directly settable by a client. The resource is expected to be deleted (no longer visible from resource lists, and not reachable by name) after the time in this field, once the finalizers list is empty. As long as the finalizers list contains items, deletion is blocked. Once the deletionTimestamp is set, this value may not be unset or be set further into the future, although it may be shortened or the resource may be deleted prior to this time. For example, a user may request that a pod is deleted in 30 seconds. The Kubelet will react by sending a graceful termination signal to the containers in the pod. After that 30 seconds, the Kubelet will send a hard termination signal (SIGKILL) to the container and after cleanup, remove the pod from the API. In the presence of network partitions, this object may still exist after this timestamp, until an administrator or automated process can determine the resource is fully terminated. If not set, graceful deletion of the object has not been requested.
-
-    Populated by the system when a graceful deletion is requested. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    """
-    finalizers: list[str] | None = None
-    """
-    Must be empty before the object is deleted from the registry. Each entry is an identifier for the responsible component that will remove the entry from the list. If the deletionTimestamp of the object is non-nil, entries in this list can only be removed. Finalizers may be processed and removed in any order.  Order is NOT enforced because it introduces significant risk of stuck finalizers. finalizers is a shared field, any actor with permission can reorder it. If the finalizer list is processed in order, then this can lead to a situation in which the component responsible for the first finalizer in the list is waiting for a signal (field value, external system, or other) produced by a component responsible for a finalizer later in the list, resulting in a deadlock. Without enforced ordering finalizers are free to order amongst themselves and are not vulnerable to ordering changes in the list.
-    """
-    generate_name: Annotated[str | None, Field(alias="generateName")] = None
-    """
-    GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name field has not been provided. If this field is used, the name returned to the client will be different than the name passed. This value will also be combined with a unique suffix. The provided value has the same validation rules as the Name field, and may be truncated by the length of the suffix required to make the value unique on the server.
-
-    If this field is specified and the generated name exists, the server will return a 409.
-
-    Applied only if Name is not specified. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#idempotency
-    """
-    generation: int | None = None
-    """
-    A sequence number representing a specific generation of the desired state. Populated by the system. Read-only.
-    """
-    labels: dict[str, str] | None = None
-    """
-    Map of string keys and values that can be used to organize and categorize (scope and select) objects. May match selectors of replication controllers and services. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels
-    """
-    managed_fields: Annotated[list[ManagedFieldsEntry] | None, Field(alias="managedFields")] = None
-    """
-    ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow. This is mostly for internal housekeeping, and users typically shouldn't need to set or understand this field. A workflow can be the user's name, a controller's name, or the name of a specific apply path like "ci-cd". The set of fields is always in the version that the workflow used when modifying the object.
-    """
-    name: str | None = None
-    """
-    Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names
-    """
-    namespace: str | None = None
-    """
-    Namespace defines the space within which each name must be unique. An empty namespace is equivalent to the "default" namespace, but "default" is the canonical representation. Not all objects are required to be scoped to a namespace - the value of this field for those objects will be empty.
-
-    Must be a DNS_LABEL. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces
-    """
-    owner_references: Annotated[list[OwnerReference] | None, Field(alias="ownerReferences")] = None
-    """
-    List of objects depended by this object. If ALL objects in the list have been deleted, this object will be garbage collected. If this object is managed by a controller, then an entry in this list will point to this controller, with the controller field set to true. There cannot be more than one managing controller.
-    """
-    resource_version: Annotated[str | None, Field(alias="resourceVersion")] = None
-    """
-    An opaque value that represents the internal version of this object that can be used by clients to determine when objects have changed. May be used for optimistic concurrency, change detection, and the watch operation on a resource or set of resources. Clients must treat these values as opaque and passed unmodified back to the server. They may only be valid for a particular resource or set of resources.
-
-    Populated by the system. Read-only. Value must be treated as opaque by clients and . More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency
-    """
-    self_link: Annotated[str | None, Field(alias="selfLink")] = None
-    """
-    Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.
-    """
-    uid: str | None = None
-    """
-    UID is the unique in time and space value for this object. It is typically generated by the server on successful creation of a resource and is not allowed to change on PUT operations.
-
-    Populated by the system. Read-only. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids
-    """
 
 
 class CronTab(ResourceModel):
@@ -235,3 +36,13 @@ class CronTab(ResourceModel):
     metadata: ObjectMeta | None = None
     spec: CronTabSpec | None = None
     status: CronTabStatus | None = None
+
+
+# The names this module gave the shared meta/v1 types before they moved to meta/v1/models.py.
+from ...meta.v1.models import (
+    ConditionStatus as Status,
+    ManagedFieldsEntry as ManagedFieldsEntry,
+    OwnerReference as OwnerReference,
+)
+
+CronTabStatusConditionsItem = Condition

@@ -9,9 +9,7 @@ from typing import Any
 import orjson
 
 from apiserver.endpoints.http import Message
-from apiserver.server.app import APIServer
-from apiserver.storage.memory import MemoryStorage
-from generated.server import OPENAPI_DIR, build_scheme
+from tests.inprocess import ASGIApp, Lifespan, build_app
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 MORE_THAN_THE_BUFFER = 1100
@@ -27,7 +25,7 @@ def scope(method: str, query: bytes = b"") -> dict[str, Any]:
     }
 
 
-async def create(app: APIServer, name: str) -> None:
+async def create(app: ASGIApp, name: str) -> None:
     body = orjson.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}})
     sent: list[Message] = []
 
@@ -43,8 +41,9 @@ async def create(app: APIServer, name: str) -> None:
 
 def test_watch_ends_when_the_client_leaves_with_a_full_buffer() -> None:
     async def body() -> None:
-        app = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
-        await app.start()
+        app = build_app()
+        lifespan = Lifespan(app)
+        await lifespan.startup()
         try:
             for index in range(MORE_THAN_THE_BUFFER):
                 await create(app, f"c{index}")
@@ -63,6 +62,6 @@ def test_watch_ends_when_the_client_leaves_with_a_full_buffer() -> None:
             handler.cancel()
             assert done, "the watch request did not end after its client left"
         finally:
-            await app.stop()
+            await lifespan.shutdown()
 
     asyncio.run(asyncio.wait_for(body(), timeout=30))

@@ -6,13 +6,22 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+import time
 from pathlib import Path
 from typing import Any
 
+import jsonpatch
+import jsonpointer
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from apiserver.encoding.limits import MAX_DEPTH
 from apiserver.patch.jsonpatch import (
     INVALID_PATCH_STATUS_MESSAGE,
+    MAX_COPY_BYTES,
+    MAX_JSON_PATCH_OPERATIONS,
     PatchError,
     apply_json_patch,
     apply_merge_patch,
@@ -217,3 +226,141 @@ def test_a_null_json_patch_is_empty_and_a_merge_patch_replaces_non_objects() -> 
     assert apply_json_patch(target, None) is target
     assert apply_merge_patch([1, 2], {"a": None, "b": 1}) == {"b": 1}
     assert apply_merge_patch({"a": 1}, [1]) == [1]
+
+
+# --- bounded work: kube's operation cap, json-patch's AccumulatedCopySizeLimit, the depth bound ----------
+
+
+def _doubling(copies: int) -> list[dict[str, Any]]:
+    """``copy`` operations that each put the whole list into itself: the list doubles every time."""
+    return [{"op": "copy", "from": "/spec/l", "path": "/spec/l/-"} for _ in range(copies)]
+
+
+def test_doubling_copies_stop_at_kubes_accumulated_copy_size_limit_quickly() -> None:
+    # the issue's case: a patch under 2 KB whose 25 copies would make 2**25 items
+    ops = _doubling(25)
+    assert len(json.dumps(ops)) < 2048
+    started = time.perf_counter()
+    with pytest.raises(PatchError) as err:
+        apply_json_patch({"spec": {"l": ["x" * 50]}}, ops)
+    assert time.perf_counter() - started < 3  # about 10 ms; without the limit it runs for minutes
+    # gopkg.in/evanphx/json-patch.v4 errors.go AccumulatedCopySizeError; kube answers it as every failed
+    # operation: 422 with the generic message (handlers/patch.go applyJSPatch)
+    assert err.value.code == 422
+    assert err.value.status_message == INVALID_PATCH_STATUS_MESSAGE
+    assert re.fullmatch(
+        r"Unable to complete the copy, the accumulated size increase of copy is (\d+), "
+        r"exceeding the limit 3145728",
+        err.value.message,
+    )
+    assert (
+        MAX_COPY_BYTES == 3 * 1024 * 1024
+    )  # k8s.io/apiserver server/config.go JSONPatchMaxCopyBytes
+
+
+def test_copies_up_to_the_limit_apply() -> None:
+    result = apply_json_patch({"spec": {"l": ["x"]}}, _doubling(10))
+    assert len(json.dumps(result["spec"]["l"])) > 1024 * 3  # 2**10 nested copies of ["x"]
+    assert result == json.loads(json.dumps(result)), "a plain tree"
+
+
+def test_accumulated_size_is_counted_as_go_encodes_it() -> None:
+    # Go's encoding/json writes each ``<``, ``&`` and ``>`` as \u003c, \u0026, \u003e: 6 bytes, not 1
+    value = {"k": "<&>" * 1000}
+    copies = MAX_COPY_BYTES // (8 + 6 * 3000) + 1
+    ops = [{"op": "copy", "from": "/v", "path": f"/c{i}"} for i in range(copies)]
+    with pytest.raises(PatchError, match="exceeding the limit"):
+        apply_json_patch({"v": value}, ops)
+    assert apply_json_patch({"v": value}, ops[:-1])[f"c{copies - 2}"] == value
+
+
+def test_copied_values_are_independent() -> None:
+    target = {"a": {"x": {"k": 1}}}
+    ops = [
+        {"op": "add", "path": "/a/y", "value": 2},  # the patch now owns /a
+        {"op": "copy", "from": "/a", "path": "/a/b"},  # into itself
+        {"op": "add", "path": "/a/b/x/k2", "value": 2},
+        {"op": "copy", "from": "/a/b", "path": "/c"},
+        {"op": "remove", "path": "/c/x"},
+    ]
+    result = apply_json_patch(target, ops)
+    assert result == {
+        "a": {"x": {"k": 1}, "y": 2, "b": {"x": {"k": 1, "k2": 2}, "y": 2}},
+        "c": {"y": 2},
+    }
+    assert target == {"a": {"x": {"k": 1}}}
+    result["a"]["x"]["k"] = 9
+    assert result["a"]["b"]["x"]["k"] == 1
+
+
+def test_the_patched_document_may_not_nest_deeper_than_a_decoded_body() -> None:
+    deep: Any = "x"
+    for _ in range(MAX_DEPTH - 1):
+        deep = {"a": deep}
+    # MAX_DEPTH levels: the root and the value's MAX_DEPTH - 1
+    assert apply_json_patch({}, [{"op": "add", "path": "/v", "value": deep}])["v"] is not deep
+    with pytest.raises(PatchError) as err:
+        apply_json_patch({"w": {}}, [{"op": "add", "path": "/w/v", "value": deep}])
+    assert (err.value.code, err.value.message) == (422, "invalid character '{' exceeded max depth")
+    # copies of a value into itself deepen the document too
+    ops = [{"op": "copy", "from": "/a", "path": "/a/a"}] * (MAX_DEPTH + 5)
+    with pytest.raises(PatchError, match="exceeded max depth"):
+        apply_json_patch({"a": {}}, ops)
+
+
+def test_operations_at_the_cap_stay_linear() -> None:
+    ops = [
+        {"op": "add", "path": "/l/-", "value": {"i": i}} for i in range(MAX_JSON_PATCH_OPERATIONS)
+    ]
+    started = time.perf_counter()
+    assert len(apply_json_patch({"l": []}, ops)["l"]) == MAX_JSON_PATCH_OPERATIONS
+    assert time.perf_counter() - started < 10  # about 0.1 s; generous for a loaded machine
+
+
+# --- the library as the reference: whatever it applies, this applies alike ----------------------------------
+
+_KEYS = st.sampled_from(["a", "b", "c", "0", "1"])
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from(["x", "y"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3),
+    max_leaves=8,
+)
+_POINTERS = st.lists(st.sampled_from(["a", "b", "c", "0", "1", "2", "-"]), max_size=3).map(
+    lambda parts: "".join(f"/{part}" for part in parts)
+)
+_OPS = st.one_of(
+    st.fixed_dictionaries(
+        {"op": st.sampled_from(["add", "replace", "test"]), "path": _POINTERS, "value": _VALUES}
+    ),
+    st.fixed_dictionaries({"op": st.just("remove"), "path": _POINTERS}),
+    st.fixed_dictionaries(
+        {"op": st.sampled_from(["move", "copy"]), "from": _POINTERS, "path": _POINTERS}
+    ),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(doc=st.dictionaries(_KEYS, _VALUES, max_size=3), ops=st.lists(_OPS, max_size=6))
+def test_operations_apply_as_the_rfc_6902_library_applies_them(doc: Any, ops: Any) -> None:
+    before, ops_before = copy.deepcopy(doc), copy.deepcopy(ops)
+    try:
+        expected = jsonpatch.apply_patch(copy.deepcopy(doc), copy.deepcopy(ops))
+    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException):
+        with pytest.raises(PatchError):
+            apply_json_patch(doc, ops)
+    else:
+        result = apply_json_patch(doc, ops)
+        assert result == expected
+        assert result == json.loads(json.dumps(result)), "a plain tree"
+    assert (doc, ops) == (before, ops_before), "inputs are left alone"
+
+
+def test_a_target_deeper_than_the_bound_may_be_patched_without_deepening_it() -> None:
+    # a stored object's managedFields.fieldsV1 mirror it four levels down, past the bound of a body
+    deep: Any = {}
+    for _ in range(MAX_DEPTH + 3):
+        deep = {"a": deep}
+    target = {"metadata": {"managedFields": [{"fieldsV1": deep}]}, "spec": {}}
+    assert apply_json_patch(target, [{"op": "add", "path": "/spec/x", "value": {"y": 1}}])
+    with pytest.raises(PatchError, match="exceeded max depth"):
+        apply_json_patch(target, [{"op": "copy", "from": "/metadata", "path": "/spec/m"}])

@@ -23,10 +23,9 @@ from apiserver.storage import (
     EtcdUnavailableError,
     EventType,
     StorageError,
-    StorageEvent,
-    Watch,
     open_storage,
 )
+from apiserver.storage.testing import Events
 from tests.etcdproc import EtcdProcess, etcdctl_binary, free_port, running_etcd
 
 TIMEOUT = 10.0
@@ -50,21 +49,6 @@ def unique_prefix() -> str:
     return f"/t-{uuid.uuid4().hex}"
 
 
-class Events:
-    """One watch read through a single iterator, each event awaited with a timeout."""
-
-    def __init__(self, watch: Watch) -> None:
-        self.watch = watch
-        self._iterator = aiter(watch)
-
-    async def take(self, count: int) -> list[StorageEvent]:
-        return [await asyncio.wait_for(anext(self._iterator), TIMEOUT) for _ in range(count)]
-
-    async def assert_quiet(self, seconds: float = 0.3) -> None:
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(anext(self._iterator), seconds)
-
-
 @pytest.mark.parametrize("how", ["stop", "kill"])
 async def test_a_watch_resumes_across_an_etcd_restart_with_no_gap_and_no_duplicate(
     running: EtcdProcess, how: str
@@ -74,7 +58,7 @@ async def test_a_watch_resumes_across_an_etcd_restart_with_no_gap_and_no_duplica
     try:
         start = await storage.current_revision()
         before = [await storage.create(f"/registry/w/before-{i}", b"{}") for i in range(3)]
-        watch = Events(storage.watch("/registry/w/", start))
+        watch = Events(storage.watch("/registry/w/", start), TIMEOUT)
         assert [e.kv for e in await watch.take(3)] == before
 
         await asyncio.to_thread(running.stop if how == "stop" else running.kill)
@@ -215,7 +199,7 @@ async def test_stores_sharing_one_etcd_see_each_others_writes(running: EtcdProce
     await one.start()
     await two.start()
     try:
-        watch = Events(two.watch("/registry/shared/", await two.current_revision()))
+        watch = Events(two.watch("/registry/shared/", await two.current_revision()), TIMEOUT)
         created = await one.create("/registry/shared/a", b"{}")
         updated = await two.update("/registry/shared/a", b'{"v": 2}', created.mod_revision)
         deleted = await one.delete("/registry/shared/a", updated.mod_revision)

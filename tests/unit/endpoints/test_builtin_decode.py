@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import httpx
 
-from tests.integration.test_crud import CRONTABS, assert_status, crontab
+from tests.shipped import CONFIGMAPS, CRONTABS, assert_status, crontab
 
-CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 SERVICES = "/api/v1/namespaces/default/services"
 
 
@@ -17,25 +16,25 @@ def configmap(name: str, data: object) -> dict[str, object]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
 
 
-def test_a_configmap_value_of_the_wrong_type_is_a_bad_request(client: httpx.Client) -> None:
+def test_a_configmap_value_of_the_wrong_type_is_a_bad_request(api: httpx.Client) -> None:
     status = assert_status(
-        client.post(CONFIGMAPS, json=configmap("typed", {"enabled": True})), 400, "BadRequest"
+        api.post(CONFIGMAPS, json=configmap("typed", {"enabled": True})), 400, "BadRequest"
     )
     assert status["message"].startswith(
         'ConfigMap in version "v1" cannot be handled as a ConfigMap: data.enabled: '
     ), status["message"]
-    assert client.get(f"{CONFIGMAPS}/typed").status_code == 404  # nothing was stored
+    assert api.get(f"{CONFIGMAPS}/typed").status_code == 404  # nothing was stored
 
 
-def test_the_decode_error_comes_before_validation_errors(client: httpx.Client) -> None:
+def test_the_decode_error_comes_before_validation_errors(api: httpx.Client) -> None:
     """An invalid name and a wrongly typed field: kube never reaches validation, so only the 400."""
     body = configmap("Not_A_Valid_Name", ["a", "list"])
-    status = assert_status(client.post(CONFIGMAPS, json=body), 400, "BadRequest")
+    status = assert_status(api.post(CONFIGMAPS, json=body), 400, "BadRequest")
     assert "data: " in status["message"] and "Not_A_Valid_Name" not in status["message"]
 
 
 def test_an_update_of_a_service_with_a_wrongly_typed_field_is_a_bad_request(
-    client: httpx.Client,
+    api: httpx.Client,
 ) -> None:
     service = {
         "apiVersion": "v1",
@@ -43,20 +42,20 @@ def test_an_update_of_a_service_with_a_wrongly_typed_field_is_a_bad_request(
         "metadata": {"name": "typed"},
         "spec": {"ports": [{"port": 80}]},
     }
-    created = client.post(SERVICES, json=service)
+    created = api.post(SERVICES, json=service)
     assert created.status_code == 201, created.text
     changed = created.json()
     changed["spec"]["ports"] = {"port": 80}  # an object where the schema has a list
-    status = assert_status(client.put(f"{SERVICES}/typed", json=changed), 400, "BadRequest")
+    status = assert_status(api.put(f"{SERVICES}/typed", json=changed), 400, "BadRequest")
     assert status["message"].startswith(
         'Service in version "v1" cannot be handled as a Service: spec.ports: '
     ), status["message"]
 
 
-def test_a_custom_resource_with_a_wrongly_typed_field_stays_a_422(client: httpx.Client) -> None:
+def test_a_custom_resource_with_a_wrongly_typed_field_stays_a_422(api: httpx.Client) -> None:
     body = crontab("typed")
     body["spec"]["replicas"] = "three"
-    status = assert_status(client.post(CRONTABS, json=body), 422, "Invalid")
+    status = assert_status(api.post(CRONTABS, json=body), 422, "Invalid")
     causes = status["details"]["causes"]
     assert [(c["reason"], c["field"]) for c in causes] == [
         ("FieldValueTypeInvalid", "spec.replicas")
