@@ -33,6 +33,7 @@ import httpx
 
 from apiserver.endpoints.http import Message, Receive, Scope, Send
 from apiserver.server.app import APIServer
+from apiserver.server.chain import ChainOptions, build_handler_chain
 from apiserver.storage import MemoryStorage, Storage
 from generated.server import OPENAPI_DIR, build_scheme
 
@@ -43,9 +44,10 @@ T = TypeVar("T")
 
 
 def build_app(storage: Storage | None = None) -> ASGIApp:
-    """The server exactly as ``apiforge serve`` assembles it, over ``storage`` (a fresh memory store by
-    default). The one place tests construct the app."""
-    return APIServer(build_scheme(), storage or MemoryStorage(), OPENAPI_DIR)
+    """The server exactly as ``apiforge serve`` assembles it, its filter chain included, over ``storage`` (a
+    fresh memory store by default). The one place tests construct the app."""
+    server = APIServer(build_scheme(), storage or MemoryStorage(), OPENAPI_DIR)
+    return build_handler_chain(server, ChainOptions())
 
 
 class Lifespan:
