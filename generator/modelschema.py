@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
 from generator.naming import pascal
 from generator.schema_keywords import COMPACT_KEYWORDS
 
-SHARED_SCHEMAS = (
-    Path(__file__).resolve().parent.parent / "templates" / "openapi" / "shared-schemas.json"
-)
+# package data (not a path beside the sources), so it loads from any install of the generator
+SHARED_SCHEMAS = resources.files("generator") / "templates" / "openapi" / "shared-schemas.json"
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 # The value keywords a model field keeps as they are; nested schemas (items, properties,
 # additionalProperties) are lowered one by one, and examples mean nothing to a model.
@@ -27,7 +26,7 @@ _KEEP_KEYS = COMPACT_KEYWORDS - {"items", "properties", "additionalProperties", 
 
 def _metadata_components() -> dict[str, Any]:
     """ObjectMeta and the types it references, renamed to short class names and lowered."""
-    shared = json.loads(SHARED_SCHEMAS.read_text())["schemas"]
+    shared = json.loads(SHARED_SCHEMAS.read_text(encoding="utf-8"))["schemas"]
     names = {"ObjectMeta", "ManagedFieldsEntry", "OwnerReference"}
     components: dict[str, Any] = {}
     for name in sorted(names):
