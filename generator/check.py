@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Protocol
 
-from generator.check_conversion import check_conversion
+from generator.check_conversion import HOOK_REFERENCE, check_conversion
 from generator.check_fields import check_field_references
 from generator.check_schema import check_schema
 from generator.definition import Definition, DefinitionError, DefinitionErrors, JsonPath
@@ -155,6 +155,27 @@ def _check_versions(d: Definition, found: _Findings) -> None:
         check_field_references(version, found.reporter(d, here))
 
 
+VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+def _check_server_parts(d: Definition, found: _Findings) -> None:
+    """Well-formed class references (resolved when the generated server imports them) and known verbs."""
+    parts = d.server
+    references: list[tuple[JsonPath, str]] = (
+        [(("strategy",), parts.strategy)] if parts.strategy else []
+    )
+    for key, values in (("admission", parts.admission), ("controllers", parts.controllers)):
+        references += [((key, i), value) for i, value in enumerate(values)]
+    for path, reference in references:
+        if not HOOK_REFERENCE.match(reference):
+            found.add(d, path, f'"{reference}" must be a "package.module:Name" reference')
+    for index, verb in enumerate(parts.verbs):
+        if verb not in VERBS:
+            found.add(
+                d, ("verbs", index), f'"{verb}" is not a verb; expected one of {", ".join(VERBS)}'
+            )
+
+
 def _check_unique(definitions: list[Definition], found: _Findings) -> None:
     """No two definitions claim one group's kind, plural or short name (the later one is reported)."""
     claimed: dict[tuple[str, str, str], tuple[Definition, JsonPath]] = {}
@@ -181,6 +202,7 @@ def check_definitions(definitions: list[Definition], locate: Locator) -> None:
     found = _Findings(locate)
     for definition in definitions:
         _check_names(definition, found)
+        _check_server_parts(definition, found)
         if definition.versions:
             _check_versions(definition, found)
             if sum(v.storage for v in definition.versions) == 1:

@@ -25,6 +25,7 @@ __all__ = [
     "JsonPath",
     "PrinterColumn",
     "ScaleSubresource",
+    "ServerParts",
     "Version",
 ]
 
@@ -98,6 +99,20 @@ class Version:
 
 
 @dataclass(frozen=True)
+class ServerParts:
+    """What a built-in kind brings to the server beyond its schema, as kube keeps it in
+    pkg/registry/<group>/<kind>: Python classes named by "package.module:Name" references (a strategy, admission
+    plugins, controllers), the verbs it serves, and whether it is a Go-typed built-in or stored at all."""
+
+    builtin: bool = False
+    stored: bool = True
+    verbs: tuple[str, ...] = ()  # () = every verb
+    strategy: str = ""
+    admission: tuple[str, ...] = ()
+    controllers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Definition:
     """One resource, fully normalized: every derived name filled in, versions in declaration order."""
 
@@ -111,6 +126,7 @@ class Definition:
     versions: tuple[Version, ...]
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
+    server: ServerParts = field(default_factory=lambda: ServerParts())
 
     @property
     def storage_version(self) -> Version:

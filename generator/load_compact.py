@@ -17,6 +17,7 @@ from generator.definition import (
     JsonPath,
     PrinterColumn,
     ScaleSubresource,
+    ServerParts,
     Version,
 )
 from generator.load_crd import SCOPES, read_printer_columns, read_scale
@@ -41,6 +42,12 @@ COMPACT_KEYS = (
     "printerColumns",
     "selectableFields",
     "versions",
+    "builtin",
+    "stored",
+    "verbs",
+    "strategy",
+    "admission",
+    "controllers",
 )
 VERSION_KEYS = (
     "served",
@@ -117,6 +124,18 @@ class _CompactLoader:
             versions=tuple(versions),
             short_names=short_names,
             categories=categories,
+            server=self._server_parts(top),
+        )
+
+    def _server_parts(self, top: dict[str, Any]) -> ServerParts:
+        reader = self.reader
+        return ServerParts(
+            builtin=reader.opt_bool(top, "builtin", (), False),
+            stored=reader.opt_bool(top, "stored", (), True),
+            verbs=reader.opt_strings(top, "verbs", ()),
+            strategy=reader.opt_string(top, "strategy", ()),
+            admission=reader.opt_strings(top, "admission", ()),
+            controllers=reader.opt_strings(top, "controllers", ()),
         )
 
     def _names(self, top: dict[str, Any], kind: str) -> dict[str, str]:

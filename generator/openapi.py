@@ -295,7 +295,30 @@ def _paths(kind: KindPlan) -> dict[str, Any]:
             "parameters": [*name_param, *scope_params, PRETTY],
             **_item_operations(kind, scale_ref, f"scale of the specified {name}", f"{suffix}Scale"),
         }
-    return paths
+    return _served(paths, definition.server.verbs)
+
+
+_ACTION_VERBS = {"post": "create", "put": "update"}  # other actions are named as their verbs
+_METHODS = ("get", "put", "post", "delete", "patch")
+
+
+def _served(paths: dict[str, Any], verbs: tuple[str, ...]) -> dict[str, Any]:
+    """Only the operations of the verbs a kind serves (all when it names none), as kube documents a
+    create-only kind such as SelfSubjectAccessReview with one POST."""
+    if not verbs:
+        return paths
+    served: dict[str, Any] = {}
+    for path, item in paths.items():
+        kept = {
+            key: value
+            for key, value in item.items()
+            if key not in _METHODS
+            or _ACTION_VERBS.get(value["x-kubernetes-action"], value["x-kubernetes-action"])
+            in verbs
+        }
+        if any(key in _METHODS for key in kept):
+            served[path] = kept
+    return served
 
 
 def _without_empty_defaults(node: Any) -> Any:

@@ -79,6 +79,17 @@ class GroupPlan:
                         return kind
         raise KeyError((definition.kind, version))
 
+    @property
+    def server_modules(self) -> tuple[str, ...]:
+        """The modules of the classes the group's definitions name (strategies, admission, controllers)."""
+        references = [
+            reference
+            for d in self.definitions
+            for reference in (d.server.strategy, *d.server.admission, *d.server.controllers)
+            if reference
+        ]
+        return tuple(sorted({reference.partition(":")[0] for reference in references}))
+
 
 @dataclass(frozen=True)
 class Plan:

@@ -36,6 +36,8 @@ def _environment() -> jinja2.Environment:
     )
     environment.filters["py"] = _python_literal
     environment.globals["resource_constant"] = lambda d: snake(d.kind).upper()
+    # "package.module:Name" → the dotted name the generated module reaches it by (it imports the module)
+    environment.filters["attribute"] = lambda reference: reference.replace(":", ".")
     return environment
 
 

@@ -11,5 +11,13 @@ WIDGETS = ResourceType(
     singular="widget",
     list_kind="WidgetList",
     namespaced=False,
-    versions=(VersionType(name="v1", served=True, storage=True, schema={"type": "object"}),),
+    versions=(
+        VersionType(
+            name="v1",
+            served=True,
+            storage=True,
+            # the Store prunes what a schema does not declare: this one keeps everything
+            schema={"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        ),
+    ),
 )

@@ -36,3 +36,5 @@ class UserInfo:
 
 
 ANONYMOUS = UserInfo(ANONYMOUS_USER, groups=(UNAUTHENTICATED_GROUP,))
+LOOPBACK = UserInfo("system:apiserver", groups=(MASTERS_GROUP, AUTHENTICATED_GROUP))
+"""The server's own writes (bootstrap, controllers), as kube's loopback client is authenticated."""

@@ -1,13 +1,9 @@
-"""From request bytes to a checked internal object: parse, check apiVersion/kind, prune unknown fields per
-``fieldValidation``, default, validate, convert to the hub.
-
-This is the one place a write's body is judged, so create, update and every patch type share its errors:
-400 for bodies that cannot be read or carry unknown fields under Strict, 422 for schema violations.
-"""
+"""From request bytes to an object of the addressed kind: parse (JSON, YAML, protobuf), check apiVersion/kind
+and the shape of metadata, read ``fieldValidation``. What the object then goes through (pruning, defaulting,
+admission, validation) is the registry's, for every writer alike (``registry.admit``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,14 +14,11 @@ from apiserver.encoding import kubeyaml, protobuf
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType, VersionType
-from apiserver.schema import Cause, prune, prune_nulls, validate_object_meta
-from apiserver.schema.cel import validate_rules
-from apiserver.schema.ratchet import ratchet
+from apiserver.registry.admit import FIELD_VALIDATION, cannot_handle
 
 JSON_TYPES = ("", "application/json", "*/*")
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
 BODY_TYPES = ["application/json", "application/yaml"]
-FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +35,7 @@ class Target:
         return self.resource.api_version(self.version.name)
 
     def cannot_handle(self, detail: str) -> errors.APIError:
-        kind = self.resource.kind
-        return errors.bad_request(
-            f'{kind} in version "{self.version.name}" cannot be handled as a {kind}: {detail}'
-        )
+        return cannot_handle(self.resource, self.version, detail)
 
 
 def parse_body(body: bytes, content_type: str, target: Target) -> Any:
@@ -109,78 +99,3 @@ def field_validation(query: dict[str, str]) -> str:
             f"fieldValidation must be one of Strict, Warn, Ignore (or empty), got {mode!r}"
         )
     return mode
-
-
-def admit(
-    obj: Object,
-    target: Target,
-    mode: str,
-    warnings: list[str],
-    *,
-    creating: bool,
-    track: Callable[[Object], None] | None = None,
-    old: Object | None = None,
-) -> Object:
-    """Prune, default and validate a versioned object, then convert it to the internal version.
-
-    ``track`` records field ownership (managedFields) on the final versioned object: after defaulting, so
-    defaults belong to the writer, as kube's field manager sees them. ``old`` is the stored object in the
-    same version on an update: what a custom resource's transition rules (``oldSelf``) compare against.
-    """
-    metadata = object_meta(obj, target)
-    unknown = prune(obj, target.version.schema)
-    if unknown and mode == "Strict":
-        detail = ", ".join(f'unknown field "{path}"' for path in unknown)
-        raise target.cannot_handle(f"strict decoding error: {detail}")
-    if unknown and mode == "Warn":
-        warnings.extend(f'unknown field "{path}"' for path in unknown)
-    prune_nulls(
-        obj, target.version.schema
-    )  # kube drops nulls of non-nullable fields without defaults
-    if target.version.defaulter is not None:
-        target.version.defaulter(obj)
-    if target.resource.namespaced and target.namespace is not None:
-        # the URL's namespace (a different one in the body was refused)
-        metadata["namespace"] = target.namespace
-    else:
-        # kube clears it for cluster-scoped kinds (rest.BeforeCreate)
-        metadata.pop("namespace", None)
-    if not creating and not metadata.get("name"):
-        metadata["name"] = target.name
-    name = metadata.get("name") or metadata.get("generateName", "")
-    causes = (
-        validate_object_meta(metadata, target.resource.namespaced)
-        if target.resource.persisted
-        else []
-    )
-    # kube decodes ObjectMeta into Go types before any validation: a wrong JSON type there is a 400
-    _refuse_undecodable(causes, target)
-    if target.version.validator is not None:
-        schema_causes = target.version.validator(obj)
-        if target.resource.builtin:
-            # kube decodes a built-in kind's body into its Go struct first: a value of the wrong JSON type
-            # anywhere is a 400 there, before any validation (transformDecodeError in
-            # k8s.io/apiserver/pkg/endpoints/handlers); a custom resource's is a 422 schema error
-            _refuse_undecodable(schema_causes, target)
-        else:  # an update may keep what a stricter schema now refuses (validation ratcheting)
-            schema_causes = ratchet(schema_causes, obj, old, target.version.schema)
-        causes.extend(schema_causes)
-    if not target.resource.builtin:  # kube evaluates x-kubernetes-validations of custom resources
-        causes.extend(validate_rules(obj, old, target.version.schema, causes, warnings))
-    if causes:
-        raise errors.invalid(
-            target.resource.kind,
-            target.resource.group,
-            str(name),
-            [errors.StatusCause(c.reason, c.message, c.field) for c in causes],
-        )
-    if track is not None:
-        track(obj)
-    return target.version.to_internal(obj)
-
-
-def _refuse_undecodable(causes: list[Cause], target: Target) -> None:
-    """A 400 "cannot be handled" for the values of the wrong JSON type among ``causes``, if any."""
-    undecodable = [c for c in causes if c.reason == "FieldValueTypeInvalid"]
-    if undecodable:
-        raise target.cannot_handle("; ".join(f"{c.field}: {c.message}" for c in undecodable))

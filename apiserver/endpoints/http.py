@@ -10,6 +10,7 @@ from urllib.parse import parse_qsl
 
 import orjson
 
+from apiserver.authentication.user import ANONYMOUS, UserInfo
 from apiserver.machinery.errors import APIError, request_entity_too_large
 
 Scope = MutableMapping[str, Any]
@@ -31,6 +32,7 @@ class Request:
     headers: dict[str, str]
     receive: Receive
     warnings: list[str] = field(default_factory=list)
+    user: UserInfo = ANONYMOUS  # who sent it, as the filter chain's authentication found
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive) -> Request:

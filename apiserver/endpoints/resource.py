@@ -11,7 +11,6 @@ import orjson
 
 from apiserver.endpoints.decode import (
     Target,
-    admit,
     check_type_meta,
     field_validation,
     parse_body,
@@ -21,7 +20,6 @@ from apiserver.endpoints.http import Request, Send, respond, respond_json, respo
 from apiserver.endpoints.output import Output, negotiate, render_list, render_object
 from apiserver.endpoints.routing import ResourcePath
 from apiserver.endpoints.scale import apply_scale, scale_of
-from apiserver.endpoints.versioning import to_version
 from apiserver.endpoints.watch import serve_watch
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
@@ -29,7 +27,9 @@ from apiserver.machinery.scheme import Scheme, VersionType
 from apiserver.machinery.selectors import matcher, parse_field_selector, parse_label_selector
 from apiserver.patch.jsonpatch import PatchError, apply_json_patch, apply_merge_patch
 from apiserver.patch.strategic import apply_strategic_merge_patch
+from apiserver.registry.admit import Track, WriteOptions
 from apiserver.registry.store import ListOptions, Store, parse_resource_version
+from apiserver.registry.versioning import to_version
 
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -52,11 +52,9 @@ class ResourceHandler:
         if served is None:
             raise errors.resource_not_found()
         resource, version = served
-        if path.namespace is not None and not resource.namespaced and path.plural != "namespaces":
+        if path.namespace is not None and not resource.namespaced:
             raise errors.resource_not_found()
         namespace = path.namespace if resource.namespaced else None
-        if path.plural == "namespaces" and path.name:
-            namespace = None
         if not path.subresource and _verb(request, path) not in resource.verbs:
             raise errors.method_not_allowed()
         store = self.stores[(resource.group, resource.plural)]
@@ -183,9 +181,14 @@ class ResourceHandler:
         mode = field_validation(request.query)
         obj = await self._read_object(request, target)
         self._check_scope(obj, target)
-        track = tracker(request, target, None)
-        internal = admit(obj, target, mode, request.warnings, creating=True, track=track)
-        created = await store.create(target.namespace, internal, dry_run=_dry_run(request))
+        options = _options(request, mode, lambda old: tracker(request, target, old))
+        created = await store.create(
+            target.namespace,
+            obj,
+            dry_run=_dry_run(request),
+            version=target.version,
+            options=options,
+        )
         await self._send_object(request, send, 201, created, target)
 
     async def _update(self, request: Request, send: Send, store: Store, target: Target) -> None:
@@ -198,28 +201,33 @@ class ResourceHandler:
             raise errors.bad_request(
                 f"the name of the object ({body_name}) does not match the name on the URL ({target.name})"
             )
+        await self._replace(request, send, store, target, body, mode, "")
+
+    async def _replace(
+        self,
+        request: Request,
+        send: Send,
+        store: Store,
+        target: Target,
+        body: _Body,
+        mode: str,
+        subresource: str,
+    ) -> None:
+        """A PUT: the body replaces the current object (of which it shares nothing: it is a parse of its
+        own, so ownership is recorded against the stored object without copying it)."""
+        options = _options(
+            request, mode, lambda old: tracker(request, target, old, subresource, shared=False)
+        )
         updated = await store.update(
             target.namespace,
             target.name,
-            self._replacing(request, target, body, mode, ""),
+            lambda _current: body.take(),
+            subresource=subresource,
             dry_run=_dry_run(request),
+            version=target.version,
+            options=options,
         )
         await self._send_object(request, send, 200, updated, target)
-
-    def _replacing(
-        self, request: Request, target: Target, body: _Body, mode: str, subresource: str
-    ) -> Callable[[Object], Object]:
-        """The update function of a PUT: the body, admitted against the current object's ownership."""
-
-        def try_update(current: Object) -> Object:
-            old = to_version(current, target.resource, target.version)
-            # ``current`` is this function's own copy and the body a parse of its own: nothing shared
-            track = tracker(request, target, old, subresource, shared=False)
-            return _admit_in_retry(
-                request, body.take(), target, mode, creating=False, track=track, old=old
-            )
-
-        return try_update
 
     async def _patch(
         self, request: Request, send: Send, store: Store, target: Target, subresource: str
@@ -235,23 +243,22 @@ class ResourceHandler:
             raise errors.bad_request(f"error decoding patch: {error}") from None
 
         def try_update(current: Object) -> Object:
-            versioned = to_version(current, target.resource, target.version)
-            track = tracker(request, target, versioned, subresource)
             try:
-                patched = patcher(versioned, patch)
+                patched = patcher(current, patch)
             except PatchError as error:
                 raise patch_failure(error) from None
-            patched = check_type_meta(patched, target)
-            return _admit_in_retry(
-                request, patched, target, mode, creating=False, track=track, old=versioned
-            )
+            return check_type_meta(patched, target)
 
+        # the patched object shares what the patch left alone with the stored one: tracked on a copy
+        options = _options(request, mode, lambda old: tracker(request, target, old, subresource))
         updated = await store.update(
             target.namespace,
             target.name,
             try_update,
             subresource=subresource,
             dry_run=_dry_run(request),
+            version=target.version,
+            options=options,
         )
         await self._send_object(request, send, 200, updated, target)
 
@@ -280,10 +287,10 @@ class ResourceHandler:
         self._check_scope({"metadata": metadata}, target)
         uid = metadata.get("uid")
 
-        def admitted(live: Object | None) -> Object:
-            merged = server_side_apply(request, target, live, applied, manager, subresource)
-            return _admit_in_retry(request, merged, target, mode, creating=live is None, old=live)
+        def merged(live: Object | None) -> Object:
+            return server_side_apply(request, target, live, applied, manager, subresource)
 
+        options = _options(request, mode, None)  # apply records ownership itself
         dry_run = _dry_run(request)
         # kube's apply is an update that may create (forceAllowCreate): a create that lost a race to
         # another writer becomes a merge into the winner, an update whose object was deleted under it
@@ -304,7 +311,13 @@ class ResourceHandler:
                         " object was found",
                     ) from None
                 try:
-                    created = await store.create(target.namespace, admitted(None), dry_run=dry_run)
+                    created = await store.create(
+                        target.namespace,
+                        merged(None),
+                        dry_run=dry_run,
+                        version=target.version,
+                        options=options,
+                    )
                 except errors.APIError as exists:
                     if exists.reason != "AlreadyExists" or last:
                         raise
@@ -315,9 +328,11 @@ class ResourceHandler:
                 updated = await store.update(
                     target.namespace,
                     target.name,
-                    lambda current: admitted(to_version(current, target.resource, target.version)),
+                    merged,
                     subresource=subresource,
                     dry_run=dry_run,
+                    version=target.version,
+                    options=options,
                 )
             except errors.APIError as gone:
                 if gone.code != 404 or subresource or last:
@@ -335,8 +350,9 @@ class ResourceHandler:
             uid_precondition=str(preconditions.get("uid") or ""),
             version_precondition=str(preconditions.get("resourceVersion") or ""),
             dry_run=_dry_run(request) or "All" in (options.get("dryRun") or []),
+            options=WriteOptions(user=request.user, warnings=request.warnings),
         )
-        if deleted and target.resource.builtin and target.resource.plural != "namespaces":
+        if deleted and not store.delete_returns_object:
             # built-in stores answer a finished delete with a Status (no ReturnDeletedObject)
             details = {
                 "name": target.name,
@@ -365,7 +381,10 @@ class ResourceHandler:
             metadata = obj["metadata"]
             try:
                 gone, _ = await store.delete(
-                    metadata.get("namespace"), metadata["name"], dry_run=_dry_run(request)
+                    metadata.get("namespace"),
+                    metadata["name"],
+                    dry_run=_dry_run(request),
+                    options=WriteOptions(user=request.user, warnings=request.warnings),
                 )
             except errors.APIError as error:
                 if error.code == 404:
@@ -393,14 +412,7 @@ class ResourceHandler:
             elif request.method == "PUT":
                 mode = field_validation(request.query)
                 body = await self._read_body(request, target)
-                updated = await store.update(
-                    target.namespace,
-                    target.name,
-                    self._replacing(request, target, body, mode, "status"),
-                    subresource="status",
-                    dry_run=_dry_run(request),
-                )
-                await self._send_object(request, send, 200, updated, target)
+                await self._replace(request, send, store, target, body, mode, "status")
             elif request.method == "PATCH":
                 await self._patch(request, send, store, target, "status")
             else:
@@ -441,13 +453,15 @@ class ResourceHandler:
                     raise patch_failure(error) from None
 
         def try_update(current: Object) -> Object:
-            versioned = to_version(current, target.resource, target.version)
-            new_scale = change(scale_of(versioned, spec))
-            updated = apply_scale(versioned, new_scale, spec, target)
-            return target.version.to_internal(updated)
+            return apply_scale(current, change(scale_of(current, spec)), spec, target)
 
         updated = await store.update(
-            target.namespace, target.name, try_update, dry_run=_dry_run(request)
+            target.namespace,
+            target.name,
+            try_update,
+            dry_run=_dry_run(request),
+            version=target.version,
+            options=WriteOptions(user=request.user, warnings=request.warnings),
         )
         versioned = to_version(updated, target.resource, target.version)
         await respond_json(send, 200, scale_of(versioned, spec), request.warnings)
@@ -479,22 +493,11 @@ class _Body:
         return self.parsed
 
 
-def _admit_in_retry(
-    request: Request,
-    obj: Object,
-    target: Target,
-    mode: str,
-    *,
-    creating: bool,
-    track: Callable[[Object], None] | None = None,
-    old: Object | None = None,
-) -> Object:
-    """``admit`` inside an update function, which the Store runs again after every write conflict: the
-    warnings of every run join the request's once."""
-    warnings: list[str] = []
-    internal = admit(obj, target, mode, warnings, creating=creating, track=track, old=old)
-    request.warnings.extend(w for w in warnings if w not in request.warnings)
-    return internal
+def _options(
+    request: Request, mode: str, tracker: Callable[[Object | None], Track | None] | None
+) -> WriteOptions:
+    """A client's write: its user, its fieldValidation, its warnings, its field manager."""
+    return WriteOptions(request.user, mode, request.warnings, tracker)
 
 
 def _plain_json(request: Request) -> bool:

@@ -23,8 +23,8 @@ import orjson
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.http import Send
 from apiserver.endpoints.output import Output, render_event_object
-from apiserver.endpoints.versioning import to_version
 from apiserver.registry.store import WatchEvent
+from apiserver.registry.versioning import to_version
 
 STALL_SECONDS = 1.0
 # The kernel may buffer up to 4 MiB per loopback socket (tcp_wmem): capped, a stalled watcher's backlog

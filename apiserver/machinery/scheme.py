@@ -11,9 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apiserver.machinery.objects import Object
+
+if TYPE_CHECKING:
+    from apiserver.registry.context import ControllerFactory, PluginFactory, ServerContext
+    from apiserver.registry.strategy import Strategy
 
 Converter = Callable[[Object], Object]
 
@@ -82,19 +86,21 @@ class ResourceType:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ALL_VERBS
-    persisted: bool = (
-        True  # False for kinds that are answered, not stored (access reviews): no name needed
-    )
+    persisted: bool = True
+    """False for kinds that are answered, not stored (the access reviews): no name needed."""
+    builtin: bool = False
+    """A kind kube-apiserver itself defines (in Go): a body may omit apiVersion/kind, a value of the wrong
+    JSON type is a 400 (the Go decoder's) rather than a 422, and a finished DELETE answers with a Status."""
+    strategy: Callable[[ServerContext], Strategy] | None = None
+    """The kind's strategy class (``strategy:`` in its definition); None: the generic default."""
+    admission: tuple[PluginFactory, ...] = ()
+    """Admission plugins the definition brings (``admission:``): they judge writes of every kind."""
+    controllers: tuple[ControllerFactory, ...] = ()
+    """Loops the definition brings (``controllers:``), run beside serving."""
     _by_version: dict[str, VersionType] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_version", {v.name: v for v in self.versions})
-
-    @property
-    def builtin(self) -> bool:
-        """A kind kube-apiserver itself defines (the core group, the reviews): typed on the server, so a body
-        may omit apiVersion/kind and a DELETE answers with a Status."""
-        return self.group == "" or not self.persisted
 
     def version(self, name: str) -> VersionType | None:
         return self._by_version.get(name)

@@ -1,8 +1,10 @@
 """The generic registry: one Store per resource, doing for any kind what kube's generic registry Store does.
 
-A Store takes and returns *internal* objects (dicts in the hub version). Request decoding, defaulting,
-validation and version conversion happen before (endpoints); here live the semantics every kind shares:
-server-owned metadata, optimistic concurrency, the status subresource split, generation, finalizers, paging.
+A Store returns *internal* objects (dicts in the hub version) and takes a write's object in the version it
+was written in: every write, from a client or from the server itself, is pruned, defaulted, admitted and
+validated here (``registry.admit``) before it is converted to the hub and stored. Endpoints only decode and
+encode. Here live the semantics every kind shares: server-owned metadata, optimistic concurrency, the status
+subresource split, generation, finalizers, paging, and the per-kind strategy's hooks.
 """
 
 from __future__ import annotations
@@ -10,19 +12,30 @@ from __future__ import annotations
 import base64
 import binascii
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 
 import orjson
 
+from apiserver.admission.chain import AdmissionChain
+from apiserver.admission.interface import Operation
 from apiserver.machinery import errors
 from apiserver.machinery.convert import deep_copy
 from apiserver.machinery.objects import Object
-from apiserver.machinery.scheme import ResourceType
+from apiserver.machinery.scheme import ResourceType, VersionType
 from apiserver.registry import codec
+from apiserver.registry.admit import (
+    Write,
+    WriteOptions,
+    admission_attributes,
+    admit,
+    validate_admission,
+)
 from apiserver.registry.cacher import MISS, WatchCache
+from apiserver.registry.context import ServerContext
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
-from apiserver.registry.strategy import DEFAULT, Strategy
+from apiserver.registry.strategy import Strategy
+from apiserver.registry.versioning import to_version
 from apiserver.storage.fanout import DEFAULT_WATCH_CAPACITY, PumpedStream, WatchStream
 from apiserver.storage.interface import (
     CompactedError,
@@ -38,7 +51,7 @@ from apiserver.storage.interface import (
 
 Predicate = Callable[[Object], bool]
 UpdateFunction = Callable[[Object], Object]
-NamespaceCheck = Callable[[str, ResourceType, str], Awaitable[None]]
+"""Given the stored object in the write's version (its own copy), the object to store in that version."""
 
 _GENERATE_NAME_ATTEMPTS = 8
 DECODED_CAPACITY = 4096  # watched events whose decoded object is kept for the other watchers
@@ -114,18 +127,25 @@ class Store:
         self,
         resource: ResourceType,
         storage: Storage,
-        namespace_check: NamespaceCheck | None = None,
-        strategy: Strategy = DEFAULT,
+        strategy: Strategy | None = None,
         cache: WatchCache | None = None,
+        admission: AdmissionChain | None = None,
     ) -> None:
         self.resource = resource
         self.storage = storage
-        self._namespace_check = namespace_check
-        self.strategy = strategy
+        self.strategy = strategy if strategy is not None else Strategy(ServerContext(storage))
         self.cache = cache
+        self.admission = admission if admission is not None else AdmissionChain()
         self._decoded: dict[tuple[str, int], Object] = {}
         # oldest write first, so that pruning what the cache has applied stops at the first it has not
         self._written: OrderedDict[str, KeyValue] = OrderedDict()
+
+    @property
+    def delete_returns_object(self) -> bool:
+        """Whether a finished DELETE answers the object (else a Status), as the strategy or kube's default
+        for the kind (built-ins a Status, custom resources the object) says."""
+        choice = self.strategy.delete_returns_object
+        return (not self.resource.builtin) if choice is None else choice
 
     # -- errors ------------------------------------------------------------------------------------
 
@@ -228,15 +248,40 @@ class Store:
 
     # -- writes ------------------------------------------------------------------------------------
 
-    async def create(self, namespace: str | None, obj: Object, *, dry_run: bool = False) -> Object:
-        metadata = obj.setdefault("metadata", {})
+    def _write(
+        self, namespace: str | None, name: str, operation: Operation, version: VersionType | None,
+        subresource: str = "", dry_run: bool = False,
+    ) -> Write:  # fmt: skip
+        return Write(
+            self.resource,
+            version or self.resource.storage_version,
+            (namespace or "") if self.resource.namespaced else "",
+            name,
+            operation,
+            subresource,
+            dry_run,
+        )
+
+    async def create(
+        self,
+        namespace: str | None,
+        obj: Object,
+        *,
+        dry_run: bool = False,
+        version: VersionType | None = None,
+        options: WriteOptions | None = None,
+    ) -> Object:
+        """Create ``obj``, written in ``version`` (the storage version when None)."""
+        options = options if options is not None else WriteOptions()
+        write = self._write(namespace, "", Operation.CREATE, version, dry_run=dry_run)
+        obj = await admit(obj, write, self.admission, options)
+        if not self.resource.persisted:
+            return await self.strategy.answer(
+                obj, admission_attributes(write, obj, None, options, [])
+            )
+        metadata = obj["metadata"]
         if self.resource.namespaced:
             assert namespace is not None
-            metadata["namespace"] = namespace
-            if self._namespace_check is not None:
-                await self._namespace_check(namespace, self.resource, metadata.get("name") or "")
-        else:
-            metadata.pop("namespace", None)
         for key in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
             metadata.pop(key, None)
         metadata["uid"] = new_uid()
@@ -248,8 +293,11 @@ class Store:
             )  # kube: status cannot be set on create when the subresource is on
         self.strategy.prepare_for_create(obj)
         generated = not metadata.get("name")
-        for _ in range(_GENERATE_NAME_ATTEMPTS if generated else 1):
-            if generated:
+        if generated:
+            metadata["name"] = generate_name(metadata.get("generateName", ""))
+        await validate_admission(obj, None, write, self.admission, options)
+        for attempt in range(_GENERATE_NAME_ATTEMPTS if generated else 1):
+            if generated and attempt:
                 metadata["name"] = generate_name(metadata.get("generateName", ""))
             name = metadata["name"]
             key = self.resource.key(namespace, name)
@@ -277,14 +325,19 @@ class Store:
         *,
         subresource: str = "",
         dry_run: bool = False,
+        version: VersionType | None = None,
+        options: WriteOptions | None = None,
     ) -> Object:
         """Read-modify-write until it sticks (kube's GuaranteedUpdate).
 
-        ``try_update`` gets the current internal object and returns the desired one. A resourceVersion in the
-        result is a precondition: when it is not the current one the update fails with 409 Conflict; without
-        one, a concurrent write simply makes the loop run ``try_update`` again on the newer object.
+        ``try_update`` gets the current object in ``version`` (the storage version when None) and returns the
+        desired one in that version, which is admitted like any write. A resourceVersion in the result is a
+        precondition: when it is not the current one the update fails with 409 Conflict; without one, a
+        concurrent write simply makes the loop run ``try_update`` again on the newer object.
         """
         key = self.resource.key(namespace, name)
+        options = options if options is not None else WriteOptions()
+        write = self._write(namespace, name, Operation.UPDATE, version, subresource, dry_run)
         # kube's cachedExistingObject: the first attempt starts from a guess (the watch cache's copy, or this
         # server's own last write when the cache has not seen it yet), saving a storage read; a stale guess
         # shows up as a revision conflict on write, which hands back the stored value for the next attempt
@@ -295,7 +348,7 @@ class Store:
             if kv is None:
                 raise self._not_found(name)
             try:
-                current, updated = self._try(kv, name, try_update, subresource)
+                current, updated = await self._try(kv, try_update, write, options)
             except errors.APIError:
                 if not authoritative:  # judged on a guess: only storage's value can say it fails
                     kv = None
@@ -330,19 +383,24 @@ class Store:
             self._remember(stored)
             return codec.as_stored(updated, stored)
 
-    def _try(
-        self, kv: KeyValue, name: str, try_update: UpdateFunction, subresource: str
+    async def _try(
+        self, kv: KeyValue, try_update: UpdateFunction, write: Write, options: WriteOptions
     ) -> tuple[Object, Object | None]:
         """(the stored object, the one to store instead), or None for the latter when nothing changes.
-        Raises the update function's APIError, and 409 when its resourceVersion precondition fails."""
+        Raises the update function's or admission's APIError, and 409 when the resourceVersion precondition
+        fails."""
         current = codec.decode(self.resource, kv)
         # the update function gets its own copy: decoding the bytes again beats deep_copy
-        desired = try_update(codec.decode(self.resource, kv))
+        old = to_version(codec.decode(self.resource, kv), self.resource, write.version)
+        desired = await admit(try_update(old), write, self.admission, options, old)
         wanted_version = (desired.get("metadata") or {}).get("resourceVersion")
         if wanted_version and wanted_version != current["metadata"]["resourceVersion"]:
-            raise self._conflict(name)
-        updated = self._prepare_update(current, desired, subresource)
-        return current, None if updated == current else updated
+            raise self._conflict(write.name)
+        updated = self._prepare_update(current, desired, write.subresource)
+        if updated == current:
+            return current, None
+        await validate_admission(updated, current, write, self.admission, options)
+        return current, updated
 
     def _latest_known(self, key: str) -> KeyValue | None:
         """The newest value of ``key`` known without asking storage (possibly stale, possibly None)."""
@@ -446,14 +504,18 @@ class Store:
         uid_precondition: str = "",
         version_precondition: str = "",
         dry_run: bool = False,
+        options: WriteOptions | None = None,
     ) -> tuple[Object, bool]:
         """Delete now, or mark for deletion while finalizers remain; returns (object, deleted now)."""
         key = self.resource.key(namespace, name)
+        options = options if options is not None else WriteOptions()
+        write = self._write(namespace, name, Operation.DELETE, None, dry_run=dry_run)
         while True:
             kv = await self.storage.get(key)
             if kv is None:
                 raise self._not_found(name)
             current = codec.decode(self.resource, kv)
+            await validate_admission(None, current, write, self.admission, options)
             metadata = current["metadata"]
             if uid_precondition and uid_precondition != metadata.get("uid"):
                 raise self._conflict(

@@ -1,21 +1,34 @@
-"""Per-kind behaviour the generic Store calls at fixed points, for the few built-in kinds whose rules a schema
-cannot express (kube's RESTCreateStrategy/RESTUpdateStrategy `PrepareForCreate`/`PrepareForUpdate`).
+"""The per-kind seam of the generic Store (kube's RESTCreateStrategy / RESTUpdateStrategy /
+RESTDeleteStrategy): what a kind does differently at fixed points of a write. The default does nothing, which
+is right for every kind whose rules its schema says; built-in kinds whose rules a schema cannot express name
+a subclass in their definition (``strategy: module:Class``), and the generated REST bindings wire it in.
 
-Both hooks run on the internal object after the generic preparation and before storage; they may change the
-object in place and nothing else.
+Every hook runs on the internal object, after the generic preparation and before validation's verdict is
+stored; a hook may change the object it is given and nothing else.
 """
 
 from __future__ import annotations
 
-import base64
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
+from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 
+if TYPE_CHECKING:
+    from apiserver.admission.interface import Attributes
+    from apiserver.registry.context import ServerContext
 
-@dataclass(frozen=True)
+
 class Strategy:
     """No-op by default: generated and custom kinds need nothing beyond their schema."""
+
+    delete_returns_object: ClassVar[bool | None] = None
+    """What a finished DELETE answers: the object (True), a Status (False), or kube's default for the kind
+    (None: a Status for built-in kinds, the object for custom resources)."""
+
+    def __init__(self, context: ServerContext) -> None:
+        """Strategies are built once per server, with what the server shares (its authorizer, stores)."""
+        self.context = context
 
     def prepare_for_create(self, obj: Object) -> None:
         """Runs once when an object is created."""
@@ -30,52 +43,6 @@ class Strategy:
     def prepare_for_deletion(self, obj: Object) -> None:
         """Runs when a delete only marks the object (deletionTimestamp set) instead of removing it."""
 
-
-DEFAULT = Strategy()
-
-
-class NamespaceStrategy(Strategy):
-    """A new namespace is Active and carries the `kubernetes` finalizer in its spec; deleting it makes it
-    Terminating until the namespace controller has emptied it and cleared that finalizer (kube's namespace
-    strategy and lifecycle)."""
-
-    def prepare_for_create(self, obj: Object) -> None:
-        obj["status"] = {"phase": "Active"}
-        spec = obj.setdefault("spec", {})
-        finalizers = spec.setdefault("finalizers", [])
-        if "kubernetes" not in finalizers:
-            finalizers.append("kubernetes")
-
-    def finalized_later(self, obj: Object) -> bool:
-        return bool((obj.get("spec") or {}).get("finalizers"))
-
-    def prepare_for_deletion(self, obj: Object) -> None:
-        obj.setdefault("status", {})["phase"] = "Terminating"
-
-
-class SecretStrategy(Strategy):
-    """`stringData` is write-only: merged into `data` (base64) and dropped, as kube's secret strategy does."""
-
-    def prepare_for_create(self, obj: Object) -> None:
-        _merge_string_data(obj)
-
-    def prepare_for_update(self, obj: Object, old: Object) -> None:
-        _merge_string_data(obj)
-
-
-def _merge_string_data(obj: Object) -> None:
-    string_data = obj.pop("stringData", None)
-    if string_data:
-        data = obj.setdefault("data", {})
-        for key, value in string_data.items():
-            data[key] = base64.b64encode(str(value).encode()).decode()
-
-
-BUILTIN_STRATEGIES: dict[tuple[str, str], Strategy] = {
-    ("", "Namespace"): NamespaceStrategy(),
-    ("", "Secret"): SecretStrategy(),
-}
-
-
-def strategy_for(group: str, kind: str) -> Strategy:
-    return BUILTIN_STRATEGIES.get((group, kind), DEFAULT)
+    async def answer(self, obj: Object, attributes: Attributes) -> Object:
+        """The response to a create of a kind that is answered, not stored (the access reviews)."""
+        raise errors.method_not_allowed()

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import orjson
 
+from apiserver.admission.chain import AdmissionChain
+from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
 from apiserver.endpoints.discovery import AGGREGATED_TYPES, Discovery, aggregated_version
 from apiserver.endpoints.http import (
     Receive,
@@ -27,11 +29,10 @@ from apiserver.endpoints.routing import parse_resource_path
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import Scheme
 from apiserver.registry.cacher import WatchCache
+from apiserver.registry.context import Controller, ServerContext
 from apiserver.registry.store import Store
-from apiserver.registry.strategy import strategy_for
+from apiserver.registry.strategy import Strategy
 from apiserver.server.compactor import Compactor
-from apiserver.server.namespaces import NamespaceLifecycle
-from apiserver.server.reviews import REVIEW_RESOURCES, ReviewStore
 from apiserver.storage.interface import Storage, StorageUnavailableError, ValueTooLargeError
 
 log = logging.getLogger(__name__)
@@ -60,29 +61,26 @@ class APIServer:
         storage: Storage,
         openapi_dir: Path,
         compaction_interval: float = 300.0,
+        authorizer: Authorizer | None = None,
     ) -> None:
         self.scheme = scheme
         self.storage = storage
         self.compactor = Compactor(storage, compaction_interval)
-        for review in REVIEW_RESOURCES:
-            if scheme.resource(review.group, review.plural) is None:
-                scheme.add(review)
-        namespaces = scheme.resource("", "namespaces")
-        self.stores: dict[tuple[str, str], Store] = {}
-        self.namespaces = (
-            NamespaceLifecycle(namespaces, storage) if namespaces is not None else None
-        )
-        check = self.namespaces.require_active if self.namespaces is not None else None
+        # every kind's parts are built from what its definition names, with this one shared context
+        self.context = ServerContext(storage, authorizer or AlwaysAllow())
+        self.stores: dict[tuple[str, str], Store] = self.context.stores
+        self.admission = AdmissionChain()
         for resource in scheme:
-            key = (resource.group, resource.plural)
-            if self.namespaces is not None and resource is namespaces:
-                self.stores[key] = self.namespaces.store
-            elif resource in REVIEW_RESOURCES:
-                self.stores[key] = ReviewStore(resource, storage)
-            else:
-                self.stores[key] = Store(
-                    resource, storage, check, strategy_for(resource.group, resource.kind)
-                )
+            strategy = (resource.strategy or Strategy)(self.context)
+            self.stores[(resource.group, resource.plural)] = Store(
+                resource, storage, strategy, admission=self.admission
+            )
+        for resource in scheme:
+            for plugin in resource.admission:
+                self.admission.add(plugin(self.context))
+        self.controllers: list[Controller] = [
+            controller(self.context) for resource in scheme for controller in resource.controllers
+        ]
         self.discovery = Discovery(scheme)
         self.openapi = OpenAPIDocuments(openapi_dir)
         self.resources = ResourceHandler(scheme, self.stores)
@@ -95,15 +93,14 @@ class APIServer:
                 store.cache = WatchCache(self.storage, store.resource.key_prefix())
                 await store.cache.start()
                 self.compactor.listeners.append(store.cache.forget_before)
-        if self.namespaces is not None:
-            await self.namespaces.bootstrap()
-            self.namespaces.start(list(self.stores.values()))
+        for controller in self.controllers:
+            await controller.start()
         self.compactor.start()
 
     async def stop(self) -> None:
         await self.compactor.stop()
-        if self.namespaces is not None:
-            await self.namespaces.stop()
+        for controller in reversed(self.controllers):
+            await controller.stop()
         for store in self.stores.values():
             if store.cache is not None:
                 await store.cache.stop()

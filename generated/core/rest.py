@@ -3,6 +3,8 @@
 schema, defaulter, validator, conversions and model into the generic registry (the per-resource strategy).
 """
 
+import builtin.core.namespace
+import builtin.core.secret
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
 
 from .v1 import conversion as v1_conversion
@@ -20,6 +22,7 @@ CONFIG_MAP = ResourceType(
     namespaced=True,
     short_names=("cm",),
     categories=(),
+    builtin=True,
     versions=(
         VersionType(
             name="v1",
@@ -49,6 +52,7 @@ EVENT = ResourceType(
     namespaced=True,
     short_names=("ev",),
     categories=(),
+    builtin=True,
     versions=(
         VersionType(
             name="v1",
@@ -128,6 +132,10 @@ NAMESPACE = ResourceType(
     namespaced=False,
     short_names=("ns",),
     categories=(),
+    builtin=True,
+    strategy=builtin.core.namespace.NamespaceStrategy,
+    admission=(builtin.core.namespace.NamespaceLifecycle,),
+    controllers=(builtin.core.namespace.NamespaceController,),
     versions=(
         VersionType(
             name="v1",
@@ -174,6 +182,8 @@ SECRET = ResourceType(
     namespaced=True,
     short_names=(),
     categories=(),
+    builtin=True,
+    strategy=builtin.core.secret.SecretStrategy,
     versions=(
         VersionType(
             name="v1",
@@ -221,6 +231,7 @@ SERVICE = ResourceType(
     namespaced=True,
     short_names=("svc",),
     categories=("all",),
+    builtin=True,
     versions=(
         VersionType(
             name="v1",

@@ -1,4 +1,5 @@
-"""Output conversion: an internal object as the version a client asked for."""
+"""Conversion out of the hub: an internal object as the version a client speaks (reads, and the stored object
+that an update is judged against in the version of the request)."""
 
 from __future__ import annotations
 

@@ -8,24 +8,23 @@ import asyncio
 import pytest
 
 from apiserver.registry.store import ListOptions
-from apiserver.server import namespaces
-from apiserver.server.namespaces import NamespaceLifecycle
+from apiserver.server.app import APIServer
 from apiserver.storage.memory import MemoryStorage
-from generated.server import build_scheme
+from builtin.core import namespace
+from builtin.core.namespace import NamespaceController
+from generated.server import OPENAPI_DIR, build_scheme
 
 
 def test_a_namespace_deleted_after_the_watch_ended_is_still_finalized(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(namespaces, "RETRY_SECONDS", 0.01)
-    resource = build_scheme().resource("", "namespaces")
-    assert resource is not None
+    monkeypatch.setattr(namespace, "RETRY_SECONDS", 0.01)
 
     async def body() -> None:
         storage = MemoryStorage()
-        lifecycle = NamespaceLifecycle(resource, storage)
-        await lifecycle.bootstrap()
-        lifecycle.start([])
+        server = APIServer(build_scheme(), storage, OPENAPI_DIR)  # not started: no watch caches
+        [lifecycle] = [c for c in server.controllers if isinstance(c, NamespaceController)]
+        await lifecycle.start()  # creates the default namespaces, then lists and watches
         await asyncio.sleep(0.05)  # listed and watching
         await storage.close()  # ends every watch, as a watch cache restart does
         await asyncio.sleep(0.05)

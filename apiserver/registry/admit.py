@@ -1,0 +1,192 @@
+"""What a write's object goes through in the version it was written in, before the Store converts it to the
+hub and stores it: pruning of unknown fields (per ``fieldValidation``), defaulting, the mutating admission
+plugins, then validation (ObjectMeta, the schema, CEL rules with ratcheting), as kube's decoder, admission and
+the strategy's Validate do. The Store calls it for every write, so nothing can store an unvalidated object,
+whoever writes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from apiserver.admission.chain import AdmissionChain
+from apiserver.admission.interface import Attributes, Operation
+from apiserver.authentication.user import LOOPBACK, UserInfo
+from apiserver.machinery import errors
+from apiserver.machinery.objects import Object
+from apiserver.machinery.scheme import ResourceType, VersionType
+from apiserver.schema import Cause, prune, prune_nulls, validate_object_meta
+from apiserver.schema.cel import validate_rules
+from apiserver.schema.ratchet import ratchet
+
+FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
+Track = Callable[[Object], None]
+
+
+@dataclass
+class WriteOptions:
+    """How one write is made (kube's request context with Create/UpdateOptions): by whom, how unknown fields
+    are treated, where warnings go, and who records field ownership. The defaults are the server's own writes:
+    the loopback user, unknown fields dropped silently, ownership not tracked."""
+
+    user: UserInfo = LOOPBACK
+    field_validation: str = "Ignore"
+    warnings: list[str] = field(default_factory=list)
+    tracker: Callable[[Object | None], Track | None] | None = None
+    """Given the stored object (None on create), records managedFields on the object about to be stored."""
+
+    def warn(self, messages: list[str]) -> None:
+        """Add warnings once each: an update's pipeline runs again after a conflict."""
+        self.warnings.extend(m for m in messages if m not in self.warnings)
+
+
+def cannot_handle(resource: ResourceType, version: VersionType, detail: str) -> errors.APIError:
+    kind = resource.kind
+    return errors.bad_request(
+        f'{kind} in version "{version.name}" cannot be handled as a {kind}: {detail}'
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """Where a write goes: the resource, the version its object is in, its namespace ("" when cluster-scoped)
+    and its name (the URL's, on an update)."""
+
+    resource: ResourceType
+    version: VersionType
+    namespace: str
+    name: str
+    operation: Operation
+    subresource: str = ""
+    dry_run: bool = False
+
+
+async def admit(
+    obj: Object,
+    write: Write,
+    admission: AdmissionChain,
+    options: WriteOptions,
+    old: Object | None = None,
+) -> Object:
+    """Prune, default, mutate (admission) and validate a versioned object; returns it in the hub version.
+    ``old`` is the stored object in the same version on an update: what ratcheting and transition rules
+    (``oldSelf``) compare against, and what field ownership is recorded against."""
+    resource, version = write.resource, write.version
+    metadata = obj.get("metadata")
+    if metadata is None:
+        metadata = obj["metadata"] = {}
+    elif not isinstance(metadata, dict):
+        raise cannot_handle(resource, version, "metadata must be an object")
+    warnings: list[str] = []
+    unknown = prune(obj, version.schema)
+    if unknown and options.field_validation == "Strict":
+        detail = ", ".join(f'unknown field "{path}"' for path in unknown)
+        raise cannot_handle(resource, version, f"strict decoding error: {detail}")
+    if unknown and options.field_validation == "Warn":
+        warnings.extend(f'unknown field "{path}"' for path in unknown)
+    prune_nulls(obj, version.schema)  # kube drops nulls of non-nullable fields without defaults
+    if version.defaulter is not None:
+        version.defaulter(obj)
+    if resource.namespaced and write.namespace:
+        metadata["namespace"] = (
+            write.namespace
+        )  # the URL's (a different one in the body was refused)
+    else:
+        metadata.pop(
+            "namespace", None
+        )  # kube clears it for cluster-scoped kinds (rest.BeforeCreate)
+    if write.operation is Operation.UPDATE and not metadata.get("name"):
+        metadata["name"] = write.name
+    if admission.mutating:
+        attributes = admission_attributes(write, obj, old, options, warnings)
+        await admission.admit(attributes)
+    _validate(obj, old, resource, version, warnings)
+    options.warn(warnings)
+    track = options.tracker(old) if options.tracker is not None else None
+    if track is not None:
+        track(obj)
+    return version.to_internal(obj)
+
+
+async def validate_admission(
+    internal: Object | None,
+    old: Object | None,
+    write: Write,
+    admission: AdmissionChain,
+    options: WriteOptions,
+) -> None:
+    """The validating admission plugins, on the final object in the hub version."""
+    if admission.validating:
+        storage = write.resource.storage_version
+        attributes = admission_attributes(
+            Write(
+                write.resource, storage, write.namespace, write.name, write.operation,
+                write.subresource, write.dry_run,
+            ),
+            internal, old, options, [],
+        )  # fmt: skip
+        await admission.validate(attributes)
+        options.warn(attributes.warnings)
+
+
+def admission_attributes(
+    write: Write, obj: Object | None, old: Object | None, options: WriteOptions, warnings: list[str]
+) -> Attributes:
+    name = write.name or ((obj or {}).get("metadata") or {}).get("name") or ""
+    return Attributes(
+        operation=write.operation,
+        resource=write.resource,
+        version=write.version,
+        namespace=write.namespace,
+        name=str(name),
+        obj=obj,
+        old=old,
+        user=options.user,
+        subresource=write.subresource,
+        dry_run=write.dry_run,
+        warnings=warnings,
+    )
+
+
+def _validate(
+    obj: Object,
+    old: Object | None,
+    resource: ResourceType,
+    version: VersionType,
+    warnings: list[str],
+) -> None:
+    """422 with every cause found, or 400 for values of the wrong JSON type where kube's Go decoder would
+    have refused them first."""
+    metadata = obj["metadata"]
+    causes = validate_object_meta(metadata, resource.namespaced) if resource.persisted else []
+    # kube decodes ObjectMeta into Go types before any validation: a wrong JSON type there is a 400
+    _refuse_undecodable(causes, resource, version)
+    if version.validator is not None:
+        schema_causes = version.validator(obj)
+        if resource.builtin:
+            # kube decodes a built-in kind's body into its Go struct first: a value of the wrong JSON type
+            # anywhere is a 400 there, before any validation (transformDecodeError in
+            # k8s.io/apiserver/pkg/endpoints/handlers); a custom resource's is a 422 schema error
+            _refuse_undecodable(schema_causes, resource, version)
+        else:  # an update may keep what a stricter schema now refuses (validation ratcheting)
+            schema_causes = ratchet(schema_causes, obj, old, version.schema)
+        causes.extend(schema_causes)
+    if not resource.builtin:  # kube evaluates x-kubernetes-validations of custom resources
+        causes.extend(validate_rules(obj, old, version.schema, causes, warnings))
+    if causes:
+        name = metadata.get("name") or metadata.get("generateName", "")
+        raise errors.invalid(
+            resource.kind,
+            resource.group,
+            str(name),
+            [errors.StatusCause(c.reason, c.message, c.field) for c in causes],
+        )
+
+
+def _refuse_undecodable(causes: list[Cause], resource: ResourceType, version: VersionType) -> None:
+    """A 400 "cannot be handled" for the values of the wrong JSON type among ``causes``, if any."""
+    undecodable = [c for c in causes if c.reason == "FieldValueTypeInvalid"]
+    if undecodable:
+        detail = "; ".join(f"{c.field}: {c.message}" for c in undecodable)
+        raise cannot_handle(resource, version, detail)

@@ -1,0 +1,45 @@
+"""What a server shares with the parts its definitions name (strategies, admission plugins, controllers): they
+are built from ``module:Name`` references with this one argument, as kube's REST storage constructors receive
+their options, so a built-in kind can reach the authorizer or another resource's Store without globals."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
+
+if TYPE_CHECKING:
+    from apiserver.admission.interface import Plugin
+    from apiserver.authentication.user import UserInfo
+    from apiserver.registry.store import Store
+    from apiserver.storage.interface import Storage
+
+
+class Controller(Protocol):
+    """A loop the server runs beside serving (kube's post-start hooks and in-process controllers)."""
+
+    async def start(self) -> None:
+        """Runs once the stores and their watch caches are up; returns once the loop is running."""
+        ...
+
+    async def stop(self) -> None: ...
+
+
+@dataclass
+class ServerContext:
+    storage: Storage
+    authorizer: Authorizer = field(default_factory=AlwaysAllow)
+    stores: dict[tuple[str, str], Store] = field(default_factory=dict)
+    """Every resource's Store by (group, plural), filled while the server is built."""
+    token_authenticator: TokenAuthenticator | None = None
+    """Who a bearer token belongs to (TokenReview); None while no token authentication is configured."""
+
+    def store(self, group: str, plural: str) -> Store:
+        return self.stores[(group, plural)]
+
+
+PluginFactory = Callable[[ServerContext], "Plugin"]
+ControllerFactory = Callable[[ServerContext], Controller]
+TokenAuthenticator = Callable[[str], Awaitable["UserInfo | None"]]

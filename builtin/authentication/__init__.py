@@ -1,0 +1,1 @@
+"""Built-in behaviour of the authentication group's kinds."""

@@ -1,0 +1,1 @@
+"""Built-in behaviour of the core (v1) group's kinds."""

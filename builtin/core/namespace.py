@@ -1,0 +1,195 @@
+"""core/v1 Namespace (kube's pkg/registry/core/namespace, the NamespaceLifecycle admission plugin and the
+namespace controller): a new namespace is Active and carries the `kubernetes` finalizer; content is created
+only in an existing, active namespace; the default namespaces exist from the start and the immortal ones cannot
+be deleted; a deleted namespace is Terminating until the controller has emptied it, then it goes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from apiserver.admission.interface import Attributes, Operation
+from apiserver.machinery import errors
+from apiserver.machinery.objects import Object
+from apiserver.registry.context import ServerContext
+from apiserver.registry.store import ListOptions, Store
+from apiserver.registry.strategy import Strategy
+from apiserver.storage.interface import StorageError
+
+log = logging.getLogger(__name__)
+
+GROUP, PLURAL = "", "namespaces"
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# kube's NamespaceLifecycle admission refuses to delete these: the server and its clients rely on them
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+FINALIZER = "kubernetes"
+RETRY_SECONDS = 1.0
+
+
+class NamespaceStrategy(Strategy):
+    """A new namespace is Active with the `kubernetes` finalizer in its spec; deleting it makes it Terminating
+    until the namespace controller has emptied it and cleared that finalizer. A finished DELETE answers the
+    object, as kube's namespace storage does."""
+
+    delete_returns_object = True
+
+    def prepare_for_create(self, obj: Object) -> None:
+        obj["status"] = {"phase": "Active"}
+        spec = obj.setdefault("spec", {})
+        finalizers = spec.setdefault("finalizers", [])
+        if "kubernetes" not in finalizers:
+            finalizers.append("kubernetes")
+
+    def finalized_later(self, obj: Object) -> bool:
+        return bool((obj.get("spec") or {}).get("finalizers"))
+
+    def prepare_for_deletion(self, obj: Object) -> None:
+        obj.setdefault("status", {})["phase"] = "Terminating"
+
+
+class NamespaceLifecycle:
+    """kube's NamespaceLifecycle admission plugin: 404 for content in a missing namespace, 403 for content in
+    a terminating one, 403 for deleting an immortal namespace.
+
+    Like kube's, it looks in the namespaces' watch cache first (no storage round trip per create) and reads
+    storage only when the cache does not have the namespace.
+    """
+
+    def __init__(self, context: ServerContext) -> None:
+        self.context = context
+
+    def handles(self, operation: Operation) -> bool:
+        return operation in (Operation.CREATE, Operation.DELETE)
+
+    async def validate(self, attributes: Attributes) -> None:
+        resource = attributes.resource
+        if attributes.operation is Operation.DELETE:
+            if (resource.group, resource.plural) == (GROUP, PLURAL) and (
+                attributes.name in IMMORTAL_NAMESPACES
+            ):
+                raise errors.APIError(
+                    403,
+                    "Forbidden",
+                    f'namespaces "{attributes.name}" is forbidden: this namespace may not be deleted',
+                    name=attributes.name,
+                    kind=PLURAL,
+                )
+            return
+        if not resource.namespaced or not attributes.namespace:
+            return
+        namespaces = self.context.store(GROUP, PLURAL)
+        cache = namespaces.cache
+        cached = (
+            cache.objects.get(namespaces.resource.key(None, attributes.namespace))
+            if cache
+            else None
+        )
+        current = (
+            cache.rendered(cached, namespaces.decode)[0]
+            if cache is not None and cached is not None
+            else await namespaces.get(None, attributes.namespace)
+        )
+        if current["metadata"].get("deletionTimestamp"):
+            raise errors.APIError(
+                403,
+                "Forbidden",
+                f'{resource.group_resource} "{attributes.name}" is forbidden: unable to create new content '
+                f"in namespace {attributes.namespace} because it is being terminated",
+                name=attributes.name,
+                group=resource.group,
+                kind=resource.plural,
+            )
+
+
+class NamespaceController:
+    """Creates the default namespaces at start (kube's bootstrap controller), then finalizes every namespace
+    that is (or becomes) marked for deletion: deletes its content, then clears the `kubernetes` finalizer."""
+
+    def __init__(self, context: ServerContext) -> None:
+        self.context = context
+        self._controller: asyncio.Task[None] | None = None
+        self._finalizing: dict[str, asyncio.Task[None]] = {}
+
+    @property
+    def store(self) -> Store:
+        return self.context.store(GROUP, PLURAL)
+
+    @property
+    def contents(self) -> list[Store]:
+        return [store for store in self.context.stores.values() if store.resource.namespaced]
+
+    async def start(self) -> None:
+        for name in DEFAULT_NAMESPACES:
+            try:
+                await self.store.create(
+                    None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+                )
+            except errors.APIError as error:
+                if error.reason != "AlreadyExists":
+                    raise
+        self._controller = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        tasks = [t for t in (self._controller, *self._finalizing.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _run(self) -> None:
+        """List, then watch from the list's revision, and start over whenever the watch ends (as an
+        informer does): the watch cache ends its watchers when it restarts, and a storage watch can fail."""
+        while True:
+            try:
+                page = await self.store.list(None, ListOptions())
+                for namespace in page.items:
+                    self._consider(namespace)
+                async for event in self.store.watch(None, page.revision, None):
+                    if event.type != "DELETED":
+                        self._consider(event.object)
+            except (errors.APIError, StorageError) as error:
+                log.warning("the namespace controller lists again after: %s", error)
+            await asyncio.sleep(RETRY_SECONDS)
+
+    def _consider(self, namespace: dict[str, object]) -> None:
+        metadata = namespace["metadata"]
+        assert isinstance(metadata, dict)
+        name = str(metadata["name"])
+        if metadata.get("deletionTimestamp") and name not in self._finalizing:
+            self._finalizing[name] = asyncio.create_task(self._finalize(name))
+
+    async def _finalize(self, namespace: str) -> None:
+        try:
+            while await self._delete_contents(namespace):
+                await asyncio.sleep(
+                    RETRY_SECONDS
+                )  # objects with finalizers are waiting for their owners
+
+            def clear_finalizer(current: dict[str, object]) -> dict[str, object]:
+                spec = current.setdefault("spec", {})
+                assert isinstance(spec, dict)
+                spec["finalizers"] = [f for f in spec.get("finalizers") or [] if f != FINALIZER]
+                return current
+
+            await self.store.update(None, namespace, clear_finalizer)
+        except errors.APIError as error:
+            if error.code != 404:
+                log.warning("finalizing namespace %s: %s", namespace, error)
+        finally:
+            self._finalizing.pop(namespace, None)
+
+    async def _delete_contents(self, namespace: str) -> int:
+        """Delete everything in the namespace; returns how many objects are still there."""
+        remaining = 0
+        for store in self.contents:
+            for obj in (await store.list(namespace, ListOptions())).items:
+                try:
+                    _, gone = await store.delete(namespace, obj["metadata"]["name"])
+                except errors.APIError as error:
+                    if error.code == 404:
+                        continue
+                    raise
+                remaining += 0 if gone else 1
+        return remaining

@@ -1,0 +1,26 @@
+"""core/v1 Secret (kube's pkg/registry/core/secret)."""
+
+from __future__ import annotations
+
+import base64
+
+from apiserver.machinery.objects import Object
+from apiserver.registry.strategy import Strategy
+
+
+class SecretStrategy(Strategy):
+    """`stringData` is write-only: merged into `data` (base64) and dropped, as kube's secret strategy does."""
+
+    def prepare_for_create(self, obj: Object) -> None:
+        _merge_string_data(obj)
+
+    def prepare_for_update(self, obj: Object, old: Object) -> None:
+        _merge_string_data(obj)
+
+
+def _merge_string_data(obj: Object) -> None:
+    string_data = obj.pop("stringData", None)
+    if string_data:
+        data = obj.setdefault("data", {})
+        for key, value in string_data.items():
+            data[key] = base64.b64encode(str(value).encode()).decode()
