@@ -32,7 +32,15 @@ spec: {replicas: 3}
 """
 
 
-def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+def _isolated(venv: Path) -> dict[str, str]:
+    """The environment of a user of ``venv``: its commands first on PATH, and an empty PYTHONPATH (which
+    Python ignores) so that nothing of the repository, which the test run itself imports, is importable or
+    seen by pip as installed."""
+    path = f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"
+    return {**os.environ, "PYTHONPATH": "", "VIRTUAL_ENV": str(venv), "PATH": path}
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str]) -> str:
     result = subprocess.run(
         command, cwd=cwd, env=env, capture_output=True, text=True, timeout=240, check=False
     )
@@ -51,10 +59,7 @@ class Installed:
 
     @property
     def environment(self) -> dict[str, str]:
-        """The virtualenv's commands first on PATH; an empty PYTHONPATH (which Python ignores) so that
-        nothing of the repository, which the test run itself imports, can be imported."""
-        path = f"{self.venv / 'bin'}{os.pathsep}{os.environ['PATH']}"
-        return {**os.environ, "PYTHONPATH": "", "VIRTUAL_ENV": str(self.venv), "PATH": path}
+        return _isolated(self.venv)
 
     def run(self, *command: str, cwd: Path) -> str:
         return _run(list(command), cwd, self.environment)
@@ -64,15 +69,16 @@ class Installed:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     work = tmp_path_factory.mktemp("wheel")
     source = work / "source"
+    venv = work / "venv"
     # built from a copy, so that the build leaves no build/ or *.egg-info in the repository
     shutil.copytree(REPO, source, ignore=NOT_SOURCES)
     pip_wheel = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet"]
-    _run([*pip_wheel, "--wheel-dir", str(work / "dist"), str(source)], work)
+    _run([*pip_wheel, "--wheel-dir", str(work / "dist"), str(source)], work, _isolated(venv))
     (wheel,) = (work / "dist").glob("apiforge-*.whl")
-    venv = work / "venv"
-    _run([sys.executable, "-m", "venv", str(venv)], work)
+    _run([sys.executable, "-m", "venv", str(venv)], work, _isolated(venv))
     # --no-compile: the few modules used compile on first import, not all of every dependency
-    _run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile", str(wheel)], work)
+    pip_install = [str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile", str(wheel)]
+    _run(pip_install, work, _isolated(venv))
     return Installed(wheel, venv)
 
 
