@@ -15,6 +15,7 @@ from typing import Protocol
 
 from generator.check_conversion import HOOK_REFERENCE, check_conversion
 from generator.check_fields import check_field_references
+from generator.check_protobuf import check_protobuf
 from generator.check_schema import check_schema
 from generator.definition import Definition, DefinitionError, DefinitionErrors, JsonPath
 
@@ -153,6 +154,7 @@ def _check_versions(d: Definition, found: _Findings) -> None:
             )
         check_schema(version.schema, found.reporter(d, (*here, "schema")))
         check_field_references(version, found.reporter(d, here))
+        check_protobuf(d, version, found.reporter(d, here))
 
 
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")

@@ -24,6 +24,7 @@ __all__ = [
     "FieldMove",
     "JsonPath",
     "PrinterColumn",
+    "ProtobufTag",
     "ScaleSubresource",
     "ServerParts",
     "Version",
@@ -82,6 +83,23 @@ class Conversion:
 
 
 @dataclass(frozen=True)
+class ProtobufTag:
+    """A schema node's protobuf declaration (docs/definitions.md, "Protobuf field numbers").
+
+    ``number`` is the field's number in its object's message (0 for a node that only says which shared message
+    it stands for, such as the items of ``[]Condition``). ``pointer`` says the Go field is a pointer: written and
+    kept when set, even to its zero value. ``omit_empty`` is the JSON tag's omitempty (None: omitted when zero
+    unless the property is required, kube-openapi's rule). ``message`` names a shared meta/v1 message
+    (``Condition``, ``Quantity``, ``MicroTime``) where the JSON schema alone cannot tell.
+    """
+
+    number: int = 0
+    pointer: bool = False
+    omit_empty: bool | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True)
 class Version:
     """One served or stored version of a resource."""
 
@@ -96,6 +114,8 @@ class Version:
     printer_columns: tuple[PrinterColumn, ...] = ()
     selectable_fields: tuple[str, ...] = ()
     conversion: Conversion = field(default_factory=Conversion)
+    protobuf: dict[JsonPath, ProtobufTag] = field(default_factory=dict)
+    """Protobuf declarations by schema node path (("properties", "spec"), ...); empty: no protobuf codec."""
 
 
 @dataclass(frozen=True)

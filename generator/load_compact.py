@@ -202,9 +202,8 @@ class _CompactLoader:
 
         if entry.get("schema") is None:  # reported as missing
             return None
-        schema = SchemaExpander(reader, record).root(
-            entry["schema"], (*here, "schema"), description
-        )
+        expander = SchemaExpander(reader, record)
+        schema = expander.root(entry["schema"], (*here, "schema"), description)
         status, scale = shared["subresources"]
         if entry.get("subresources") is not None:
             status, scale = self._subresources(entry["subresources"], (*here, "subresources"))
@@ -228,6 +227,7 @@ class _CompactLoader:
             printer_columns=columns,
             selectable_fields=selectable,
             conversion=self._conversion(entry.get("conversion"), (*here, "conversion")),
+            protobuf=expander.protobuf,
         )
 
     def _conversion(self, value: Any, path: JsonPath) -> Conversion:

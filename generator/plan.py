@@ -13,6 +13,7 @@ from typing import Any
 
 from generator.definition import Definition, FieldMove, Version
 from generator.naming import api_path_prefix, group_package
+from generator.plan_protobuf import ProtoMessage, ProtoModule, hoist, protobuf_plan
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,9 @@ class KindPlan:
     )
     to_hub_hook: tuple[str, str] | None  # (module, function)
     from_hub_hook: tuple[str, str] | None
+    protobuf: (
+        ProtoMessage | None
+    )  # the kind's message, when its definition declares protobuf numbers
 
     @property
     def is_hub(self) -> bool:
@@ -60,6 +64,15 @@ class VersionPlan:
     @property
     def api_prefix(self) -> str:
         return api_path_prefix(self.group, self.name)
+
+    @property
+    def has_protobuf(self) -> bool:
+        return any(kind.protobuf is not None for kind in self.kinds)
+
+    @property
+    def protobuf_module(self) -> ProtoModule:
+        """The messages of the group-version's protobuf module, each shape once."""
+        return hoist((kind.constant, kind.protobuf) for kind in self.kinds if kind.protobuf)
 
 
 @dataclass(frozen=True)
@@ -160,6 +173,7 @@ def _kind_plan(definition: Definition, version: Version) -> KindPlan:
         strategic_merge_patch=definition.group == "" or _declares_merge_keys(version.schema),
         to_hub_hook=_hook(version.conversion.to_hub_hook),
         from_hub_hook=_hook(version.conversion.from_hub_hook),
+        protobuf=protobuf_plan(definition, version)[0],  # checked: no problems are left
     )
 
 

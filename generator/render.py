@@ -71,6 +71,10 @@ def render_group_version(environment: jinja2.Environment, version: VersionPlan) 
         files[f"{group_dir}/{module}.py"] = environment.get_template(f"{module}.py.j2").render(
             version=version
         )
+    if version.has_protobuf:
+        files[f"{group_dir}/protobuf.py"] = environment.get_template("protobuf.py.j2").render(
+            version=version
+        )
     kinds = {kind.definition.kind: kind.version.schema for kind in version.kinds}
     files[f"{group_dir}/schemas.json"] = _json(kinds)
     files[f"{group_dir}/models.py"] = render_models(kinds, f"Pydantic models of {label}.")

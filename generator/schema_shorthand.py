@@ -11,9 +11,11 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from generator.definition import JsonPath
+from generator.definition import JsonPath, ProtobufTag
+from generator.load_protobuf import read_protobuf_tag
 from generator.load_reader import DocumentReader, describe, did_you_mean
 from generator.schema_keywords import (
     COMPACT_KEYWORDS,
@@ -120,10 +122,16 @@ Record = Callable[[JsonPath, JsonPath], None]
 """Called with (path inside the produced schema, path in the file it came from) for every schema node."""
 
 
+_NAMED_MESSAGES = {"Condition": "Condition", "quantity": "Quantity"}
+"""Type expressions that stand for a shared meta/v1 protobuf message (their schema alone cannot say so)."""
+
+
 def is_full_form(spec: dict[str, Any]) -> bool:
-    """A mapping describes one field (rather than an object's properties) when it has ``type`` and only keywords."""
+    """A mapping describes one field (rather than an object's properties) when it has ``type`` and only keywords
+    (and ``protobuf``, the field's number)."""
     return "type" in spec and all(
-        key in COMPACT_KEYWORDS or key.startswith("x-kubernetes-") for key in spec
+        key in COMPACT_KEYWORDS or key == "protobuf" or key.startswith("x-kubernetes-")
+        for key in spec
     )
 
 
@@ -146,9 +154,16 @@ def _shorthand_hint(spec: dict[str, Any], key: str) -> str:
 class SchemaExpander:
     """Expands one version's compact ``schema`` mapping; errors go to the reader, node origins to ``record``."""
 
-    def __init__(self, reader: DocumentReader, record: Record) -> None:
+    def __init__(
+        self,
+        reader: DocumentReader,
+        record: Record,
+        protobuf: dict[JsonPath, ProtobufTag] | None = None,
+    ) -> None:
         self.reader = reader
         self.record = record
+        self.protobuf: dict[JsonPath, ProtobufTag] = {} if protobuf is None else protobuf
+        """The ``protobuf`` tags met, by produced schema path (shared messages included)."""
 
     def root(self, fields: Any, src: JsonPath, description: str) -> dict[str, Any]:
         """The whole object's schema: implicit apiVersion/kind/metadata plus the declared top-level fields."""
@@ -235,6 +250,8 @@ class SchemaExpander:
             values = self.expression(match.group(2), src, (*dst, "additionalProperties"))
             return None if values is None else {"type": "object", "additionalProperties": values}
         if expr in TYPE_EXPRESSIONS:
+            if expr in _NAMED_MESSAGES:
+                self.protobuf[dst] = ProtobufTag(message=_NAMED_MESSAGES[expr])
             return copy.deepcopy(TYPE_EXPRESSIONS[expr])
         message = f'unknown type "{expr}"; expected one of {_EXPECTED_TYPES}'
         suggestion = did_you_mean(expr, TYPE_EXPRESSIONS)
@@ -314,6 +331,8 @@ class SchemaExpander:
                     schema["properties"] = self._properties(value, here, dst, flagged)
             elif key == "required":
                 is_required = self._required(spec, value, here, in_object, schema)
+            elif key == "protobuf":
+                self._protobuf(value, here, dst, in_object)
             elif key.startswith("x-kubernetes-") and key not in COMPACT_EXTENSIONS:
                 self.reader.unknown_key(here, key, COMPACT_EXTENSIONS)
             elif check_keyword_value(self.reader, key, value, here):
@@ -322,6 +341,22 @@ class SchemaExpander:
             listed = schema.get("required", [])
             schema["required"] = listed + [name for name in flagged if name not in listed]
         return schema, is_required
+
+    def _protobuf(self, value: Any, src: JsonPath, dst: JsonPath, in_object: bool) -> None:
+        """A field's ``protobuf`` tag, kept with what its type expression already said (a shared message)."""
+        if not in_object:
+            self.reader.error(
+                src,
+                "only object properties have protobuf numbers; list items and map values are numbered "
+                "by their list or map",
+            )
+            return
+        tag = read_protobuf_tag(self.reader, value, src)
+        if tag is not None:
+            named = self.protobuf.get(dst)
+            self.protobuf[dst] = replace(
+                tag, message=tag.message or (named.message if named else "")
+            )
 
     def _properties(
         self, value: Any, src: JsonPath, dst: JsonPath, flagged: list[str]

@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from apiserver.encoding.protobuf import length_delimited, varint
+
 # What kubectl asks for, and what kube-apiserver answers with: the "@" of the request's media type makes
 # Go's mime.ParseMediaType fail, and client-go parses every response's Content-Type, so the answer must
 # use the dotted form (an "@" there fails the command with "mime: unexpected content after media subtype").
@@ -33,34 +35,20 @@ CONTENT_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 Encoder = Callable[[int, Any], bytes]
 
 
-# --- wire format ---------------------------------------------------------------------------------
-
-
-def _varint(value: int) -> bytes:
-    value &= (1 << 64) - 1  # negative int64 values are written as their 64-bit two's complement
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+# --- wire format (varints and length-delimited fields: apiserver.encoding.protobuf's writers) ------
 
 
 def _key(number: int, wire: int) -> bytes:
-    return _varint(number << 3 | wire)
-
-
-def _length_delimited(number: int, payload: bytes) -> bytes:
-    return _key(number, 2) + _varint(len(payload)) + payload
+    return varint(number << 3 | wire)
 
 
 def _string(number: int, value: Any) -> bytes:
-    return _length_delimited(number, str(value).encode()) if value != "" else b""
+    return length_delimited(number, str(value).encode()) if value != "" else b""
 
 
 def _strings(number: int, values: Any) -> bytes:
     items = [values] if isinstance(values, str) else values
-    return b"".join(_length_delimited(number, str(item).encode()) for item in items)
+    return b"".join(length_delimited(number, str(item).encode()) for item in items)
 
 
 def _bool(number: int, value: Any) -> bytes:
@@ -68,7 +56,7 @@ def _bool(number: int, value: Any) -> bytes:
 
 
 def _int64(number: int, value: Any) -> bytes:
-    return _key(number, 0) + _varint(int(value)) if value else b""
+    return _key(number, 0) + varint(int(value)) if value else b""
 
 
 def _double(number: int, value: Any) -> bytes:
@@ -77,7 +65,7 @@ def _double(number: int, value: Any) -> bytes:
 
 def _any(number: int, value: Any) -> bytes:
     """gnostic's Any: field 2 is the value as YAML text (JSON is valid YAML flow syntax)."""
-    return _length_delimited(number, _string(2, json.dumps(value, ensure_ascii=False)))
+    return length_delimited(number, _string(2, json.dumps(value, ensure_ascii=False)))
 
 
 def _repeated(encoder: Encoder) -> Encoder:
@@ -107,13 +95,13 @@ def encode(message: Message, value: Mapping[str, Any]) -> bytes:
     if message.extensions is not None:
         for key, item in value.items():
             if key.startswith("x-"):
-                out += _length_delimited(message.extensions, _string(1, key) + _any(2, item))
+                out += length_delimited(message.extensions, _string(1, key) + _any(2, item))
     return bytes(out)
 
 
 def _one(get: Callable[[], Message]) -> Encoder:
     """A sub-message field; ``get`` defers the lookup so that messages can refer to later ones."""
-    return lambda number, value: _length_delimited(number, encode(get(), value))
+    return lambda number, value: length_delimited(number, encode(get(), value))
 
 
 def _named(value_encoder: Encoder) -> Encoder:
@@ -121,7 +109,7 @@ def _named(value_encoder: Encoder) -> Encoder:
 
     def encoder(number: int, mapping: Any) -> bytes:
         return b"".join(
-            _length_delimited(number, _string(1, name) + value_encoder(2, item))
+            length_delimited(number, _string(1, name) + value_encoder(2, item))
             for name, item in mapping.items()
         )
 
@@ -130,7 +118,7 @@ def _named(value_encoder: Encoder) -> Encoder:
 
 def _wrapped(number_inside: int, inner: Encoder) -> Encoder:
     """A message with one field, like ``Definitions { repeated NamedSchema additional_properties = 1 }``."""
-    return lambda number, value: _length_delimited(number, inner(number_inside, value))
+    return lambda number, value: length_delimited(number, inner(number_inside, value))
 
 
 def _oneof(choose: Callable[[Any], tuple[int, Encoder]]) -> Encoder:
@@ -138,7 +126,7 @@ def _oneof(choose: Callable[[Any], tuple[int, Encoder]]) -> Encoder:
 
     def encoder(number: int, value: Any) -> bytes:
         member, member_encoder = choose(value)
-        return _length_delimited(number, member_encoder(member, value))
+        return length_delimited(number, member_encoder(member, value))
 
     return encoder
 
@@ -148,20 +136,20 @@ def _one_schema(number: int, value: Any) -> bytes:
 
 
 def _json_reference(number: int, value: Any) -> bytes:
-    return _length_delimited(
+    return length_delimited(
         number, _string(1, value["$ref"]) + _string(2, value.get("description", ""))
     )
 
 
 def _schema_or_bool(value: Any) -> tuple[int, Encoder]:
     if isinstance(value, bool):  # a oneof member is written even when false
-        return 2, lambda number, flag: _key(number, 0) + _varint(int(flag))
+        return 2, lambda number, flag: _key(number, 0) + varint(int(flag))
     return 1, _one_schema
 
 
 def _schema_list(number: int, value: Any) -> bytes:
     items = value if isinstance(value, list) else [value]
-    return _length_delimited(number, b"".join(_one_schema(1, item) for item in items))
+    return length_delimited(number, b"".join(_one_schema(1, item) for item in items))
 
 
 def _ref_or(encoder: Encoder) -> Callable[[Any], tuple[int, Encoder]]:
@@ -324,7 +312,7 @@ def _responses(number: int, value: Any) -> bytes:
     """Responses is {code: response} plus x- keys; the codes are its ``response_code`` list."""
     codes = {code: r for code, r in value.items() if not code.startswith("x-")}
     extensions = {key: v for key, v in value.items() if key.startswith("x-")}
-    return _length_delimited(number, encode(RESPONSES, {"codes": codes, **extensions}))
+    return length_delimited(number, encode(RESPONSES, {"codes": codes, **extensions}))
 
 
 SECURITY_REQUIREMENT = _wrapped(1, _named(_wrapped(1, _strings)))  # NamedStringArray{StringArray}
@@ -363,12 +351,12 @@ PATH_ITEM = Message(
 def _paths(number: int, value: Any) -> bytes:
     """Paths is {path: item} plus x- keys: vendor_extension = 1, path = 2."""
     payload = b"".join(
-        _length_delimited(2, _string(1, path) + _one(lambda: PATH_ITEM)(2, item))
+        length_delimited(2, _string(1, path) + _one(lambda: PATH_ITEM)(2, item))
         for path, item in value.items()
         if not path.startswith("x-")
     )
     extensions = {key: item for key, item in value.items() if key.startswith("x-")}
-    return _length_delimited(number, encode(Message({}, extensions=1), extensions) + payload)
+    return length_delimited(number, encode(Message({}, extensions=1), extensions) + payload)
 
 
 def _security_scheme(value: Any) -> tuple[int, Encoder]:

@@ -1,69 +1,92 @@
-"""Decode Kubernetes protobuf request bodies into the JSON-shaped dicts the server works with.
+"""Kubernetes protobuf: the generic wire codec between proto2 bytes and the JSON-shaped dicts the server works with.
 
-kubectl 1.32+ sends built-in kinds (``create namespace|configmap|secret``, ``auth can-i``, ``auth whoami``)
-as protobuf and does not retry with JSON after a 415 (API-CONVENTIONS.md §1), so the server must read them.
-Only decoding is needed: the request's Accept also lists JSON, and client-go picks its decoder from the
-response's Content-Type.
+kubectl 1.32+ sends built-in kinds as protobuf and asks for protobuf back (API-CONVENTIONS.md §1); client-go's
+typed informers watch in protobuf. This module knows no kind: a message is described by a ``Message`` table
+(generated per group-version from the field numbers the definitions declare, or shared meta/v1 ones in
+``protobuf_meta``), and ``decode_message``/``encode_message`` walk that table.
 
 The envelope is the 4 bytes ``k8s\\0`` and a ``runtime.Unknown`` message (TypeMeta, raw bytes of the kind's
-proto2 message, contentEncoding, contentType). Field numbers come from ``generated.proto`` in kubernetes:
-``staging/src/k8s.io/apimachinery/pkg/runtime``, ``.../pkg/apis/meta/v1``, ``k8s.io/api/core/v1``,
-``k8s.io/api/authorization/v1`` and ``k8s.io/api/authentication/v1``.
+message, contentEncoding, contentType); see k8s.io/apimachinery/pkg/runtime/serializer/protobuf/protobuf.go.
 
-The result is what Go's ``encoding/json`` would print for the decoded object, not a field-for-field dump of
-the wire: go-protobuf writes every non-pointer field (empty strings, ``spec: {}``, a zero
-``creationTimestamp``), while the JSON tags omit empty ``omitempty`` fields, print a zero ``metav1.Time`` as
-``null`` and an absent non-``omitempty`` list as ``null``. Following the JSON rules makes a protobuf body
-from kubectl 1.32 decode to exactly the JSON body kubectl 1.31 sends for the same command, which the server
-already handles. No protobuf library is used: a proto2 wire reader plus the field tables below suffice.
+Both directions follow Go, because the peer is a Go program: decoding gives what Go's ``encoding/json`` would
+print for the object Go's protobuf unmarshalling builds (omitempty fields left out when zero, a zero
+``metav1.Time`` as ``null``, non-pointer structs always printed), so a protobuf body decodes to exactly the JSON
+body an older kubectl sends; encoding writes what gogo-protobuf's generated marshallers write (every non-pointer
+field, zero or not, in field-number order; map entries sorted by key; pointers only when set), so an object
+read back from JSON encodes to the bytes kube would send. No protobuf library is used.
 """
 
 from __future__ import annotations
 
 import base64
-import json
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+import orjson
+
 MAGIC = b"k8s\x00"
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
+WATCH_CONTENT_TYPE = "application/vnd.kubernetes.protobuf;stream=watch"
 
 VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
+_MASK64 = (1 << 64) - 1
 
 
 class ProtobufError(ValueError):
-    """The body is not a well-formed Kubernetes protobuf message; the server answers 400."""
+    """The body is not a well-formed Kubernetes protobuf message (or a value cannot be encoded as one)."""
 
 
 class UnsupportedKindError(ProtobufError):
-    """A well-formed envelope holding a kind (or encoding) this module cannot decode; the server answers 415."""
+    """A well-formed envelope holding an encoding this server does not read; the server answers 415."""
 
 
 Scalar = Literal[
-    "string", "bytes", "bool", "int32", "int64", "time", "microtime", "fieldsv1", "strings"
+    "string",
+    "bytes",
+    "bool",
+    "int32",
+    "int64",
+    "double",
+    "time",  # metav1.Time: a Timestamp message, printed to the second
+    "microtime",  # metav1.MicroTime: a Timestamp message, printed to the microsecond
+    "intorstring",  # intstr.IntOrString {type, intVal, strVal}
+    "quantity",  # resource.Quantity {string}
+    "raw",  # runtime.RawExtension {raw}: embedded JSON
+    "fieldsv1",  # metav1.FieldsV1 {Raw}: the managed fields' JSON
 ]
+SCALARS: frozenset[str] = frozenset(Scalar.__args__)  # type: ignore[attr-defined]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MapOf:
     """``map<string, value>``: on the wire a repeated entry message with key = 1, value = 2."""
 
-    value: Scalar | Message
+    value: Value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class ListOf:
+    """A list where protobuf cannot repeat directly (a map value, a list item): a message wrapping
+    ``repeated item items = 1``, as kube's ExtraValue wraps ``[]string``."""
+
+    item: Value
+
+
+@dataclass(frozen=True, slots=True)
 class Field:
-    """One field of a message, with the JSON rules of its Go struct field.
+    """One field of a message, with the Go struct field's rules.
 
-    ``omitempty`` mirrors the JSON tag; ``pointer`` marks Go pointer fields, which are printed exactly when
-    they were on the wire (even when zero) and omitted otherwise.
+    ``omitempty`` mirrors the JSON tag (a zero value is left out when decoding); ``pointer`` marks a Go pointer,
+    which is written and printed exactly when set (even when zero), where a plain Go field is always written and
+    a struct always printed.
     """
 
     number: int
     name: str
-    kind: Scalar | Message | MapOf = "string"
+    kind: Value = "string"
     repeated: bool = False
     omitempty: bool = True
     pointer: bool = False
@@ -71,17 +94,33 @@ class Field:
 
 @dataclass(frozen=True)
 class Message:
-    """A proto2 message: its fields in Go struct order, which is the order of the JSON keys."""
+    """A proto2 message: its fields (in any order; the wire order is by number) and the name errors show."""
 
     name: str
     fields: tuple[Field, ...]
     by_number: dict[int, Field] = field(init=False, repr=False, compare=False)
+    in_wire_order: tuple[Field, ...] = field(init=False, repr=False, compare=False)
+    wheres: tuple[tuple[Field, str], ...] = field(init=False, repr=False, compare=False)
+    """Each field with the name its errors show, built once rather than per decoded field."""
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_number", {f.number: f for f in self.fields})
+        object.__setattr__(
+            self, "in_wire_order", tuple(sorted(self.fields, key=lambda f: f.number))
+        )
+        object.__setattr__(self, "wheres", tuple((f, f"{self.name}.{f.name}") for f in self.fields))
+        object.__setattr__(self, "_hash", hash((self.name, self.fields)))
+
+    def __hash__(self) -> int:
+        """Computed once: the generated hash would walk the whole table on every lookup."""
+        return self._hash
 
 
-# --- wire format ---------------------------------------------------------------------------------
+Value = Scalar | Message | MapOf | ListOf
+
+
+# --- wire format: reading ------------------------------------------------------------------------
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -103,25 +142,33 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
 
 def wire_fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
     """Yield ``(field number, wire type, value)``: an int for varints and fixed words, bytes otherwise."""
-    pos = 0
-    while pos < len(data):
-        key, pos = _varint(data, pos)
+    pos, end = 0, len(data)
+    while pos < end:
+        key = data[pos]
+        if key < 0x80:  # one-byte keys and sizes are the common case: no call
+            pos += 1
+        else:
+            key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
         if number == 0:
             raise ProtobufError("field number 0")
         value: int | bytes
-        if wire == VARINT:
+        if wire == LENGTH:
+            if pos < end and data[pos] < 0x80:
+                size = data[pos]
+                pos += 1
+            else:
+                size, pos = _varint(data, pos)
+            if pos + size > end:
+                raise ProtobufError(f"field {number} runs past the end of its message")
+            value, pos = data[pos : pos + size], pos + size
+        elif wire == VARINT:
             value, pos = _varint(data, pos)
         elif wire in (FIXED64, FIXED32):
             size = 8 if wire == FIXED64 else 4
-            if pos + size > len(data):
+            if pos + size > end:
                 raise ProtobufError("truncated fixed-width field")
             value, pos = int.from_bytes(data[pos : pos + size], "little"), pos + size
-        elif wire == LENGTH:
-            size, pos = _varint(data, pos)
-            if pos + size > len(data):
-                raise ProtobufError(f"field {number} runs past the end of its message")
-            value, pos = data[pos : pos + size], pos + size
         else:
             raise ProtobufError(f"unsupported wire type {wire} (field {number})")
         yield number, wire, value
@@ -140,10 +187,38 @@ def _text(data: bytes) -> str:
         raise ProtobufError(f"string field is not valid UTF-8: {error}") from None
 
 
-# --- values --------------------------------------------------------------------------------------
+# --- wire format: writing ------------------------------------------------------------------------
+
+
+def varint(value: int) -> bytes:
+    """A base-128 varint; negative numbers as their 64-bit two's complement (Go's ``uint64(int64)``)."""
+    value &= _MASK64
+    if value < 0x80:
+        return bytes((value,))
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _tag(number: int, wire: int) -> bytes:
+    return varint(number << 3 | wire)
+
+
+def length_delimited(number: int, payload: bytes) -> bytes:
+    return _tag(number, LENGTH) + varint(len(payload)) + payload
+
+
+# --- values: decoding ----------------------------------------------------------------------------
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_TIMES = ("time", "microtime")
+_ZERO_TIME_SECONDS = -62135596800  # 0001-01-01T00:00:00Z, Go's zero time.Time
+_TIMES = frozenset({"time", "microtime"})
+_VARINT_KINDS = frozenset({"bool", "int32", "int64"})
+_STRUCTS = frozenset({"time", "microtime", "intorstring", "quantity", "raw"})
+"""Go structs among the scalars: encoding/json prints them whatever their omitempty says."""
 
 
 def _timestamp(data: bytes, micro: bool) -> str | None:
@@ -157,6 +232,8 @@ def _timestamp(data: bytes, micro: bool) -> str | None:
         elif isinstance(value, int) and number == 2:
             nanos = _signed(value, 32)
     whole, nanos = divmod(seconds * 1_000_000_000 + nanos, 1_000_000_000)
+    if whole == _ZERO_TIME_SECONDS and not nanos:
+        return None  # Go's zero time.Time (year 1), which encoding/json prints as null
     try:
         moment = _EPOCH + timedelta(seconds=whole, microseconds=nanos // 1000)
     except OverflowError:
@@ -165,103 +242,300 @@ def _timestamp(data: bytes, micro: bool) -> str | None:
     return f"{text}.{moment.microsecond:06d}Z" if micro else f"{text}Z"
 
 
-def _zero(kind: Scalar | Message | MapOf) -> Any:
+def _int_or_string(data: bytes) -> int | str:
+    kind, number, text = 0, 0, ""
+    for field_number, _, value in wire_fields(data):
+        if field_number == 1 and isinstance(value, int):
+            kind = _signed(value, 64)
+        elif field_number == 2 and isinstance(value, int):
+            number = _signed(value, 32)
+        elif field_number == 3 and isinstance(value, bytes):
+            text = _text(value)
+    return text if kind == 1 else number
+
+
+def _embedded_json(data: bytes, where: str) -> Any:
+    """RawExtension / FieldsV1: ``bytes raw = 1`` holding JSON; nothing is Go's nil, printed ``null``."""
+    raw = b"".join(v for n, _, v in wire_fields(data) if n == 1 and isinstance(v, bytes))
+    try:
+        return orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError:
+        raise ProtobufError(f"{where}: embedded value is not JSON") from None
+
+
+def _zero(kind: Value) -> Any:
+    """Go's zero value of a field as encoding/json prints it."""
     if isinstance(kind, Message):
         return decode_message(kind, b"")
-    return {"string": "", "bool": False, "int32": 0, "int64": 0}.get(str(kind))
+    return _ZEROS.get(kind) if isinstance(kind, str) else None
 
 
-def _scalar(kind: Scalar | Message | MapOf, wire: int, value: int | bytes, where: str) -> Any:
-    expected = VARINT if kind in ("bool", "int32", "int64") else LENGTH
-    if wire != expected:
-        raise ProtobufError(f"{where}: wire type {wire}, expected {expected}")
-    if isinstance(value, int):
+_ZEROS: dict[str, Any] = {
+    "string": "",
+    "bool": False,
+    "int32": 0,
+    "int64": 0,
+    "double": 0.0,
+    "intorstring": 0,
+    "quantity": "0",
+}
+
+
+def _decode_value(kind: Value, wire: int, value: int | bytes, where: str) -> Any:
+    if isinstance(kind, Message):
+        if wire != LENGTH or not isinstance(value, bytes):
+            raise ProtobufError(f"{where}: wire type {wire}, expected {LENGTH}")
+        return decode_message(kind, value)
+    if kind in _VARINT_KINDS:
+        if not isinstance(value, int) or wire != VARINT:
+            raise ProtobufError(f"{where}: wire type {wire}, expected {VARINT}")
         if kind == "bool":
             return value != 0
         return _signed(value, 32 if kind == "int32" else 64)
-    if isinstance(kind, Message):
-        return decode_message(kind, value)
+    if kind == "double":
+        if wire != FIXED64 or not isinstance(value, int):
+            raise ProtobufError(f"{where}: wire type {wire}, expected {FIXED64}")
+        result: float = struct.unpack("<d", value.to_bytes(8, "little"))[0]
+        return result
+    if wire != LENGTH or not isinstance(value, bytes):
+        raise ProtobufError(f"{where}: wire type {wire}, expected {LENGTH}")
     if isinstance(kind, MapOf):
-        raise AssertionError("maps are decoded by _map")
+        raise ProtobufError(f"{where}: a map cannot be a map value or a list item")
+    if isinstance(kind, ListOf):
+        return [_decode_value(kind.item, w, v, where) for n, w, v in wire_fields(value) if n == 1]
     if kind == "string":
         return _text(value)
     if kind == "bytes":
         return base64.b64encode(value).decode()
     if kind in _TIMES:
         return _timestamp(value, kind == "microtime")
-    if kind == "strings":  # a message wrapping `repeated string items = 1`, printed as a JSON list
-        return [_text(v) for n, _, v in wire_fields(value) if n == 1 and isinstance(v, bytes)]
-    # fieldsv1: `optional bytes Raw = 1`, the JSON document itself
-    raw = b"".join(v for n, _, v in wire_fields(value) if n == 1 and isinstance(v, bytes))
-    try:
-        return json.loads(raw) if raw else None
-    except ValueError:
-        raise ProtobufError(f"{where}: fieldsV1 is not JSON") from None
+    if kind == "intorstring":
+        return _int_or_string(value)
+    if kind == "quantity":
+        text = "".join(
+            _text(v) for n, _, v in wire_fields(value) if n == 1 and isinstance(v, bytes)
+        )
+        return text or "0"
+    return _embedded_json(value, where)  # raw, fieldsv1
 
 
-def _map(kind: MapOf, entries: list[int | bytes], where: str) -> dict[str, Any]:
+def _decode_map(kind: MapOf, entries: list[bytes], where: str) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for entry in entries:
-        assert isinstance(entry, bytes)
         key, value = "", _zero(kind.value)
         for number, wire, item in wire_fields(entry):
             if number == 1:
-                key = _scalar("string", wire, item, where)
+                key = _decode_value("string", wire, item, where)
             elif number == 2:
-                value = _scalar(kind.value, wire, item, where)
+                value = _decode_value(kind.value, wire, item, where)
         result[key] = value
     return result
 
 
-def _field_value(message: Message, spec: Field, values: list[tuple[int, int | bytes]]) -> Any:
+def _decode_field(spec: Field, values: list[tuple[int, int | bytes]], where: str) -> Any:
     """The JSON value of one field, or ``...`` when Go's encoding/json would leave it out."""
-    where = f"{message.name}.{spec.name}"
     kind = spec.kind
     if isinstance(kind, MapOf) or spec.repeated:
         if isinstance(kind, MapOf):
             if any(wire != LENGTH for wire, _ in values):
                 raise ProtobufError(f"{where}: map entry is not length-delimited")
-            items: Any = _map(kind, [value for _, value in values], where)
+            items: Any = _decode_map(kind, [v for _, v in values if isinstance(v, bytes)], where)
         else:
-            items = [_scalar(kind, wire, value, where) for wire, value in values]
+            items = []
+            for wire, value in values:
+                if wire == LENGTH and kind in _VARINT_KINDS and isinstance(value, bytes):
+                    items.extend(_packed(kind, value, where))  # a packed repeated scalar
+                else:
+                    items.append(_decode_value(kind, wire, value, where))
         if items:
             return items
         return ... if spec.omitempty else None
     if not values:
         if spec.pointer:
-            return ...
-        if isinstance(kind, Message) or kind in _TIMES:
+            return ... if spec.omitempty else None  # a nil pointer
+        if isinstance(kind, Message) or kind in _STRUCTS:
             return _zero(kind)  # Go prints structs even when empty; a zero Time as null
+        if kind == "bytes" or kind == "fieldsv1":
+            return ... if spec.omitempty else None  # a nil slice
         return ... if spec.omitempty else _zero(kind)
     if isinstance(kind, Message):  # repeated occurrences of a message merge, as in proto2
         if any(wire != LENGTH for wire, _ in values):
             raise ProtobufError(f"{where}: wire type is not length-delimited")
-        return decode_message(
-            kind, b"".join(value for _, value in values if isinstance(value, bytes))
-        )
+        return decode_message(kind, b"".join(v for _, v in values if isinstance(v, bytes)))
     wire, value = values[-1]  # the last occurrence of a scalar wins
-    result = _scalar(kind, wire, value, where)
-    if spec.omitempty and not spec.pointer and kind not in _TIMES and result == _zero(kind):
+    result = _decode_value(kind, wire, value, where)
+    if spec.omitempty and not spec.pointer and kind not in _STRUCTS and result in ("", 0, False):
         return ...
     return result
 
 
+def _packed(kind: Value, data: bytes, where: str) -> list[Any]:
+    out, pos = [], 0
+    while pos < len(data):
+        value, pos = _varint(data, pos)
+        out.append(_decode_value(kind, VARINT, value, where))
+    return out
+
+
 def decode_message(message: Message, data: bytes) -> dict[str, Any]:
-    """Decode one proto2 message into its JSON form; fields the table does not know are skipped."""
+    """Decode one message into its JSON form; fields the table does not know are skipped (as Go skips them)."""
     seen: dict[int, list[tuple[int, int | bytes]]] = {}
+    by_number = message.by_number
     for number, wire, value in wire_fields(data):
-        if number in message.by_number:
-            seen.setdefault(number, []).append((wire, value))
+        if number in by_number:
+            bucket = seen.get(number)
+            if bucket is None:
+                seen[number] = [(wire, value)]
+            else:
+                bucket.append((wire, value))
     result: dict[str, Any] = {}
-    for spec in message.fields:
-        value = _field_value(message, spec, seen.get(spec.number, []))
+    for spec, where in message.wheres:
+        value = _decode_field(spec, seen.get(spec.number, _NOTHING), where)
         if value is not ...:
             result[spec.name] = value
     return result
 
 
-def decode(body: bytes) -> dict[str, Any]:
-    """Decode a whole request body (magic, runtime.Unknown, object) into the object's JSON form."""
+_NOTHING: list[tuple[int, int | bytes]] = []
+
+
+# --- values: encoding ----------------------------------------------------------------------------
+
+
+def _seconds_and_nanos(text: Any, where: str) -> tuple[int, int]:
+    if not isinstance(text, str):
+        raise ProtobufError(f"{where}: expected an RFC 3339 time, got {type(text).__name__}")
+    try:
+        moment = datetime.fromisoformat(text.upper())  # RFC 3339 allows a lowercase "t" and "z"
+    except ValueError:
+        raise ProtobufError(f"{where}: {text!r} is not an RFC 3339 time") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    delta = moment - _EPOCH
+    seconds = delta.days * 86400 + delta.seconds
+    return seconds, delta.microseconds * 1000
+
+
+def _timestamp_bytes(value: Any, micro: bool, where: str) -> bytes:
+    """metav1.Time drops the fraction (its ProtoTime writes seconds only); MicroTime keeps microseconds.
+    Both write seconds and nanos, as the generated Timestamp marshaller does; a zero time is empty."""
+    if value is None:
+        return b""
+    seconds, nanos = _seconds_and_nanos(value, where)
+    if seconds == _ZERO_TIME_SECONDS and (nanos == 0 or not micro):
+        return b""  # Go's zero time writes nothing
+    return b"\x08" + varint(seconds) + b"\x10" + varint(nanos if micro else 0)
+
+
+def _bytes_of(kind: Value, value: Any, where: str) -> bytes:
+    """The payload of a length-delimited value."""
+    if isinstance(kind, Message):
+        if not isinstance(value, dict):
+            raise ProtobufError(f"{where}: expected an object")
+        return encode_message(kind, value)
+    if isinstance(kind, MapOf):
+        raise ProtobufError(f"{where}: a map cannot be a map value or a list item")
+    if isinstance(kind, ListOf):
+        if not isinstance(value, list):
+            raise ProtobufError(f"{where}: expected a list")
+        return b"".join(_one(kind.item, 1, item, where) for item in value)
+    if kind == "string":
+        if not isinstance(value, str):
+            raise ProtobufError(f"{where}: expected a string")
+        return value.encode()
+    if kind == "bytes":
+        if not isinstance(value, str):
+            raise ProtobufError(f"{where}: expected base64 text")
+        try:
+            return base64.b64decode(value, validate=True)
+        except ValueError:
+            raise ProtobufError(f"{where}: not base64") from None
+    if kind in _TIMES:
+        return _timestamp_bytes(value, kind == "microtime", where)
+    if kind == "intorstring":
+        if isinstance(value, str):
+            return b"\x08\x01\x10\x00" + length_delimited(3, value.encode())
+        if isinstance(value, int) and not isinstance(value, bool):
+            return b"\x08\x00\x10" + varint(value) + b"\x1a\x00"
+        raise ProtobufError(f"{where}: expected an integer or a string")
+    if kind == "quantity":
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise ProtobufError(f"{where}: expected a quantity")
+        return length_delimited(1, str(value).encode())
+    # raw, fieldsv1: the JSON itself; Go's nil (null) is no raw at all
+    return b"" if value is None else length_delimited(1, orjson.dumps(value))
+
+
+def _one(kind: Value, number: int, value: Any, where: str) -> bytes:
+    """One occurrence of a field (a list item, a map value, a singular field)."""
+    if kind in _VARINT_KINDS:
+        if kind == "bool":
+            if not isinstance(value, bool):
+                raise ProtobufError(f"{where}: expected true or false")
+            return _tag(number, VARINT) + (b"\x01" if value else b"\x00")
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ProtobufError(f"{where}: expected an integer")
+        return _tag(number, VARINT) + varint(value)
+    if kind == "double":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ProtobufError(f"{where}: expected a number")
+        return _tag(number, FIXED64) + struct.pack("<d", value)
+    return length_delimited(number, _bytes_of(kind, value, where))
+
+
+def _map_entries(kind: MapOf, number: int, value: Any, where: str) -> Iterator[bytes]:
+    """Entries sorted by key, as kube's generated marshallers sort them."""
+    if not isinstance(value, dict):
+        raise ProtobufError(f"{where}: expected an object")
+    for key in sorted(value):
+        entry = length_delimited(1, key.encode()) + _one(kind.value, 2, value[key], where)
+        yield length_delimited(number, entry)
+
+
+def encode_message(message: Message, obj: dict[str, Any]) -> bytes:
+    """Encode a JSON-shaped object as gogo-protobuf would marshal the Go struct it unmarshals into."""
+    out: list[bytes] = []
+    for spec in message.in_wire_order:
+        value = obj.get(spec.name)
+        kind, number = spec.kind, spec.number
+        if value is None:
+            if spec.pointer or spec.repeated or isinstance(kind, MapOf):
+                continue
+            if kind in ("bytes", "fieldsv1"):
+                continue  # nil slices are not written
+            if kind == "raw":
+                out.append(length_delimited(number, b""))  # a RawExtension struct without raw
+                continue
+            value = _ZEROS.get(kind) if isinstance(kind, str) else {}
+            if kind in _TIMES:
+                out.append(length_delimited(number, b""))  # the zero time: an empty Timestamp
+                continue
+        where = f"{message.name}.{spec.name}"
+        if isinstance(kind, MapOf):
+            out.extend(_map_entries(kind, number, value, where))
+        elif spec.repeated:
+            if not isinstance(value, list):
+                raise ProtobufError(f"{where}: expected a list")
+            out.extend(_one(kind, number, item, where) for item in value)
+        else:
+            out.append(_one(kind, number, value, where))
+    return b"".join(out)
+
+
+# --- the envelope --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """runtime.Unknown: what the envelope says the raw bytes are."""
+
+    api_version: str
+    kind: str
+    raw: bytes
+
+
+def decode_envelope(body: bytes) -> Unknown:
+    """Read ``k8s\\0`` + runtime.Unknown; refuse encodings other than plain protobuf."""
     if not body.startswith(MAGIC):
         raise ProtobufError("the body does not start with the Kubernetes protobuf magic k8s\\x00")
     api_version = kind = encoding = content_type = ""
@@ -272,7 +546,7 @@ def decode(body: bytes) -> dict[str, Any]:
         if number == 1:
             for inner, inner_wire, item in wire_fields(value):
                 if inner in (1, 2):
-                    text = _scalar("string", inner_wire, item, "TypeMeta")
+                    text = _decode_value("string", inner_wire, item, "TypeMeta")
                     api_version, kind = (text, kind) if inner == 1 else (api_version, text)
         elif number == 2:
             raw = value
@@ -284,271 +558,33 @@ def decode(body: bytes) -> dict[str, Any]:
         raise UnsupportedKindError(f"content encoding {encoding!r} is not supported")
     if content_type not in ("", CONTENT_TYPE):
         raise UnsupportedKindError(f"embedded content type {content_type!r} is not supported")
-    message = KINDS.get((api_version, kind))
-    if message is None:
-        raise UnsupportedKindError(f"no protobuf decoding for {kind or '?'} {api_version or '?'}")
-    return {"kind": kind, "apiVersion": api_version, **decode_message(message, raw)}
+    return Unknown(api_version, kind, raw)
 
 
-# --- k8s.io/apimachinery/pkg/apis/meta/v1 --------------------------------------------------------
+def encode_envelope(api_version: str, kind: str, raw: bytes) -> bytes:
+    """``k8s\\0`` + runtime.Unknown as kube's NestedMarshalTo writes it (empty contentEncoding and
+    contentType included)."""
+    type_meta = length_delimited(1, api_version.encode()) + length_delimited(2, kind.encode())
+    return MAGIC + length_delimited(1, type_meta) + length_delimited(2, raw) + b"\x1a\x00\x22\x00"
 
-OWNER_REFERENCE = Message(
-    "OwnerReference",
-    (
-        Field(5, "apiVersion", omitempty=False),
-        Field(1, "kind", omitempty=False),
-        Field(3, "name", omitempty=False),
-        Field(4, "uid", omitempty=False),
-        Field(6, "controller", "bool", pointer=True),
-        Field(7, "blockOwnerDeletion", "bool", pointer=True),
-    ),
-)
-MANAGED_FIELDS_ENTRY = Message(
-    "ManagedFieldsEntry",
-    (
-        Field(1, "manager"),
-        Field(2, "operation"),
-        Field(3, "apiVersion"),
-        Field(4, "time", "time", pointer=True),
-        Field(6, "fieldsType"),
-        Field(7, "fieldsV1", "fieldsv1", pointer=True),
-        Field(8, "subresource"),
-    ),
-)
-OBJECT_META = Message(
-    "ObjectMeta",
-    (
-        Field(1, "name"),
-        Field(2, "generateName"),
-        Field(3, "namespace"),
-        Field(4, "selfLink"),
-        Field(5, "uid"),
-        Field(6, "resourceVersion"),
-        Field(7, "generation", "int64"),
-        Field(8, "creationTimestamp", "time"),
-        Field(9, "deletionTimestamp", "time", pointer=True),
-        Field(10, "deletionGracePeriodSeconds", "int64", pointer=True),
-        Field(11, "labels", MapOf("string")),
-        Field(12, "annotations", MapOf("string")),
-        Field(13, "ownerReferences", OWNER_REFERENCE, repeated=True),
-        Field(14, "finalizers", repeated=True),
-        Field(17, "managedFields", MANAGED_FIELDS_ENTRY, repeated=True),
-    ),
-)
-METADATA = Field(1, "metadata", OBJECT_META)
 
-# --- k8s.io/api/core/v1 --------------------------------------------------------------------------
+def decode(body: bytes, message: Message) -> dict[str, Any]:
+    """A whole body of a known kind: the object's JSON form with the envelope's apiVersion and kind."""
+    unknown = decode_envelope(body)
+    return {
+        "kind": unknown.kind,
+        "apiVersion": unknown.api_version,
+        **decode_message(message, unknown.raw),
+    }
 
-NAMESPACE_CONDITION = Message(
-    "NamespaceCondition",
-    (
-        Field(1, "type", omitempty=False),
-        Field(2, "status", omitempty=False),
-        Field(4, "lastTransitionTime", "time"),
-        Field(5, "reason"),
-        Field(6, "message"),
-    ),
-)
-NAMESPACE = Message(
-    "Namespace",
-    (
-        METADATA,
-        Field(2, "spec", Message("NamespaceSpec", (Field(1, "finalizers", repeated=True),))),
-        Field(
-            3,
-            "status",
-            Message(
-                "NamespaceStatus",
-                (Field(1, "phase"), Field(2, "conditions", NAMESPACE_CONDITION, repeated=True)),
-            ),
-        ),
-    ),
-)
-CONFIG_MAP = Message(
-    "ConfigMap",
-    (
-        METADATA,
-        Field(4, "immutable", "bool", pointer=True),
-        Field(2, "data", MapOf("string")),
-        Field(3, "binaryData", MapOf("bytes")),
-    ),
-)
-SECRET = Message(
-    "Secret",
-    (
-        METADATA,
-        Field(5, "immutable", "bool", pointer=True),
-        Field(2, "data", MapOf("bytes")),
-        Field(4, "stringData", MapOf("string")),
-        Field(3, "type"),
-    ),
-)
-OBJECT_REFERENCE = Message(
-    "ObjectReference",
-    (
-        Field(1, "kind"),
-        Field(2, "namespace"),
-        Field(3, "name"),
-        Field(4, "uid"),
-        Field(5, "apiVersion"),
-        Field(6, "resourceVersion"),
-        Field(7, "fieldPath"),
-    ),
-)
-EVENT = Message(
-    "Event",
-    (
-        METADATA,
-        Field(2, "involvedObject", OBJECT_REFERENCE),
-        Field(3, "reason"),
-        Field(4, "message"),
-        Field(5, "source", Message("EventSource", (Field(1, "component"), Field(2, "host")))),
-        Field(6, "firstTimestamp", "time"),
-        Field(7, "lastTimestamp", "time"),
-        Field(8, "count", "int32"),
-        Field(9, "type"),
-        Field(10, "eventTime", "microtime"),
-        Field(
-            11,
-            "series",
-            Message(
-                "EventSeries",
-                (Field(1, "count", "int32"), Field(2, "lastObservedTime", "microtime")),
-            ),
-            pointer=True,
-        ),
-        Field(12, "action"),
-        Field(13, "related", OBJECT_REFERENCE, pointer=True),
-        Field(14, "reportingComponent", omitempty=False),
-        Field(15, "reportingInstance", omitempty=False),
-    ),
-)
 
-# --- k8s.io/api/authorization/v1 and authentication/v1 -------------------------------------------
+def encode(obj: dict[str, Any], message: Message) -> bytes:
+    """A whole body: the envelope naming the object's apiVersion and kind around its message."""
+    return encode_envelope(
+        str(obj.get("apiVersion", "")), str(obj.get("kind", "")), encode_message(message, obj)
+    )
 
-SELECTOR_REQUIREMENT = Message(  # FieldSelectorRequirement and meta/v1 LabelSelectorRequirement
-    "SelectorRequirement",
-    (
-        Field(1, "key", omitempty=False),
-        Field(2, "operator", omitempty=False),
-        Field(3, "values", repeated=True),
-    ),
-)
-SELECTOR_ATTRIBUTES = Message(  # FieldSelectorAttributes and LabelSelectorAttributes
-    "SelectorAttributes",
-    (Field(1, "rawSelector"), Field(2, "requirements", SELECTOR_REQUIREMENT, repeated=True)),
-)
-RESOURCE_ATTRIBUTES = Message(
-    "ResourceAttributes",
-    (
-        Field(1, "namespace"),
-        Field(2, "verb"),
-        Field(3, "group"),
-        Field(4, "version"),
-        Field(5, "resource"),
-        Field(6, "subresource"),
-        Field(7, "name"),
-        Field(8, "fieldSelector", SELECTOR_ATTRIBUTES, pointer=True),
-        Field(9, "labelSelector", SELECTOR_ATTRIBUTES, pointer=True),
-    ),
-)
-SELF_SUBJECT_ACCESS_REVIEW = Message(
-    "SelfSubjectAccessReview",
-    (
-        METADATA,
-        Field(
-            2,
-            "spec",
-            Message(
-                "SelfSubjectAccessReviewSpec",
-                (
-                    Field(1, "resourceAttributes", RESOURCE_ATTRIBUTES, pointer=True),
-                    Field(
-                        2,
-                        "nonResourceAttributes",
-                        Message("NonResourceAttributes", (Field(1, "path"), Field(2, "verb"))),
-                        pointer=True,
-                    ),
-                ),
-            ),
-        ),
-        Field(
-            3,
-            "status",
-            Message(
-                "SubjectAccessReviewStatus",
-                (
-                    Field(1, "allowed", "bool", omitempty=False),
-                    Field(4, "denied", "bool"),
-                    Field(2, "reason"),
-                    Field(3, "evaluationError"),
-                ),
-            ),
-        ),
-    ),
-)
-RESOURCE_RULE = Message(
-    "ResourceRule",
-    (
-        Field(1, "verbs", repeated=True, omitempty=False),
-        Field(2, "apiGroups", repeated=True),
-        Field(3, "resources", repeated=True),
-        Field(4, "resourceNames", repeated=True),
-    ),
-)
-NON_RESOURCE_RULE = Message(
-    "NonResourceRule",
-    (
-        Field(1, "verbs", repeated=True, omitempty=False),
-        Field(2, "nonResourceURLs", repeated=True),
-    ),
-)
-SELF_SUBJECT_RULES_REVIEW = Message(
-    "SelfSubjectRulesReview",
-    (
-        METADATA,
-        Field(2, "spec", Message("SelfSubjectRulesReviewSpec", (Field(1, "namespace"),))),
-        Field(
-            3,
-            "status",
-            Message(
-                "SubjectRulesReviewStatus",
-                (
-                    Field(1, "resourceRules", RESOURCE_RULE, repeated=True, omitempty=False),
-                    Field(2, "nonResourceRules", NON_RESOURCE_RULE, repeated=True, omitempty=False),
-                    Field(3, "incomplete", "bool", omitempty=False),
-                    Field(4, "evaluationError"),
-                ),
-            ),
-        ),
-    ),
-)
-USER_INFO = Message(
-    "UserInfo",
-    (
-        Field(1, "username"),
-        Field(2, "uid"),
-        Field(3, "groups", repeated=True),
-        Field(4, "extra", MapOf("strings")),
-    ),
-)
-SELF_SUBJECT_REVIEW = Message(  # authentication v1, v1beta1 and v1alpha1 share the shape
-    "SelfSubjectReview",
-    (
-        METADATA,
-        Field(2, "status", Message("SelfSubjectReviewStatus", (Field(1, "userInfo", USER_INFO),))),
-    ),
-)
 
-KINDS: dict[tuple[str, str], Message] = {
-    ("v1", "Namespace"): NAMESPACE,
-    ("v1", "ConfigMap"): CONFIG_MAP,
-    ("v1", "Secret"): SECRET,
-    ("v1", "Event"): EVENT,
-    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): SELF_SUBJECT_ACCESS_REVIEW,
-    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): SELF_SUBJECT_RULES_REVIEW,
-    **{
-        (f"authentication.k8s.io/{version}", "SelfSubjectReview"): SELF_SUBJECT_REVIEW
-        for version in ("v1", "v1beta1", "v1alpha1")
-    },
-}
+def frame(payload: bytes) -> bytes:
+    """One frame of a protobuf stream (LengthDelimitedFramer): a 4-byte big-endian length, then the bytes."""
+    return len(payload).to_bytes(4, "big") + payload

@@ -39,20 +39,37 @@ class Target:
 
 
 def parse_body(body: bytes, content_type: str, target: Target) -> Any:
-    """Parse a JSON, YAML or (for the built-in kinds kubectl 1.32+ sends so) protobuf body; anything else the
-    client sent is 415, unreadable bytes 400."""
+    """Parse a JSON, YAML or (for kinds with a protobuf codec: the built-in kinds kubectl 1.32+ sends so)
+    protobuf body; anything else the client sent is 415, unreadable bytes 400."""
     try:
         if content_type in JSON_TYPES:
             return orjson.loads(body)
         if content_type in YAML_TYPES:
             return kubeyaml.load_body(body)
-        if content_type == protobuf.CONTENT_TYPE:
-            return protobuf.decode(body)
+        if content_type == protobuf.CONTENT_TYPE and target.version.protobuf is not None:
+            return _protobuf_body(body, target, target.version.protobuf.message)
     except protobuf.UnsupportedKindError:
         raise errors.unsupported_media_type(BODY_TYPES) from None
     except (orjson.JSONDecodeError, yaml.YAMLError, protobuf.ProtobufError) as error:
         raise target.cannot_handle(str(error).splitlines()[0]) from None
+    # custom resources read no protobuf, as kube's custom resource handler
     raise errors.unsupported_media_type(BODY_TYPES)
+
+
+def _protobuf_body(body: bytes, target: Target, message: protobuf.Message) -> Object:
+    """The envelope's kind decoded with the target's codec; another kind or version (which the target's codec
+    cannot read) comes back as its bare type, for check_type_meta to refuse as it refuses such a JSON body.
+    An envelope without apiVersion or kind takes the endpoint's, as kube's gvkWithDefaults does."""
+    unknown = protobuf.decode_envelope(body)
+    api_version = unknown.api_version or target.api_version
+    kind = unknown.kind or target.resource.kind
+    if (api_version, kind) != (target.api_version, target.resource.kind):
+        return {"apiVersion": api_version, "kind": kind}
+    return {
+        "kind": kind,
+        "apiVersion": api_version,
+        **protobuf.decode_message(message, unknown.raw),
+    }
 
 
 def check_type_meta(obj: Any, target: Target) -> Object:

@@ -11,6 +11,7 @@ from urllib.parse import parse_qsl
 import orjson
 
 from apiserver.authentication.user import ANONYMOUS, UserInfo
+from apiserver.endpoints.output import prefers_protobuf, status_body
 from apiserver.machinery.errors import APIError, request_entity_too_large
 
 Scope = MutableMapping[str, Any]
@@ -22,6 +23,8 @@ MAX_BODY_BYTES = (
     3 * 1024 * 1024
 )  # kube-apiserver's default request size limit for JSON bodies is 3 MiB
 JSON = b"application/json"
+_TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))
+_FALSE = frozenset(("", "0", "f", "F", "FALSE", "false", "False"))
 
 
 @dataclass
@@ -63,7 +66,14 @@ class Request:
         return b"".join(chunks)
 
     def flag(self, name: str) -> bool:
-        return self.query.get(name, "").lower() in ("true", "1")
+        """A boolean query parameter as Go's strconv.ParseBool reads it (kube's query decoding): anything
+        else is a 400, never silently false."""
+        value = self.query.get(name, "")
+        if value in _TRUE:
+            return True
+        if value in _FALSE:
+            return False
+        raise APIError(400, "BadRequest", f'strconv.ParseBool: parsing "{value}": invalid syntax')
 
     @property
     def content_type(self) -> str:
@@ -128,8 +138,12 @@ async def respond_json(
     await respond(send, status, orjson.dumps(payload), warnings=warnings)
 
 
-async def respond_error(send: Send, error: APIError, warnings: list[str] | None = None) -> None:
-    await respond_json(send, error.code, error.status(), warnings)
+async def respond_error(
+    send: Send, error: APIError, warnings: list[str] | None = None, accept: str = ""
+) -> None:
+    """The error's Status, in protobuf when the request's Accept puts protobuf first (as kube negotiates it)."""
+    content_type, body = status_body(error.status(), prefers_protobuf(accept))
+    await respond(send, error.code, body, content_type, warnings=warnings)
 
 
 async def respond_text(send: Send, status: int, text: str) -> None:

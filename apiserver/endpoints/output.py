@@ -1,18 +1,35 @@
-"""Response negotiation: the full object, a Table, or PartialObjectMetadata, as the Accept header asks.
+"""Response negotiation: the full object, a Table, or PartialObjectMetadata, as JSON or Kubernetes protobuf, as the
+Accept header asks; and the encoded bodies.
 
-kubectl asks for Tables on `get` (§7); metadata-only clients (client-go's metadata informers, `kubectl get`
-with `--show-managed-fields` off for some paths) ask for `as=PartialObjectMetadata[List]`. The first media
-range we can serve wins; anything else (protobuf) is answered as JSON, which every client also accepts.
+kubectl asks for Tables on `get` (§7); metadata-only clients (client-go's metadata informers) ask for
+`as=PartialObjectMetadata[List]`; kubectl 1.32+ and client-go's typed clients ask for protobuf first (§1). The
+first media range we can serve wins. Protobuf is served for kinds with a codec (the built-in kinds, whose
+definitions declare field numbers) and for PartialObjectMetadata of any kind; a custom resource's plain
+protobuf range is skipped, so it is answered in the next range the client accepts, JSON, as kube's custom
+resource handler answers it (its StandardSerializers leave protobuf out). Anything else is answered as JSON,
+which every client also accepts.
 """
 
 from __future__ import annotations
 
 import enum
 import functools
+import logging
+from dataclasses import dataclass
 
+import orjson
+
+from apiserver.encoding import protobuf
+from apiserver.encoding.protobuf_meta import (
+    PARTIAL_OBJECT_METADATA,
+    PARTIAL_OBJECT_METADATA_LIST,
+    STATUS,
+)
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.table import partial_metadata, table
 from apiserver.machinery.objects import Object
+
+log = logging.getLogger(__name__)
 
 
 class Output(enum.Enum):
@@ -21,42 +38,82 @@ class Output(enum.Enum):
     PARTIAL = "partial"
 
 
+@dataclass(frozen=True, slots=True)
+class Negotiated:
+    """What to answer: which view of the object, and whether as protobuf."""
+
+    output: Output
+    protobuf: bool = False
+
+
 TABLE_TYPE = b"application/json;as=Table;v=v1;g=meta.k8s.io"
 PARTIAL_TYPE = b"application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
 PARTIAL_LIST_TYPE = b"application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
 JSON_TYPE = b"application/json"
+PROTOBUF_TYPE = protobuf.CONTENT_TYPE.encode()
+PROTOBUF_PARTIAL_TYPE = PROTOBUF_TYPE + b";as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
+PROTOBUF_PARTIAL_LIST_TYPE = PROTOBUF_TYPE + b";as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
+PROTOBUF_WATCH_TYPE = protobuf.WATCH_CONTENT_TYPE.encode()
+_ANY_JSON = ("application/json", "*/*", "application/*", "")
+JSON_OBJECT = Negotiated(Output.OBJECT)
 
 
 @functools.lru_cache(maxsize=256)  # a client sends the same Accept header on every request
-def negotiate(accept: str) -> Output:
+def negotiate(accept: str, has_codec: bool = False) -> Negotiated:
+    """The first media range of ``accept`` that can be served; ``has_codec``: the kind can be protobuf."""
     for media_range in accept.split(","):
+        media_type, *raw_parameters = media_range.split(";")
+        media_type = media_type.strip()
         parameters = {
             key.strip(): value.strip()
-            for key, _, value in (part.partition("=") for part in media_range.split(";")[1:])
+            for key, _, value in (part.partition("=") for part in raw_parameters)
         }
         as_kind = parameters.get("as")
+        is_protobuf = media_type == protobuf.CONTENT_TYPE
         if as_kind is None:
-            if media_range.split(";", 1)[0].strip() in (
-                "application/json",
-                "*/*",
-                "application/*",
-                "",
-            ):
-                return Output.OBJECT
+            if media_type in _ANY_JSON:
+                return JSON_OBJECT
+            if is_protobuf and has_codec:
+                return Negotiated(Output.OBJECT, protobuf=True)
             continue
         if parameters.get("g") != "meta.k8s.io":
             continue
-        if as_kind == "Table":
-            return Output.TABLE
+        if as_kind == "Table" and not is_protobuf:  # Tables are served as JSON only
+            return Negotiated(Output.TABLE)
         if as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
-            return Output.PARTIAL
-    return Output.OBJECT
+            return Negotiated(Output.PARTIAL, protobuf=is_protobuf)
+    return JSON_OBJECT
+
+
+_KNOWN_TYPES = frozenset((*_ANY_JSON, "application/yaml", protobuf.CONTENT_TYPE))
+
+
+def acceptable(accept: str) -> bool:
+    """Whether any media range of ``accept`` names a type the server speaks (YAML is answered as JSON, its
+    subset); kube answers 406 when none does."""
+    return any(
+        media_range.split(";", 1)[0].strip().lower() in _KNOWN_TYPES
+        for media_range in accept.split(",")
+    )
+
+
+def prefers_protobuf(accept: str) -> bool:
+    """Whether a Status (an error, a finished delete) goes out as protobuf: kube encodes it with the serializer
+    the request negotiated, and a Status can always be protobuf."""
+    return negotiate(accept, True).protobuf
+
+
+def status_body(status: Object, as_protobuf: bool) -> tuple[bytes, bytes]:
+    """(content type, body) of a metav1.Status."""
+    if as_protobuf:
+        return PROTOBUF_TYPE, protobuf.encode(status, STATUS)
+    return JSON_TYPE, orjson.dumps(status)
 
 
 def render_object(
     obj: Object, output: Output, target: Target, include_object: str, with_columns: bool = True
 ) -> tuple[bytes, Object]:
-    """(content type, body) for one versioned object."""
+    """(content type, document) of one versioned object as JSON."""
     if output is Output.TABLE:
         metadata = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
         return TABLE_TYPE, table(
@@ -67,11 +124,42 @@ def render_object(
     return JSON_TYPE, obj
 
 
-def render_list(
-    items: list[Object], output: Output, target: Target, include_object: str, metadata: Object
-) -> tuple[bytes, Object]:
+def object_body(
+    obj: Object, negotiated: Negotiated, target: Target, include_object: str
+) -> tuple[bytes, bytes]:
+    """(content type, body) of one versioned object."""
+    if negotiated.protobuf:
+        try:
+            if negotiated.output is Output.PARTIAL:
+                partial = partial_metadata(obj)
+                return PROTOBUF_PARTIAL_TYPE, protobuf.encode(partial, PARTIAL_OBJECT_METADATA)
+            codec = target.version.protobuf
+            assert codec is not None  # negotiated for kinds with a codec only
+            return PROTOBUF_TYPE, protobuf.encode(obj, codec.message)
+        except protobuf.ProtobufError as error:
+            _unencodable(target, error)
+    content_type, document = render_object(obj, negotiated.output, target, include_object)
+    return content_type, orjson.dumps(document)
+
+
+def _unencodable(target: Target, error: protobuf.ProtobufError) -> None:
+    """A stored value the codec cannot write (a schema looser than the kind's Go type): the client, which
+    also accepts JSON, gets JSON rather than a 500."""
+    log.warning("answering %s in JSON: %s", target.resource.group_resource, error)
+
+
+def list_body(
+    items: list[Object],
+    negotiated: Negotiated,
+    target: Target,
+    include_object: str,
+    metadata: Object,
+) -> tuple[bytes, bytes]:
+    """(content type, body) of a list of versioned objects."""
+    output = negotiated.output
     if output is Output.TABLE:
-        return TABLE_TYPE, table(items, target.version, include_object, metadata)
+        document = table(items, target.version, include_object, metadata)
+        return TABLE_TYPE, orjson.dumps(document)
     if output is Output.PARTIAL:
         document = {
             "kind": "PartialObjectMetadataList",
@@ -79,14 +167,27 @@ def render_list(
             "metadata": metadata,
             "items": [partial_metadata(obj) for obj in items],
         }
-        return PARTIAL_LIST_TYPE, document
+        if negotiated.protobuf:
+            try:
+                body = protobuf.encode(document, PARTIAL_OBJECT_METADATA_LIST)
+                return PROTOBUF_PARTIAL_LIST_TYPE, body
+            except protobuf.ProtobufError as error:
+                _unencodable(target, error)
+        return PARTIAL_LIST_TYPE, orjson.dumps(document)
     document = {
         "apiVersion": target.api_version,
         "kind": target.resource.list_kind,
         "metadata": metadata,
         "items": items,
     }
-    return JSON_TYPE, document
+    if negotiated.protobuf:
+        codec = target.version.protobuf
+        assert codec is not None
+        try:
+            return PROTOBUF_TYPE, protobuf.encode(document, codec.list)
+        except protobuf.ProtobufError as error:
+            _unencodable(target, error)
+    return JSON_TYPE, orjson.dumps(document)
 
 
 def render_event_object(
@@ -96,5 +197,26 @@ def render_event_object(
     return render_object(obj, output, target, include_object, with_columns=first)[1]
 
 
-def stream_type(output: Output) -> bytes:
-    return {Output.TABLE: TABLE_TYPE, Output.PARTIAL: PARTIAL_TYPE}.get(output, JSON_TYPE)
+def event_frame(event_type: str, obj: Object, negotiated: Negotiated, target: Target) -> bytes:
+    """One protobuf watch frame: a metav1.WatchEvent (raw, without envelope: the stream serializer is kube's
+    RawSerializer) whose object is the enveloped object, length-prefixed (LengthDelimitedFramer)."""
+    if event_type == "ERROR":
+        embedded = protobuf.encode(obj, STATUS)
+    elif negotiated.output is Output.PARTIAL:
+        embedded = protobuf.encode(partial_metadata(obj), PARTIAL_OBJECT_METADATA)
+    else:
+        codec = target.version.protobuf
+        assert codec is not None
+        embedded = protobuf.encode(obj, codec.message)
+    event = protobuf.length_delimited(1, event_type.encode()) + protobuf.length_delimited(
+        2, protobuf.length_delimited(1, embedded)
+    )
+    return protobuf.frame(event)
+
+
+def stream_type(negotiated: Negotiated) -> bytes:
+    if negotiated.protobuf:
+        return PROTOBUF_WATCH_TYPE
+    return {Output.TABLE: TABLE_TYPE, Output.PARTIAL: PARTIAL_TYPE}.get(
+        negotiated.output, JSON_TYPE
+    )

@@ -9,6 +9,8 @@ from typing import Any
 
 import orjson
 
+from apiserver.encoding import protobuf
+from apiserver.encoding.protobuf_meta import DELETE_OPTIONS
 from apiserver.endpoints.decode import (
     Target,
     check_type_meta,
@@ -17,7 +19,16 @@ from apiserver.endpoints.decode import (
 )
 from apiserver.endpoints.fields import apply_manager, server_side_apply, tracker
 from apiserver.endpoints.http import Request, Send, respond, respond_json, respond_parts
-from apiserver.endpoints.output import Output, negotiate, render_list, render_object
+from apiserver.endpoints.output import (
+    Negotiated,
+    Output,
+    acceptable,
+    list_body,
+    negotiate,
+    object_body,
+    prefers_protobuf,
+    status_body,
+)
 from apiserver.endpoints.routing import ResourcePath
 from apiserver.endpoints.scale import apply_scale, scale_of
 from apiserver.endpoints.watch import serve_watch
@@ -59,6 +70,7 @@ class ResourceHandler:
             raise errors.method_not_allowed()
         store = self.stores[(resource.group, resource.plural)]
         target = Target(resource, version, namespace, path.name)
+        _check_acceptable(request, target)
         if version.deprecated:
             request.warnings.append(
                 version.deprecation_warning
@@ -76,12 +88,16 @@ class ResourceHandler:
             elif method == "POST":
                 await self._create(request, send, store, target)
             elif method == "DELETE":
+                # kube serves deletecollection only where create is: on the namespaced path of a
+                # namespaced kind, and not behind a trailing slash (both 405 there)
+                if (resource.namespaced and namespace is None) or request.path.endswith("/"):
+                    raise errors.method_not_allowed()
                 await self._delete_collection(request, send, store, target)
             else:
                 raise errors.method_not_allowed()
         elif method == "GET":
             obj, raw = await store.get_rendered(namespace, path.name)
-            if raw is not None and target.version.storage and _plain_json(request):
+            if raw is not None and target.version.storage and _plain_json(request, target):
                 await respond(send, 200, raw, warnings=request.warnings)
             else:
                 await self._send_object(request, send, 200, obj, target)
@@ -100,11 +116,10 @@ class ResourceHandler:
         self, request: Request, send: Send, status: int, obj: Object, target: Target
     ) -> None:
         versioned = to_version(obj, target.resource, target.version)
-        output = negotiate(request.headers.get("accept", ""))
-        content_type, body = render_object(
-            versioned, output, target, request.query.get("includeObject", "")
+        content_type, body = object_body(
+            versioned, _negotiated(request, target), target, request.query.get("includeObject", "")
         )
-        await respond(send, status, orjson.dumps(body), content_type, warnings=request.warnings)
+        await respond(send, status, body, content_type, warnings=request.warnings)
 
     # -- reads -------------------------------------------------------------------------------------
 
@@ -115,6 +130,8 @@ class ResourceHandler:
         fields = parse_field_selector(request.query.get("fieldSelector", ""), selectable)
         try:
             limit = int(request.query.get("limit") or 0)
+            if not -(2**63) <= limit < 2**63:  # kube reads it as an int64
+                raise ValueError(limit)
         except ValueError:
             raise errors.bad_request(f"invalid limit: {request.query['limit']!r}") from None
         revision = 0
@@ -136,8 +153,8 @@ class ResourceHandler:
             metadata["continue"] = page.continue_token
             if page.remaining:
                 metadata["remainingItemCount"] = page.remaining
-        output = negotiate(request.headers.get("accept", ""))
-        if page.encoded is not None and output is Output.OBJECT and target.version.storage:
+        negotiated = _negotiated(request, target)
+        if page.encoded is not None and _is_json_object(negotiated) and target.version.storage:
             # the storage version's items are the cached JSON as is: joined once, not re-encoded, and sent
             # between head and tail without copying the whole body again (§ LIST cost)
             head = orjson.dumps(
@@ -152,13 +169,13 @@ class ResourceHandler:
             return
         items = [to_version(obj, target.resource, target.version) for obj in page.items]
         include_object = request.query.get("includeObject", "")
-        content_type, document = render_list(items, output, target, include_object, metadata)
-        await respond(send, 200, orjson.dumps(document), content_type, warnings=request.warnings)
+        content_type, body = list_body(items, negotiated, target, include_object, metadata)
+        await respond(send, 200, body, content_type, warnings=request.warnings)
 
     async def _watch(self, request: Request, send: Send, store: Store, target: Target) -> None:
         options = self._list_options(request, target)
-        output = negotiate(request.headers.get("accept", ""))
-        await serve_watch(request, send, store, target, options.predicate, output)
+        negotiated = _negotiated(request, target)
+        await serve_watch(request, send, store, target, options.predicate, negotiated)
 
     # -- writes ------------------------------------------------------------------------------------
 
@@ -368,7 +385,8 @@ class ResourceHandler:
                 "status": "Success",
                 "details": details,
             }
-            await respond_json(send, 200, status, request.warnings)
+            content_type, body = status_body(status, prefers_protobuf(_accept(request)))
+            await respond(send, 200, body, content_type, warnings=request.warnings)
             return
         await self._send_object(request, send, 200, obj, target)
 
@@ -391,13 +409,10 @@ class ResourceHandler:
                     continue
                 raise
             deleted.append(to_version(gone, target.resource, target.version))
-        document = {
-            "apiVersion": target.api_version,
-            "kind": target.resource.list_kind,
-            "metadata": {"resourceVersion": str(await store.current_revision())},
-            "items": deleted,
-        }
-        await respond_json(send, 200, document, request.warnings)
+        metadata = {"resourceVersion": str(await store.current_revision())}
+        negotiated = Negotiated(Output.OBJECT, _negotiated(request, target).protobuf)
+        content_type, body = list_body(deleted, negotiated, target, "", metadata)
+        await respond(send, 200, body, content_type, warnings=request.warnings)
 
     # -- subresources ------------------------------------------------------------------------------
 
@@ -500,8 +515,29 @@ def _options(
     return WriteOptions(request.user, mode, request.warnings, tracker)
 
 
-def _plain_json(request: Request) -> bool:
-    return negotiate(request.headers.get("accept", "")) is Output.OBJECT
+def _accept(request: Request) -> str:
+    return request.headers.get("accept", "")
+
+
+def _negotiated(request: Request, target: Target) -> Negotiated:
+    return negotiate(_accept(request), target.version.protobuf is not None)
+
+
+def _check_acceptable(request: Request, target: Target) -> None:
+    """406 before anything happens when the client accepts nothing the server speaks, as kube's handlers
+    negotiate the output first: a write must never land and then go unanswered."""
+    if not acceptable(_accept(request)):
+        served = ["application/json", "application/yaml"]
+        has_codec = target.version.protobuf is not None
+        raise errors.not_acceptable([*served, protobuf.CONTENT_TYPE] if has_codec else served)
+
+
+def _is_json_object(negotiated: Negotiated) -> bool:
+    return negotiated.output is Output.OBJECT and not negotiated.protobuf
+
+
+def _plain_json(request: Request, target: Target) -> bool:
+    return _is_json_object(_negotiated(request, target))
 
 
 def _verb(request: Request, path: ResourcePath) -> str:
@@ -543,8 +579,12 @@ async def _delete_options(request: Request) -> Object:
     if not body.strip():
         return {}
     try:
+        if (
+            request.content_type == protobuf.CONTENT_TYPE
+        ):  # client-go's typed clients, for built-in kinds
+            return protobuf.decode(body, DELETE_OPTIONS)
         options = orjson.loads(body)
-    except orjson.JSONDecodeError as error:
+    except (protobuf.ProtobufError, orjson.JSONDecodeError) as error:
         raise errors.bad_request(f"error decoding DeleteOptions: {error}") from None
     if not isinstance(options, dict):
         raise errors.bad_request("DeleteOptions must be a JSON object")

@@ -1,4 +1,5 @@
-"""Watch streams: one JSON event per line over a chunked response, flushed per event (API-CONVENTIONS.md §8).
+"""Watch streams: one JSON event per line (or, when the client asks for protobuf, one length-prefixed
+metav1.WatchEvent frame) over a chunked response, flushed per event (API-CONVENTIONS.md §8).
 
 ``resourceVersion`` unset or "0" starts with a synthetic ADDED per existing object; "N" replays every change
 after N. A history that no longer reaches N ends the stream with an ERROR event carrying a 410 Expired Status.
@@ -17,8 +18,8 @@ from collections.abc import Callable
 
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.http import Request, Send
-from apiserver.endpoints.output import Output, stream_type
-from apiserver.endpoints.watchwriter import StalledClient, WatchWriter, line
+from apiserver.endpoints.output import Negotiated, stream_type
+from apiserver.endpoints.watchwriter import StalledClient, WatchWriter
 from apiserver.machinery import errors
 from apiserver.registry.store import (
     WATCH_BATCH,
@@ -47,17 +48,17 @@ async def serve_watch(
     store: Store,
     target: Target,
     predicate: Predicate | None,
-    output: Output,
+    negotiated: Negotiated,
 ) -> None:
     deadline = asyncio.get_running_loop().time() + _timeout(request.query.get("timeoutSeconds", ""))
     # a malformed resourceVersion is a 400 before the stream starts, as kube answers it
     resource_version = request.query.get("resourceVersion", "")
     start = None if resource_version in ("", "0") else parse_resource_version(resource_version)
-    writer = WatchWriter(send, target, output, request.query.get("includeObject", ""))
+    writer = WatchWriter(send, target, negotiated, request.query.get("includeObject", ""))
     if start is not None:
         writer.last_revision = str(start)  # what the client has seen: a bookmark may say so
     headers = [
-        (b"content-type", stream_type(output)),
+        (b"content-type", stream_type(negotiated)),
         (b"cache-control", b"no-cache, private"),
     ]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
@@ -115,7 +116,7 @@ async def _stream(
         finally:
             await changes.close()
     except errors.APIError as error:
-        await writer.write(line({"type": "ERROR", "object": error.status()}))
+        await writer.write(writer.event_bytes("ERROR", error.status()))
     except StorageError as error:
         # the storage watch under this one ended (a slow watcher cut off, the watch cache restarting):
         # end the stream, and the client re-watches from the last revision it saw

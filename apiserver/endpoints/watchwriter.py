@@ -1,5 +1,5 @@
-"""The writing side of a watch stream: event lines rendered once per view, one write per batch, and the
-cut-off of a client that stops reading.
+"""The writing side of a watch stream: event lines (or protobuf frames) rendered once per view, one write per
+batch, and the cut-off of a client that stops reading.
 
 kube's watch cache terminates a watcher it cannot deliver to rather than hold its events forever; here a
 client that takes nothing from its connection for ``STALL_SECONDS`` while events wait for it is cut off,
@@ -22,7 +22,7 @@ import orjson
 
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.http import Send
-from apiserver.endpoints.output import Output, render_event_object
+from apiserver.endpoints.output import Negotiated, Output, event_frame, render_event_object
 from apiserver.registry.store import WatchEvent
 from apiserver.registry.versioning import to_version
 
@@ -84,14 +84,23 @@ class _Connection:
 class WatchWriter:
     """Writes one watch's lines."""
 
-    def __init__(self, send: Send, target: Target, output: Output, include_object: str) -> None:
+    def __init__(
+        self, send: Send, target: Target, negotiated: Negotiated, include_object: str
+    ) -> None:
         self._send = send
         self._connection = _Connection(send)
         self._target = target
-        self._output = output
+        self._negotiated = negotiated
+        self._output = negotiated.output
         self._include_object = include_object
-        self._view = (target.resource.group_resource, target.version.name, output, include_object)
-        self._table_header_due = output is Output.TABLE  # a Table's first event carries the columns
+        self._view = (
+            target.resource.group_resource,
+            target.version.name,
+            negotiated,
+            include_object,
+        )
+        # a Table's first event carries the columns
+        self._table_header_due = negotiated.output is Output.TABLE
         self.last_revision = ""
 
     async def events(self, events: list[WatchEvent]) -> None:
@@ -138,7 +147,13 @@ class WatchWriter:
         event = bookmark(self._target, self.last_revision)
         if initial_events_end:
             event["object"]["metadata"]["annotations"] = {"k8s.io/initial-events-end": "true"}
-        await self.write(line(event))
+        await self.write(self.event_bytes("BOOKMARK", event["object"]))
+
+    def event_bytes(self, event_type: str, obj: dict[str, Any]) -> bytes:
+        """One event in the stream's framing: a JSON line, or a protobuf frame."""
+        if self._negotiated.protobuf:
+            return event_frame(event_type, obj, self._negotiated, self._target)
+        return line({"type": event_type, "object": obj})
 
     async def write(self, body: bytes) -> None:
         message = {"type": "http.response.body", "body": body, "more_body": True}
@@ -182,10 +197,13 @@ class WatchWriter:
         if rendered is None:
             target = self._target
             versioned = to_version(event.object, target.resource, target.version)
-            shown = render_event_object(
-                versioned, self._output, target, self._include_object, table_header
-            )
-            rendered = line({"type": event.type, "object": shown})
+            if self._negotiated.protobuf:
+                rendered = event_frame(event.type, versioned, self._negotiated, target)
+            else:
+                shown = render_event_object(
+                    versioned, self._output, target, self._include_object, table_header
+                )
+                rendered = line({"type": event.type, "object": shown})
             if len(_RENDERED) >= _RENDERED_CAPACITY:
                 _RENDERED.clear()
             _RENDERED[key] = rendered

@@ -136,6 +136,12 @@ def unsupported_media_type(accepted: list[str]) -> APIError:
     return APIError(415, "UnsupportedMediaType", message)
 
 
+def not_acceptable(served: list[str]) -> APIError:
+    """kube's negotiation.NewNotAcceptableError."""
+    message = f"only the following media types are accepted: {', '.join(served)}"
+    return APIError(406, "NotAcceptable", message)
+
+
 def expired(message: str) -> APIError:
     return APIError(410, "Expired", message)
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from apiserver.machinery.objects import Object
 
 if TYPE_CHECKING:
+    from apiserver.encoding.protobuf_meta import KindCodec
     from apiserver.registry.context import ControllerFactory, PluginFactory, ServerContext
     from apiserver.registry.strategy import Strategy
 
@@ -67,6 +68,9 @@ class VersionType:
     defaulter: Callable[[Object], None] | None = None
     validator: Callable[[Object], list[Any]] | None = None
     model: type | None = None
+    protobuf: KindCodec | None = (
+        None  # built-in kinds: the messages of the numbers their definition declares
+    )
 
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")

@@ -1,7 +1,8 @@
 """Label and field selectors, parsed once per request and matched against internal objects.
 
 Label selector grammar is k8s.io/apimachinery/pkg/labels: `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`,
-`a`, `!a`, joined by commas. Field selectors (k8s.io/apimachinery/pkg/fields) support `=`, `==`, `!=` on
+`a`, `!a`, `a>1`, `a<1`, joined by commas. As there, an empty value is a value: `a=` and `a==` select the
+label with the empty value, and `a in ()` is `a in ("")` (selector.go parseExactValue / parseValues). Field selectors (k8s.io/apimachinery/pkg/fields) support `=`, `==`, `!=` on
 `metadata.name`, `metadata.namespace` and the selectable fields a definition declares.
 """
 
@@ -16,14 +17,14 @@ from apiserver.machinery.errors import APIError, bad_request
 
 _REQUIREMENT = re.compile(
     r"\s*(?P<neg>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
-    r"(?:(?P<op>==|=|!=)\s*(?P<value>[A-Za-z0-9_.-]*)|\s+(?P<setop>in|notin)\s*\((?P<values>[^)]*)\))?\s*"
+    r"(?:(?P<op>==|=|!=|>|<)\s*(?P<value>[A-Za-z0-9_.-]*)|\s+(?P<setop>in|notin)\s*\((?P<values>[^)]*)\))?\s*"
 )
 
 
 @dataclass(frozen=True, slots=True)
 class Requirement:
     key: str
-    operator: str  # "=", "!=", "in", "notin", "exists", "!"
+    operator: str  # "=", "!=", "in", "notin", "exists", "!", "gt", "lt"
     values: frozenset[str]
 
     def matches(self, labels: dict[str, str]) -> bool:
@@ -32,9 +33,22 @@ class Requirement:
             return present
         if self.operator == "!":
             return not present
+        if self.operator in ("gt", "lt"):
+            return present and _compares(
+                labels[self.key], self.operator, int(next(iter(self.values)))
+            )
         if self.operator in ("=", "in"):
             return present and labels[self.key] in self.values
         return not present or labels[self.key] not in self.values  # "!=", "notin"
+
+
+def _compares(label: str, operator: str, bound: int) -> bool:
+    """kube's Gt/Lt: a label that is not an integer matches neither."""
+    try:
+        value = int(label)
+    except ValueError:
+        return False
+    return value > bound if operator == "gt" else value < bound
 
 
 def _split_top_level(text: str) -> Iterable[str]:
@@ -64,11 +78,20 @@ def parse_label_selector(text: str) -> tuple[Requirement, ...]:
         key = match.group("key")
         if match.group("neg"):
             requirements.append(Requirement(key, "!", frozenset()))
+        elif match.group("op") in (">", "<"):
+            value = match.group("value")
+            if not value.lstrip("-").isdigit():  # kube's NewRequirement
+                raise bad_request(
+                    f"unable to parse requirement: {part.strip()!r}: for 'Gt', 'Lt' operators, the "
+                    "value must be an integer"
+                )
+            operator = "gt" if match.group("op") == ">" else "lt"
+            requirements.append(Requirement(key, operator, frozenset([value])))
         elif match.group("op"):
             operator = "!=" if match.group("op") == "!=" else "="
             requirements.append(Requirement(key, operator, frozenset([match.group("value")])))
         elif match.group("setop"):
-            values = frozenset(v.strip() for v in match.group("values").split(",") if v.strip())
+            values = frozenset(v.strip() for v in match.group("values").split(","))
             requirements.append(Requirement(key, match.group("setop"), values))
         else:
             requirements.append(Requirement(key, "exists", frozenset()))

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from apiserver.storage.interface import Storage
 
 
+TokenAuthenticator = Callable[[str], Awaitable["UserInfo | None"]]
+
+
 class Controller(Protocol):
     """A loop the server runs beside serving (kube's post-start hooks and in-process controllers)."""
 
@@ -42,4 +45,3 @@ class ServerContext:
 
 PluginFactory = Callable[[ServerContext], "Plugin"]
 ControllerFactory = Callable[[ServerContext], Controller]
-TokenAuthenticator = Callable[[str], Awaitable["UserInfo | None"]]

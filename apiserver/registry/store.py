@@ -97,11 +97,19 @@ class WatchEvent:
     revision: int
 
 
+MAX_RESOURCE_VERSION = 2**64 - 1  # kube parses a resourceVersion as a uint64 (strconv.ParseUint)
+MAX_REVISION = 2**63 - 1  # storage revisions are etcd's int64: anything above is beyond every store
+
+
 def parse_resource_version(text: str) -> int:
-    """A resourceVersion a client sent, as the revision it names: digits only, as kube's ParseUint."""
-    if not (text.isascii() and text.isdigit()):
+    """A resourceVersion a client sent, as the revision it names: digits only, at most a uint64, as kube's
+    ParseUint; one beyond any int64 revision is read as the largest (still in the future of every store)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 20:
         raise errors.bad_request(f"invalid resource version: {text!r}")
-    return int(text)
+    value = int(text)
+    if value > MAX_RESOURCE_VERSION:
+        raise errors.bad_request(f"invalid resource version: {text!r}")
+    return min(value, MAX_REVISION)
 
 
 def encode_continue(revision: int, start: str) -> str:
@@ -113,7 +121,7 @@ def decode_continue(token: str) -> tuple[int, str]:
     try:
         data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
         revision, start = int(data["rv"]), str(data["start"])
-        if data.get("v") != "meta.k8s.io/v1" or revision <= 0:
+        if data.get("v") != "meta.k8s.io/v1" or not 0 < revision <= MAX_REVISION:
             raise ValueError(token)
     except (ValueError, KeyError, TypeError, binascii.Error) as error:
         raise errors.bad_request(f"invalid continue token: {error}") from None
@@ -208,6 +216,11 @@ class Store:
                     break
                 start_key = last_key + "\x00"
         except CompactedError:
+            # kube's etcd3 interpretListError: paging has its own message
+            if not options.continue_token:
+                raise errors.expired(
+                    "The resourceVersion for the provided list is too old."
+                ) from None
             raise errors.expired(
                 "The provided continue parameter is too old to display a consistent list result. "
                 "You can start a new list without the continue parameter, or use the continue token "

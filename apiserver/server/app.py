@@ -116,7 +116,7 @@ class APIServer:
         try:
             await self._route(request, send)
         except errors.APIError as error:
-            await respond_error(send, error, request.warnings)
+            await respond_error(send, error, request.warnings, request.headers.get("accept", ""))
         except StorageUnavailableError as error:
             await respond_error(
                 send, errors.service_unavailable(f"storage is unavailable: {error}")

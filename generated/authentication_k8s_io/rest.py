@@ -9,6 +9,7 @@ from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, V
 from .v1 import conversion as v1_conversion
 from .v1 import defaults as v1_defaults
 from .v1 import models as v1_models
+from .v1 import protobuf as v1_protobuf
 from .v1 import schemas as v1_schemas
 from .v1 import validation as v1_validation
 
@@ -41,6 +42,7 @@ SELF_SUBJECT_REVIEW = ResourceType(
             from_internal=v1_conversion.self_subject_review_from_internal,
             validator=v1_validation.validate_self_subject_review,
             model=v1_models.SelfSubjectReview,
+            protobuf=v1_protobuf.SELF_SUBJECT_REVIEW,
         ),
     ),
 )
@@ -74,6 +76,7 @@ TOKEN_REVIEW = ResourceType(
             from_internal=v1_conversion.token_review_from_internal,
             validator=v1_validation.validate_token_review,
             model=v1_models.TokenReview,
+            protobuf=v1_protobuf.TOKEN_REVIEW,
         ),
     ),
 )

@@ -9,6 +9,7 @@ from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, V
 from .v1 import conversion as v1_conversion
 from .v1 import defaults as v1_defaults
 from .v1 import models as v1_models
+from .v1 import protobuf as v1_protobuf
 from .v1 import schemas as v1_schemas
 from .v1 import validation as v1_validation
 
@@ -41,6 +42,7 @@ SELF_SUBJECT_ACCESS_REVIEW = ResourceType(
             from_internal=v1_conversion.self_subject_access_review_from_internal,
             validator=v1_validation.validate_self_subject_access_review,
             model=v1_models.SelfSubjectAccessReview,
+            protobuf=v1_protobuf.SELF_SUBJECT_ACCESS_REVIEW,
         ),
     ),
 )
@@ -74,6 +76,7 @@ SELF_SUBJECT_RULES_REVIEW = ResourceType(
             from_internal=v1_conversion.self_subject_rules_review_from_internal,
             validator=v1_validation.validate_self_subject_rules_review,
             model=v1_models.SelfSubjectRulesReview,
+            protobuf=v1_protobuf.SELF_SUBJECT_RULES_REVIEW,
         ),
     ),
 )

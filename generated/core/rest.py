@@ -10,6 +10,7 @@ from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, V
 from .v1 import conversion as v1_conversion
 from .v1 import defaults as v1_defaults
 from .v1 import models as v1_models
+from .v1 import protobuf as v1_protobuf
 from .v1 import schemas as v1_schemas
 from .v1 import validation as v1_validation
 
@@ -39,6 +40,7 @@ CONFIG_MAP = ResourceType(
             from_internal=v1_conversion.config_map_from_internal,
             validator=v1_validation.validate_config_map,
             model=v1_models.ConfigMap,
+            protobuf=v1_protobuf.CONFIG_MAP,
         ),
     ),
 )
@@ -119,6 +121,7 @@ EVENT = ResourceType(
             from_internal=v1_conversion.event_from_internal,
             validator=v1_validation.validate_event,
             model=v1_models.Event,
+            protobuf=v1_protobuf.EVENT,
         ),
     ),
 )
@@ -169,6 +172,7 @@ NAMESPACE = ResourceType(
             from_internal=v1_conversion.namespace_from_internal,
             validator=v1_validation.validate_namespace,
             model=v1_models.Namespace,
+            protobuf=v1_protobuf.NAMESPACE,
         ),
     ),
 )
@@ -218,6 +222,7 @@ SECRET = ResourceType(
             defaulter=v1_defaults.default_secret,
             validator=v1_validation.validate_secret,
             model=v1_models.Secret,
+            protobuf=v1_protobuf.SECRET,
         ),
     ),
 )
@@ -290,6 +295,7 @@ SERVICE = ResourceType(
             defaulter=v1_defaults.default_service,
             validator=v1_validation.validate_service,
             model=v1_models.Service,
+            protobuf=v1_protobuf.SERVICE,
         ),
     ),
 )

@@ -83,18 +83,16 @@ class SelfSubjectAccessReviewSpecNonResourceAttributes(ResourceModel):
     verb: str | None = None
 
 
-class SelfSubjectAccessReviewSpecResourceAttributes(ResourceModel):
-    """
-    ResourceAuthorizationAttributes describes information for a resource access request
-    """
+class SelfSubjectAccessReviewSpecResourceAttributesFieldSelectorRequirementsItem(ResourceModel):
+    key: str | None = None
+    operator: str | None = None
+    values: list[str] | None = None
 
-    group: str | None = None
-    name: str | None = None
-    namespace: str | None = None
-    resource: str | None = None
-    subresource: str | None = None
-    verb: str | None = None
-    version: str | None = None
+
+class SelfSubjectAccessReviewSpecResourceAttributesLabelSelectorRequirementsItem(ResourceModel):
+    key: str | None = None
+    operator: str | None = None
+    values: list[str] | None = None
 
 
 class SelfSubjectAccessReviewStatus(ResourceModel):
@@ -211,18 +209,18 @@ class ObjectMeta(ResourceModel):
     """
 
 
-class SelfSubjectAccessReviewSpec(ResourceModel):
-    """
-    Spec holds information about the request being evaluated. user and groups must be empty
-    """
+class SelfSubjectAccessReviewSpecResourceAttributesFieldSelector(ResourceModel):
+    raw_selector: Annotated[str | None, Field(alias="rawSelector")] = None
+    requirements: (
+        list[SelfSubjectAccessReviewSpecResourceAttributesFieldSelectorRequirementsItem] | None
+    ) = None
 
-    non_resource_attributes: Annotated[
-        SelfSubjectAccessReviewSpecNonResourceAttributes | None,
-        Field(alias="nonResourceAttributes"),
-    ] = None
-    resource_attributes: Annotated[
-        SelfSubjectAccessReviewSpecResourceAttributes | None, Field(alias="resourceAttributes")
-    ] = None
+
+class SelfSubjectAccessReviewSpecResourceAttributesLabelSelector(ResourceModel):
+    raw_selector: Annotated[str | None, Field(alias="rawSelector")] = None
+    requirements: (
+        list[SelfSubjectAccessReviewSpecResourceAttributesLabelSelectorRequirementsItem] | None
+    ) = None
 
 
 class SelfSubjectRulesReviewStatus(ResourceModel):
@@ -241,16 +239,26 @@ class SelfSubjectRulesReviewStatus(ResourceModel):
     ] = None
 
 
-class SelfSubjectAccessReview(ResourceModel):
+class SelfSubjectAccessReviewSpecResourceAttributes(ResourceModel):
     """
-    SelfSubjectAccessReview checks whether or the current user can perform an action. Not filling in a spec.namespace means "in all namespaces". Self is a special case, because users should always be able to check whether they can perform an action
+    ResourceAuthorizationAttributes describes information for a resource access request
     """
 
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
-    kind: str | None = None
-    metadata: ObjectMeta | None = None
-    spec: SelfSubjectAccessReviewSpec | None = None
-    status: SelfSubjectAccessReviewStatus | None = None
+    field_selector: Annotated[
+        SelfSubjectAccessReviewSpecResourceAttributesFieldSelector | None,
+        Field(alias="fieldSelector"),
+    ] = None
+    group: str | None = None
+    label_selector: Annotated[
+        SelfSubjectAccessReviewSpecResourceAttributesLabelSelector | None,
+        Field(alias="labelSelector"),
+    ] = None
+    name: str | None = None
+    namespace: str | None = None
+    resource: str | None = None
+    subresource: str | None = None
+    verb: str | None = None
+    version: str | None = None
 
 
 class SelfSubjectRulesReview(ResourceModel):
@@ -263,3 +271,29 @@ class SelfSubjectRulesReview(ResourceModel):
     metadata: ObjectMeta | None = None
     spec: SelfSubjectRulesReviewSpec | None = None
     status: SelfSubjectRulesReviewStatus | None = None
+
+
+class SelfSubjectAccessReviewSpec(ResourceModel):
+    """
+    Spec holds information about the request being evaluated. user and groups must be empty
+    """
+
+    non_resource_attributes: Annotated[
+        SelfSubjectAccessReviewSpecNonResourceAttributes | None,
+        Field(alias="nonResourceAttributes"),
+    ] = None
+    resource_attributes: Annotated[
+        SelfSubjectAccessReviewSpecResourceAttributes | None, Field(alias="resourceAttributes")
+    ] = None
+
+
+class SelfSubjectAccessReview(ResourceModel):
+    """
+    SelfSubjectAccessReview checks whether or the current user can perform an action. Not filling in a spec.namespace means "in all namespaces". Self is a special case, because users should always be able to check whether they can perform an action
+    """
+
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    kind: str | None = None
+    metadata: ObjectMeta | None = None
+    spec: SelfSubjectAccessReviewSpec | None = None
+    status: SelfSubjectAccessReviewStatus | None = None

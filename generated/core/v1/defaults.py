@@ -21,8 +21,6 @@ _SERVICE_DEFAULTS: dict[str, Any] = {
     "properties": {
         "spec": {
             "properties": {
-                "type": {"default": "ClusterIP", "type": "string"},
-                "sessionAffinity": {"default": "None", "type": "string"},
                 "ports": {
                     "items": {
                         "properties": {"protocol": {"default": "TCP", "type": "string"}},
@@ -30,6 +28,8 @@ _SERVICE_DEFAULTS: dict[str, Any] = {
                     },
                     "type": "array",
                 },
+                "type": {"default": "ClusterIP", "type": "string"},
+                "sessionAffinity": {"default": "None", "type": "string"},
             },
             "type": "object",
         }

@@ -206,6 +206,10 @@ class ServiceSpecPortsItem(ResourceModel):
     target_port: Annotated[int | str | None, Field(alias="targetPort")] = None
 
 
+class ServiceSpecSessionAffinityConfigClientIP(ResourceModel):
+    timeout_seconds: Annotated[int | None, Field(alias="timeoutSeconds")] = None
+
+
 class ServiceStatusConditionsItem(ResourceModel):
     """
     Condition contains details for one aspect of the current state of this API Resource.
@@ -246,9 +250,10 @@ class ServiceStatusConditionsItem(ResourceModel):
     """
 
 
-class ServiceStatusLoadBalancerIngressItem(ResourceModel):
-    hostname: str | None = None
-    ip: str | None = None
+class ServiceStatusLoadBalancerIngressItemPortsItem(ResourceModel):
+    error: str | None = None
+    port: int
+    protocol: str
 
 
 class NamespaceStatus(ResourceModel):
@@ -372,20 +377,17 @@ class Secret(ResourceModel):
     """
 
 
-class ServiceSpec(ResourceModel):
-    cluster_ip: Annotated[str | None, Field(alias="clusterIP")] = None
-    cluster_i_ps: Annotated[list[str] | None, Field(alias="clusterIPs")] = None
-    external_name: Annotated[str | None, Field(alias="externalName")] = None
-    ports: list[ServiceSpecPortsItem] | None = None
-    selector: dict[str, str] | None = None
-    session_affinity: Annotated[SessionAffinity | None, Field(alias="sessionAffinity")] = (
-        SessionAffinity.none
-    )
-    type: Type | None = Type.cluster_ip
+class ServiceSpecSessionAffinityConfig(ResourceModel):
+    client_ip: Annotated[
+        ServiceSpecSessionAffinityConfigClientIP | None, Field(alias="clientIP")
+    ] = None
 
 
-class ServiceStatusLoadBalancer(ResourceModel):
-    ingress: list[ServiceStatusLoadBalancerIngressItem] | None = None
+class ServiceStatusLoadBalancerIngressItem(ResourceModel):
+    hostname: str | None = None
+    ip: str | None = None
+    ip_mode: Annotated[str | None, Field(alias="ipMode")] = None
+    ports: list[ServiceStatusLoadBalancerIngressItemPortsItem] | None = None
 
 
 class ConfigMap(ResourceModel):
@@ -453,6 +455,43 @@ class Namespace(ResourceModel):
     metadata: ObjectMeta | None = None
     spec: NamespaceSpec | None = None
     status: NamespaceStatus | None = None
+
+
+class ServiceSpec(ResourceModel):
+    allocate_load_balancer_node_ports: Annotated[
+        bool | None, Field(alias="allocateLoadBalancerNodePorts")
+    ] = None
+    cluster_ip: Annotated[str | None, Field(alias="clusterIP")] = None
+    cluster_i_ps: Annotated[list[str] | None, Field(alias="clusterIPs")] = None
+    external_i_ps: Annotated[list[str] | None, Field(alias="externalIPs")] = None
+    external_name: Annotated[str | None, Field(alias="externalName")] = None
+    external_traffic_policy: Annotated[str | None, Field(alias="externalTrafficPolicy")] = None
+    health_check_node_port: Annotated[int | None, Field(alias="healthCheckNodePort")] = None
+    internal_traffic_policy: Annotated[str | None, Field(alias="internalTrafficPolicy")] = None
+    ip_families: Annotated[list[str] | None, Field(alias="ipFamilies")] = None
+    ip_family_policy: Annotated[str | None, Field(alias="ipFamilyPolicy")] = None
+    load_balancer_class: Annotated[str | None, Field(alias="loadBalancerClass")] = None
+    load_balancer_ip: Annotated[str | None, Field(alias="loadBalancerIP")] = None
+    load_balancer_source_ranges: Annotated[
+        list[str] | None, Field(alias="loadBalancerSourceRanges")
+    ] = None
+    ports: list[ServiceSpecPortsItem] | None = None
+    publish_not_ready_addresses: Annotated[bool | None, Field(alias="publishNotReadyAddresses")] = (
+        None
+    )
+    selector: dict[str, str] | None = None
+    session_affinity: Annotated[SessionAffinity | None, Field(alias="sessionAffinity")] = (
+        SessionAffinity.none
+    )
+    session_affinity_config: Annotated[
+        ServiceSpecSessionAffinityConfig | None, Field(alias="sessionAffinityConfig")
+    ] = None
+    traffic_distribution: Annotated[str | None, Field(alias="trafficDistribution")] = None
+    type: Type | None = Type.cluster_ip
+
+
+class ServiceStatusLoadBalancer(ResourceModel):
+    ingress: list[ServiceStatusLoadBalancerIngressItem] | None = None
 
 
 class ServiceStatus(ResourceModel):

@@ -8,9 +8,8 @@ import copy
 import json
 import re
 import struct
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import pytest
 import generated
 from apiserver.encoding.gnostic import ACCEPT, CONTENT_TYPE, encode_swagger
 from generator.openapi_v2 import swagger_document, swagger_schema
-from tests.kubectl import Kubectl, kubectl_binary
+from tests.stubserver import kubectl_for, serving
 
 OPENAPI = Path(generated.__file__).parent / "openapi"
 META = "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -633,29 +632,8 @@ def stub(
             "requests": [],
         },
     )
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", handler
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=10)
-
-
-def _kubectl(minor: int, url: str, directory: Path) -> Kubectl:
-    try:
-        binary = kubectl_binary(minor)
-    except FileNotFoundError as missing:
-        pytest.skip(f"kubectl 1.{minor} is not installed: {missing}")
-    kubeconfig = directory / "kubeconfig"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\n"
-        f"clusters: [{{name: c, cluster: {{server: '{url}'}}}}]\n"
-        "users: [{name: u, user: {}}]\n"
-        "contexts: [{name: x, context: {cluster: c, user: u, namespace: default}}]\n"
-        "current-context: x\n"
-    )
-    return Kubectl(binary, kubeconfig, directory / "cache")
+    with serving(handler) as url:
+        yield url, handler
 
 
 GOOD = """apiVersion: stable.example.com/v1
@@ -676,7 +654,7 @@ def test_kubectl_explain_reads_the_protobuf_document(
     stub: tuple[str, type[StubHandler]], tmp_path: Path, minor: int
 ) -> None:
     url, handler = stub
-    kubectl = _kubectl(minor, url, tmp_path)
+    kubectl = kubectl_for(minor, url, tmp_path)
     spec = kubectl.run("explain", "crontabs.spec", "--output=plaintext-openapiv2").stdout
     assert "cronSpec\t<string>" in spec and "The cron schedule, in cron format." in spec
     labels = kubectl.run("explain", "configmaps.metadata.labels", "--output=plaintext-openapiv2")
@@ -692,7 +670,7 @@ def test_kubectl_create_validates_through_openapi_v2(
     """With fieldValidation listed, kubectl leaves validation to the server; without it, kubectl checks
     the object against the v2 schemas itself and must find the unknown field and the wrong type."""
     url, handler = stub
-    kubectl = _kubectl(minor, url, tmp_path)
+    kubectl = kubectl_for(minor, url, tmp_path)
     created = kubectl.run("create", "--dry-run=client", "-o", "name", "-f", "-", stdin=GOOD)
     assert created.stdout.strip() == "crontab.stable.example.com/x"
     bad = kubectl.run("create", "--dry-run=client", "-o", "name", "-f", "-", stdin=BAD, check=False)

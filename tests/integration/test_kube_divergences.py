@@ -1,0 +1,100 @@
+"""Answers issue 15's adversarial pass found to differ from kube-apiserver, each as kube gives it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.serverproc import ServerProcess, free_port
+
+pytestmark = pytest.mark.timeout(120)
+NAMESPACED = "/api/v1/namespaces/default/configmaps"
+
+
+def configmap(name: str) -> dict[str, object]:
+    return {"metadata": {"name": name}, "data": {"k": "v"}}
+
+
+def test_deletecollection_is_not_served_on_the_all_namespaces_path(client: httpx.Client) -> None:
+    # kube installs deletecollection beside create, on the namespaced path only: 405 elsewhere
+    assert client.post(NAMESPACED, json=configmap("kd-keep")).status_code == 201
+    refused = client.delete("/api/v1/configmaps")
+    assert refused.status_code == 405
+    assert refused.json()["reason"] == "MethodNotAllowed"
+    refused = client.delete(NAMESPACED + "/")
+    assert refused.status_code == 405
+    assert client.get(NAMESPACED + "/kd-keep").status_code == 200  # nothing was deleted
+
+
+@pytest.mark.parametrize("value", ["maybe", "yes", "2"])
+def test_a_boolean_query_parameter_that_is_not_one_is_a_400(
+    client: httpx.Client, value: str
+) -> None:
+    # kube decodes query parameters with strconv.ParseBool
+    response = client.patch(
+        NAMESPACED + "/kd-apply",
+        params={"fieldManager": "t", "force": value},
+        content=b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kd-apply}\n",
+        headers={"content-type": "application/apply-patch+yaml"},
+    )
+    assert response.status_code == 400
+    assert f'parsing "{value}": invalid syntax' in response.json()["message"]
+    listed = client.get(NAMESPACED, params={"watch": value})
+    assert listed.status_code == 400
+
+
+@pytest.fixture(scope="module")
+def compacting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    server = ServerProcess(
+        Path(tmp_path_factory.mktemp("data")),
+        free_port(),
+        extra_args=("--etcd-compaction-interval", "1"),
+    )
+    server.start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=20) as client:
+            yield client
+    finally:
+        server.stop()
+
+
+def test_a_list_at_a_compacted_exact_revision_says_the_version_is_too_old(
+    compacting: httpx.Client,
+) -> None:
+    created = compacting.post(NAMESPACED, json=configmap("kd-old")).json()
+    old = created["metadata"]["resourceVersion"]
+    compacting.put(NAMESPACED + "/kd-old", json={**configmap("kd-old"), "data": {"k": "w"}})
+    query = {"resourceVersion": old, "resourceVersionMatch": "Exact", "limit": "10"}
+    deadline = time.monotonic() + 30
+    while (response := compacting.get(NAMESPACED, params=query)).status_code == 200:
+        assert time.monotonic() < deadline, "history was never compacted"
+        time.sleep(0.5)
+    # kube's etcd3 interpretListError: a list (not a continuation) at a compacted revision
+    assert response.status_code == 410
+    assert response.json()["reason"] == "Expired"
+    assert response.json()["message"] == "The resourceVersion for the provided list is too old."
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_an_accept_header_of_nothing_the_server_speaks_is_406_before_anything_happens(
+    client: httpx.Client, method: str
+) -> None:
+    # kube's handlers negotiate the output first (negotiation.NewNotAcceptableError)
+    response = client.request(
+        method,
+        NAMESPACED,
+        json=configmap("kd-406"),
+        headers={"accept": "application/garbage"},
+    )
+    assert response.status_code == 406
+    assert response.json()["reason"] == "NotAcceptable"
+    assert response.json()["message"] == (
+        "only the following media types are accepted: application/json, application/yaml, "
+        "application/vnd.kubernetes.protobuf"
+    )
+    assert client.get(NAMESPACED + "/kd-406").status_code == 404  # the create never happened
+    assert client.get(NAMESPACED, headers={"accept": "text/html, */*"}).status_code == 200

@@ -1,0 +1,43 @@
+"""Label selectors parse and match as k8s.io/apimachinery/pkg/labels does (its selector_test.go cases)."""
+
+from __future__ import annotations
+
+import pytest
+
+from apiserver.machinery import errors
+from apiserver.machinery.selectors import matcher, parse_label_selector
+
+
+def selects(selector: str, labels: dict[str, str]) -> bool:
+    predicate = matcher(parse_label_selector(selector), ())
+    assert predicate is not None
+    return predicate({"metadata": {"labels": labels}})
+
+
+# TestSelectorParse's good strings
+@pytest.mark.parametrize(
+    "selector", ["x=a,y=b,z=c", "x!=a,y=b", "x=", "x= ", "x=,z= ", "!x", "x>1", "x>1,z<5"]
+)
+def test_kubes_good_selectors_parse(selector: str) -> None:
+    assert parse_label_selector(selector)
+
+
+# TestSelectorParse's bad strings, and Gt/Lt with a value that is not an integer
+@pytest.mark.parametrize("selector", ["x=a||y=b", "x==a==b", "!x=a", "x<a", "x>1.5"])
+def test_kubes_bad_selectors_are_a_400(selector: str) -> None:
+    with pytest.raises(errors.APIError) as refused:
+        parse_label_selector(selector)
+    assert refused.value.code == 400
+
+
+def test_an_empty_value_is_a_value() -> None:
+    # selector.go: parseExactValue takes "x==" as x == "", parseValues "()" as the set {""}
+    assert selects("a==", {"a": ""}) and not selects("a==", {"a": "b"}) and not selects("a==", {})
+    assert selects("a in ()", {"a": ""}) and not selects("a in ()", {"a": "b"})
+    assert selects("a notin ()", {"a": "b"}) and not selects("a notin ()", {"a": ""})
+
+
+def test_greater_and_less_than_compare_integer_labels() -> None:
+    assert selects("x>1", {"x": "2"}) and not selects("x>1", {"x": "1"})
+    assert selects("x<5,x>1", {"x": "3"}) and not selects("x<5", {"x": "9"})
+    assert not selects("x>1", {"x": "many"}) and not selects("x>1", {})
