@@ -2,4 +2,4 @@
 
 from apiforge.cli import main
 
-main()
+main(prog_name="apiforge")

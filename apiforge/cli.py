@@ -1,14 +1,25 @@
-"""The `apiforge` command line. It sits above both halves: `generate`/`new` use the compiler, `serve` runs the
-generated server (imported only then, so generating never needs a previous generation to import)."""
+"""The `apiforge` command line. It sits above both halves: `init`/`new`/`generate` use the compiler, `serve` runs
+the project's generated server (imported only then, so generating never needs a previous generation to import).
+Every command works on the project in the current directory by default (its definitions/ and generated/)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+from apiserver.server.options import ServeOptions, serve_options
 from generator.definition import DefinitionErrors
+
+if TYPE_CHECKING:
+    from apiserver.machinery.scheme import Scheme
+
+
+SCOPE = click.option(
+    "--scope", type=click.Choice(["Namespaced", "Cluster"]), default="Namespaced", show_default=True
+)
 
 
 @click.group()
@@ -65,9 +76,7 @@ def generate(definitions_dir: Path, out_dir: Path, check: bool) -> None:
     "--group", required=True, help="API group, e.g. stable.example.com (core for the core group)."
 )
 @click.option("--kind", required=True, help="Kind, UpperCamelCase, e.g. CronTab.")
-@click.option(
-    "--scope", type=click.Choice(["Namespaced", "Cluster"]), default="Namespaced", show_default=True
-)
+@SCOPE
 @click.option(
     "--definitions",
     "definitions_dir",
@@ -77,27 +86,69 @@ def generate(definitions_dir: Path, out_dir: Path, check: bool) -> None:
 )
 def new(group: str, kind: str, scope: str, definitions_dir: Path) -> None:
     """Scaffold a definition file for a new kind."""
-    from generator.scaffold import scaffold_definition
+    from generator.scaffold import definition_path, scaffold_definition
 
-    target = definitions_dir / group / f"{kind.lower()}.yaml"
+    target = definition_path(definitions_dir, group, kind)
     if target.exists():
         click.echo(f"error: {target} already exists", err=True)
         sys.exit(1)
+    try:
+        text = scaffold_definition(group, kind, scope)
+    except ValueError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(1)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(scaffold_definition(group, kind, scope))
+    target.write_text(text)
     click.echo(f"wrote {target}; edit it, then run `make generate`")
 
 
-@main.command(
-    context_settings={
-        "ignore_unknown_options": True,
-        "allow_extra_args": True,
-        "help_option_names": [],
-    }
+@main.command()
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option(
+    "--group",
+    default="stable.example.com",
+    show_default=True,
+    help="API group of the example kind.",
 )
-@click.pass_context
-def serve(context: click.Context) -> None:
-    """Serve the generated API (see `apiforge serve --help`)."""
-    from generated.server import main as serve_generated
+@click.option("--kind", default="CronTab", show_default=True, help="The example kind.")
+@SCOPE
+def init(directory: Path, group: str, kind: str, scope: str) -> None:
+    """Lay out a new API project in DIRECTORY (new or empty): definitions/ with one example kind, a
+    Makefile (generate, check, run), a README and a .gitignore."""
+    from generator.scaffold import ProjectExists, scaffold_project
 
-    serve_generated(list(context.args))
+    try:
+        written = scaffold_project(directory, group, kind, scope)
+    except (ProjectExists, ValueError) as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(1)
+    for path in written:
+        click.echo(f"wrote {path}")
+    click.echo(f"next: cd {directory} && make generate && make run")
+
+
+@main.command()
+@serve_options
+def serve(options: ServeOptions) -> None:
+    """Serve the generated API of the project in the current directory until SIGTERM or SIGINT (then exit 0).
+    Once it listens (every worker), it writes DATA_DIR/admin.kubeconfig."""
+    from apiserver.server.cli import run
+
+    scheme, openapi_dir = _project_api()
+    run(scheme, openapi_dir, options)
+
+
+def _project_api() -> tuple[Scheme, Path]:
+    """The scheme and OpenAPI directory of the project's own generated/ package, imported from the current
+    directory: an installed apiforge ships no generated package, and an installed console script does not
+    have the current directory on its import path."""
+    sys.path.insert(0, str(Path.cwd()))
+    try:
+        from generated.server import OPENAPI_DIR, build_scheme
+    except ModuleNotFoundError as error:
+        if error.name not in ("generated", "generated.server"):
+            raise
+        raise click.ClickException(
+            f"no generated API in {Path.cwd()}: run `apiforge generate` in the project directory"
+        ) from None
+    return build_scheme(), OPENAPI_DIR

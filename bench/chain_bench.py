@@ -23,7 +23,8 @@ import orjson
 
 from apiserver.endpoints.http import ASGIApp, Message
 from apiserver.server.app import APIServer
-from apiserver.server.chain import ChainOptions, build_handler_chain
+from apiserver.server.chain import build_handler_chain
+from apiserver.server.options import ChainOptions
 from apiserver.storage import MemoryStorage
 from bench.common import Row, median, print_rows, rotated, spread
 from bench.server_bench import crontab

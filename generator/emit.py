@@ -13,18 +13,16 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from importlib import metadata
+from importlib import metadata, resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from generator.definition import Definition
 from generator.plan import Plan
 
 MANIFEST = ".manifest.json"
-_TOOL_ROOTS = (
-    Path(__file__).resolve().parent,
-    Path(__file__).resolve().parent.parent / "templates",
-)
 
 
 @dataclass(frozen=True)
@@ -39,14 +37,24 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _package_files(node: Traversable, name: str) -> Iterator[tuple[str, bytes]]:
+    """Every file of the package (its sources and the templates inside it) by name, in a stable order; read
+    through importlib.resources, so an installed generator fingerprints what it was installed with."""
+    for child in sorted(node.iterdir(), key=lambda entry: entry.name):
+        path = f"{name}/{child.name}"
+        if child.is_dir():
+            if child.name != "__pycache__":
+                yield from _package_files(child, path)
+        elif child.is_file():
+            yield path, child.read_bytes()
+
+
 def tool_fingerprint() -> str:
     """What the output depends on besides the definitions: compiler sources, templates, generator versions."""
     digest = hashlib.sha256()
-    for root in _TOOL_ROOTS:
-        for path in sorted(root.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                digest.update(str(path.relative_to(root.parent)).encode())
-                digest.update(path.read_bytes())
+    for name, data in _package_files(resources.files("generator"), "generator"):
+        digest.update(name.encode())
+        digest.update(data)
     for package in ("datamodel-code-generator", "black"):
         digest.update(f"{package}={metadata.version(package)}".encode())
     return digest.hexdigest()

@@ -17,16 +17,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
 from generator.naming import pascal
 from generator.schema_keywords import COMPACT_KEYWORDS
 from generator.schema_shorthand import CONDITION
 
-SHARED_SCHEMAS = (
-    Path(__file__).resolve().parent.parent / "templates" / "openapi" / "shared-schemas.json"
-)
+# package data (not a path beside the sources), so it loads from any install of the generator
+SHARED_SCHEMAS = resources.files("generator") / "templates" / "openapi" / "shared-schemas.json"
 META_PACKAGE = ("meta", "v1")
 """Where the shared meta/v1 models are written, relative to the output directory."""
 META_MODULE = (*META_PACKAGE, "models.py")
@@ -50,7 +49,7 @@ def _meta_components() -> dict[str, Any]:
     """The shared meta/v1 types under their short class names, lowered: ObjectMeta and the types it
     references and ListMeta as Kubernetes publishes them, and Condition as ``[]Condition`` expands
     (with the kubebuilder patterns and lengths), its status enum named as in Go (metav1.ConditionStatus)."""
-    shared = json.loads(SHARED_SCHEMAS.read_text())["schemas"]
+    shared = json.loads(SHARED_SCHEMAS.read_text(encoding="utf-8"))["schemas"]
     components: dict[str, Any] = {
         name: _rewrite_meta_refs(shared[_META + name]) for name in _SHARED_META
     }

@@ -6,7 +6,6 @@ import json
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import black
@@ -19,7 +18,6 @@ from generator.openapi import aggregate_document, group_version_document
 from generator.openapi_v2 import swagger_document
 from generator.plan import GroupPlan, Plan, VersionPlan, snake
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 # Below this many groups to render, starting worker processes (each importing the generators) costs more
 # than it saves.
 PARALLEL_FROM_GROUPS = 4
@@ -28,7 +26,8 @@ BLACK_MODE = black.Mode(line_length=100, target_versions={TargetVersion.PY311})
 
 def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
+        # the templates ship inside the package, so an installed apiforge renders without its repository
+        loader=jinja2.PackageLoader("generator", "templates"),
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,

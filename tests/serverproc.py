@@ -38,6 +38,8 @@ class ServerProcess:
     cwd: Path = REPO  # the generated package of this directory is the one served
     extra_args: tuple[str, ...] = ()
     bind_address: str = "127.0.0.1"
+    # the apiforge command: this interpreter's by default, an installed console script for the wheel test
+    command: tuple[str, ...] = (sys.executable, "-m", "apiforge")
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -55,9 +57,7 @@ class ServerProcess:
         started = time.monotonic()
         self.process = subprocess.Popen(
             [
-                sys.executable,
-                "-m",
-                "apiforge",
+                *self.command,
                 "serve",
                 "--data-dir",
                 str(self.data_dir),

@@ -1,4 +1,4 @@
-"""`apiforge serve`: options with kube-apiserver's flag names, then run until SIGTERM/SIGINT.
+"""`apiforge serve` once its options are parsed (apiserver.server.options): serve until SIGTERM/SIGINT.
 
 The admin kubeconfig is written only once the socket listens (with --workers, once every worker does), so its
 presence means "ready".
@@ -6,7 +6,6 @@ presence means "ready".
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
 import logging
@@ -23,8 +22,9 @@ import uvloop
 from apiserver.endpoints.http import ASGIApp
 from apiserver.machinery.scheme import Scheme
 from apiserver.server.app import APIServer
-from apiserver.server.chain import CHAIN_FLAGS, ChainOptions, build_handler_chain
+from apiserver.server.chain import authorizer_for, build_handler_chain
 from apiserver.server.kubeconfig import write_kubeconfig
+from apiserver.server.options import ServeOptions
 from apiserver.server.workers import Supervisor, claim_port
 from apiserver.storage import open_storage
 
@@ -48,60 +48,9 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def parse_options(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="apiforge serve", description="Serve the generated API.")
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=Path(".apiforge-data"),
-        help="where the SQLite database and admin.kubeconfig live",
-    )
-    parser.add_argument("--bind-address", default="127.0.0.1")
-    parser.add_argument("--port", "--secure-port", dest="port", type=int, default=6443)
-    parser.add_argument(
-        "--storage",
-        choices=["sqlite", "memory", "etcd"],
-        default=None,
-        help="sqlite (embedded, the default), memory (tests), or etcd (with --etcd-servers)",
-    )
-    parser.add_argument("--etcd-servers", default="", help="comma-separated etcd client URLs")
-    parser.add_argument("--etcd-prefix", default="/registry", help="the prefix of every etcd key")
-    parser.add_argument(
-        "--etcd-compaction-interval",
-        type=float,
-        default=300.0,
-        help="seconds between compactions of the storage history (0 disables), as kube-apiserver's flag",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        help="server processes on the one port, each a replica with its own watch cache (etcd only):"
-        " one Python process uses one core",
-    )
-    parser.add_argument("--log-level", default="warning")
-    for flag in CHAIN_FLAGS:
-        parser.add_argument(flag.name, type=flag.type, default=flag.default, help=flag.help)
-    options = parser.parse_args(argv)
-    options.chain = ChainOptions.from_flags(vars(options))
-    for problem in options.chain.validate():
-        parser.error(problem)
-    options.etcd_servers = [url.strip() for url in options.etcd_servers.split(",") if url.strip()]
-    options.storage = options.storage or ("etcd" if options.etcd_servers else "sqlite")
-    if options.storage == "etcd" and not options.etcd_servers:
-        parser.error("--storage etcd needs --etcd-servers")
-    if options.workers < 1:
-        parser.error("--workers must be at least 1")
-    if options.workers > 1 and options.storage != "etcd":
-        parser.error(
-            f"--workers {options.workers} needs --storage etcd: {options.storage} storage belongs to one process"
-        )
-    return options
-
-
 async def _serve(
     server: ASGIApp,
-    options: argparse.Namespace,
+    options: ServeOptions,
     listener: socket.socket | None = None,
     on_ready: Callable[[], None] | None = None,
 ) -> None:
@@ -145,7 +94,7 @@ def client_url(bind_address: str, port: int) -> str:
     return f"http://[{host.replace('%', '%25')}]:{port}"
 
 
-def announce(options: argparse.Namespace, port: int) -> None:
+def announce(options: ServeOptions, port: int) -> None:
     url = client_url(options.bind_address, port)
     write_kubeconfig(options.data_dir / "admin.kubeconfig", url)
     where = ",".join(options.etcd_servers) if options.storage == "etcd" else options.data_dir
@@ -153,14 +102,14 @@ def announce(options: argparse.Namespace, port: int) -> None:
     log.info("apiforge serving on %s (storage: %s at %s%s)", url, options.storage, where, workers)
 
 
-def serve_main(scheme: Scheme, openapi_dir: Path, argv: list[str] | None = None) -> None:
-    options = parse_options(argv)
+def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
+    """Serve ``scheme``: one process, or with --workers a supervisor of forked workers."""
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     options.data_dir.mkdir(parents=True, exist_ok=True)
     if options.workers == 1:
-        _run(scheme, openapi_dir, options)
+        _serve_process(scheme, openapi_dir, options)
         return
     try:
         reservation = claim_port(options.bind_address, options.port)
@@ -170,16 +119,16 @@ def serve_main(scheme: Scheme, openapi_dir: Path, argv: list[str] | None = None)
     supervisor = Supervisor(
         options.workers,
         reservation,
-        lambda listener, on_ready: _run(scheme, openapi_dir, options, listener, on_ready),
+        lambda listener, on_ready: _serve_process(scheme, openapi_dir, options, listener, on_ready),
         lambda port: announce(options, port),
     )
     sys.exit(supervisor.run())
 
 
-def _run(
+def _serve_process(
     scheme: Scheme,
     openapi_dir: Path,
-    options: argparse.Namespace,
+    options: ServeOptions,
     listener: socket.socket | None = None,
     on_ready: Callable[[], None] | None = None,
 ) -> None:
@@ -196,7 +145,7 @@ def _run(
         storage,
         openapi_dir,
         options.etcd_compaction_interval,
-        authorizer=options.chain.authorizer(),
+        authorizer=authorizer_for(options.chain),
     )
     # A server allocates many short-lived dicts per request; CPython's default first-generation threshold
     # (700) ran ~107 ms full collections many times a second under watch fan-out (docs/performance.md, E3).

@@ -12,12 +12,15 @@ from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner, Result
 
+import apiforge.cli
+import apiserver.server.cli
 from apiserver.authorization.authorizer import Authorizer
 from apiserver.endpoints.http import Message
 from apiserver.server.app import APIServer
-from apiserver.server.chain import ChainOptions, HandlerChain, build_handler_chain
-from apiserver.server.cli import parse_options
+from apiserver.server.chain import HandlerChain, build_handler_chain
+from apiserver.server.options import ChainOptions, ServeOptions
 from apiserver.storage import MemoryStorage
 from generated.server import OPENAPI_DIR, build_scheme
 from tests.unit.filters.support import BASE_URL, RuleAuthorizer
@@ -67,16 +70,44 @@ def test_the_options_are_validated_as_kube_apiserver_words_it() -> None:
     ]
 
 
-def test_serve_takes_the_flags_and_refuses_a_bad_mode(capsys: pytest.CaptureFixture[str]) -> None:
-    options = parse_options(
-        ["--max-requests-inflight=10", "--max-mutating-requests-inflight=0", "--audit-log-path=-"]
+def test_serve_takes_the_chain_flags_and_refuses_a_bad_mode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    served: list[ServeOptions] = []
+    monkeypatch.setattr(apiforge.cli, "_project_api", lambda: (None, Path("openapi")))
+    monkeypatch.setattr(
+        apiserver.server.cli, "run", lambda scheme, openapi_dir, options: served.append(options)
     )
-    assert options.chain == ChainOptions(10, 0, "AlwaysAllow", "-")
-    assert parse_options([]).chain == ChainOptions(400, 200, "AlwaysAllow", "")
-    with pytest.raises(SystemExit) as exited:
-        parse_options(["--authorization-mode=RBAC"])
-    assert exited.value.code == 2
-    assert 'authorization-mode "RBAC" is not supported yet' in capsys.readouterr().err
+
+    def serve_command(*arguments: str) -> Result:
+        return CliRunner().invoke(apiforge.cli.main, ["serve", *arguments])
+
+    flags = [
+        "--max-requests-inflight=10",
+        "--max-mutating-requests-inflight=0",
+        "--audit-log-path=-",
+    ]
+    assert serve_command(*flags).exit_code == 0
+    assert serve_command().exit_code == 0
+    assert [options.chain for options in served] == [
+        ChainOptions(10, 0, "AlwaysAllow", "-"),
+        ChainOptions(400, 200, "AlwaysAllow", ""),
+    ]
+    refused = serve_command("--authorization-mode=RBAC", "--max-requests-inflight=-1")
+    assert refused.exit_code == 2
+    assert (
+        '--max-requests-inflight can not be negative value; authorization-mode "RBAC" is not'
+        " supported yet: the supported modes are AlwaysAllow"
+    ) in refused.output
+    assert len(served) == 2
+    help_text = serve_command("--help").output
+    for flag in (
+        "--max-requests-inflight",
+        "--max-mutating-requests-inflight",
+        "--authorization-mode",
+        "--audit-log-path",
+    ):
+        assert flag in help_text
 
 
 def serve(

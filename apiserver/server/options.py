@@ -1,0 +1,202 @@
+"""The options of `apiforge serve`, named as kube-apiserver's flags, as click options (the one CLI library of
+every apiforge subcommand). Kept apart from the server itself so that the command line (and `--help`) loads
+without uvicorn or the runtime."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+__all__ = ["ChainOptions", "ServeOptions", "serve_options"]
+
+KUBE_AUTHORIZATION_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "Webhook", "RBAC", "Node")
+SUPPORTED_AUTHORIZATION_MODES = ("AlwaysAllow",)
+
+
+@dataclass(frozen=True, slots=True)
+class ChainOptions:
+    """The options of the filter chain (apiserver/server/chain.py), with kube-apiserver's flag names and
+    defaults."""
+
+    max_requests_inflight: int = 400
+    max_mutating_requests_inflight: int = 200
+    authorization_mode: str = "AlwaysAllow"
+    """Comma-separated modes, asked in order (kube's --authorization-mode)."""
+    audit_log_path: str = ""
+    """Where audit events go as JSON lines ("-" for standard output); none are recorded without it."""
+
+    def validate(self) -> list[str]:
+        """What is wrong with the options, worded as kube-apiserver words it where it has the check."""
+        problems = []
+        if self.max_requests_inflight < 0:
+            problems.append("--max-requests-inflight can not be negative value")
+        if self.max_mutating_requests_inflight < 0:
+            problems.append("--max-mutating-requests-inflight can not be negative value")
+        modes = [mode.strip() for mode in self.authorization_mode.split(",")]
+        for mode in modes:
+            if mode not in KUBE_AUTHORIZATION_MODES:
+                problems.append(f'authorization-mode "{mode}" is not a valid mode')
+            elif mode not in SUPPORTED_AUTHORIZATION_MODES:
+                problems.append(
+                    f'authorization-mode "{mode}" is not supported yet: the supported modes are'
+                    f" {', '.join(SUPPORTED_AUTHORIZATION_MODES)}"
+                )
+        if len(set(modes)) != len(modes):
+            problems.append(
+                f'authorization-mode "{self.authorization_mode}" has mode specified more than once'
+            )
+        return problems
+
+
+_CHAIN_DEFAULTS = ChainOptions()
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What `apiforge serve` was asked for, validated."""
+
+    data_dir: Path
+    bind_address: str
+    port: int
+    storage: str
+    etcd_servers: list[str]
+    etcd_prefix: str
+    etcd_compaction_interval: float
+    workers: int
+    log_level: str
+    chain: ChainOptions = _CHAIN_DEFAULTS
+
+
+def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None]:
+    """Give ``command`` the serve options: click parses them, this checks how they combine (a usage error,
+    exit 2, as a wrong flag) and hands ``command`` one ServeOptions."""
+
+    @click.option(
+        "--data-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=Path(".apiforge-data"),
+        show_default=True,
+        help="Where the SQLite database and admin.kubeconfig live.",
+    )
+    @click.option(
+        "--bind-address",
+        default="127.0.0.1",
+        show_default=True,
+        help="The address to listen on (0.0.0.0 or :: for every interface).",
+    )
+    @click.option(
+        "--port",
+        "--secure-port",
+        "port",
+        type=click.IntRange(0, 65535),
+        default=6443,
+        show_default=True,
+        help="The port to listen on.",
+    )
+    @click.option(
+        "--storage",
+        type=click.Choice(["sqlite", "memory", "etcd"]),
+        default=None,
+        help="sqlite (embedded, the default), memory (tests), or etcd (the default with --etcd-servers).",
+    )
+    @click.option("--etcd-servers", default="", help="Comma-separated etcd client URLs.")
+    @click.option(
+        "--etcd-prefix",
+        default="/registry",
+        show_default=True,
+        help="The prefix of every etcd key.",
+    )
+    @click.option(
+        "--etcd-compaction-interval",
+        type=float,
+        default=300.0,
+        show_default=True,
+        help="Seconds between compactions of the storage history (0 disables).",
+    )
+    @click.option(
+        "--workers",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        help="Server processes on the one port, each a replica with its own watch cache (etcd only):"
+        " one Python process uses one core.",
+    )
+    @click.option("--log-level", default="warning", show_default=True, help="uvicorn's log level.")
+    @click.option(
+        "--max-requests-inflight",
+        type=int,
+        default=_CHAIN_DEFAULTS.max_requests_inflight,
+        show_default=True,
+        help="Read-only requests served at once (0: no limit); more are answered 429.",
+    )
+    @click.option(
+        "--max-mutating-requests-inflight",
+        type=int,
+        default=_CHAIN_DEFAULTS.max_mutating_requests_inflight,
+        show_default=True,
+        help="Mutating requests served at once (0: no limit); more are answered 429.",
+    )
+    @click.option(
+        "--authorization-mode",
+        default=_CHAIN_DEFAULTS.authorization_mode,
+        show_default=True,
+        help="Comma-separated authorizers, asked in order (only AlwaysAllow so far).",
+    )
+    @click.option(
+        "--audit-log-path",
+        default=_CHAIN_DEFAULTS.audit_log_path,
+        help="Append audit events (audit.k8s.io/v1, JSON lines) to this file; '-' for standard output.",
+    )
+    @functools.wraps(command)
+    def parsed(
+        data_dir: Path,
+        bind_address: str,
+        port: int,
+        storage: str | None,
+        etcd_servers: str,
+        etcd_prefix: str,
+        etcd_compaction_interval: float,
+        workers: int,
+        log_level: str,
+        max_requests_inflight: int,
+        max_mutating_requests_inflight: int,
+        authorization_mode: str,
+        audit_log_path: str,
+    ) -> None:
+        chain = ChainOptions(
+            max_requests_inflight,
+            max_mutating_requests_inflight,
+            authorization_mode,
+            audit_log_path,
+        )
+        problems = chain.validate()
+        if problems:
+            raise click.UsageError("; ".join(problems))
+        servers = [url.strip() for url in etcd_servers.split(",") if url.strip()]
+        storage = storage or ("etcd" if servers else "sqlite")
+        if storage == "etcd" and not servers:
+            raise click.UsageError("--storage etcd needs --etcd-servers")
+        if workers > 1 and storage != "etcd":
+            raise click.UsageError(
+                f"--workers {workers} needs --storage etcd: {storage} storage belongs to one process"
+            )
+        command(
+            ServeOptions(
+                data_dir,
+                bind_address,
+                port,
+                storage,
+                servers,
+                etcd_prefix,
+                etcd_compaction_interval,
+                workers,
+                log_level,
+                chain,
+            )
+        )
+
+    return parsed
