@@ -13,6 +13,7 @@ Run from the repository root: ``.venv/bin/python -m bench.chain_bench``.
 from __future__ import annotations
 
 import asyncio
+import gc
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -24,6 +25,7 @@ import orjson
 from apiserver.endpoints.http import ASGIApp, Message
 from apiserver.server.app import APIServer
 from apiserver.server.chain import build_handler_chain
+from apiserver.server.cli import GC_THRESHOLD
 from apiserver.server.options import ChainOptions
 from apiserver.storage import MemoryStorage
 from bench.common import Row, median, print_rows, rotated, spread
@@ -78,6 +80,7 @@ async def cpu_per_request(app: ASGIApp, headers: list[tuple[bytes, bytes]]) -> f
     """µs of this process's CPU per GET, over REQUESTS of them; each request gets a fresh scope (the
     chain writes to it), as uvicorn builds one per request."""
     send = Answers()
+    gc.collect()  # no sample pays for garbage another left
     started = time.process_time()
     for _ in range(REQUESTS):
         await app(scope_of(list(headers)), receive, send)
@@ -115,7 +118,12 @@ async def measure() -> dict[str, list[float]]:
 
 
 def run() -> list[Row]:
-    samples = asyncio.run(measure())
+    previous = gc.get_threshold()
+    gc.set_threshold(GC_THRESHOLD, 20, 100)  # as `apiforge serve` runs
+    try:
+        samples = asyncio.run(measure())
+    finally:
+        gc.set_threshold(*previous)
     base = median(samples["server"])
     rows = [
         Row("chain", f"{name}: CPU µs per GET", spread(values, ",.1f"))
