@@ -20,6 +20,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from generator.definition import Definition
+from generator.load import builtin_definitions
 from generator.plan import Plan
 
 MANIFEST = ".manifest.json"
@@ -65,8 +66,15 @@ def unit_fingerprints(plan: Plan, definitions_dir: Path) -> dict[str, str]:
     same project gives the same manifest however the directory was named on the command line."""
     tool = tool_fingerprint()
 
+    builtin_dir = builtin_definitions()
+
+    def relative(source: Path) -> Path:
+        if source.is_relative_to(builtin_dir):
+            return Path("<builtin>") / source.relative_to(builtin_dir)
+        return source.relative_to(definitions_dir)
+
     def portable(definitions: tuple[Definition, ...]) -> str:
-        return repr([replace(d, source=d.source.relative_to(definitions_dir)) for d in definitions])
+        return repr([replace(d, source=relative(d.source)) for d in definitions])
 
     fingerprints = {
         group.package: _sha256((tool + portable(group.definitions)).encode())

@@ -10,6 +10,7 @@ path in the Definition's own vocabulary and the map turns it into the file, line
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,13 +94,25 @@ def load_documents(documents: list[YamlDocument]) -> Loaded:
     return Loaded(definitions, sources)
 
 
+def builtin_definitions() -> Path:
+    """The definitions of the kinds every server has (core/v1 Namespace, ConfigMap, Secret, Service, Event, the
+    access reviews), shipped with the `builtin` package that holds their behaviour, as kube-apiserver always
+    serves its own kinds: a project's definitions add to them. Found as package data, not imported."""
+    spec = importlib.util.find_spec("builtin")
+    assert spec is not None and spec.submodule_search_locations, (
+        "the builtin package is not installed"
+    )
+    return Path(next(iter(spec.submodule_search_locations))) / "definitions"
+
+
 def load(directory: Path) -> Loaded:
-    """Load every definition file under ``directory``; raises DefinitionErrors with every error of every file."""
+    """Load the built-in definitions and every definition file under ``directory``; raises DefinitionErrors
+    with every error of every file."""
     if not directory.is_dir():
         raise DefinitionErrors([DefinitionError(directory, 1, "", "no such definitions directory")])
     documents: list[YamlDocument] = []
     errors: list[DefinitionError] = []
-    for file in definition_files(directory):
+    for file in [*definition_files(builtin_definitions()), *definition_files(directory)]:
         try:
             documents.extend(read_file(file))
         except DefinitionErrors as exc:

@@ -140,8 +140,6 @@ def project(installed: Installed, workspace: Path) -> Path:
         for path in (project / "definitions").rglob("*.yaml")
     )
     assert definitions == ["stable.example.com/crontab.yaml"]
-    # until builtin/ ships the core definitions
-    shutil.copytree(REPO / "definitions" / "core", project / "definitions" / "core")
     installed.run(
         "apiforge", "new", "--group", "tools.example.com", "--kind", "Gadget", cwd=project
     )

@@ -42,7 +42,7 @@ import pytest
 import yaml
 
 from generator.pipeline import GenerateConfig, generate
-from tests.serverproc import CONFORMANCE, REPO, ServerProcess, free_port
+from tests.serverproc import CONFORMANCE, ServerProcess, free_port
 
 CASES: Final = CONFORMANCE / "validation-cases" / "kubectl-validate"
 CEL_BASIC: Final = CASES / "crds" / "cel_basic.yaml"
@@ -60,7 +60,7 @@ SERVED: Final = {
 MISSPELT_KINDS: Final = {("v1", "configmap"): SERVED[("v1", "ConfigMap")]}
 
 NOT_SERVED: Final = {
-    "Pod": "Pod is not served (definitions/core holds ConfigMap, Secret, Namespace, Event)",
+    "Pod": "Pod is not served (builtin/definitions/core holds ConfigMap, Secret, Namespace, Service, Event)",
     "Deployment": "apps/v1 Deployment is not served",
     "APIService": "apiregistration.k8s.io APIService is not served",
     "CustomResourceDefinition": "apiextensions.k8s.io is not served: CRDs are compiled by `apiforge generate`,"
@@ -162,8 +162,7 @@ def expected_status(recorded: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("validation-project")
-    shutil.copytree(REPO / "definitions" / "core", root / "definitions" / "core")
-    (root / "definitions" / "stable.example.com").mkdir()
+    (root / "definitions" / "stable.example.com").mkdir(parents=True)
     shutil.copy(CEL_BASIC, root / "definitions" / "stable.example.com" / "celbasic.yaml")
     generate(GenerateConfig(root / "definitions", root / "generated"))
     return root

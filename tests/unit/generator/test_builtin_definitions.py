@@ -1,0 +1,41 @@
+"""The built-in kinds ship with apiforge (builtin/definitions) and every project gets them, as every
+kube-apiserver serves its own kinds: an empty project still has namespaces, and a project cannot define a
+built-in kind again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.definition import DefinitionErrors
+from generator.load import builtin_definitions, load_checked
+
+
+def test_an_empty_project_has_the_built_in_kinds(tmp_path: Path) -> None:
+    kinds = {(d.group, d.kind) for d in load_checked(tmp_path)}
+    assert {
+        ("", "Namespace"),
+        ("", "ConfigMap"),
+        ("", "Secret"),
+        ("", "Service"),
+        ("", "Event"),
+    } <= kinds
+    assert ("authorization.k8s.io", "SelfSubjectAccessReview") in kinds
+    assert all(d.server.builtin for d in load_checked(tmp_path))
+
+
+def test_a_project_cannot_define_a_built_in_kind_again(tmp_path: Path) -> None:
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "configmap.yaml").write_text(
+        "group: core\nkind: ConfigMap\nversions:\n  v1:\n    schema: {data: object}\n"
+    )
+    with pytest.raises(DefinitionErrors) as failure:
+        load_checked(tmp_path)
+    errors = failure.value.errors
+    assert {error.file for error in errors} == {tmp_path / "core" / "configmap.yaml"}
+    messages = [error.message for error in errors]
+    assert any(
+        'kind "ConfigMap" of group core is already claimed by ConfigMap' in m for m in messages
+    )
+    assert all(str(builtin_definitions() / "core" / "configmap.yaml") in m for m in messages)
