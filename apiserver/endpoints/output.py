@@ -91,6 +91,8 @@ _KNOWN_TYPES = frozenset((*_ANY_JSON, "application/yaml", protobuf.CONTENT_TYPE)
 def acceptable(accept: str) -> bool:
     """Whether any media range of ``accept`` names a type the server speaks (YAML is answered as JSON, its
     subset); kube answers 406 when none does."""
+    if not accept or "application/json" in accept or "*/*" in accept:  # every client's, cheaply
+        return True
     return any(
         media_range.split(";", 1)[0].strip().lower() in _KNOWN_TYPES
         for media_range in accept.split(",")

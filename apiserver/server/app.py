@@ -50,6 +50,7 @@ VERSION_INFO = {
     "platform": "linux/amd64",
 }
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+_HEALTH_PREFIXES = tuple(f"{path}/" for path in HEALTH_PATHS)
 
 
 class APIServer:
@@ -150,7 +151,7 @@ class APIServer:
         if path == "/version":
             await respond(send, 200, self.version_body)
             return
-        if path in HEALTH_PATHS or path.startswith(tuple(p + "/" for p in HEALTH_PATHS)):
+        if path in HEALTH_PATHS or path.startswith(_HEALTH_PREFIXES):
             await respond_text(send, 200, "ok")
             return
         if path.startswith("/openapi/"):
