@@ -3,6 +3,7 @@ framework's per-request cost would be most of a GET's (see DESIGN.md, "Measured 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,7 @@ MAX_BODY_BYTES = (
     3 * 1024 * 1024
 )  # kube-apiserver's default request size limit for JSON bodies is 3 MiB
 JSON = b"application/json"
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # Unicode's control characters (category Cc)
 _TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))
 _FALSE = frozenset(("", "0", "f", "F", "FALSE", "false", "False"))
 
@@ -100,8 +102,12 @@ def parse_query(query_string: bytes) -> dict[str, str]:
     return dict(parse_qsl(query_string.decode("latin-1"), keep_blank_values=True))
 
 
-def warning_header(text: str) -> bytes:
-    """RFC 7234 warning with code 299, the text a valid quoted-string (kubectl drops malformed ones)."""
+def warning_header(text: str) -> bytes | None:
+    """RFC 7234 warning with code 299, the text a valid quoted-string (kubectl drops malformed ones); None for
+    a text with a control character, which no header may carry: kube's recorder drops such a warning
+    (net.NewWarningHeader refuses it), so the response it rides on is always answerable."""
+    if _CONTROL.search(text):
+        return None
     escaped = text.replace("\\", "\\\\").replace('"', '\\"')
     return f'299 - "{escaped}"'.encode()
 
@@ -118,7 +124,9 @@ def _start(
     if headers:
         all_headers.extend(headers)
     for text in warnings or ():
-        all_headers.append((b"warning", warning_header(text)))
+        header = warning_header(text)
+        if header is not None:
+            all_headers.append((b"warning", header))
     return {"type": "http.response.start", "status": status, "headers": all_headers}
 
 

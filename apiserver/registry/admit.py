@@ -7,6 +7,8 @@ whoever writes it.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -21,6 +23,7 @@ from apiserver.schema.cel import validate_rules
 from apiserver.schema.ratchet import ratchet
 
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
+_C1_AND_DEL = re.compile("[\x7f-\x9f]")  # the control characters JSON leaves as they are
 Track = Callable[[Object], None]
 
 
@@ -39,6 +42,13 @@ class WriteOptions:
     def warn(self, messages: list[str]) -> None:
         """Add warnings once each: an update's pipeline runs again after a conflict."""
         self.warnings.extend(m for m in messages if m not in self.warnings)
+
+
+def go_quoted(text: str) -> str:
+    """Go's %q, as kube quotes a field path in its messages: control characters escaped, so that a field
+    named with a newline still makes a valid Warning header."""
+    quoted = json.dumps(text, ensure_ascii=False)  # escapes C0 controls, quotes and backslashes
+    return _C1_AND_DEL.sub(lambda match: f"\\u{ord(match.group()):04x}", quoted)
 
 
 def cannot_handle(resource: ResourceType, version: VersionType, detail: str) -> errors.APIError:
@@ -81,10 +91,10 @@ async def admit(
     warnings: list[str] = []
     unknown = prune(obj, version.schema)
     if unknown and options.field_validation == "Strict":
-        detail = ", ".join(f'unknown field "{path}"' for path in unknown)
+        detail = ", ".join(f"unknown field {go_quoted(path)}" for path in unknown)
         raise cannot_handle(resource, version, f"strict decoding error: {detail}")
     if unknown and options.field_validation == "Warn":
-        warnings.extend(f'unknown field "{path}"' for path in unknown)
+        warnings.extend(f"unknown field {go_quoted(path)}" for path in unknown)
     prune_nulls(obj, version.schema)  # kube drops nulls of non-nullable fields without defaults
     if version.defaulter is not None:
         version.defaulter(obj)

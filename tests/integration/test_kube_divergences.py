@@ -98,3 +98,22 @@ def test_an_accept_header_of_nothing_the_server_speaks_is_406_before_anything_ha
     )
     assert client.get(NAMESPACED + "/kd-406").status_code == 404  # the create never happened
     assert client.get(NAMESPACED, headers={"accept": "text/html, */*"}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "field", ["a\nb", "tab\there", "nul\x00", "bell\x07", "del\x7f", 'quote"d']
+)
+def test_an_unknown_field_named_with_a_control_character_still_gets_an_answer(
+    client: httpx.Client, field: str
+) -> None:
+    """The default fieldValidation=Warn names unknown fields in a Warning header: kube quotes the path as Go's
+    %q does, so the header stays valid and the write that landed is answered (issue 15: the connection
+    dropped after the write, and a retry got 409)."""
+    name = f"kd-warn-{sum(map(ord, field))}"
+    body = {"metadata": {"name": name}, "data": {"k": "v"}, field: 1}
+    response = client.post(NAMESPACED, json=body)
+    assert response.status_code == 201, response.text
+    warning = response.headers["warning"]
+    assert warning.startswith('299 - "unknown field ')
+    assert not any(ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F for char in warning)
+    assert client.get(f"{NAMESPACED}/{name}").status_code == 200

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from apiserver.endpoints.http import Message, respond, respond_parts
+from apiserver.endpoints.http import Message, respond, respond_parts, warning_header
 
 HEADERS = [(b"etag", b'"1"')]
 WARNINGS = ['a "quoted" warning']
@@ -43,3 +43,10 @@ def test_one_part_is_exactly_respond_and_no_parts_an_empty_body() -> None:
     start, body = sent([])
     assert (b"content-length", b"0") in start["headers"]
     assert body == {"type": "http.response.body", "body": b""}
+
+
+def test_a_warning_with_a_control_character_is_dropped_as_kubes_recorder_drops_it() -> None:
+    # net.NewWarningHeader refuses control characters; the recorder then adds nothing
+    assert warning_header('fine \\ and "quoted"') == b'299 - "fine \\\\ and \\"quoted\\""'
+    assert warning_header("line\nbreak") is None
+    assert warning_header("c1 \x85 control") is None
