@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import signal
 import socket
 import sys
@@ -102,12 +103,19 @@ def announce(options: ServeOptions, port: int) -> None:
     log.info("apiforge serving on %s (storage: %s at %s%s)", url, options.storage, where, workers)
 
 
+def prepare_data_dir(data_dir: Path) -> None:
+    """The data directory holds the database (every Secret) and the kubeconfig: its owner's only (0700),
+    whatever the umask, as k3s keeps its data directory."""
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(data_dir, 0o700)
+
+
 def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
     """Serve ``scheme``: one process, or with --workers a supervisor of forked workers."""
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    options.data_dir.mkdir(parents=True, exist_ok=True)
+    prepare_data_dir(options.data_dir)
     if options.workers == 1:
         _serve_process(scheme, openapi_dir, options)
         return

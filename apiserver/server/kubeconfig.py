@@ -29,6 +29,9 @@ def kubeconfig_text(server_url: str) -> str:
 def write_kubeconfig(path: Path, server_url: str) -> None:
     """Written atomically and private (0600): a client reading it never sees half a file."""
     temporary = path.with_suffix(".tmp")
-    temporary.write_text(kubeconfig_text(server_url))
+    # created 0600, never readable by others even for a moment, whatever the umask
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(kubeconfig_text(server_url))
     os.chmod(temporary, 0o600)
     os.replace(temporary, path)

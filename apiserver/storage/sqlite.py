@@ -105,8 +105,17 @@ def _names(prefix: str, lower: str, above: str = ">=") -> _Names:
     return f"l.name {above} ? AND l.name < ?", (lower, end)
 
 
+def _private(path: Path) -> None:
+    """Create ``path`` readable by its owner only (0600), whatever the umask, and make an existing one so:
+    the database holds every Secret. SQLite creates the WAL and shared-memory files with the database
+    file's permissions."""
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    os.chmod(path, 0o600)
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     """A connection in autocommit mode: transactions are explicit, so a read is one snapshot."""
+    _private(path)
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     db.execute("PRAGMA busy_timeout = 5000")
     db.execute("PRAGMA synchronous = FULL")
@@ -117,6 +126,7 @@ def _lock(path: Path) -> IO[str]:
     """Hold an exclusive flock next to the database for as long as the returned file stays open."""
     path.parent.mkdir(parents=True, exist_ok=True)
     lock_path = path.with_name(path.name + ".lock")
+    _private(lock_path)
     lock_file = open(lock_path, "a+")  # noqa: SIM115 - stays open (and locked) until close()
     try:
         fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
