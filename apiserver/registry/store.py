@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -447,7 +447,7 @@ class Store:
         if len(written) > WRITTEN_CAPACITY:  # the cache is not following (restarting)
             written.popitem(last=False)
 
-    def _refuse_invalid(self, obj: Object, causes: list[Cause]) -> None:
+    def _refuse_invalid(self, obj: Object, causes: Sequence[Cause]) -> None:
         """422 Invalid for what the strategy's Validate or ValidateUpdate found (kube's BeforeCreate and
         BeforeUpdate), named after the object. Its causes are kube's field.Errors: one without a field is on
         the whole object (``field.NewPath("")``)."""

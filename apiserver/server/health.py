@@ -53,7 +53,9 @@ class Health:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         ping = Check("ping", _ok)
-        logging_check = Check("log", _ok)  # kube's checks that the log flushes; ours writes synchronously
+        logging_check = Check(
+            "log", _ok
+        )  # kube's checks that the log flushes; ours writes synchronously
         storage_check = Check("etcd", self._storage_probe)
         self.checks: dict[str, tuple[Check, ...]] = {
             "healthz": (ping, logging_check, storage_check),
@@ -99,9 +101,7 @@ class Health:
         """kube's handleRootHealth: every check not excluded, concurrently, listed in order; an excluded one
         is listed as ``[+]name excluded: ok`` (healthz_test.go)."""
         running = [c for c in checks if c.name not in excluded]
-        reasons = dict(
-            zip(running, await asyncio.gather(*(_run(c) for c in running)), strict=True)
-        )
+        reasons = dict(zip(running, await asyncio.gather(*(_run(c) for c in running)), strict=True))
         lines: list[str] = []
         failed: list[str] = []
         for check in checks:
@@ -119,7 +119,9 @@ class Health:
         listing = "".join(lines)
         if failed:
             log.warning("%s check failed: %s", endpoint, "; ".join(failed))
-            await _respond(send, 500, f"{listing}{endpoint} check failed\n")  # Go's http.Error adds \n
+            await _respond(
+                send, 500, f"{listing}{endpoint} check failed\n"
+            )  # Go's http.Error adds \n
         elif verbose:
             await _respond(send, 200, f"{listing}{endpoint} check passed\n")
         else:

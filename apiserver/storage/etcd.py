@@ -38,7 +38,6 @@ import grpc.aio
 from aetcd import rpc
 
 from apiserver.storage.interface import (
-    check_value_size,
     CompactedError,
     EventType,
     FutureRevisionError,
@@ -51,6 +50,7 @@ from apiserver.storage.interface import (
     StorageEvent,
     StorageUnavailableError,
     ValueTooLargeError,
+    check_value_size,
 )
 
 log = logging.getLogger(__name__)

@@ -113,7 +113,9 @@ class ValueTooLargeError(StorageError):
 MAX_REQUEST_BYTES: Final = 1536 * 1024
 """etcd's default ``--max-request-bytes`` (1.5 MiB, https://etcd.io/docs/v3.5/dev-guide/limit/): every backend
 refuses what etcd would, so that an object storable on SQLite or in memory is storable on etcd too."""
-_REQUEST_OVERHEAD: Final = 512  # the transaction's framing around the key (compared, put) and the value
+_REQUEST_OVERHEAD: Final = (
+    512  # the transaction's framing around the key (compared, put) and the value
+)
 REQUEST_TOO_LARGE: Final = "etcdserver: request is too large"
 """etcd's own words (rpctypes.ErrRequestTooLarge), which kube-apiserver passes to the client as the message."""
 

@@ -12,7 +12,6 @@ from bisect import bisect_right
 
 from apiserver.storage.fanout import DEFAULT_WATCH_CAPACITY, WatchHub, WatchStream
 from apiserver.storage.interface import (
-    check_value_size,
     CompactedError,
     EventType,
     FutureRevisionError,
@@ -22,6 +21,7 @@ from apiserver.storage.interface import (
     ListResult,
     RevisionConflictError,
     StorageEvent,
+    check_value_size,
 )
 
 

@@ -32,7 +32,6 @@ from typing import IO, TypeVar
 
 from apiserver.storage.fanout import DEFAULT_WATCH_CAPACITY, WatchHub, WatchStream
 from apiserver.storage.interface import (
-    check_value_size,
     CompactedError,
     EventType,
     FutureRevisionError,
@@ -43,6 +42,7 @@ from apiserver.storage.interface import (
     RevisionConflictError,
     StorageError,
     StorageEvent,
+    check_value_size,
 )
 
 T = TypeVar("T")

@@ -56,7 +56,9 @@ def crontab(name: str, image_bytes: int) -> dict[str, object]:
     }
 
 
-def assert_status(response: httpx.Response, code: int, reason: str, message: str) -> dict[str, object]:
+def assert_status(
+    response: httpx.Response, code: int, reason: str, message: str
+) -> dict[str, object]:
     assert response.status_code == code, response.text[:500]
     status = response.json()
     assert (status["kind"], status["code"], status["reason"]) == ("Status", code, reason)
@@ -73,7 +75,10 @@ def assert_absent(http: httpx.Client, collection: str, name: str) -> None:
 def test_configmap_with_data_over_1mib_is_invalid(http: httpx.Client) -> None:
     body = {"metadata": {"name": "over"}, "data": {"a": "x" * MIB, "b": "y"}}
     status = assert_status(
-        http.post(CONFIGMAPS, json=body), 422, "Invalid", f'ConfigMap "over" is invalid: : {TOO_LONG}'
+        http.post(CONFIGMAPS, json=body),
+        422,
+        "Invalid",
+        f'ConfigMap "over" is invalid: : {TOO_LONG}',
     )
     assert status["details"]["causes"] == [{"reason": "FieldValueTooLong", "message": TOO_LONG}]  # type: ignore[index]
     assert_absent(http, CONFIGMAPS, "over")
@@ -103,12 +108,17 @@ def test_custom_resource_applied_over_the_storage_limit_is_413(http: httpx.Clien
 def test_secret_string_data_over_1mib_is_invalid(http: httpx.Client) -> None:
     body = {"metadata": {"name": "strings"}, "stringData": {"a": "x" * (MIB + 1)}}
     assert_status(
-        http.post(SECRETS, json=body), 422, "Invalid", f'Secret "strings" is invalid: data: {TOO_LONG}'
+        http.post(SECRETS, json=body),
+        422,
+        "Invalid",
+        f'Secret "strings" is invalid: data: {TOO_LONG}',
     )
     assert_absent(http, SECRETS, "strings")
 
 
-def test_secret_string_data_whose_stored_bytes_are_over_the_limit_is_413(http: httpx.Client) -> None:
+def test_secret_string_data_whose_stored_bytes_are_over_the_limit_is_413(
+    http: httpx.Client,
+) -> None:
     # 1 MiB of data is allowed; stored as base64 (1.33 MiB) beside 250 KB of annotations it is not
     body = {"metadata": {"name": "stored", "annotations": {"a": "z" * 250_000}},
             "stringData": {"a": "x" * MIB}}  # fmt: skip

@@ -51,7 +51,9 @@ def crontab(name: str, image_bytes: int) -> dict[str, object]:
     }
 
 
-def assert_status(response: httpx.Response, code: int, reason: str, message: str) -> dict[str, object]:
+def assert_status(
+    response: httpx.Response, code: int, reason: str, message: str
+) -> dict[str, object]:
     assert response.status_code == code, response.text[:500]
     status = response.json()
     assert (status["kind"], status["code"], status["reason"]) == ("Status", code, reason)
@@ -61,7 +63,9 @@ def assert_status(response: httpx.Response, code: int, reason: str, message: str
 
 def assert_invalid(response: httpx.Response, kind: str, name: str, field: str) -> None:
     prefix = f"{field}: " if field else ": "  # kube prints an empty field path as such
-    status = assert_status(response, 422, "Invalid", f'{kind} "{name}" is invalid: {prefix}{TOO_LONG}')
+    status = assert_status(
+        response, 422, "Invalid", f'{kind} "{name}" is invalid: {prefix}{TOO_LONG}'
+    )
     cause = {"reason": "FieldValueTooLong", "message": TOO_LONG}
     assert status["details"]["causes"] == [{**cause, "field": field} if field else cause]  # type: ignore[index]
 
@@ -88,9 +92,13 @@ def test_configmap_counts_utf8_bytes_and_decoded_binary_data(client: httpx.Clien
     assert_invalid(client.post(CONFIGMAPS, json=body), "ConfigMap", "mixed", "")
 
 
-def test_configmap_update_over_1mib_is_invalid_and_keeps_the_stored_object(client: httpx.Client) -> None:
+def test_configmap_update_over_1mib_is_invalid_and_keeps_the_stored_object(
+    client: httpx.Client,
+) -> None:
     assert client.post(CONFIGMAPS, json=configmap("grows", data={"a": "small"})).status_code == 201
-    response = client.put(f"{CONFIGMAPS}/grows", json=configmap("grows", data={"a": "x" * (MIB + 1)}))
+    response = client.put(
+        f"{CONFIGMAPS}/grows", json=configmap("grows", data={"a": "x" * (MIB + 1)})
+    )
     assert_invalid(response, "ConfigMap", "grows", "")
     assert client.get(f"{CONFIGMAPS}/grows").json()["data"] == {"a": "small"}
 
@@ -103,7 +111,9 @@ def test_configmap_server_side_apply_over_1mib_is_invalid(client: httpx.Client) 
 
 
 def test_secret_string_data_over_1mib_is_invalid_on_data(client: httpx.Client) -> None:
-    body = secret("strings", stringData={"a": "x" * MIB}, data={"b": base64.b64encode(b"y").decode()})
+    body = secret(
+        "strings", stringData={"a": "x" * MIB}, data={"b": base64.b64encode(b"y").decode()}
+    )
     assert_invalid(client.post(SECRETS, json=body), "Secret", "strings", "data")
     assert_absent(client, f"{SECRETS}/strings")
 
@@ -134,7 +144,9 @@ def test_custom_resource_applied_over_the_request_limit_is_413(client: httpx.Cli
     assert_absent(client, f"{CRONTABS}/applied")
 
 
-def test_custom_resource_grown_over_the_request_limit_by_a_patch_is_413(client: httpx.Client) -> None:
+def test_custom_resource_grown_over_the_request_limit_by_a_patch_is_413(
+    client: httpx.Client,
+) -> None:
     assert client.post(CRONTABS, json=crontab("patched", 10)).status_code == 201
     patch = {"spec": {"image": "i" * (1600 * 1024)}}
     response = client.patch(
