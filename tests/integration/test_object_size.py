@@ -9,61 +9,33 @@ accepted it and etcd made it a 500."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import orjson
 import pytest
 
-from tests.etcdproc import EtcdProcess
-from tests.serverproc import ServerProcess, free_port
+from tests.objectsize import (
+    APPLY,
+    CONFIGMAPS,
+    CRONTABS,
+    MIB,
+    SECRETS,
+    TOO_LARGE,
+    TOO_LONG,
+    assert_status,
+    crontab,
+)
+from tests.serverproc import client_on_backend
 
 pytestmark = pytest.mark.timeout(120)
-MIB = 1024 * 1024
-CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
-SECRETS = "/api/v1/namespaces/default/secrets"
-CRONTABS = "/apis/stable.example.com/v1/namespaces/default/crontabs"
-APPLY = {"Content-Type": "application/apply-patch+yaml"}
-TOO_LONG = "Too long: may not be more than 1048576 bytes"
-TOO_LARGE = "etcdserver: request is too large"
 
 
 @pytest.fixture(scope="module", params=["sqlite", "etcd"])
 def http(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[httpx.Client]:
-    extra: tuple[str, ...] = ()
-    if request.param == "etcd":
-        etcd: EtcdProcess = request.getfixturevalue("etcd")
-        extra = ("--etcd-servers", etcd.url)
-    server = ServerProcess(
-        Path(tmp_path_factory.mktemp("data")), free_port(), storage=request.param, extra_args=extra
-    )
-    server.start()
-    try:
-        with httpx.Client(base_url=server.url, timeout=30) as client:
-            yield client
-    finally:
-        server.stop()
-
-
-def crontab(name: str, image_bytes: int) -> dict[str, object]:
-    return {
-        "apiVersion": "stable.example.com/v1",
-        "kind": "CronTab",
-        "metadata": {"name": name},
-        "spec": {"cronSpec": "* * * * *", "image": "i" * image_bytes},
-    }
-
-
-def assert_status(
-    response: httpx.Response, code: int, reason: str, message: str
-) -> dict[str, object]:
-    assert response.status_code == code, response.text[:500]
-    status = response.json()
-    assert (status["kind"], status["code"], status["reason"]) == ("Status", code, reason)
-    assert status["message"] == message
-    return dict(status)
+    with client_on_backend(request, tmp_path_factory, timeout=30) as client:
+        yield client
 
 
 def assert_absent(http: httpx.Client, collection: str, name: str) -> None:

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.etcdproc import EtcdProcess, running_etcd
-from tests.serverproc import ServerProcess, free_port
+from tests.serverproc import client_on_backend
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -28,18 +27,8 @@ def own_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdProcess]:
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, httpx.Client]]:
-    extra: tuple[str, ...] = ()
-    if request.param == "etcd":
-        extra = ("--etcd-servers", request.getfixturevalue("own_etcd").url)
-    process = ServerProcess(
-        Path(tmp_path_factory.mktemp("data")), free_port(), storage=request.param, extra_args=extra
-    )
-    process.start()
-    try:
-        with httpx.Client(base_url=process.url, timeout=20) as client:
-            yield request.param, client
-    finally:
-        process.stop()
+    with client_on_backend(request, tmp_path_factory, etcd_fixture="own_etcd") as client:
+        yield request.param, client
 
 
 def wait_for(client: httpx.Client, path: str, status: int, within: float = 20.0) -> httpx.Response:

@@ -18,14 +18,17 @@ import orjson
 import pytest
 
 from tests.inprocess import InProcessServer
-
-MIB = 1024 * 1024
-CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
-SECRETS = "/api/v1/namespaces/default/secrets"
-CRONTABS = "/apis/stable.example.com/v1/namespaces/default/crontabs"
-APPLY = {"Content-Type": "application/apply-patch+yaml"}
-TOO_LONG = "Too long: may not be more than 1048576 bytes"
-TOO_LARGE = "etcdserver: request is too large"
+from tests.objectsize import (
+    APPLY,
+    CONFIGMAPS,
+    CRONTABS,
+    MIB,
+    SECRETS,
+    TOO_LARGE,
+    TOO_LONG,
+    assert_status,
+    crontab,
+)
 
 
 @pytest.fixture(scope="module")
@@ -40,25 +43,6 @@ def configmap(name: str, **fields: object) -> dict[str, object]:
 
 def secret(name: str, **fields: object) -> dict[str, object]:
     return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, **fields}
-
-
-def crontab(name: str, image_bytes: int) -> dict[str, object]:
-    return {
-        "apiVersion": "stable.example.com/v1",
-        "kind": "CronTab",
-        "metadata": {"name": name},
-        "spec": {"cronSpec": "* * * * *", "image": "i" * image_bytes},
-    }
-
-
-def assert_status(
-    response: httpx.Response, code: int, reason: str, message: str
-) -> dict[str, object]:
-    assert response.status_code == code, response.text[:500]
-    status = response.json()
-    assert (status["kind"], status["code"], status["reason"]) == ("Status", code, reason)
-    assert status["message"] == message
-    return dict(status)
 
 
 def assert_invalid(response: httpx.Response, kind: str, name: str, field: str) -> None:
