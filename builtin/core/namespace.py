@@ -15,6 +15,9 @@ from apiserver.machinery.objects import Object
 from apiserver.registry.context import ServerContext
 from apiserver.registry.store import ListOptions, Store
 from apiserver.registry.strategy import Strategy
+from apiserver.schema import causes
+from apiserver.schema.causes import Cause
+from apiserver.schema.objectmeta import is_dns1123_label
 from apiserver.storage.interface import StorageError
 
 log = logging.getLogger(__name__)
@@ -40,6 +43,12 @@ class NamespaceStrategy(Strategy):
         finalizers = spec.setdefault("finalizers", [])
         if "kubernetes" not in finalizers:
             finalizers.append("kubernetes")
+
+    def validate(self, obj: Object) -> list[Cause]:
+        """A namespace's name is a DNS label, not a subdomain (kube's ValidateNamespaceName): a name with a
+        dot or over 63 characters could not be used in the names of what lives in it."""
+        name = (obj.get("metadata") or {}).get("name") or ""
+        return [causes.invalid("metadata.name", name, error) for error in is_dns1123_label(name)]
 
     def finalized_later(self, obj: Object) -> bool:
         return bool((obj.get("spec") or {}).get("finalizers"))

@@ -117,3 +117,18 @@ def test_an_unknown_field_named_with_a_control_character_still_gets_an_answer(
     assert warning.startswith('299 - "unknown field ')
     assert not any(ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F for char in warning)
     assert client.get(f"{NAMESPACED}/{name}").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("a.b", 'metadata.name: Invalid value: "a.b": must not contain dots'),
+        ("n" * 64, "must be no more than 63 characters"),
+    ],
+)
+def test_a_namespace_name_is_a_dns_label(client: httpx.Client, name: str, message: str) -> None:
+    # kube's ValidateNamespace: ValidateObjectMeta with ValidateNamespaceName (a DNS-1123 label)
+    response = client.post("/api/v1/namespaces", json={"metadata": {"name": name}})
+    assert response.status_code == 422, response.text
+    assert message in response.json()["message"]
+    assert client.get(f"/api/v1/namespaces/{name}").status_code == 404
