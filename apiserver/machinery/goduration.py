@@ -15,23 +15,28 @@ _UNITS = {
     "m": 60.0,
     "h": 3600.0,
 }
-_DURATION_PART = re.compile(r"([0-9]+\.?[0-9]*|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+_PART = re.compile(r"([0-9]+\.?[0-9]*|\.[0-9]+)([^0-9.]*)")
 
 
 def parse_go_duration(text: str) -> float:
     """Seconds of a Go duration (time.ParseDuration: "1m30s", "1.5h", "-2s", "0"); ValueError with Go's
     message otherwise."""
-    invalid = ValueError(f'time: invalid duration "{text}"')
+    quoted = f'"{text}"'
     body = text[1:] if text[:1] in ("+", "-") else text
     if body == "0":
         return 0.0
     if not body:
-        raise invalid
+        raise ValueError(f"time: invalid duration {quoted}")
     total, position = 0.0, 0
     while position < len(body):
-        match = _DURATION_PART.match(body, position)
+        match = _PART.match(body, position)
         if match is None:
-            raise invalid
-        total += float(match[1]) * _UNITS[match[2]]
+            raise ValueError(f"time: invalid duration {quoted}")
+        number, unit = match.groups()
+        if not unit:
+            raise ValueError(f"time: missing unit in duration {quoted}")
+        if unit not in _UNITS:
+            raise ValueError(f'time: unknown unit "{unit}" in duration {quoted}')
+        total += float(number) * _UNITS[unit]
         position = match.end()
     return -total if text.startswith("-") else total
