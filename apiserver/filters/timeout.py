@@ -7,7 +7,9 @@ with kube's Timeout Status. Long-running requests (watches, proxies, streams) pa
 
 As in kube, the handler is not interrupted: Go's timeout handler lets it run on and discards what it writes
 afterwards. So a write that commits after the deadline stays committed (the client, told 504, finds it on its
-next read) and nothing is cancelled half-way through storage. A handler that has already started its response
+next read) and nothing is cancelled half-way through storage. A body still arriving at the deadline is
+lost to the handler (uvicorn ends ``receive`` with the response, as Go closes the request body), so such a
+write fails before it reaches storage. A handler that has already started its response
 when the deadline passes finishes it (kube would abort the connection: its client sees an error either way).
 The deadline is one timer per request; no task is created unless it fires.
 """
