@@ -11,13 +11,14 @@ next read) and nothing is cancelled half-way through storage. A body still arriv
 lost to the handler (uvicorn ends ``receive`` with the response, as Go closes the request body), so such a
 write fails before it reaches storage. A handler that has already started its response
 when the deadline passes finishes it (kube would abort the connection: its client sees an error either way).
-The deadline is one timer per request; no task is created unless it fires.
+One timer serves every request in flight; no task is created unless a deadline passes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Generator
 
 from apiserver.endpoints.http import (
     SCOPE_MIN_REQUEST_TIMEOUT,
@@ -39,6 +40,7 @@ log = logging.getLogger(__name__)
 
 # apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0): reason Timeout, 504
 TIMEOUT_MESSAGE = "Timeout: request did not complete within the allotted timeout"
+_SWEEP_SECONDS = 0.25
 _INVALID_TIMEOUT = "invalid timeout specified in the request URL"
 
 
@@ -49,6 +51,9 @@ class TimeoutFilter:
         self.app = app
         self.request_timeout = request_timeout
         self.min_request_timeout = min_request_timeout
+        self._pending: dict[_Response, float] = {}
+        """The deadline of each request in flight."""
+        self._sweep: asyncio.TimerHandle | None = None
         self._late: set[asyncio.Task[None]] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -65,12 +70,16 @@ class TimeoutFilter:
         if not timeout:
             await self.app(scope, receive, send)
             return
-        response = _Response(send)
-        timer = asyncio.get_running_loop().call_later(timeout, self._expire, response, scope)
+        response = _Response(send, scope)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        self._pending[response] = deadline
+        if self._sweep is None or deadline < self._sweep.when():
+            self._schedule(loop, deadline)
         try:
             await self.app(scope, receive, response.send)
         finally:
-            timer.cancel()
+            del self._pending[response]
             if response.expired:
                 log.info("%s %s finished after its 504 was sent", scope["method"], scope["path"])
 
@@ -89,30 +98,60 @@ class TimeoutFilter:
             return asked
         return self.request_timeout
 
-    def _expire(self, response: _Response, scope: Scope) -> None:
-        if response.started:
-            return
-        response.expired = True
-        task = asyncio.get_running_loop().create_task(response.answer_timeout(scope))
-        self._late.add(task)
-        task.add_done_callback(self._late.discard)
+    def _schedule(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        if self._sweep is not None:
+            self._sweep.cancel()
+        self._sweep = loop.call_at(when, self._expire_due, loop)
+
+    def _expire_due(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Answer every request past its deadline, then wait for the next deadline, at most one
+        ``_SWEEP_SECONDS`` away: one timer for all the requests in flight rather than one each."""
+        self._sweep = None
+        now = loop.time()
+        upcoming = now + _SWEEP_SECONDS
+        for response, deadline in self._pending.items():
+            if deadline <= now:
+                if not response.started and not response.expired:
+                    response.expired = True
+                    task = loop.create_task(response.answer_timeout())
+                    self._late.add(task)
+                    task.add_done_callback(self._late.discard)
+            else:
+                upcoming = min(upcoming, deadline)
+        if self._pending:
+            self._schedule(loop, upcoming)
+
+
+class _Dropped:
+    """What a send after the deadline awaits: nothing."""
+
+    def __await__(self) -> Generator[None, None, None]:
+        yield from ()
+
+
+_DROPPED = _Dropped()
 
 
 class _Response:
     """The handler's ``send``, until the deadline answers in its place; afterwards its messages are
-    dropped, as Go's timeoutWriter drops writes after the timeout."""
+    dropped, as Go's timeoutWriter drops writes after the timeout. ``send`` hands back uvicorn's own
+    awaitable: no coroutine of its own per message."""
 
-    def __init__(self, send: Send) -> None:
+    __slots__ = ("_send", "expired", "scope", "started")
+
+    def __init__(self, send: Send, scope: Scope) -> None:
         self._send = send
+        self.scope = scope
         self.started = False
         self.expired = False
 
-    async def send(self, message: Message) -> None:
+    def send(self, message: Message) -> Awaitable[None]:
         if self.expired:
-            return
+            return _DROPPED
         self.started = True
-        await self._send(message)
+        return self._send(message)
 
-    async def answer_timeout(self, scope: Scope) -> None:
-        accept = next((v for k, v in scope["headers"] if k == b"accept"), b"").decode("latin-1")
+    async def answer_timeout(self) -> None:
+        headers = self.scope["headers"]
+        accept = next((v for k, v in headers if k == b"accept"), b"").decode("latin-1")
         await respond_error(self._send, APIError(504, "Timeout", TIMEOUT_MESSAGE), accept=accept)
