@@ -48,7 +48,8 @@ class _HeadersTooLarge(Exception):
 class LimitedHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with the header bounds and the read timeouts. A phase is ``headers``
     from the connection (or a request's first byte) to the end of its headers, ``body`` from there to the
-    end of the message; each has one timer, armed when a read leaves the phase unfinished."""
+    end of the message; each has one timer, armed when a read leaves the phase unfinished (an idle
+    connection, between requests, has uvicorn's keep-alive timer instead)."""
 
     limits = ConnectionLimits()
 
@@ -88,7 +89,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if self._reading_headers:
             if self._header_bytes > MAX_HEADER_BYTES + _HEADER_SLACK:
                 self._refuse_headers()
-            elif self._timer is None:
+            elif self._header_bytes and self._timer is None:  # a request has begun
                 self._arm(self.limits.read_header_timeout)
         elif self._reading_body and self._timer is None:
             self._arm(self.limits.read_body_timeout)
@@ -100,11 +101,6 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         super().connection_lost(exc)
-
-    def on_message_begin(self) -> None:
-        super().on_message_begin()
-        self._reading_headers = True
-        self._header_bytes = 0
 
     def on_headers_complete(self) -> None:
         self._reading_headers = False
@@ -118,8 +114,12 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:
+        # what follows is the next request's headers
         self._reading_body = False
-        self._disarm()
+        self._reading_headers = True
+        self._header_bytes = 0
+        if self._timer is not None:
+            self._disarm()
         super().on_message_complete()
 
     def _refuse_headers(self) -> None:
