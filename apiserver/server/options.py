@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import click
+from click.decorators import FC
 
 from apiserver.machinery.goduration import parse_go_duration
 from apiserver.server.limits import ConnectionLimits
@@ -98,6 +99,13 @@ class _GoDuration(click.ParamType):  # type: ignore[type-arg]
             return parse_go_duration(str(value))
         except ValueError as error:
             self.fail(str(error), param, ctx)
+
+
+def _hidden_seconds(flag: str, default: float, help_text: str) -> Callable[[FC], FC]:
+    """A connection timeout: apiforge's own flag (kube-apiserver has none), hidden from --help."""
+    return click.option(
+        flag, type=click.FloatRange(min=0), default=default, hidden=True, help=help_text
+    )
 
 
 def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None]:
@@ -194,26 +202,20 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         show_default=True,
         help="Seconds a watch without timeoutSeconds lasts at least (at random, up to twice it).",
     )
-    @click.option(
+    @_hidden_seconds(
         "--read-header-timeout",
-        type=click.FloatRange(min=0),
-        default=_CONNECTION_DEFAULTS.read_header_timeout,
-        hidden=True,
-        help="Seconds a client has to send a request's headers (kube's net/http ReadHeaderTimeout).",
+        _CONNECTION_DEFAULTS.read_header_timeout,
+        "Seconds a client has to send a request's headers (kube's net/http ReadHeaderTimeout).",
     )
-    @click.option(
+    @_hidden_seconds(
         "--read-body-timeout",
-        type=click.FloatRange(min=0),
-        default=_CONNECTION_DEFAULTS.read_body_timeout,
-        hidden=True,
-        help="Seconds a client has to send a request's body once its headers are in.",
+        _CONNECTION_DEFAULTS.read_body_timeout,
+        "Seconds a client has to send a request's body once its headers are in.",
     )
-    @click.option(
+    @_hidden_seconds(
         "--idle-timeout",
-        type=click.FloatRange(min=0),
-        default=_CONNECTION_DEFAULTS.idle_timeout,
-        hidden=True,
-        help="Seconds an idle keep-alive connection is kept (kube's net/http IdleTimeout).",
+        _CONNECTION_DEFAULTS.idle_timeout,
+        "Seconds an idle keep-alive connection is kept (kube's net/http IdleTimeout).",
     )
     @functools.wraps(command)
     def parsed(

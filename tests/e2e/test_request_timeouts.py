@@ -8,18 +8,17 @@ timeout handler has answered, and so does uvicorn."""
 
 from __future__ import annotations
 
-import gc
 import json
 import subprocess
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from kubernetes import client, config
+from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from tests.pyclient import core_v1
 from tests.serverproc import ServerProcess, free_port
 
 pytestmark = [
@@ -44,12 +43,8 @@ def short(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 @pytest.fixture(scope="module")
 def core(short: ServerProcess) -> Iterator[client.CoreV1Api]:
-    api = config.new_client_from_config(config_file=str(short.kubeconfig))
-    yield client.CoreV1Api(api)
-    api.close()
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "unclosed <socket.socket", ResourceWarning)
-        gc.collect()
+    with core_v1(short.kubeconfig) as api:
+        yield api
 
 
 def kubectl(server: ServerProcess, *args: str) -> subprocess.CompletedProcess[str]:
