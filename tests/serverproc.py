@@ -8,10 +8,13 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import pytest
 
 from apiserver.server.cli import client_url
 
@@ -103,3 +106,27 @@ class ServerProcess:
             self.process.stdout.close()
         self.process = None
         return code
+
+
+@contextmanager
+def client_on_backend(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    etcd_fixture: str = "etcd",
+    timeout: float = 20,
+) -> Iterator[httpx.Client]:
+    """A client to a server on the backend the fixture's ``request.param`` names ("sqlite", or "etcd": then
+    on the etcd fixture named ``etcd_fixture``), stopped on exit: the body of a fixture parametrized over
+    backends, so that a module asserts the same answers on each."""
+    extra: tuple[str, ...] = ()
+    if request.param == "etcd":
+        extra = ("--etcd-servers", request.getfixturevalue(etcd_fixture).url)
+    server = ServerProcess(
+        Path(tmp_path_factory.mktemp("data")), free_port(), storage=request.param, extra_args=extra
+    )
+    server.start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=timeout) as client:
+            yield client
+    finally:
+        server.stop()

@@ -105,9 +105,13 @@ MODIFIED = (
 )
 
 
-def invalid(kind: str, group: str, name: str, causes: list[StatusCause]) -> APIError:
-    """422 Invalid, with the message kube builds: `<Kind>.<group> "<name>" is invalid: [a, b]`."""
-    described = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
+def invalid(
+    kind: str, group: str, name: str, causes: list[StatusCause], *, empty_paths: bool = False
+) -> APIError:
+    """422 Invalid, with the message kube builds: `<Kind>.<group> "<name>" is invalid: [a, b]`.
+    ``empty_paths``: the causes are field.Errors on ``field.NewPath("")`` (the whole object), whose
+    ``Error()`` prints the empty path too (``": Too long: ..."``)."""
+    described = [f"{c.field}: {c.message}" if c.field or empty_paths else c.message for c in causes]
     joined = described[0] if len(described) == 1 else "[" + ", ".join(described) + "]"
     qualified = f"{kind}.{group}" if group else kind
     return APIError(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -36,6 +36,7 @@ from apiserver.registry.context import ServerContext
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
 from apiserver.registry.strategy import Strategy
 from apiserver.registry.versioning import to_version
+from apiserver.schema import Cause
 from apiserver.storage.fanout import DEFAULT_WATCH_CAPACITY, PumpedStream, WatchStream
 from apiserver.storage.interface import (
     CompactedError,
@@ -308,6 +309,7 @@ class Store:
         generated = not metadata.get("name")
         if generated:
             metadata["name"] = generate_name(metadata.get("generateName", ""))
+        self._refuse_invalid(obj, self.strategy.validate(obj))
         await validate_admission(obj, None, write, self.admission, options)
         for attempt in range(_GENERATE_NAME_ATTEMPTS if generated else 1):
             if generated and attempt:
@@ -445,6 +447,19 @@ class Store:
         if len(written) > WRITTEN_CAPACITY:  # the cache is not following (restarting)
             written.popitem(last=False)
 
+    def _refuse_invalid(self, obj: Object, causes: Sequence[Cause]) -> None:
+        """422 Invalid for what the strategy's Validate or ValidateUpdate found (kube's BeforeCreate and
+        BeforeUpdate), named after the object. Its causes are kube's field.Errors: one without a field is on
+        the whole object (``field.NewPath("")``)."""
+        if causes:
+            raise errors.invalid(
+                self.resource.kind,
+                self.resource.group,
+                str(obj["metadata"].get("name", "")),
+                [errors.StatusCause(c.reason, c.message, c.field) for c in causes],
+                empty_paths=True,
+            )
+
     def _prepare_update(self, current: Object, desired: Object, subresource: str) -> Object:
         has_status = self.resource.storage_version.status_subresource
         if subresource == "status":
@@ -474,6 +489,7 @@ class Store:
                 metadata.pop(field, None)
         metadata["resourceVersion"] = old_metadata["resourceVersion"]
         self.strategy.prepare_for_update(updated, current)
+        self._refuse_invalid(updated, self.strategy.validate_update(updated, current))
         if old_metadata.get("deletionTimestamp"):
             new_finalizers = [
                 f

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
+from apiserver.schema import Cause
 
 if TYPE_CHECKING:
     from apiserver.admission.interface import Attributes
@@ -35,6 +36,16 @@ class Strategy:
 
     def prepare_for_update(self, obj: Object, old: Object) -> None:
         """Runs on every update, with the stored object as ``old``."""
+
+    def validate(self, obj: Object) -> list[Cause]:
+        """kube's RESTCreateStrategy.Validate: the kind's own rules on the object about to be created, after
+        ``prepare_for_create``; any cause makes the write a 422 Invalid."""
+        return []
+
+    def validate_update(self, obj: Object, old: Object) -> list[Cause]:
+        """kube's RESTUpdateStrategy.ValidateUpdate: the kind's own rules on the object about to replace
+        ``old``, after ``prepare_for_update``; any cause makes the write a 422 Invalid."""
+        return []
 
     def finalized_later(self, obj: Object) -> bool:
         """Whether deletion must wait for something besides ``metadata.finalizers``."""

@@ -33,6 +33,7 @@ from apiserver.registry.context import Controller, ServerContext
 from apiserver.registry.store import Store
 from apiserver.registry.strategy import Strategy
 from apiserver.server.compactor import Compactor
+from apiserver.server.health import Health
 from apiserver.storage.interface import Storage, StorageUnavailableError, ValueTooLargeError
 
 log = logging.getLogger(__name__)
@@ -49,8 +50,6 @@ VERSION_INFO = {
     "compiler": "cpython",
     "platform": "linux/amd64",
 }
-HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
-_HEALTH_PREFIXES = tuple(f"{path}/" for path in HEALTH_PATHS)
 
 
 class APIServer:
@@ -88,6 +87,7 @@ class APIServer:
         self.openapi = OpenAPIDocuments(openapi_dir)
         self.resources = ResourceHandler(scheme, self.stores)
         self.version_body = orjson.dumps(VERSION_INFO)
+        self.health = Health(storage)
 
     async def start(self) -> None:
         await self.storage.start()
@@ -114,6 +114,9 @@ class APIServer:
             await self._lifespan(receive, send)
             return
         if scope["type"] != "http":
+            return
+        if self.health.handles(scope["path"]):
+            await self.health.serve(scope, send)
             return
         request = Request.from_scope(scope, receive)
         try:
@@ -150,9 +153,6 @@ class APIServer:
         path = request.path.rstrip("/") or "/"
         if path == "/version":
             await respond(send, 200, self.version_body)
-            return
-        if path in HEALTH_PATHS or path.startswith(_HEALTH_PREFIXES):
-            await respond_text(send, 200, "ok")
             return
         if path.startswith("/openapi/"):
             await self._openapi(request, send, path)

@@ -50,6 +50,7 @@ from apiserver.storage.interface import (
     StorageEvent,
     StorageUnavailableError,
     ValueTooLargeError,
+    check_value_size,
 )
 
 log = logging.getLogger(__name__)
@@ -210,7 +211,7 @@ def _failure(error: grpc.aio.AioRpcError, endpoints: list[str]) -> StorageError:
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
         return EtcdUnavailableError(f"etcd at {', '.join(endpoints)}: {code.name}: {details}")
     if "request is too large" in details:
-        return ValueTooLargeError(f"etcd: {details}")
+        return ValueTooLargeError(details)  # a server started with a lower --max-request-bytes
     return StorageError(f"etcd: {code.name}: {details}")
 
 
@@ -306,6 +307,7 @@ class EtcdStorage:
     # -- writes ------------------------------------------------------------------------------------
 
     async def create(self, key: str, value: bytes) -> KeyValue:
+        check_value_size(key, value)  # etcd would refuse it too, after the round trip
         name = self._keys.encode(key)
         response = await self._call(
             "Txn",
@@ -322,6 +324,7 @@ class EtcdStorage:
     async def update(
         self, key: str, value: bytes, expected_revision: int, *, create_revision: int = 0
     ) -> KeyValue:
+        check_value_size(key, value)
         name = self._keys.encode(key)
         if expected_revision <= 0:  # mod_revision == 0 is true of an absent key: never ask etcd
             raise await self._precondition_failure(key, expected_revision)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Final, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +108,23 @@ class StorageUnavailableError(StorageError):
 
 class ValueTooLargeError(StorageError):
     """The backend refuses a value this large (413 for the client)."""
+
+
+MAX_REQUEST_BYTES: Final = 1536 * 1024
+"""etcd's default ``--max-request-bytes`` (1.5 MiB, https://etcd.io/docs/v3.5/dev-guide/limit/): every backend
+refuses what etcd would, so that an object storable on SQLite or in memory is storable on etcd too."""
+_REQUEST_OVERHEAD: Final = (
+    512  # the transaction's framing around the key (compared, put) and the value
+)
+REQUEST_TOO_LARGE: Final = "etcdserver: request is too large"
+"""etcd's own words (rpctypes.ErrRequestTooLarge), which kube-apiserver passes to the client as the message."""
+
+
+def check_value_size(key: str, value: bytes) -> None:
+    """Raise :class:`ValueTooLargeError` for a write etcd would refuse as larger than its request limit;
+    checked before anything is written, on every backend, on the final stored bytes."""
+    if len(value) + 2 * len(key.encode()) + _REQUEST_OVERHEAD > MAX_REQUEST_BYTES:
+        raise ValueTooLargeError(REQUEST_TOO_LARGE)
 
 
 class Watch(Protocol):

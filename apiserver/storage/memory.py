@@ -21,6 +21,7 @@ from apiserver.storage.interface import (
     ListResult,
     RevisionConflictError,
     StorageEvent,
+    check_value_size,
 )
 
 
@@ -65,6 +66,7 @@ class MemoryStorage:
         return ListResult(items=page, revision=at, remaining=len(live) - len(page))
 
     async def create(self, key: str, value: bytes) -> KeyValue:
+        check_value_size(key, value)
         current = self._current(key)
         if current is not None:
             raise KeyExistsError(key)
@@ -77,6 +79,7 @@ class MemoryStorage:
         self, key: str, value: bytes, expected_revision: int, *, create_revision: int = 0
     ) -> KeyValue:
         del create_revision  # known here
+        check_value_size(key, value)
         current = self._checked_current(key, expected_revision)
         kv = KeyValue(key, value, current.create_revision, self._revision + 1)
         self._append(StorageEvent(EventType.PUT, kv, current))

@@ -42,6 +42,7 @@ from apiserver.storage.interface import (
     RevisionConflictError,
     StorageError,
     StorageEvent,
+    check_value_size,
 )
 
 T = TypeVar("T")
@@ -543,12 +544,14 @@ class SQLiteStorage:
         )
 
     async def create(self, key: str, value: bytes) -> KeyValue:
+        check_value_size(key, value)
         return (await self._write(_Create(key, value))).kv
 
     async def update(
         self, key: str, value: bytes, expected_revision: int, *, create_revision: int = 0
     ) -> KeyValue:
         del create_revision  # the write's own transaction reads the row anyway
+        check_value_size(key, value)
         return (await self._write(_Update(key, value, expected_revision))).kv
 
     async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:

@@ -6,16 +6,26 @@ import base64
 
 from apiserver.machinery.objects import Object
 from apiserver.registry.strategy import Strategy
+from apiserver.schema import Cause
+from builtin.core.datasize import binary_bytes, data_too_large
 
 
 class SecretStrategy(Strategy):
-    """`stringData` is write-only: merged into `data` (base64) and dropped, as kube's secret strategy does."""
+    """`stringData` is write-only: merged into `data` (base64) and dropped, as kube's secret strategy does.
+    The merged `data` may hold at most 1 MiB (decoded), reported on `data` as kube's ValidateSecret does
+    (``field.TooLong(dataPath, "", core.MaxSecretSize)``)."""
 
     def prepare_for_create(self, obj: Object) -> None:
         _merge_string_data(obj)
 
     def prepare_for_update(self, obj: Object, old: Object) -> None:
         _merge_string_data(obj)
+
+    def validate(self, obj: Object) -> list[Cause]:
+        return data_too_large("data", binary_bytes(obj.get("data")))
+
+    def validate_update(self, obj: Object, old: Object) -> list[Cause]:
+        return self.validate(obj)
 
 
 def _merge_string_data(obj: Object) -> None:

@@ -3,6 +3,7 @@
 schema, defaulter, validator, conversions and model into the generic registry (the per-resource strategy).
 """
 
+import builtin.core.configmap
 import builtin.core.namespace
 import builtin.core.secret
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
@@ -24,6 +25,7 @@ CONFIG_MAP = ResourceType(
     short_names=("cm",),
     categories=(),
     builtin=True,
+    strategy=builtin.core.configmap.ConfigMapStrategy,
     versions=(
         VersionType(
             name="v1",

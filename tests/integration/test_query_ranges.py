@@ -9,14 +9,12 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import orjson
 import pytest
 
-from tests.etcdproc import EtcdProcess
-from tests.serverproc import ServerProcess, free_port
+from tests.serverproc import client_on_backend
 
 pytestmark = pytest.mark.timeout(120)
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
@@ -27,22 +25,11 @@ BIG = [2**63 - 1, 2**63, 2**64 - 1, 2**64, 10**30]
 def http(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[httpx.Client]:
-    extra: tuple[str, ...] = ()
-    if request.param == "etcd":
-        etcd: EtcdProcess = request.getfixturevalue("etcd")
-        extra = ("--etcd-servers", etcd.url)
-    server = ServerProcess(
-        Path(tmp_path_factory.mktemp("data")), free_port(), storage=request.param, extra_args=extra
-    )
-    server.start()
-    try:
-        with httpx.Client(base_url=server.url, timeout=20) as client:
-            for name in ("a", "b", "c"):
-                body = {"metadata": {"name": name}, "data": {"k": name}}
-                assert client.post(CONFIGMAPS, json=body).status_code == 201
-            yield client
-    finally:
-        server.stop()
+    with client_on_backend(request, tmp_path_factory) as client:
+        for name in ("a", "b", "c"):
+            body = {"metadata": {"name": name}, "data": {"k": name}}
+            assert client.post(CONFIGMAPS, json=body).status_code == 201
+        yield client
 
 
 def token(revision: int, start: str = "b\x00") -> str:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 
 from apiserver.storage.interface import (
+    MAX_REQUEST_BYTES,
     KeyExistsError,
     KeyNotFoundError,
     KeyValue,
     RevisionConflictError,
+    ValueTooLargeError,
 )
 from apiserver.storage.testing.support import Check, OpenStore, key, raises
 
@@ -176,6 +178,24 @@ async def delete_returns_the_last_value_and_honours_the_expected_revision(
         assert (await s.delete(key("b"))).mod_revision == 5  # no expected revision: unconditional
 
 
+async def values_over_the_request_limit_are_refused_before_writing(open_store: OpenStore) -> None:
+    """Every backend refuses what etcd's default request limit refuses, with etcd's words, and writes
+    nothing: an object storable on one backend is storable on all."""
+    big = b"x" * MAX_REQUEST_BYTES
+    async with open_store() as s:
+        with raises(ValueTooLargeError) as raised:
+            await s.create(key("big"), big)
+        assert str(raised.value) == "etcdserver: request is too large"
+        small = await s.create(key("small"), b"1")
+        with raises(ValueTooLargeError):
+            await s.update(key("small"), big, small.mod_revision)
+        assert await s.get(key("big")) is None
+        assert await s.get(key("small")) == small
+        assert await s.current_revision() == small.mod_revision  # refused writes take no revision
+        fits = b"x" * (MAX_REQUEST_BYTES - 1024)
+        assert (await s.update(key("small"), fits, small.mod_revision)).mod_revision == 2
+
+
 WRITES: dict[str, Check] = {
     "revisions_start_at_one_and_increase_by_one_per_write": revisions_start_at_one_and_increase_by_one_per_write,
     "create_fails_when_the_key_exists_and_works_again_after_delete": create_fails_when_the_key_exists_and_works_again_after_delete,
@@ -185,4 +205,5 @@ WRITES: dict[str, Check] = {
     "update_given_the_create_revision_is_the_same_compare_and_swap": update_given_the_create_revision_is_the_same_compare_and_swap,
     "concurrent_read_modify_write_loses_no_update": concurrent_read_modify_write_loses_no_update,
     "delete_returns_the_last_value_and_honours_the_expected_revision": delete_returns_the_last_value_and_honours_the_expected_revision,
+    "values_over_the_request_limit_are_refused_before_writing": values_over_the_request_limit_are_refused_before_writing,
 }

@@ -1,0 +1,157 @@
+"""kube-apiserver's health endpoints (/healthz, /livez, /readyz), as k8s.io/apiserver/pkg/server/healthz
+serves them: named checks run on every request; ``?verbose`` lists them as ``[+]name ok`` and
+``[-]name failed: reason withheld`` (and ``[+]name excluded: ok``) and ends with ``<endpoint> check passed``; a failing check makes the
+endpoint a 500 whose body always lists the checks and ends with ``<endpoint> check failed`` (the reasons are
+withheld from the client and logged); ``?exclude=name`` skips a check (an unknown one is warned about in the
+listing); ``/<endpoint>/<check>`` runs one check (``ok``, or a 500 ``internal server error: <reason>``); an
+unknown check is a 404.
+
+The storage check is named ``etcd`` whatever the backend, as kube names it, and reads one key as kube's
+etcd health check does (``GET /registry/health`` with a 2 s timeout,
+k8s.io/apiserver/pkg/storage/storagebackend/factory/etcd3.go). /livez does not run it: restarting the
+server does not bring a database back, so liveness tells only whether this process answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import parse_qsl
+
+from apiserver.endpoints.http import Scope, Send, respond
+from apiserver.registry.admit import go_quoted
+from apiserver.storage.interface import Storage
+
+log = logging.getLogger(__name__)
+
+ENDPOINTS: Final = ("healthz", "livez", "readyz")
+STORAGE_TIMEOUT: Final = 2.0
+"""kube's ``--etcd-healthcheck-timeout`` default."""
+HEALTH_KEY: Final = "/registry/health"
+"""The key kube's etcd check reads (``path.Join("/", prefix, "health")``): no resource lives there."""
+_TEXT: Final = b"text/plain; charset=utf-8"
+_NOSNIFF: Final = [(b"x-content-type-options", b"nosniff")]
+
+Probe = Callable[[], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One named check: ``probe`` returns when healthy and raises (with the reason) when not."""
+
+    name: str
+    probe: Probe
+
+
+class Health:
+    """The three endpoints over named checks. Nothing is cached: every request asks again, so a check
+    that failed recovers as soon as what it probes does."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        ping = Check("ping", _ok)
+        logging_check = Check(
+            "log", _ok
+        )  # kube's checks that the log flushes; ours writes synchronously
+        storage_check = Check("etcd", self._storage_probe)
+        self.checks: dict[str, tuple[Check, ...]] = {
+            "healthz": (ping, logging_check, storage_check),
+            "livez": (ping, logging_check),
+            "readyz": (ping, logging_check, storage_check),
+        }
+
+    def handles(self, path: str) -> bool:
+        endpoint = path.strip("/").partition("/")[0]
+        return endpoint in ENDPOINTS
+
+    async def serve(self, scope: Scope, send: Send) -> None:
+        """Answer a request whose path :meth:`handles`."""
+        endpoint, _, name = scope["path"].strip("/").partition("/")
+        checks = self.checks[endpoint]
+        if name:
+            await self._serve_one(send, checks, name)
+            return
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        verbose = any(key == "verbose" for key, _ in query)
+        excluded = {value for key, value in query if key == "exclude"}
+        await self._serve_all(send, endpoint, checks, excluded, verbose)
+
+    async def _serve_one(self, send: Send, checks: tuple[Check, ...], name: str) -> None:
+        check = next((c for c in checks if c.name == name), None)
+        if check is None:
+            await _respond(send, 404, "404 page not found\n")
+            return
+        reason = await _run(check)
+        if reason is None:
+            await _respond(send, 200, "ok")
+        else:
+            await _respond(send, 500, f"internal server error: {reason}\n")
+
+    async def _serve_all(
+        self,
+        send: Send,
+        endpoint: str,
+        checks: tuple[Check, ...],
+        excluded: set[str],
+        verbose: bool,
+    ) -> None:
+        """kube's handleRootHealth: every check not excluded, concurrently, listed in order; an excluded one
+        is listed as ``[+]name excluded: ok`` (healthz_test.go)."""
+        running = [c for c in checks if c.name not in excluded]
+        reasons = dict(zip(running, await asyncio.gather(*(_run(c) for c in running)), strict=True))
+        lines: list[str] = []
+        failed: list[str] = []
+        for check in checks:
+            if check not in reasons:
+                lines.append(f"[+]{check.name} excluded: ok\n")
+            elif (reason := reasons[check]) is None:
+                lines.append(f"[+]{check.name} ok\n")
+            else:
+                lines.append(f"[-]{check.name} failed: reason withheld\n")
+                failed.append(f"[-]{check.name} failed: {reason}")
+        unknown = sorted(excluded - {c.name for c in checks})
+        if unknown:
+            quoted = ",".join(go_quoted(name) for name in unknown)
+            lines.append(f"warn: some health checks cannot be excluded: no matches for {quoted}\n")
+        listing = "".join(lines)
+        if failed:
+            log.warning("%s check failed: %s", endpoint, "; ".join(failed))
+            await _respond(
+                send, 500, f"{listing}{endpoint} check failed\n"
+            )  # Go's http.Error adds \n
+        elif verbose:
+            await _respond(send, 200, f"{listing}{endpoint} check passed\n")
+        else:
+            await _respond(send, 200, "ok")
+
+    async def _storage_probe(self) -> None:
+        """One read of a key no resource uses, bounded: a backend that cannot answer in time is down."""
+        try:
+            await asyncio.wait_for(self.storage.get(HEALTH_KEY), STORAGE_TIMEOUT)
+        except TimeoutError:
+            raise RuntimeError(
+                f"error getting data from etcd: no answer in {STORAGE_TIMEOUT:g}s"
+            ) from None
+        except Exception as error:  # kube's words (etcd3.go newETCD3Check), whatever went wrong
+            raise RuntimeError(f"error getting data from etcd: {error}") from error
+
+
+async def _ok() -> None:
+    """The checks that hold whenever this process answers at all."""
+
+
+async def _run(check: Check) -> str | None:
+    """None when ``check`` passes, else its reason."""
+    try:
+        await check.probe()
+    except Exception as error:  # any failure is the check's verdict, never the request's
+        return str(error) or type(error).__name__
+    return None
+
+
+async def _respond(send: Send, status: int, text: str) -> None:
+    """kube answers health endpoints as text/plain with nosniff (healthz.go, http.Error)."""
+    await respond(send, status, text.encode(), _TEXT, headers=_NOSNIFF)

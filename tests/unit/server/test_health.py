@@ -1,0 +1,110 @@
+"""The health endpoints' verdicts and kube's healthz.go format (its healthz_test.go cases), over a storage
+whose reads can be made to fail or to hang: the storage check fails while they do (a hang within the 2 s
+timeout), withholds the reason from the listing, gives it on /readyz/etcd, logs it, and recovers by itself."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from apiserver.server import health
+from apiserver.storage.interface import KeyValue, StorageUnavailableError
+from apiserver.storage.memory import MemoryStorage
+from tests.inprocess import InProcessServer, build_app
+
+LISTING_DOWN = "[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n"
+
+
+class FlakyStorage(MemoryStorage):
+    """Memory storage whose health-key read fails (``down``) or hangs (``hang``) on demand."""
+
+    down = False
+    hang = False
+
+    async def get(self, key: str) -> KeyValue | None:
+        if key == health.HEALTH_KEY:
+            if self.down:
+                raise StorageUnavailableError("connection refused")
+            if self.hang:
+                await asyncio.sleep(60)
+        return await super().get(key)
+
+
+@pytest.fixture
+def storage() -> FlakyStorage:
+    return FlakyStorage()
+
+
+@pytest.fixture
+def client(storage: FlakyStorage) -> Iterator[httpx.Client]:
+    with InProcessServer(build_app(storage)) as server, server.client() as http:
+        yield http
+
+
+@pytest.mark.parametrize("endpoint", ["healthz", "readyz"])
+def test_a_failing_storage_fails_the_endpoint_with_the_reason_withheld(
+    client: httpx.Client, storage: FlakyStorage, endpoint: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    storage.down = True
+    with caplog.at_level(logging.WARNING, logger=health.__name__):
+        for query in ("", "?verbose"):
+            response = client.get(f"/{endpoint}{query}")
+            assert response.status_code == 500
+            assert response.text == f"{LISTING_DOWN}{endpoint} check failed\n"
+            assert response.headers["content-type"] == "text/plain; charset=utf-8"
+    assert "error getting data from etcd: connection refused" in caplog.text  # logged, not shown
+    one = client.get(f"/{endpoint}/etcd")
+    assert (one.status_code, one.text) == (
+        500,
+        "internal server error: error getting data from etcd: connection refused\n",
+    )
+    assert client.get(f"/{endpoint}/ping").text == "ok"
+    excluded = client.get(f"/{endpoint}?exclude=etcd")
+    assert (excluded.status_code, excluded.text) == (200, "ok")
+
+
+def test_livez_does_not_depend_on_storage(client: httpx.Client, storage: FlakyStorage) -> None:
+    storage.down = True
+    response = client.get("/livez?verbose")
+    assert (response.status_code, response.text) == (
+        200,
+        "[+]ping ok\n[+]log ok\nlivez check passed\n",
+    )
+
+
+def test_a_hanging_storage_fails_within_the_timeout_and_recovery_needs_nothing(
+    client: httpx.Client, storage: FlakyStorage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(health, "STORAGE_TIMEOUT", 0.2)
+    storage.hang = True
+    one = client.get("/readyz/etcd")
+    assert one.status_code == 500
+    assert one.text == "internal server error: error getting data from etcd: no answer in 0.2s\n"
+    storage.hang = False
+    assert client.get("/readyz").text == "ok"
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "body"),
+    [
+        ("/readyz", 200, "ok"),
+        ("/readyz?exclude=dontexist", 200, "ok"),
+        ("/readyz?verbose=true&exclude=etcd", 200,
+         "[+]ping ok\n[+]log ok\n[+]etcd excluded: ok\nreadyz check passed\n"),
+        ("/healthz?verbose&exclude=dontexist", 200,
+         "[+]ping ok\n[+]log ok\n[+]etcd ok\n"
+         'warn: some health checks cannot be excluded: no matches for "dontexist"\n'
+         "healthz check passed\n"),
+        ("/readyz/log", 200, "ok"),
+        ("/readyz/bogus", 404, "404 page not found\n"),
+        ("/livez/etcd", 404, "404 page not found\n"),
+    ],
+)  # fmt: skip
+def test_healthy_answers(client: httpx.Client, path: str, status: int, body: str) -> None:
+    response = client.get(path)
+    assert (response.status_code, response.text) == (status, body)
+    assert response.headers["x-content-type-options"] == "nosniff"
