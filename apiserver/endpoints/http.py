@@ -27,6 +27,10 @@ SCOPE_REQUEST_INFO = "apiforge.request_info"
 """The scope key of the request's ``routing.RequestInfo``, set first in the filter chain."""
 SCOPE_AUDIT_EVENT = "apiforge.audit_event"
 """The scope key of the request's ``audit.event.Event`` while one is recorded (set by the audit filter)."""
+SCOPE_MIN_REQUEST_TIMEOUT = "apiforge.min_request_timeout"
+"""The scope key of ``--min-request-timeout`` (seconds), set on long-running requests by the timeout filter:
+a watch without ``timeoutSeconds`` lasts between it and twice it."""
+DEFAULT_MIN_REQUEST_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout default
 
 MAX_BODY_BYTES = (
     3 * 1024 * 1024
@@ -48,6 +52,8 @@ class Request:
     user: UserInfo = ANONYMOUS
     """Who asks, as the filter chain's authentication (and impersonation) found; anonymous where no chain
     runs (an app called directly)."""
+    min_request_timeout: float = DEFAULT_MIN_REQUEST_TIMEOUT
+    """``--min-request-timeout`` as the filter chain passed it (kube's default where no chain runs)."""
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive) -> Request:
@@ -59,6 +65,7 @@ class Request:
             headers,
             receive,
             user=scope.get(SCOPE_USER, ANONYMOUS),
+            min_request_timeout=scope.get(SCOPE_MIN_REQUEST_TIMEOUT, DEFAULT_MIN_REQUEST_TIMEOUT),
         )
 
     async def body(self) -> bytes:

@@ -36,10 +36,6 @@ log = logging.getLogger(__name__)
 
 # kopf drops a stream silent for 70 s; tests shorten this through the environment to observe bookmarks.
 BOOKMARK_INTERVAL = float(os.environ.get("APIFORGE_BOOKMARK_INTERVAL_SECONDS", "30"))
-DEFAULT_TIMEOUT = (
-    1800.0,
-    3600.0,
-)  # kube-apiserver picks a random watch lifetime in [30 min, 60 min)
 
 
 async def serve_watch(
@@ -50,7 +46,9 @@ async def serve_watch(
     predicate: Predicate | None,
     negotiated: Negotiated,
 ) -> None:
-    deadline = asyncio.get_running_loop().time() + _timeout(request.query.get("timeoutSeconds", ""))
+    deadline = asyncio.get_running_loop().time() + _timeout(
+        request.query.get("timeoutSeconds", ""), request.min_request_timeout
+    )
     # a malformed resourceVersion is a 400 before the stream starts, as kube answers it
     resource_version = request.query.get("resourceVersion", "")
     start = None if resource_version in ("", "0") else parse_resource_version(resource_version)
@@ -189,9 +187,10 @@ class _Alarm:
             self._handle.cancel()
 
 
-def _timeout(text: str) -> float:
+def _timeout(text: str, min_request_timeout: float) -> float:
     """The stream's lifetime: ``timeoutSeconds`` (an int64, as kube's), else (or for 0, as kube's watch
-    handler treats it) kube's random one."""
+    handler treats it) kube's random one in [--min-request-timeout, twice it) (request.GetTimeoutForWatch:
+    ``minRequestTimeout * (rand.Float64() + 1.0)``)."""
     invalid = errors.bad_request(f"invalid timeoutSeconds: {text!r}")
     try:
         seconds = int(text) if text else 0
@@ -199,7 +198,10 @@ def _timeout(text: str) -> float:
         raise invalid from None
     if not -_INT64_END <= seconds < _INT64_END:
         raise invalid
-    return float(min(seconds, _LONGEST)) if seconds else random.uniform(*DEFAULT_TIMEOUT)
+    if seconds:
+        return float(min(seconds, _LONGEST))
+    # kube sets no deadline when --min-request-timeout is 0
+    return min_request_timeout * (1.0 + random.random()) if min_request_timeout else _LONGEST
 
 
 _INT64_END = 2**63

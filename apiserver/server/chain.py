@@ -1,6 +1,6 @@
 """The filter chain around the API server, composed here and nowhere else, in kube-apiserver's order
-(k8s.io/apiserver pkg/server/config.go, DefaultBuildHandlerChain): request info → authentication → audit →
-impersonation → max-in-flight → authorization → the APIServer, as `serve`'s options (server/options.py) shape
+(k8s.io/apiserver pkg/server/config.go, DefaultBuildHandlerChain): request info → request deadline and
+timeout → authentication → audit → impersonation → max-in-flight → authorization → the APIServer, as `serve`'s options (server/options.py) shape
 it."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from apiserver.filters.authorization import AuthorizationFilter
 from apiserver.filters.impersonation import ImpersonationFilter
 from apiserver.filters.maxinflight import MaxInFlightFilter
 from apiserver.filters.requestinfo import RequestInfoFilter
+from apiserver.filters.timeout import TimeoutFilter
 from apiserver.server.app import APIServer
 from apiserver.server.options import ChainOptions
 
@@ -65,4 +66,6 @@ def build_handler_chain(
     if auditor is not None:
         handler = AuditFilter(handler, auditor)
     handler = AuthenticationFilter(handler, request_authenticator(authenticators), auditor)
+    # kube wraps WithTimeoutForNonLongRunningRequests, then WithRequestDeadline, just inside WithRequestInfo
+    handler = TimeoutFilter(handler, options.request_timeout, options.min_request_timeout)
     return HandlerChain(server, RequestInfoFilter(handler), auditor)

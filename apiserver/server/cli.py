@@ -24,6 +24,7 @@ from apiserver.endpoints.http import ASGIApp
 from apiserver.machinery.scheme import Scheme
 from apiserver.server.app import APIServer
 from apiserver.server.chain import authorizer_for, build_handler_chain
+from apiserver.server.connection import protocol_class
 from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.server.options import ServeOptions
 from apiserver.server.workers import Supervisor, claim_port
@@ -65,7 +66,11 @@ async def _serve(
         log_level=options.log_level,
         access_log=False,
         loop="uvloop",
-        http="httptools",
+        http=protocol_class(options.connection),
+        # uvicorn closes idle keep-alive connections after whole seconds; 0 ("none") as a day
+        timeout_keep_alive=max(1, round(options.connection.idle_timeout))
+        if options.connection.idle_timeout
+        else 86400,
         timeout_graceful_shutdown=5,
         # nothing reads the client address or scheme, so X-Forwarded-* rewriting is per-request work for
         # nothing; and kube-apiserver sends no Server header (Go's net/http does not)

@@ -10,6 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import click
+from click.decorators import FC
+
+from apiserver.machinery.goduration import parse_go_duration
+from apiserver.server.limits import ConnectionLimits
 
 __all__ = ["ChainOptions", "ServeOptions", "serve_options"]
 
@@ -28,6 +32,10 @@ class ChainOptions:
     """Comma-separated modes, asked in order (kube's --authorization-mode)."""
     audit_log_path: str = ""
     """Where audit events go as JSON lines ("-" for standard output); none are recorded without it."""
+    request_timeout: float = 60.0
+    """Seconds a non-long-running request may take before it is answered 504 (kube's 1m0s; 0: none)."""
+    min_request_timeout: float = 1800.0
+    """The shortest default lifetime of a watch, in seconds; each lasts a random time up to twice it."""
 
     def validate(self) -> list[str]:
         """What is wrong with the options, worded as kube-apiserver words it where it has the check."""
@@ -36,6 +44,10 @@ class ChainOptions:
             problems.append("--max-requests-inflight can not be negative value")
         if self.max_mutating_requests_inflight < 0:
             problems.append("--max-mutating-requests-inflight can not be negative value")
+        if self.request_timeout < 0:
+            problems.append("--request-timeout can not be negative value")
+        if self.min_request_timeout < 0:
+            problems.append("--min-request-timeout can not be negative value")
         modes = [mode.strip() for mode in self.authorization_mode.split(",")]
         for mode in modes:
             if mode not in KUBE_AUTHORIZATION_MODES:
@@ -53,6 +65,7 @@ class ChainOptions:
 
 
 _CHAIN_DEFAULTS = ChainOptions()
+_CONNECTION_DEFAULTS = ConnectionLimits()
 
 
 @dataclass(frozen=True)
@@ -69,6 +82,30 @@ class ServeOptions:
     workers: int
     log_level: str
     chain: ChainOptions = _CHAIN_DEFAULTS
+    connection: ConnectionLimits = _CONNECTION_DEFAULTS
+
+
+class _GoDuration(click.ParamType):  # type: ignore[type-arg]
+    """A Go duration ("1m0s", "30s"), as kube's duration flags take it, in seconds."""
+
+    name = "duration"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_go_duration(str(value))
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
+def _hidden_seconds(flag: str, default: float, help_text: str) -> Callable[[FC], FC]:
+    """A connection timeout: apiforge's own flag (kube-apiserver has none), hidden from --help."""
+    return click.option(
+        flag, type=click.FloatRange(min=0), default=default, hidden=True, help=help_text
+    )
 
 
 def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None]:
@@ -151,6 +188,35 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         default=_CHAIN_DEFAULTS.audit_log_path,
         help="Append audit events (audit.k8s.io/v1, JSON lines) to this file; '-' for standard output.",
     )
+    @click.option(
+        "--request-timeout",
+        type=_GoDuration(),
+        default="1m0s",
+        show_default=True,
+        help="How long a non-long-running request may take before it is answered 504 (a Go duration).",
+    )
+    @click.option(
+        "--min-request-timeout",
+        type=int,
+        default=int(_CHAIN_DEFAULTS.min_request_timeout),
+        show_default=True,
+        help="Seconds a watch without timeoutSeconds lasts at least (at random, up to twice it).",
+    )
+    @_hidden_seconds(
+        "--read-header-timeout",
+        _CONNECTION_DEFAULTS.read_header_timeout,
+        "Seconds a client has to send a request's headers (kube's net/http ReadHeaderTimeout).",
+    )
+    @_hidden_seconds(
+        "--read-body-timeout",
+        _CONNECTION_DEFAULTS.read_body_timeout,
+        "Seconds a client has to send a request's body once its headers are in.",
+    )
+    @_hidden_seconds(
+        "--idle-timeout",
+        _CONNECTION_DEFAULTS.idle_timeout,
+        "Seconds an idle keep-alive connection is kept (kube's net/http IdleTimeout).",
+    )
     @functools.wraps(command)
     def parsed(
         data_dir: Path,
@@ -166,12 +232,19 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         max_mutating_requests_inflight: int,
         authorization_mode: str,
         audit_log_path: str,
+        request_timeout: float,
+        min_request_timeout: int,
+        read_header_timeout: float,
+        read_body_timeout: float,
+        idle_timeout: float,
     ) -> None:
         chain = ChainOptions(
             max_requests_inflight,
             max_mutating_requests_inflight,
             authorization_mode,
             audit_log_path,
+            request_timeout,
+            float(min_request_timeout),
         )
         problems = chain.validate()
         if problems:
@@ -196,6 +269,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 workers,
                 log_level,
                 chain,
+                ConnectionLimits(read_header_timeout, read_body_timeout, idle_timeout),
             )
         )
 

@@ -5,21 +5,20 @@ retry after its Retry-After."""
 
 from __future__ import annotations
 
-import gc
 import json
 import socket
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import httpx
 import pytest
-from kubernetes import client, config
+from kubernetes import client
 
 from tests.kubectl import Kubectl, kubectl_binary
+from tests.pyclient import core_v1
 from tests.serverproc import ServerProcess, free_port
 
 pytestmark = [
@@ -200,12 +199,8 @@ def test_kubectl_retries_a_429_after_retry_after(server: ServerProcess, kubectl:
 
 @pytest.fixture(scope="module")
 def core(server: ServerProcess) -> Iterator[client.CoreV1Api]:
-    api = config.new_client_from_config(config_file=str(server.kubeconfig))
-    yield client.CoreV1Api(api)
-    api.close()
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "unclosed <socket.socket", ResourceWarning)
-        gc.collect()
+    with core_v1(server.kubeconfig) as api:
+        yield api
 
 
 def test_the_python_client_retries_a_429_after_retry_after(

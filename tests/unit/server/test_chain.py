@@ -20,6 +20,7 @@ from apiserver.authorization.authorizer import Authorizer
 from apiserver.endpoints.http import Message
 from apiserver.server.app import APIServer
 from apiserver.server.chain import HandlerChain, build_handler_chain
+from apiserver.server.limits import ConnectionLimits
 from apiserver.server.options import ChainOptions, ServeOptions
 from apiserver.storage import MemoryStorage
 from generated.server import OPENAPI_DIR, build_scheme
@@ -40,8 +41,10 @@ def links(chain: HandlerChain) -> list[str]:
 def test_the_filters_are_in_kube_apiserver_order(tmp_path: Path) -> None:
     server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
     chain = build_handler_chain(server, ChainOptions(audit_log_path=str(tmp_path / "audit.log")))
+    # WithTimeoutForNonLongRunningRequests and WithRequestDeadline sit just inside WithRequestInfo
     assert links(chain) == [
         "RequestInfoFilter",
+        "TimeoutFilter",
         "AuthenticationFilter",
         "AuditFilter",
         "ImpersonationFilter",
@@ -53,6 +56,7 @@ def test_the_filters_are_in_kube_apiserver_order(tmp_path: Path) -> None:
     bare = build_handler_chain(server, ChainOptions(0, 0))
     assert links(bare) == [
         "RequestInfoFilter",
+        "TimeoutFilter",
         "AuthenticationFilter",
         "ImpersonationFilter",
         "AuthorizationFilter",
@@ -86,13 +90,31 @@ def test_serve_takes_the_chain_flags_and_refuses_a_bad_mode(
         "--max-requests-inflight=10",
         "--max-mutating-requests-inflight=0",
         "--audit-log-path=-",
+        "--request-timeout=1m30s",
+        "--min-request-timeout=60",
+        "--read-header-timeout=2",
+        "--read-body-timeout=3",
+        "--idle-timeout=4",
     ]
     assert serve_command(*flags).exit_code == 0
     assert serve_command().exit_code == 0
     assert [options.chain for options in served] == [
-        ChainOptions(10, 0, "AlwaysAllow", "-"),
-        ChainOptions(400, 200, "AlwaysAllow", ""),
+        ChainOptions(10, 0, "AlwaysAllow", "-", 90.0, 60.0),
+        ChainOptions(400, 200, "AlwaysAllow", "", 60.0, 1800.0),
     ]
+    assert [options.connection for options in served] == [
+        ConnectionLimits(2.0, 3.0, 4.0),
+        ConnectionLimits(32.0, 60.0, 90.0),  # kube's ReadHeaderTimeout and IdleTimeout
+    ]
+    no_unit = serve_command("--request-timeout=10")
+    assert no_unit.exit_code == 2
+    assert 'time: missing unit in duration "10"' in no_unit.output
+    negative = serve_command("--request-timeout=-1s", "--min-request-timeout=-1")
+    assert negative.exit_code == 2
+    assert (
+        "--request-timeout can not be negative value; --min-request-timeout can not be negative value"
+        in negative.output
+    )
     refused = serve_command("--authorization-mode=RBAC", "--max-requests-inflight=-1")
     assert refused.exit_code == 2
     assert (
@@ -106,6 +128,8 @@ def test_serve_takes_the_chain_flags_and_refuses_a_bad_mode(
         "--max-mutating-requests-inflight",
         "--authorization-mode",
         "--audit-log-path",
+        "--request-timeout",
+        "--min-request-timeout",
     ):
         assert flag in help_text
 

@@ -1,0 +1,157 @@
+"""`--request-timeout` for non-long-running requests, as kube's WithRequestDeadline and
+WithTimeoutForNonLongRunningRequests do it together (k8s.io/apiserver pkg/server/filters/timeout.go,
+request_deadline.go): the deadline is ``--request-timeout``, or the request's ``?timeout=`` (a Go duration)
+when shorter and positive; a malformed one is a 400; a request still unanswered at its deadline is answered 504
+with kube's Timeout Status. Long-running requests (watches, proxies, streams) pass untouched, and a watch learns
+``--min-request-timeout`` for its default lifetime through the scope.
+
+As in kube, the handler is not interrupted: Go's timeout handler lets it run on and discards what it writes
+afterwards. So a write that commits after the deadline stays committed (the client, told 504, finds it on its
+next read) and nothing is cancelled half-way through storage. A body still arriving at the deadline is
+lost to the handler (uvicorn ends ``receive`` with the response, as Go closes the request body), so such a
+write fails before it reaches storage. A handler that has already started its response
+when the deadline passes finishes it (kube would abort the connection: its client sees an error either way).
+One timer serves every request in flight; no task is created unless a deadline passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Generator
+
+from apiserver.endpoints.http import (
+    SCOPE_MIN_REQUEST_TIMEOUT,
+    SCOPE_REQUEST_INFO,
+    ASGIApp,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    parse_query,
+    respond_error,
+)
+from apiserver.endpoints.routing import RequestInfo
+from apiserver.filters.longrunning import is_long_running
+from apiserver.machinery.errors import APIError, bad_request
+from apiserver.machinery.goduration import parse_go_duration
+
+log = logging.getLogger(__name__)
+
+# apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0): reason Timeout, 504
+TIMEOUT_MESSAGE = "Timeout: request did not complete within the allotted timeout"
+_SWEEP_SECONDS = 0.25
+_INVALID_TIMEOUT = "invalid timeout specified in the request URL"
+
+
+class TimeoutFilter:
+    """The deadline of each non-long-running request, in seconds (0: none)."""
+
+    def __init__(self, app: ASGIApp, request_timeout: float, min_request_timeout: float) -> None:
+        self.app = app
+        self.request_timeout = request_timeout
+        self.min_request_timeout = min_request_timeout
+        self._pending: dict[_Response, float] = {}
+        """The deadline of each request in flight."""
+        self._sweep: asyncio.TimerHandle | None = None
+        self._late: set[asyncio.Task[None]] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        info: RequestInfo = scope[SCOPE_REQUEST_INFO]
+        if is_long_running(info):
+            scope[SCOPE_MIN_REQUEST_TIMEOUT] = self.min_request_timeout
+            await self.app(scope, receive, send)
+            return
+        try:
+            timeout = self._deadline(scope.get("query_string", b""))
+        except APIError as error:
+            await respond_error(send, error)
+            return
+        if not timeout:
+            await self.app(scope, receive, send)
+            return
+        response = _Response(send, scope)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        self._pending[response] = deadline
+        if self._sweep is None or deadline < self._sweep.when():
+            self._schedule(loop, deadline)
+        try:
+            await self.app(scope, receive, response.send)
+        finally:
+            del self._pending[response]
+            if response.expired:
+                log.info("%s %s finished after its 504 was sent", scope["method"], scope["path"])
+
+    def _deadline(self, query_string: bytes) -> float:
+        """``--request-timeout``, or the request's ``?timeout=`` when positive and shorter."""
+        if b"timeout=" not in query_string:
+            return self.request_timeout
+        text = parse_query(query_string).get("timeout", "")
+        if not text:
+            return self.request_timeout
+        try:
+            asked = parse_go_duration(text)
+        except ValueError as error:
+            raise bad_request(f"{_INVALID_TIMEOUT} - {error}") from None
+        if asked > 0 and (asked < self.request_timeout or not self.request_timeout):
+            return asked
+        return self.request_timeout
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        if self._sweep is not None:
+            self._sweep.cancel()
+        self._sweep = loop.call_at(when, self._expire_due, loop)
+
+    def _expire_due(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Answer every request past its deadline, then wait for the next deadline, at most one
+        ``_SWEEP_SECONDS`` away: one timer for all the requests in flight rather than one each."""
+        self._sweep = None
+        now = loop.time()
+        upcoming = now + _SWEEP_SECONDS
+        for response, deadline in self._pending.items():
+            if deadline <= now:
+                if not response.started and not response.expired:
+                    response.expired = True
+                    task = loop.create_task(response.answer_timeout())
+                    self._late.add(task)
+                    task.add_done_callback(self._late.discard)
+            else:
+                upcoming = min(upcoming, deadline)
+        if self._pending:
+            self._schedule(loop, upcoming)
+
+
+class _Dropped:
+    """What a send after the deadline awaits: nothing."""
+
+    def __await__(self) -> Generator[None, None, None]:
+        yield from ()
+
+
+_DROPPED = _Dropped()
+
+
+class _Response:
+    """The handler's ``send``, until the deadline answers in its place; afterwards its messages are
+    dropped, as Go's timeoutWriter drops writes after the timeout. ``send`` hands back uvicorn's own
+    awaitable: no coroutine of its own per message."""
+
+    __slots__ = ("_send", "expired", "scope", "started")
+
+    def __init__(self, send: Send, scope: Scope) -> None:
+        self._send = send
+        self.scope = scope
+        self.started = False
+        self.expired = False
+
+    def send(self, message: Message) -> Awaitable[None]:
+        if self.expired:
+            return _DROPPED
+        self.started = True
+        return self._send(message)
+
+    async def answer_timeout(self) -> None:
+        headers = self.scope["headers"]
+        accept = next((v for k, v in headers if k == b"accept"), b"").decode("latin-1")
+        await respond_error(self._send, APIError(504, "Timeout", TIMEOUT_MESSAGE), accept=accept)

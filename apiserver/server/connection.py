@@ -1,0 +1,156 @@
+"""The HTTP/1.1 connection's own limits, as kube-apiserver's net/http server sets them
+(k8s.io/apiserver pkg/server/secure_serving.go: ``MaxHeaderBytes: 1 << 20``, ``ReadHeaderTimeout: 32 *
+time.Second`` "just shy of requestTimeoutUpperBound", ``IdleTimeout: 90 * time.Second``), on uvicorn's httptools
+protocol, which has none of them: a request's headers are bounded in bytes and in number (431, Go's answer,
+before more than about a read's worth past the bound is buffered), and a client that sends its headers or its
+body too slowly is disconnected. The idle keep-alive timeout is uvicorn's own (``timeout_keep_alive``).
+
+kube sets no body read timeout (its ``--request-timeout`` bounds a handler that waits for a body); here a body
+must arrive whole within ``read_body_timeout`` of its headers, by default the request timeout, so that slow
+bodies cannot hold connections where the request timeout does not reach (the request may be waiting for its
+body before it is routed). Go counts no headers; 10,000 one-byte headers fit in Go's megabyte, but each costs a
+Python tuple here, so their number is bounded as Node's server bounds it (``maxHeadersCount``: 2000).
+
+The checks are made once per read and once per request (the header count when the headers are complete),
+never per header, so a GET costs what it did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import httptools
+from uvicorn.config import Config
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.server import ServerState
+
+from apiserver.server.limits import ConnectionLimits
+
+MAX_HEADER_BYTES = 1 << 20
+"""Go's http.Server MaxHeaderBytes as kube sets it; Go reads up to 4096 bytes more before it refuses."""
+_HEADER_SLACK = 4096
+MAX_HEADERS = 2000
+# Go's answer to headers past MaxHeaderBytes (net/http server.go: "431 Request Header Fields Too Large",
+# with its errorHeaders, as HTTP/1.0 and closing the connection)
+_TOO_LARGE = b"431 Request Header Fields Too Large"
+HEADERS_TOO_LARGE_RESPONSE = (
+    b"HTTP/1.0 "
+    + _TOO_LARGE
+    + b"\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+    + _TOO_LARGE
+)
+
+
+class _HeadersTooLarge(Exception):
+    """Raised from a parser callback to stop the parse; answered 431."""
+
+
+class LimitedHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with the header bounds and the read timeouts. A phase is ``headers``
+    from the connection (or a request's first byte) to the end of its headers, ``body`` from there to the
+    end of the message; each has one timer, armed when a read leaves the phase unfinished (an idle
+    connection, between requests, has uvicorn's keep-alive timer instead)."""
+
+    limits = ConnectionLimits()
+
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, object],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self._reading_headers = True
+        self._reading_body = False
+        self._header_bytes = 0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def data_received(self, data: bytes) -> None:
+        self._unset_keepalive_if_required()
+        if self._reading_headers:
+            self._header_bytes += len(data)
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as error:
+            if isinstance(error.__context__, _HeadersTooLarge):  # raised in on_headers_complete
+                self._refuse_headers()
+                return
+            msg = "Invalid HTTP request received."
+            self.logger.warning(msg)
+            self.send_400_response(msg)
+            return
+        except httptools.HttpParserUpgrade:
+            if self._should_upgrade():
+                self.handle_websocket_upgrade()
+            else:
+                self._unsupported_upgrade_warning()
+            return
+        if self._reading_headers:
+            if self._header_bytes > MAX_HEADER_BYTES + _HEADER_SLACK:
+                self._refuse_headers()
+            elif self._header_bytes and self._timer is None:  # a request has begun
+                self._arm(self.limits.read_header_timeout)
+        elif self._reading_body and self._timer is None:
+            self._arm(self.limits.read_body_timeout)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm(self.limits.read_header_timeout)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def on_headers_complete(self) -> None:
+        self._reading_headers = False
+        self._disarm()
+        if len(self.headers) > MAX_HEADERS or (
+            self._header_bytes > MAX_HEADER_BYTES
+            and _size(self.url, self.headers) > MAX_HEADER_BYTES
+        ):
+            raise _HeadersTooLarge
+        self._reading_body = True
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        # what follows is the next request's headers
+        self._reading_body = False
+        self._reading_headers = True
+        self._header_bytes = 0
+        if self._timer is not None:
+            self._disarm()
+        super().on_message_complete()
+
+    def _refuse_headers(self) -> None:
+        self._disarm()
+        if not self.transport.is_closing():
+            self.transport.write(HEADERS_TOO_LARGE_RESPONSE)
+            self.transport.close()
+
+    def _arm(self, seconds: float) -> None:
+        self._disarm()
+        if seconds > 0:
+            self._timer = self.loop.call_later(seconds, self._timed_out)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _timed_out(self) -> None:
+        """Go closes a connection whose read deadline passed without an answer; so does this. A handler
+        waiting for the body sees the client gone (http.disconnect)."""
+        self._timer = None
+        if self._reading_headers or self._reading_body:
+            self.transport.close()
+
+
+def _size(url: bytes, headers: list[tuple[bytes, bytes]]) -> int:
+    """The header block's size as Go counts it against MaxHeaderBytes (lines and their CRLFs)."""
+    return len(url) + sum(len(name) + len(value) + 4 for name, value in headers)
+
+
+def protocol_class(limits: ConnectionLimits) -> type[LimitedHttpToolsProtocol]:
+    """A protocol class bound to ``limits`` (uvicorn takes a class, built per connection)."""
+    return type("ConfiguredHttpToolsProtocol", (LimitedHttpToolsProtocol,), {"limits": limits})
