@@ -39,3 +39,31 @@ def test_a_project_cannot_define_a_built_in_kind_again(tmp_path: Path) -> None:
         'kind "ConfigMap" of group core is already claimed by ConfigMap' in m for m in messages
     )
     assert all(str(builtin_definitions() / "core" / "configmap.yaml") in m for m in messages)
+
+
+@pytest.mark.parametrize(
+    ("extra", "path", "message"),
+    [
+        ("strategy: not a reference\n", "strategy", 'must be a "package.module:Name" reference'),
+        ("admission: ['mod:']\n", "admission[0]", 'must be a "package.module:Name" reference'),
+        ("controllers: ['a.b:C\\nD']\n", "controllers[0]", 'must be a "package.module:Name"'),
+        ("verbs: [create, explode]\n", "verbs[1]", '"explode" is not a verb'),
+        ("verbs: create\n", "verbs", "expected"),
+        ("builtin: maybe\n", "builtin", "expected"),
+    ],
+)
+def test_malformed_server_parts_fail_generation_at_their_line(
+    tmp_path: Path, extra: str, path: str, message: str
+) -> None:
+    (tmp_path / "g.example.com").mkdir()
+    (tmp_path / "g.example.com" / "gadget.yaml").write_text(
+        "group: g.example.com\nkind: Gadget\n"
+        + extra
+        + "versions:\n  v1:\n    schema: {spec: object}\n"
+    )
+    with pytest.raises(DefinitionErrors) as failure:
+        load_checked(tmp_path)
+    [error] = failure.value.errors
+    assert error.file == tmp_path / "g.example.com" / "gadget.yaml"
+    assert error.line == 3 and error.field_path == path
+    assert message in error.message
