@@ -99,13 +99,11 @@ async def admit(
     if version.defaulter is not None:
         version.defaulter(obj)
     if resource.namespaced and write.namespace:
-        metadata["namespace"] = (
-            write.namespace
-        )  # the URL's (a different one in the body was refused)
+        # the URL's (a different one in the body was refused)
+        metadata["namespace"] = write.namespace
     else:
-        metadata.pop(
-            "namespace", None
-        )  # kube clears it for cluster-scoped kinds (rest.BeforeCreate)
+        # kube clears it for cluster-scoped kinds (rest.BeforeCreate)
+        metadata.pop("namespace", None)
     if write.operation is Operation.UPDATE and not metadata.get("name"):
         metadata["name"] = write.name
     if admission.mutating:
