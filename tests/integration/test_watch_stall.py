@@ -64,7 +64,7 @@ def test_a_watcher_that_stops_reading_is_cut_off_and_the_others_get_everything(
 
     def read_all() -> None:
         with (
-            httpx.Client(base_url=server.url, timeout=30) as reader,
+            server.client(timeout=30) as reader,
             reader.stream("GET", f"{CONFIGMAPS}?watch=true&resourceVersion=0") as response,
         ):
             for line in response.iter_lines():
@@ -77,7 +77,7 @@ def test_a_watcher_that_stops_reading_is_cut_off_and_the_others_get_everything(
         reading = threading.Thread(target=read_all)
         reading.start()
         time.sleep(0.5)  # both watches are established
-        with httpx.Client(base_url=server.url, timeout=30) as client:
+        with server.client(timeout=30) as client:
             write_configmaps(client)
         reading.join(timeout=30)
         assert received == [f"stall-{index}" for index in range(WRITES)]
@@ -91,7 +91,7 @@ def test_a_slow_reader_that_keeps_reading_is_not_cut_off(server: ServerProcess) 
     taken = b""
     with (
         open_watch(server, receive_buffer=4096) as slow,
-        httpx.Client(base_url=server.url, timeout=30) as client,
+        server.client(timeout=30) as client,
     ):
         writing = threading.Thread(target=write_configmaps, args=(client,))
         writing.start()
