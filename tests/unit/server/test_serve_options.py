@@ -24,6 +24,13 @@ FLAGS = (
     "--etcd-compaction-interval",
     "--workers",
     "--log-level",
+    "--tls-cert-file",
+    "--tls-private-key-file",
+    "--client-ca-file",
+    "--tls-min-version",
+    "--tls-cipher-suites",
+    "--tls-san",
+    "--insecure-serving",
 )
 
 
