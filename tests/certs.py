@@ -4,6 +4,7 @@ certificates with any validity, usage and version, and their files."""
 from __future__ import annotations
 
 import datetime
+import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,6 +102,25 @@ def client(
     if version_1:
         certificate = _as_version_1(certificate, issuer)
     return Pair(certificate, key)
+
+
+def serving(issuer: Pair, address: str) -> Pair:
+    """A serving certificate for the IP ``address``."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(_name("serving"))
+        .issuer_name(issuer.certificate.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(NOW - DAY)
+        .not_valid_after(NOW + 30 * DAY)
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(address))]), False
+        )
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), False)
+    )
+    return Pair(builder.sign(issuer.key, hashes.SHA256()), key)
 
 
 def _as_version_1(certificate: x509.Certificate, issuer: Pair) -> x509.Certificate:

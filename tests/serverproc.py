@@ -55,6 +55,8 @@ class ServerProcess:
     # the apiforge command: this interpreter's by default, an installed console script for the wheel test
     command: tuple[str, ...] = (sys.executable, "-m", "apiforge")
     process: subprocess.Popen[bytes] | None = None
+    server_ca: Path | None = None
+    """The CA of a serving certificate of the test's own (--tls-cert-file): the kubeconfig names none."""
     _tls: ssl.SSLContext | None = None
 
     @property
@@ -128,7 +130,7 @@ class ServerProcess:
                 raise RuntimeError(f"server exited with {self.process.returncode}:\n{output}")
             if self.kubeconfig.exists():
                 if not credentials_read:
-                    self._tls = kubeconfig_tls(self.kubeconfig)
+                    self._tls = kubeconfig_tls(self.kubeconfig, self.server_ca)
                     credentials_read = True
                 try:
                     with self.client(timeout=1) as client:
@@ -157,7 +159,7 @@ class ServerProcess:
         return code
 
 
-def kubeconfig_tls(kubeconfig: Path) -> ssl.SSLContext | None:
+def kubeconfig_tls(kubeconfig: Path, server_ca: Path | None = None) -> ssl.SSLContext | None:
     """The TLS context the kubeconfig as written describes (its current context's cluster and user), as
     kubectl would build it; None for a plain-HTTP server. The client certificate and key are written next
     to the kubeconfig for OpenSSL, which loads them from a file only."""
@@ -167,7 +169,11 @@ def kubeconfig_tls(kubeconfig: Path) -> ssl.SSLContext | None:
         return None
     user = config["users"][0]["user"]
     authority = kubeconfig.with_name(CA_FILE)
-    authority.write_bytes(base64.b64decode(cluster["certificate-authority-data"]))
+    if "certificate-authority-data" in cluster:
+        authority.write_bytes(base64.b64decode(cluster["certificate-authority-data"]))
+    else:
+        assert server_ca is not None, "the kubeconfig names no CA: the test must"
+        authority.write_bytes(server_ca.read_bytes())
     context = ssl.create_default_context(cafile=authority)
     pem = kubeconfig.with_name(CLIENT_FILE)
     pem.write_bytes(
