@@ -88,9 +88,16 @@ class ServerProcess:
     def async_client(self, **options: Any) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.url, verify=self._tls or True, **options)
 
-    def connect(self, timeout: float | None = None) -> socket.socket:
-        """A connection to the server, in TLS unless it serves plain HTTP: for tests of the bytes sent."""
-        connection = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+    def connect(
+        self, timeout: float | None = None, receive_buffer: int | None = None
+    ) -> socket.socket:
+        """A connection to the server, in TLS unless it serves plain HTTP: for tests of the bytes sent.
+        ``receive_buffer``: the kernel's receive buffer (SO_RCVBUF), set before connecting."""
+        connection = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if receive_buffer is not None:
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        connection.settimeout(timeout)
+        connection.connect(("127.0.0.1", self.port))
         if self._tls is None:
             return connection
         return self._tls.wrap_socket(connection, server_hostname="127.0.0.1")

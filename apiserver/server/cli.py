@@ -3,9 +3,9 @@
 The admin kubeconfig is written only once the socket listens (with --workers, once every worker does), so its
 presence means "ready".
 
-TLS by default: the PKI (server/pki.py) is bootstrapped before anything serves (and before workers fork, so
-they share it), each process builds its own TLS context from it (server/tls.py), and the x509 authenticator
-trusts the generated CA and --client-ca-file. Plain HTTP only with --insecure-serving.
+TLS by default: the PKI, the TLS context and the x509 authenticator are prepared before anything serves
+(server/security.py), and before workers fork, so that they share them. Plain HTTP only with
+--insecure-serving.
 """
 
 from __future__ import annotations
@@ -23,19 +23,15 @@ from pathlib import Path
 
 import uvicorn
 import uvloop
-from cryptography import x509
 
-from apiserver.authentication.authenticator import Authenticator
-from apiserver.authentication.x509 import X509Authenticator
 from apiserver.endpoints.http import ASGIApp
 from apiserver.machinery.scheme import Scheme
 from apiserver.server.app import APIServer
 from apiserver.server.chain import authorizer_for, build_handler_chain
 from apiserver.server.connection import protocol_class
-from apiserver.server.kubeconfig import Credentials, write_kubeconfig
+from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.server.options import ServeOptions
-from apiserver.server.pki import PKI, bootstrap, serving_names
-from apiserver.server.tls import server_context
+from apiserver.server.security import Security, SecurityError, prepare
 from apiserver.server.workers import Supervisor, claim_port
 from apiserver.storage import open_storage
 
@@ -62,13 +58,13 @@ class _Server(uvicorn.Server):
 async def _serve(
     server: ASGIApp,
     options: ServeOptions,
-    pki: PKI | None,
+    security: Security | None,
     listener: socket.socket | None = None,
     on_ready: Callable[[], None] | None = None,
 ) -> None:
     """Serve until SIGTERM/SIGINT. Alone, the process announces itself once listening (the kubeconfig);
     as a worker on the supervisor's ``listener``, it tells the supervisor (``on_ready``), which does."""
-    context = server_context(options.tls, pki) if pki is not None else None
+    context = security.context if security is not None else None
     config = uvicorn.Config(
         server,
         host=options.bind_address,
@@ -97,7 +93,7 @@ async def _serve(
         if on_ready is not None:
             on_ready()
         else:
-            announce(options, pki, options.port)
+            announce(options, security, options.port)
     await task
 
 
@@ -112,13 +108,9 @@ def client_url(bind_address: str, port: int, scheme: str = "https") -> str:
     return f"{scheme}://[{host.replace('%', '%25')}]:{port}"
 
 
-def announce(options: ServeOptions, pki: PKI | None, port: int) -> None:
-    url = client_url(options.bind_address, port, "http" if pki is None else "https")
-    credentials = None
-    if pki is not None:
-        # a serving certificate of the user's own: its CA is not ours to name (the system's trust store)
-        authority = b"" if options.tls.cert_file else pki.ca.certificate_pem()
-        credentials = Credentials(authority, pki.admin.certificate_pem(), pki.admin.key_pem())
+def announce(options: ServeOptions, security: Security | None, port: int) -> None:
+    url = client_url(options.bind_address, port, "http" if security is None else "https")
+    credentials = security.credentials() if security is not None else None
     write_kubeconfig(options.data_dir / "admin.kubeconfig", url, credentials)
     where = ",".join(options.etcd_servers) if options.storage == "etcd" else options.data_dir
     workers = f", {options.workers} workers" if options.workers > 1 else ""
@@ -138,14 +130,15 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     prepare_data_dir(options.data_dir)
-    pki = None
-    if not options.tls.insecure_serving:
-        names = (
-            None if options.tls.cert_file else serving_names(options.bind_address, options.tls.sans)
-        )
-        pki = bootstrap(options.data_dir, names)
+    try:
+        security = prepare(options.data_dir, options.bind_address, options.tls)
+    except (
+        SecurityError
+    ) as error:  # as kube-apiserver, which will not serve without its certificates
+        log.error("cannot serve TLS: %s", error)
+        sys.exit(1)
     if options.workers == 1:
-        _serve_process(scheme, openapi_dir, options, pki)
+        _serve_process(scheme, openapi_dir, options, security)
         return
     try:
         reservation = claim_port(options.bind_address, options.port)
@@ -156,9 +149,9 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
         options.workers,
         reservation,
         lambda listener, on_ready: _serve_process(
-            scheme, openapi_dir, options, pki, listener, on_ready
+            scheme, openapi_dir, options, security, listener, on_ready
         ),
-        lambda port: announce(options, pki, port),
+        lambda port: announce(options, security, port),
     )
     sys.exit(supervisor.run())
 
@@ -167,7 +160,7 @@ def _serve_process(
     scheme: Scheme,
     openapi_dir: Path,
     options: ServeOptions,
-    pki: PKI | None,
+    security: Security | None,
     listener: socket.socket | None = None,
     on_ready: Callable[[], None] | None = None,
 ) -> None:
@@ -191,15 +184,6 @@ def _serve_process(
     gc.set_threshold(GC_THRESHOLD, 20, 100)
     # uvicorn applies loop="uvloop" only in Server.run(); serving from our own coroutine needs the loop here
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        chain = build_handler_chain(server, options.chain, authenticators(options, pki))
-        runner.run(_serve(chain, options, pki, listener, on_ready))
-
-
-def authenticators(options: ServeOptions, pki: PKI | None) -> list[Authenticator]:
-    """The x509 authenticator over TLS: the generated CA and --client-ca-file's are the client CAs."""
-    if pki is None:
-        return []
-    roots = [pki.ca.certificate]
-    if options.tls.client_ca_file:
-        roots += x509.load_pem_x509_certificates(Path(options.tls.client_ca_file).read_bytes())
-    return [X509Authenticator(roots)]
+        authenticators = security.authenticators() if security is not None else []
+        chain = build_handler_chain(server, options.chain, authenticators)
+        runner.run(_serve(chain, options, security, listener, on_ready))

@@ -275,3 +275,26 @@ def test_own_serving_certificate_client_ca_min_version_and_cipher_suites(tmp_pat
         assert handshake(chosen, ssl.TLSVersion.TLSv1_2) == "ECDHE-ECDSA-AES256-GCM-SHA384"
     finally:
         chosen.stop()
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--client-ca-file=/nonexistent/ca.crt",),
+        ("--tls-cert-file=/nonexistent/s.crt", "--tls-private-key-file=/nonexistent/s.key"),
+    ],
+    ids=["client CA", "serving certificate"],
+)
+def test_tls_files_that_cannot_be_read_stop_the_server_at_once(
+    tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    started = subprocess.run(
+        [*APIFORGE, "serve", f"--data-dir={tmp_path}", f"--port={free_port()}", *flags],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert started.returncode == 1
+    assert "cannot serve TLS: [Errno 2] No such file or directory" in started.stderr
+    assert not (tmp_path / "admin.kubeconfig").exists()

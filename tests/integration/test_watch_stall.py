@@ -32,9 +32,7 @@ def server(tmp_path: Path) -> ServerProcess:
 
 def open_watch(server: ServerProcess, receive_buffer: int) -> socket.socket:
     """A raw watch connection whose kernel receive buffer is small, so unread events back up quickly."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
-    sock.connect(("127.0.0.1", server.port))
+    sock = server.connect(receive_buffer=receive_buffer)
     request = f"GET {CONFIGMAPS}?watch=true&resourceVersion=0 HTTP/1.1\r\nHost: apiforge\r\n\r\n"
     sock.sendall(request.encode())
     return sock
