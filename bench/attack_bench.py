@@ -111,7 +111,12 @@ async def large_writes(client: httpx.AsyncClient, until: float) -> tuple[Counter
     writes = [
         ("apply JSON", f"{CLUSTERS}/large?fieldManager=bench&force=true", as_json, apply),
         ("apply YAML", f"{CLUSTERS}/large?fieldManager=bench&force=true", as_yaml, apply),
-        ("merge patch", f"{CLUSTERS}/large", merge, {"content-type": "application/merge-patch+json"}),
+        (
+            "merge patch",
+            f"{CLUSTERS}/large",
+            merge,
+            {"content-type": "application/merge-patch+json"},
+        ),
     ]
     while time.perf_counter() < until:
         for label, url, body, headers in writes:
