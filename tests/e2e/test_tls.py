@@ -27,14 +27,27 @@ from tests.kubectl import Kubectl, kubectl_binary
 from tests.serverproc import REPO, ServerProcess, free_port
 
 pytestmark = pytest.mark.timeout(120)
-APIFORGE = (sys.executable, "-m", "apiforge")
+
+
+def serve(*flags: str) -> subprocess.CompletedProcess[str]:
+    """`apiforge serve` expected to stop at once (a refusal)."""
+    command = [sys.executable, "-m", "apiforge", "serve", *flags]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60)
+
+
+def started(directory: Path, *flags: str, server_ca: Path | None = None) -> ServerProcess:
+    """A server on memory storage with its data in ``directory``, started; the caller stops it."""
+    server = ServerProcess(
+        directory, free_port(), storage="memory", extra_args=flags, server_ca=server_ca
+    )
+    server.data_dir.mkdir()
+    server.start()
+    return server
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path_factory.mktemp("tls") / "data", free_port(), storage="memory")
-    process.data_dir.mkdir()
-    process.start()
+    process = started(tmp_path_factory.mktemp("tls") / "data")
     yield process
     process.stop()
 
@@ -148,23 +161,19 @@ def test_a_bad_certificate_is_kubes_401_not_a_handshake_failure(
     context.load_cert_chain(*bad.write(tmp_path, "bad"))
     with httpx.Client(base_url=server.url, verify=context) as client:
         response = client.get("/api/v1/namespaces")
-    assert response.status_code == 401
-    assert response.json() == {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": "Unauthorized",
-        "reason": "Unauthorized",
-        "code": 401,
-    }
+    status = response.json()
+    assert (response.status_code, status["kind"], status["status"], status["code"]) == (
+        401,
+        "Status",
+        "Failure",
+        401,
+    )
+    assert status["reason"] == status["message"] == "Unauthorized"
     assert server.http("GET", "/readyz").status_code == 200
 
 
 def test_a_restart_reuses_the_pki_and_old_kubeconfigs_keep_working(tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path / "data", free_port(), storage="memory")
-    server.data_dir.mkdir()
-    server.start()
+    server = started(tmp_path / "data")
     try:
         before = (server.data_dir / "pki" / "ca.crt").read_bytes()
         kept = tmp_path / "kept.kubeconfig"
@@ -178,26 +187,10 @@ def test_a_restart_reuses_the_pki_and_old_kubeconfigs_keep_working(tmp_path: Pat
 
 
 def test_insecure_serving_is_plain_http_on_loopback_only(tmp_path: Path) -> None:
-    refused = subprocess.run(
-        [
-            *APIFORGE,
-            "serve",
-            "--insecure-serving",
-            "--bind-address=0.0.0.0",
-            f"--data-dir={tmp_path}",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    refused = serve("--insecure-serving", "--bind-address=0.0.0.0", f"--data-dir={tmp_path}")
     assert refused.returncode == 2
     assert "--insecure-serving serves plain HTTP" in refused.stderr
-    server = ServerProcess(
-        tmp_path / "data", free_port(), storage="memory", extra_args=("--insecure-serving",)
-    )
-    server.data_dir.mkdir()
-    server.start()
+    server = started(tmp_path / "data", "--insecure-serving")
     try:
         config = yaml.safe_load(server.kubeconfig.read_text())
         assert config["clusters"][0]["cluster"] == {"server": server.url}
@@ -238,15 +231,10 @@ def test_own_serving_certificate_client_ca_min_version_and_cipher_suites(tmp_pat
     (tmp_path / "own-ca.crt").write_text(own.pem)
     common = ("--tls-cert-file", str(certificate), "--tls-private-key-file", str(key))
     common += ("--client-ca-file", str(tmp_path / "partners.crt"))
-    modern = ServerProcess(
-        tmp_path / "modern",
-        free_port(),
-        storage="memory",
-        extra_args=(*common, "--tls-min-version=VersionTLS13"),
-        server_ca=tmp_path / "own-ca.crt",
+    own_ca = tmp_path / "own-ca.crt"
+    modern = started(
+        tmp_path / "modern", *common, "--tls-min-version=VersionTLS13", server_ca=own_ca
     )
-    modern.data_dir.mkdir()
-    modern.start()
     try:
         assert "certificate-authority-data" not in modern.kubeconfig.read_text()
         assert not (modern.data_dir / "pki" / "apiserver.crt").exists()
@@ -262,15 +250,7 @@ def test_own_serving_certificate_client_ca_min_version_and_cipher_suites(tmp_pat
     finally:
         modern.stop()
     suite = "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"
-    chosen = ServerProcess(
-        tmp_path / "chosen",
-        free_port(),
-        storage="memory",
-        extra_args=(*common, f"--tls-cipher-suites={suite}"),
-        server_ca=tmp_path / "own-ca.crt",
-    )
-    chosen.data_dir.mkdir()
-    chosen.start()
+    chosen = started(tmp_path / "chosen", *common, f"--tls-cipher-suites={suite}", server_ca=own_ca)
     try:
         assert handshake(chosen, ssl.TLSVersion.TLSv1_2) == "ECDHE-ECDSA-AES256-GCM-SHA384"
     finally:
@@ -288,13 +268,7 @@ def test_own_serving_certificate_client_ca_min_version_and_cipher_suites(tmp_pat
 def test_tls_files_that_cannot_be_read_stop_the_server_at_once(
     tmp_path: Path, flags: tuple[str, ...]
 ) -> None:
-    started = subprocess.run(
-        [*APIFORGE, "serve", f"--data-dir={tmp_path}", f"--port={free_port()}", *flags],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    started = serve(f"--data-dir={tmp_path}", f"--port={free_port()}", *flags)
     assert started.returncode == 1
     assert "cannot serve TLS: [Errno 2] No such file or directory" in started.stderr
     assert not (tmp_path / "admin.kubeconfig").exists()

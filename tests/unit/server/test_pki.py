@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
-import os
 import socket
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -23,15 +21,6 @@ from apiserver.server.pki import PKI, bootstrap, serving_names
 
 NOW = datetime.datetime(2026, 6, 1, tzinfo=datetime.UTC)
 DAY = datetime.timedelta(days=1)
-
-
-@pytest.fixture
-def open_umask() -> Iterator[None]:
-    previous = os.umask(0)
-    try:
-        yield
-    finally:
-        os.umask(previous)
 
 
 def sans(certificate: x509.Certificate) -> tuple[set[str], set[str]]:

@@ -5,26 +5,13 @@ usage errors (exit 2) in kube's words; plain HTTP refused off loopback."""
 from __future__ import annotations
 
 import ssl
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-import apiforge.cli
-import apiserver.server.cli
 from apiforge.cli import main
 from apiserver.server.options import ServeOptions
 from apiserver.server.tlsoptions import TLSOptions
-
-
-@pytest.fixture
-def served(monkeypatch: pytest.MonkeyPatch) -> list[ServeOptions]:
-    calls: list[ServeOptions] = []
-    monkeypatch.setattr(apiforge.cli, "_project_api", lambda: (None, Path("openapi")))
-    monkeypatch.setattr(
-        apiserver.server.cli, "run", lambda scheme, openapi_dir, options: calls.append(options)
-    )
-    return calls
 
 
 def serve(*arguments: str) -> tuple[int, str]:
