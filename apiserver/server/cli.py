@@ -132,9 +132,8 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
     prepare_data_dir(options.data_dir)
     try:
         security = prepare(options.data_dir, options.bind_address, options.tls)
-    except (
-        SecurityError
-    ) as error:  # as kube-apiserver, which will not serve without its certificates
+    # as kube-apiserver, which will not serve without its certificates
+    except SecurityError as error:
         log.error("cannot serve TLS: %s", error)
         sys.exit(1)
     if options.workers == 1:

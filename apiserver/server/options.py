@@ -14,7 +14,7 @@ from click.decorators import FC
 
 from apiserver.machinery.goduration import parse_go_duration
 from apiserver.server.limits import ConnectionLimits
-from apiserver.server.tlsoptions import TLSOptions
+from apiserver.server.tlsoptions import TLSOptions, tls_flags
 
 __all__ = ["ChainOptions", "ServeOptions", "serve_options"]
 
@@ -109,71 +109,6 @@ def _hidden_seconds(flag: str, default: float, help_text: str) -> Callable[[FC],
     return click.option(
         flag, type=click.FloatRange(min=0), default=default, hidden=True, help=help_text
     )
-
-
-def _tls_flags(parsed: Callable[..., None]) -> Callable[..., None]:
-    """The TLS flags (kube-apiserver's names; --tls-san and --insecure-serving are k3s's and apiforge's),
-    handed to ``parsed`` as one ``tls`` argument."""
-
-    @click.option(
-        "--tls-cert-file",
-        default="",
-        help="The serving certificate (PEM, may hold a chain);"
-        " without it one is made in DATA_DIR/pki, signed by the CA made there.",
-    )
-    @click.option("--tls-private-key-file", default="", help="The key of --tls-cert-file.")
-    @click.option(
-        "--client-ca-file",
-        default="",
-        help="More CAs whose client certificates authenticate (CN: user, O: groups).",
-    )
-    @click.option(
-        "--tls-min-version",
-        default="",
-        help="The lowest TLS version served: VersionTLS12 (the default) or VersionTLS13.",
-    )
-    @click.option(
-        "--tls-cipher-suites",
-        default="",
-        help="Comma-separated cipher suites for TLS 1.2 (Go's names); default: OpenSSL's.",
-    )
-    @click.option(
-        "--tls-san",
-        multiple=True,
-        help="Another DNS name or IP address for the generated serving certificate (repeatable).",
-    )
-    @click.option(
-        "--insecure-serving",
-        is_flag=True,
-        help="Serve plain HTTP without authentication (only on a loopback address).",
-    )
-    @functools.wraps(parsed)
-    def with_tls(
-        *args: object,
-        tls_cert_file: str,
-        tls_private_key_file: str,
-        client_ca_file: str,
-        tls_min_version: str,
-        tls_cipher_suites: str,
-        tls_san: tuple[str, ...],
-        insecure_serving: bool,
-        **kwargs: object,
-    ) -> None:
-        tls = TLSOptions(
-            tls_cert_file,
-            tls_private_key_file,
-            client_ca_file,
-            tls_min_version,
-            tuple(s.strip() for s in tls_cipher_suites.split(",") if s.strip()),
-            tuple(n.strip() for san in tls_san for n in san.split(",") if n.strip()),
-            insecure_serving,
-        )
-        problems = tls.validate(str(kwargs["bind_address"]))
-        if problems:
-            raise click.UsageError("; ".join(problems))
-        parsed(*args, tls=tls, **kwargs)
-
-    return with_tls
 
 
 def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None]:
@@ -285,7 +220,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         _CONNECTION_DEFAULTS.idle_timeout,
         "Seconds an idle keep-alive connection is kept (kube's net/http IdleTimeout).",
     )
-    @_tls_flags
+    @tls_flags
     @functools.wraps(command)
     def parsed(
         data_dir: Path,

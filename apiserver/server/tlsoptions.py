@@ -1,12 +1,17 @@
 """The TLS options of `apiforge serve`, named and checked as kube-apiserver's secure serving options
 (k8s.io/apiserver pkg/server/options/serving.go) and their value names (k8s.io/component-base cli/flag
-ciphersuites_flag.go: Go's names for versions and cipher suites, mapped here to OpenSSL's)."""
+ciphersuites_flag.go: Go's names for versions and cipher suites, mapped here to OpenSSL's), and their click
+flags (``tls_flags``), kept apart from the other serve options (server/options.py)."""
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass
+
+import click
 
 TLS_VERSIONS = {
     "VersionTLS10": ssl.TLSVersion.TLSv1,
@@ -105,3 +110,68 @@ def is_loopback(address: str) -> bool:
         return ipaddress.ip_address(address.split("%", 1)[0]).is_loopback
     except ValueError:
         return False
+
+
+def tls_flags(parsed: Callable[..., None]) -> Callable[..., None]:
+    """The TLS flags (kube-apiserver's names; --tls-san and --insecure-serving are k3s's and apiforge's),
+    handed to ``parsed`` as one ``tls`` argument."""
+
+    @click.option(
+        "--tls-cert-file",
+        default="",
+        help="The serving certificate (PEM, may hold a chain);"
+        " without it one is made in DATA_DIR/pki, signed by the CA made there.",
+    )
+    @click.option("--tls-private-key-file", default="", help="The key of --tls-cert-file.")
+    @click.option(
+        "--client-ca-file",
+        default="",
+        help="More CAs whose client certificates authenticate (CN: user, O: groups).",
+    )
+    @click.option(
+        "--tls-min-version",
+        default="",
+        help="The lowest TLS version served: VersionTLS12 (the default) or VersionTLS13.",
+    )
+    @click.option(
+        "--tls-cipher-suites",
+        default="",
+        help="Comma-separated cipher suites for TLS 1.2 (Go's names); default: OpenSSL's.",
+    )
+    @click.option(
+        "--tls-san",
+        multiple=True,
+        help="Another DNS name or IP address for the generated serving certificate (repeatable).",
+    )
+    @click.option(
+        "--insecure-serving",
+        is_flag=True,
+        help="Serve plain HTTP without authentication (only on a loopback address).",
+    )
+    @functools.wraps(parsed)
+    def with_tls(
+        *args: object,
+        tls_cert_file: str,
+        tls_private_key_file: str,
+        client_ca_file: str,
+        tls_min_version: str,
+        tls_cipher_suites: str,
+        tls_san: tuple[str, ...],
+        insecure_serving: bool,
+        **kwargs: object,
+    ) -> None:
+        tls = TLSOptions(
+            tls_cert_file,
+            tls_private_key_file,
+            client_ca_file,
+            tls_min_version,
+            tuple(s.strip() for s in tls_cipher_suites.split(",") if s.strip()),
+            tuple(n.strip() for san in tls_san for n in san.split(",") if n.strip()),
+            insecure_serving,
+        )
+        problems = tls.validate(str(kwargs["bind_address"]))
+        if problems:
+            raise click.UsageError("; ".join(problems))
+        parsed(*args, tls=tls, **kwargs)
+
+    return with_tls
