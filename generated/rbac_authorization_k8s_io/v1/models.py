@@ -27,8 +27,8 @@ class ClusterRoleBindingRoleRef(ResourceModel):
 
 class ClusterRoleBindingSubjectsItem(ResourceModel):
     api_group: Annotated[str | None, Field(alias="apiGroup")] = None
-    kind: str
-    name: str
+    kind: str | None = None
+    name: str | None = None
     namespace: str | None = None
 
 
@@ -37,7 +37,7 @@ class ClusterRoleRulesItem(ResourceModel):
     non_resource_ur_ls: Annotated[list[str] | None, Field(alias="nonResourceURLs")] = None
     resource_names: Annotated[list[str] | None, Field(alias="resourceNames")] = None
     resources: list[str] | None = None
-    verbs: list[str]
+    verbs: list[str] | None = None
 
 
 class RoleBindingRoleRef(ResourceModel):
@@ -52,8 +52,8 @@ class RoleBindingRoleRef(ResourceModel):
 
 class RoleBindingSubjectsItem(ResourceModel):
     api_group: Annotated[str | None, Field(alias="apiGroup")] = None
-    kind: str
-    name: str
+    kind: str | None = None
+    name: str | None = None
     namespace: str | None = None
 
 
@@ -62,7 +62,7 @@ class RoleRulesItem(ResourceModel):
     non_resource_ur_ls: Annotated[list[str] | None, Field(alias="nonResourceURLs")] = None
     resource_names: Annotated[list[str] | None, Field(alias="resourceNames")] = None
     resources: list[str] | None = None
-    verbs: list[str]
+    verbs: list[str] | None = None
 
 
 class ClusterRoleAggregationRuleClusterRoleSelectorsItem(ResourceModel):
@@ -92,7 +92,7 @@ class ClusterRoleBinding(ResourceModel):
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     kind: str | None = None
     metadata: ObjectMeta | None = None
-    role_ref: Annotated[ClusterRoleBindingRoleRef, Field(alias="roleRef")]
+    role_ref: Annotated[ClusterRoleBindingRoleRef | None, Field(alias="roleRef")] = None
     subjects: list[ClusterRoleBindingSubjectsItem] | None = None
     """
     Subjects holds references to the objects the role applies to.
@@ -121,7 +121,7 @@ class RoleBinding(ResourceModel):
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     kind: str | None = None
     metadata: ObjectMeta | None = None
-    role_ref: Annotated[RoleBindingRoleRef, Field(alias="roleRef")]
+    role_ref: Annotated[RoleBindingRoleRef | None, Field(alias="roleRef")] = None
     subjects: list[RoleBindingSubjectsItem] | None = None
     """
     Subjects holds references to the objects the role applies to.
