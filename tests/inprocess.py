@@ -47,14 +47,19 @@ T = TypeVar("T")
 
 class BearerUsers:
     """A test authenticator: the bearer token `NAME` or `NAME/GROUP,GROUP` is that user, so one in-process
-    server can be spoken to as several users (no credentials are checked: tests only)."""
+    server can be spoken to as several users (no credentials are checked: tests only). A request without a
+    token is ``default`` (None: anonymous), for clients that send no token over plain HTTP (kubectl), which
+    then act as others with impersonation (`--as`)."""
+
+    def __init__(self, default: UserInfo | None = None) -> None:
+        self.default = default
 
     async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
         for key, value in scope["headers"]:
             if key == b"authorization" and value.startswith(b"Bearer "):
                 name, _, groups = value[7:].decode().partition("/")
                 return UserInfo(name, groups=tuple(g for g in groups.split(",") if g))
-        return None
+        return self.default
 
 
 def build_app(
