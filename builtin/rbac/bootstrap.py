@@ -103,7 +103,11 @@ async def _ensure(store: Store, expected: dict[str, Any], reconcile: Reconcile) 
     except errors.APIError as error:
         if error.code != 404:
             raise
-        await store.create(None, _copy(expected))
+        try:
+            await store.create(None, _copy(expected))
+        except errors.APIError as error:
+            if error.reason != "AlreadyExists":  # another replica (--workers) was first
+                raise
         return
     if "roleRef" in expected and current.get("roleRef") != expected["roleRef"]:
         if (current["metadata"].get("annotations") or {}).get(AUTOUPDATE) != "false":

@@ -19,6 +19,7 @@ from builtin.rbac.index import GROUP
 from builtin.rbac.rules import Rule, compact, compile_rules, uncovered
 
 ROLES = ("roles", "clusterroles")
+FULL_AUTHORITY = (Rule(("*",), ("*",), ("*",)), Rule(("*",), non_resource_urls=("*",)))
 BINDINGS = ("rolebindings", "clusterrolebindings")
 # what the garbage collector changes (kube's IsOnlyMutatingGCFields), and what every write changes anyway
 _GC_METADATA = ("ownerReferences", "finalizers", "managedFields", "resourceVersion", "generation")
@@ -61,6 +62,11 @@ class EscalationPrevention:
         problem = self._escalation(user, namespace, granted)
         if problem:
             raise _forbidden(attributes, problem)
+        if _sets_aggregation_rule(obj, attributes.old) and self._escalation(
+            user, namespace, FULL_AUTHORITY
+        ):
+            # an aggregationRule can gather anything: it takes * on *.* (kube's clusterrole policybased)
+            raise _forbidden(attributes, "must have cluster-admin privileges to use the aggregationRule")
 
     async def _may(self, user: UserInfo, verb: str, plural: str, name: str, namespace: str) -> bool:
         """kube's RoleEscalationAuthorized / BindingAuthorized: asked of the server's whole authorizer."""
@@ -97,6 +103,11 @@ class EscalationPrevention:
 
 def _forbidden(attributes: Attributes, detail: str) -> errors.APIError:
     return errors.forbidden(attributes.resource.plural, GROUP, attributes.name, detail)
+
+
+def _sets_aggregation_rule(obj: dict[str, Any], old: dict[str, Any] | None) -> bool:
+    rule = obj.get("aggregationRule")
+    return bool(rule) and (old is None or old.get("aggregationRule") != rule)
 
 
 def _only_gc_fields_changed(obj: dict[str, Any], old: dict[str, Any]) -> bool:

@@ -330,3 +330,42 @@ def test_a_binding_to_a_missing_role_is_reported_in_the_reason(http: httpx.Clien
     assert eventually(refused).endswith(
         ': RBAC: clusterrole.rbac.authorization.k8s.io "no-such-role" not found'
     )
+
+
+def test_an_aggregation_rule_takes_cluster_admin_rights(http: httpx.Client) -> None:
+    writer = {
+        "metadata": {"name": "clusterrole-writer"},
+        "rules": [
+            {
+                "apiGroups": ["rbac.authorization.k8s.io"],
+                "resources": ["clusterroles"],
+                "verbs": ["create"],
+            }
+        ],
+    }
+    assert http.post(f"{RBAC}/clusterroles", json=writer, headers=ADMIN).status_code == 201
+    binding = {
+        "metadata": {"name": "henry-writes-clusterroles"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "clusterrole-writer",
+        },
+        "subjects": [{"kind": "User", "name": "henry"}],
+    }
+    assert http.post(f"{RBAC}/clusterrolebindings", json=binding, headers=ADMIN).status_code == 201
+    henry = {"Authorization": "Bearer henry/system:authenticated"}
+    empty = {"metadata": {"name": "henrys-empty-role"}, "rules": []}
+    assert eventually(
+        lambda: http.post(f"{RBAC}/clusterroles", json=empty, headers=henry).status_code == 201
+    )
+    gathering = {
+        "metadata": {"name": "henrys-gatherer"},
+        "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"anything": "true"}}]},
+    }
+    refused = http.post(f"{RBAC}/clusterroles", json=gathering, headers=henry)
+    assert refused.status_code == 403
+    assert refused.json()["message"] == (
+        'clusterroles.rbac.authorization.k8s.io "henrys-gatherer" is forbidden: must have cluster-admin'
+        " privileges to use the aggregationRule"
+    )
