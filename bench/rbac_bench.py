@@ -24,10 +24,9 @@ from apiserver.authentication.user import UserInfo
 from apiserver.authorization.authorizer import Attributes
 from apiserver.server.app import APIServer
 from apiserver.server.chain import build_handler_chain
-from apiserver.server.cli import GC_THRESHOLD
 from apiserver.server.options import ChainOptions
 from apiserver.storage import MemoryStorage
-from bench.chain_bench import KUBECTL_HEADERS, cpu_per_request, seed
+from bench.chain_bench import KUBECTL_HEADERS, as_served, cpu_per_request, seed
 from bench.common import Row, median, print_rows, rotated, spread
 from generated.server import OPENAPI_DIR, build_scheme
 
@@ -132,12 +131,7 @@ async def measure() -> dict[str, list[float]]:
 
 
 def run() -> list[Row]:
-    previous = gc.get_threshold()
-    gc.set_threshold(GC_THRESHOLD, 20, 100)  # as `apiforge serve` runs
-    try:
-        samples = asyncio.run(measure())
-    finally:
-        gc.set_threshold(*previous)
+    samples = as_served(measure())
     names = list(samples)
     rows = [
         Row("rbac", f"{name}: CPU µs per GET", spread(samples[name], ",.1f")) for name in names[:4]

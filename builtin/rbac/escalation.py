@@ -66,7 +66,9 @@ class EscalationPrevention:
             user, namespace, FULL_AUTHORITY
         ):
             # an aggregationRule can gather anything: it takes * on *.* (kube's clusterrole policybased)
-            raise _forbidden(attributes, "must have cluster-admin privileges to use the aggregationRule")
+            raise _forbidden(
+                attributes, "must have cluster-admin privileges to use the aggregationRule"
+            )
 
     async def _may(self, user: UserInfo, verb: str, plural: str, name: str, namespace: str) -> bool:
         """kube's RoleEscalationAuthorized / BindingAuthorized: asked of the server's whole authorizer."""

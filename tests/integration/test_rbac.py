@@ -38,13 +38,18 @@ def eventually(check: Callable[[], Any]) -> Any:
         time.sleep(0.02)
 
 
-def bind(http: httpx.Client, namespace: str, name: str, role: str, user: str) -> None:
-    binding = {
+def binding_of(name: str, role: str, user: str, kind: str = "ClusterRole") -> dict[str, Any]:
+    return {
         "metadata": {"name": name},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role},
         "subjects": [{"kind": "User", "name": user}],
     }
-    created = http.post(f"{RBAC}/namespaces/{namespace}/rolebindings", json=binding, headers=ADMIN)
+
+
+def bind(http: httpx.Client, namespace: str, name: str, role: str, user: str) -> None:
+    """A RoleBinding of ClusterRole ``role`` to ``user``, made by the administrator."""
+    body = binding_of(name, role, user)
+    created = http.post(f"{RBAC}/namespaces/{namespace}/rolebindings", json=body, headers=ADMIN)
     assert created.status_code == 201, created.text
 
 
@@ -227,15 +232,7 @@ def test_escalation_is_refused_unless_the_user_holds_the_rules_or_may_escalate_o
         '{APIGroups:[""], Resources:["nodes"], Verbs:["get" "list"]}'
     )
     # binding cluster-admin in the namespace is an escalation too ...
-    binding = {
-        "metadata": {"name": "frank-everything"},
-        "roleRef": {
-            "apiGroup": "rbac.authorization.k8s.io",
-            "kind": "ClusterRole",
-            "name": "cluster-admin",
-        },
-        "subjects": [{"kind": "User", "name": "frank"}],
-    }
+    binding = binding_of("frank-everything", "cluster-admin", "frank")
     bindings = f"{RBAC}/namespaces/kube-public/rolebindings"
     refused_binding = http.post(bindings, json=binding, headers=frank)
     assert refused_binding.status_code == 403
@@ -244,13 +241,8 @@ def test_escalation_is_refused_unless_the_user_holds_the_rules_or_may_escalate_o
         in refused_binding.json()["message"]
     )
     # ... binding a role frank holds everything of is not
-    binding["metadata"] = {"name": "someone-reads-secrets"}
-    binding["roleRef"] = {
-        "apiGroup": "rbac.authorization.k8s.io",
-        "kind": "Role",
-        "name": "secret-reader",
-    }
-    assert http.post(bindings, json=binding, headers=frank).status_code == 201
+    holds = binding_of("someone-reads-secrets", "secret-reader", "frank", kind="Role")
+    assert http.post(bindings, json=holds, headers=frank).status_code == 201
     # with `bind` on cluster-admin (granted by a ClusterRole the admin makes) the binding is allowed
     binder = {
         "metadata": {"name": "bind-cluster-admin"},
@@ -265,12 +257,6 @@ def test_escalation_is_refused_unless_the_user_holds_the_rules_or_may_escalate_o
     }
     assert http.post(f"{RBAC}/clusterroles", json=binder, headers=ADMIN).status_code == 201
     bind(http, "kube-public", "frank-binder", "bind-cluster-admin", "frank")
-    binding["metadata"] = {"name": "frank-everything"}
-    binding["roleRef"] = {
-        "apiGroup": "rbac.authorization.k8s.io",
-        "kind": "ClusterRole",
-        "name": "cluster-admin",
-    }
     assert eventually(lambda: http.post(bindings, json=binding, headers=frank).status_code == 201)
 
 
@@ -344,15 +330,7 @@ def test_an_aggregation_rule_takes_cluster_admin_rights(http: httpx.Client) -> N
         ],
     }
     assert http.post(f"{RBAC}/clusterroles", json=writer, headers=ADMIN).status_code == 201
-    binding = {
-        "metadata": {"name": "henry-writes-clusterroles"},
-        "roleRef": {
-            "apiGroup": "rbac.authorization.k8s.io",
-            "kind": "ClusterRole",
-            "name": "clusterrole-writer",
-        },
-        "subjects": [{"kind": "User", "name": "henry"}],
-    }
+    binding = binding_of("henry-writes-clusterroles", "clusterrole-writer", "henry")
     assert http.post(f"{RBAC}/clusterrolebindings", json=binding, headers=ADMIN).status_code == 201
     henry = {"Authorization": "Bearer henry/system:authenticated"}
     empty = {"metadata": {"name": "henrys-empty-role"}, "rules": []}
