@@ -2,7 +2,7 @@
 pkg/registry/rbac/validation): a request is allowed when a rule of a role bound to its user, one of its
 groups or its service account allows it, and otherwise gets no opinion (the next mode, or a 403).
 
-It is built with the RBAC kinds (a controller their definition names) and provides the `RBAC` mode to the
+It is built with the RBAC kinds (a controller the ClusterRole definition names) and provides the `RBAC` mode to the
 server's `--authorization-mode` chain; the policy it reads is kept in memory by informers on the four kinds'
 watch caches and indexed by subject (index.py), so no request scans every binding."""
 

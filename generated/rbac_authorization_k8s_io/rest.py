@@ -102,8 +102,9 @@ CLUSTER_ROLE = ResourceType(
     builtin=True,
     strategy=builtin.rbac.strategy.ClusterRoleStrategy,
     controllers=(
-        builtin.rbac.aggregation.ClusterRoleAggregation,
         builtin.rbac.bootstrap.BootstrapPolicy,
+        builtin.rbac.aggregation.ClusterRoleAggregation,
+        builtin.rbac.authorizer.RBACAuthorizer,
     ),
     versions=(
         VersionType(
@@ -220,7 +221,6 @@ ROLE = ResourceType(
     builtin=True,
     strategy=builtin.rbac.strategy.RoleStrategy,
     admission=(builtin.rbac.escalation.EscalationPrevention,),
-    controllers=(builtin.rbac.authorizer.RBACAuthorizer,),
     versions=(
         VersionType(
             name="v1",
