@@ -10,9 +10,9 @@ from apiserver.encoding.protobuf_meta import KindCodec
 _CLUSTER_ROLE_BINDING_SUBJECTS = Message(
     "ClusterRoleBinding.subjects",
     (
-        Field(1, "kind", "string"),
+        Field(1, "kind", "string", omitempty=False),
         Field(2, "apiGroup", "string"),
-        Field(3, "name", "string"),
+        Field(3, "name", "string", omitempty=False),
         Field(4, "namespace", "string"),
     ),
 )
@@ -31,14 +31,14 @@ _CLUSTER_ROLE_BINDING = Message(
     (
         Field(1, "metadata", protobuf_meta.OBJECT_META),
         Field(2, "subjects", _CLUSTER_ROLE_BINDING_SUBJECTS, repeated=True),
-        Field(3, "roleRef", _CLUSTER_ROLE_BINDING_ROLE_REF),
+        Field(3, "roleRef", _CLUSTER_ROLE_BINDING_ROLE_REF, omitempty=False),
     ),
 )
 
 _CLUSTER_ROLE_RULES = Message(
     "ClusterRole.rules",
     (
-        Field(1, "verbs", "string", repeated=True),
+        Field(1, "verbs", "string", repeated=True, omitempty=False),
         Field(2, "apiGroups", "string", repeated=True),
         Field(3, "resources", "string", repeated=True),
         Field(4, "resourceNames", "string", repeated=True),
@@ -84,7 +84,7 @@ _CLUSTER_ROLE = Message(
     "ClusterRole",
     (
         Field(1, "metadata", protobuf_meta.OBJECT_META),
-        Field(2, "rules", _CLUSTER_ROLE_RULES, repeated=True),
+        Field(2, "rules", _CLUSTER_ROLE_RULES, repeated=True, omitempty=False),
         Field(3, "aggregationRule", _CLUSTER_ROLE_AGGREGATION_RULE, pointer=True),
     ),
 )
@@ -93,7 +93,7 @@ _ROLE = Message(
     "Role",
     (
         Field(1, "metadata", protobuf_meta.OBJECT_META),
-        Field(2, "rules", _CLUSTER_ROLE_RULES, repeated=True),
+        Field(2, "rules", _CLUSTER_ROLE_RULES, repeated=True, omitempty=False),
     ),
 )
 
