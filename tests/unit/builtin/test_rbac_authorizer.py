@@ -168,7 +168,7 @@ def test_a_changed_binding_leaves_the_index_of_its_old_subjects() -> None:
 
 
 def _seconds_per_decision(
-    rbac: RBACAuthorizer, attributes: Attributes, rounds: int = 2000
+    rbac: RBACAuthorizer, attributes: Attributes, rounds: int = 1000
 ) -> float:
     async def run() -> float:
         started = time.perf_counter()
@@ -176,25 +176,34 @@ def _seconds_per_decision(
             await rbac.authorize(attributes)
         return (time.perf_counter() - started) / rounds
 
-    return min(asyncio.run(run()) for _ in range(3))
+    return asyncio.run(run())
 
 
-def test_ten_thousand_bindings_for_other_users_do_not_slow_a_decision() -> None:
-    rbac = new_authorizer()
+def _with_mine(rbac: RBACAuthorizer) -> RBACAuthorizer:
     rbac.index.set_cluster_role(role("cm-reader", READ_CONFIGMAPS))
     rbac.index.set_binding(
         binding("mine", "ClusterRole", "cm-reader", [{"kind": "User", "name": "alice"}], "ns-0")
     )
-    attributes = ask(ALICE, "get", "ns-0")
-    alone = _seconds_per_decision(rbac, attributes)
+    return rbac
+
+
+def test_ten_thousand_bindings_for_other_users_do_not_slow_a_decision() -> None:
+    alone, crowded = _with_mine(new_authorizer()), _with_mine(new_authorizer())
     for n in range(10_000):
         subjects = [{"kind": "User", "name": f"user-{n}"}, {"kind": "Group", "name": f"group-{n}"}]
-        rbac.index.set_binding(
+        crowded.index.set_binding(
             binding(f"b-{n}", "ClusterRole", "cm-reader", subjects, f"ns-{n % 50}")
         )
-    crowded = _seconds_per_decision(rbac, attributes)
-    assert decide(rbac, attributes)[0] is Decision.ALLOW
-    assert crowded < 2 * alone, (alone, crowded)
+    attributes = ask(ALICE, "get", "ns-0")
+    # what makes it so: the request reads its own user's and groups' bindings, not the other 10,000
+    assert [b.name for b in crowded.index.bindings_for(ALICE, "ns-0")] == ["mine"]
+    assert decide(crowded, attributes)[0] is Decision.ALLOW
+    # and what it costs, the best of interleaved rounds (the machine is shared and noisy)
+    times: dict[str, list[float]] = {"alone": [], "crowded": []}
+    for _ in range(7):
+        times["alone"].append(_seconds_per_decision(alone, attributes))
+        times["crowded"].append(_seconds_per_decision(crowded, attributes))
+    assert min(times["crowded"]) < 2 * min(times["alone"]), times
 
 
 @pytest.mark.parametrize(
