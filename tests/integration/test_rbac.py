@@ -347,3 +347,28 @@ def test_an_aggregation_rule_takes_cluster_admin_rights(http: httpx.Client) -> N
         'clusterroles.rbac.authorization.k8s.io "henrys-gatherer" is forbidden: must have cluster-admin'
         " privileges to use the aggregationRule"
     )
+
+
+def test_escalate_lets_a_user_write_a_role_granting_more_than_they_hold(http: httpx.Client) -> None:
+    escalator = {
+        "metadata": {"name": "role-escalator"},
+        "rules": [
+            {
+                "apiGroups": ["rbac.authorization.k8s.io"],
+                "resources": ["roles"],
+                "verbs": ["create", "escalate"],
+            }
+        ],
+    }
+    assert http.post(f"{RBAC}/clusterroles", json=escalator, headers=ADMIN).status_code == 201
+    bind(http, "kube-system", "ivan-escalates", "role-escalator", "ivan")
+    ivan = {"Authorization": "Bearer ivan/system:authenticated"}
+    everything = {
+        "metadata": {"name": "everything"},
+        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+    }
+    roles = f"{RBAC}/namespaces/kube-system/roles"
+    assert eventually(lambda: http.post(roles, json=everything, headers=ivan).status_code == 201)
+    # escalate is per namespace: elsewhere ivan may not even create roles
+    elsewhere = http.post(f"{RBAC}/namespaces/default/roles", json=everything, headers=ivan)
+    assert elsewhere.status_code == 403
