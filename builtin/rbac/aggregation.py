@@ -62,6 +62,11 @@ def aggregated_rules(
     return [rule.as_json() for rule in rules]
 
 
+def _revision(obj: dict[str, Any] | None) -> int:
+    text = ((obj or {}).get("metadata") or {}).get("resourceVersion") or "0"
+    return int(text) if str(text).isdigit() else 0
+
+
 class ClusterRoleAggregation:
     def __init__(self, context: ServerContext) -> None:
         self.store = context.store(GROUP, "clusterroles")
@@ -78,12 +83,22 @@ class ClusterRoleAggregation:
         name = obj["metadata"]["name"]
         if event_type == "DELETED":
             self.roles.pop(name, None)
-        else:
+        elif _revision(obj) >= _revision(
+            self.roles.get(name)
+        ):  # not older than our own update's answer
             self.roles[name] = obj
+        else:
+            return
         self._dirty.set()
 
     async def start(self) -> None:
+        """Aggregates what is stored (the bootstrap policy's admin, edit and view) before the server serves,
+        to a fixed point: the first requests find them complete, and no write of ours runs beside them."""
         await self.informer.start()
+        for _ in range(len(self.roles) + 1):
+            if not await self.sync():
+                break
+        self._dirty.clear()
         self._task = asyncio.create_task(self._run())
 
     async def stop(self) -> None:
@@ -104,9 +119,11 @@ class ClusterRoleAggregation:
                 await asyncio.sleep(1.0)
                 self._dirty.set()
 
-    async def sync(self) -> None:
-        """Bring every aggregated role's rules up to date; each update is an event that runs this again,
-        so roles aggregating aggregated roles settle in turn."""
+    async def sync(self) -> int:
+        """Bring every aggregated role's rules up to date; returns how many changed. Each change is kept
+        here at once (and is an event that runs this again), so roles aggregating aggregated roles settle
+        in turn."""
+        changed = 0
         for name, role in list(self.roles.items()):
             if not role.get("aggregationRule"):
                 continue
@@ -123,7 +140,10 @@ class ClusterRoleAggregation:
                 return current
 
             try:
-                await self.store.update(None, name, set_rules)
+                self.roles[name] = await self.store.update(None, name, set_rules)
             except errors.APIError as error:
                 if error.code != 404:
                     raise
+                continue
+            changed += 1
+        return changed

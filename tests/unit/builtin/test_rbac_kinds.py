@@ -133,6 +133,11 @@ def test_the_bootstrap_policy_is_served(http: httpx.Client) -> None:
         "apiforge:stable.example.com:view",
         "apiforge:stable.example.com:edit",
     } <= names
+    # aggregated before the server serves: view into edit into admin
+    admin_rules = http.get(f"{RBAC}/clusterroles/admin").json()["rules"]
+    assert {"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["namespaces"]} in (
+        admin_rules
+    )
     masters = http.get(f"{RBAC}/clusterrolebindings/cluster-admin").json()
     assert masters["subjects"] == [
         {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "system:masters"}
