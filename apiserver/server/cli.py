@@ -27,7 +27,7 @@ import uvloop
 from apiserver.endpoints.http import ASGIApp
 from apiserver.machinery.scheme import Scheme
 from apiserver.server.app import APIServer
-from apiserver.server.chain import authorizer_for, build_handler_chain
+from apiserver.server.chain import build_handler_chain
 from apiserver.server.connection import protocol_class
 from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.server.options import ServeOptions
@@ -176,7 +176,7 @@ def _serve_process(
         storage,
         openapi_dir,
         options.etcd_compaction_interval,
-        authorizer=authorizer_for(options.chain),
+        authorization_modes=options.chain.authorization_modes,
     )
     # A server allocates many short-lived dicts per request; CPython's default first-generation threshold
     # (700) ran ~107 ms full collections many times a second under watch fan-out (docs/performance.md, E3).
