@@ -7,7 +7,6 @@ and the server stays ready; restarts reuse the PKI; plain HTTP only on loopback;
 
 from __future__ import annotations
 
-import base64
 import json
 import socket
 import ssl
@@ -25,6 +24,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID
 from tests import certs
 from tests.kubectl import Kubectl, kubectl_binary
 from tests.serverproc import REPO, ServerProcess, free_port
+from tests.userconfig import server_ca, user_kubeconfig
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -50,31 +50,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     process = started(tmp_path_factory.mktemp("tls") / "data")
     yield process
     process.stop()
-
-
-def server_ca(server: ServerProcess) -> certs.Pair:
-    """The CA the server made, as its operator signs users with it (DATA_DIR/pki/ca.crt and ca.key)."""
-    return certs.load(server.data_dir / "pki" / "ca.crt", server.data_dir / "pki" / "ca.key")
-
-
-def user_kubeconfig(
-    server: ServerProcess, path: Path, user: certs.Pair, *chain: certs.Pair
-) -> Path:
-    """The admin kubeconfig with its user swapped for ``user`` (and ``chain`` after it), as `kubectl
-    config set-credentials --embed-certs` writes it."""
-    config = yaml.safe_load(server.kubeconfig.read_text())
-    certificate = (user.pem + "".join(link.pem for link in chain)).encode()
-    config["users"] = [
-        {
-            "name": "admin",
-            "user": {
-                "client-certificate-data": base64.b64encode(certificate).decode(),
-                "client-key-data": base64.b64encode(user.key_pem).decode(),
-            },
-        }
-    ]
-    path.write_text(yaml.safe_dump(config))
-    return path
 
 
 def kubectl(config: Path, tmp_path: Path, minor: int = 33) -> Kubectl:
