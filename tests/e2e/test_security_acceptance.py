@@ -166,7 +166,7 @@ def test_impersonation_is_the_admins_and_a_users_once_granted(
     assert whoami(dave, "--as=erin")["username"] == "erin"
     assert can_i(dave, "impersonate", "users") == "yes"
     # groups are a resource of their own: not granted
-    grouped = dave.run("auth", "whoami", "--as=erin", "--as-group=ops", check=False)
+    grouped = dave.run(*raw, "--as-group=ops", check=False)
     assert grouped.returncode == 1
     assert 'User "dave" cannot impersonate resource "groups"' in grouped.stderr
 
