@@ -1,7 +1,8 @@
 """The reference servers the benches compare against: ``{"hello":"world"}`` on the apiserver's stack.
 
-Run as ``python -m bench.hello_app --port P [--app raw|starlette] [--loop uvloop|asyncio]``; every
-path answers 200 with the JSON (so ``/readyz`` works as for the apiserver). The uvicorn settings are
+Run as ``python -m bench.hello_app --port P [--app raw|starlette] [--loop uvloop|asyncio]
+[--tls-cert-file F --tls-private-key-file K]``; every path answers 200 with the JSON (so ``/readyz`` works as
+for the apiserver); with a certificate and key it serves TLS (uvicorn's own, as the apiserver's is). The uvicorn settings are
 those of apiserver/server/cli.py (httptools, uvloop, no access log, lifespan on, one process).
 
 ``--loop asyncio`` starts uvicorn exactly the way cli.py does, ``asyncio.run(server.serve())``: that
@@ -62,7 +63,9 @@ def starlette_app() -> Callable[..., Any]:
     return Starlette(routes=[Route("/{path:path}", hello)])
 
 
-def config(app: Callable[..., Any], port: int) -> uvicorn.Config:
+def config(
+    app: Callable[..., Any], port: int, certificate: str | None = None, key: str | None = None
+) -> uvicorn.Config:
     return uvicorn.Config(
         app,
         host="127.0.0.1",
@@ -75,6 +78,8 @@ def config(app: Callable[..., Any], port: int) -> uvicorn.Config:
         timeout_graceful_shutdown=5,
         proxy_headers=False,
         server_header=False,
+        ssl_certfile=certificate,
+        ssl_keyfile=key,
     )
 
 
@@ -83,9 +88,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--app", choices=["raw", "starlette"], default="raw")
     parser.add_argument("--loop", choices=["uvloop", "asyncio"], default="uvloop")
+    parser.add_argument("--tls-cert-file")
+    parser.add_argument("--tls-private-key-file")
     options = parser.parse_args(argv)
     app = starlette_app() if options.app == "starlette" else raw_app
-    server = uvicorn.Server(config(app, options.port))
+    server = uvicorn.Server(
+        config(app, options.port, options.tls_cert_file, options.tls_private_key_file)
+    )
     if options.loop == "asyncio":
         asyncio.run(server.serve())  # as apiserver/server/cli.py does
     else:

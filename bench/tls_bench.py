@@ -34,12 +34,12 @@ PATH = "/api/v1/namespaces/default"
 class Served:
     """One `apiforge serve` and a way to reach it as its kubeconfig says."""
 
-    def __init__(self, work: Path, name: str, secure: bool) -> None:
+    def __init__(self, work: Path, name: str, secure: bool, *flags: str) -> None:
         self.data_dir = work / name
         self.port = free_port()
         argv = [sys.executable, "-m", "apiforge", "serve", "--storage", "memory"]
         argv += ["--data-dir", str(self.data_dir), "--port", str(self.port)]
-        argv += [] if secure else ["--insecure-serving"]
+        argv += [*flags] if secure else ["--insecure-serving", *flags]
         self.log = (work / f"{name}.log").open("wb")
         self.process = subprocess.Popen(argv, cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT)
         self.url = f"{'https' if secure else 'http'}://127.0.0.1:{self.port}"

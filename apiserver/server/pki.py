@@ -199,13 +199,21 @@ def _issue_ca(now: datetime.datetime) -> KeyPair:
 
 
 def _issue_admin(ca: KeyPair, now: datetime.datetime) -> KeyPair:
+    return issue_client(ca, ADMIN_USER, (MASTERS_GROUP,), now)
+
+
+def issue_client(
+    ca: KeyPair, user: str, groups: Sequence[str] = (), now: datetime.datetime | None = None
+) -> KeyPair:
+    """A client certificate for ``user`` in ``groups`` (CN and O, as kube's x509 authenticator reads
+    them), signed by ``ca``: the admin's, and any other user's an operator (or a bench) makes."""
     subject = x509.Name(
-        [
-            x509.NameAttribute(NameOID.ORGANIZATION_NAME, MASTERS_GROUP),
-            x509.NameAttribute(NameOID.COMMON_NAME, ADMIN_USER),
-        ]
+        [x509.NameAttribute(NameOID.ORGANIZATION_NAME, group) for group in groups]
+        + [x509.NameAttribute(NameOID.COMMON_NAME, user)]
     )
-    return _issue_leaf(ca, subject, ExtendedKeyUsageOID.CLIENT_AUTH, now)
+    return _issue_leaf(
+        ca, subject, ExtendedKeyUsageOID.CLIENT_AUTH, now or datetime.datetime.now(datetime.UTC)
+    )
 
 
 def _issue_serving(ca: KeyPair, names: ServingNames, now: datetime.datetime) -> KeyPair:

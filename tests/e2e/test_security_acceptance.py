@@ -46,7 +46,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 @pytest.fixture(scope="module")
 def admin(server: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
     """kubectl 1.33 with the admin.kubeconfig the server wrote, unchanged."""
-    return Kubectl(kubectl_binary(33), server.kubeconfig, tmp_path_factory.mktemp("admin"), "default")
+    return Kubectl(
+        kubectl_binary(33), server.kubeconfig, tmp_path_factory.mktemp("admin"), "default"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +91,9 @@ def listed(kubectl: Kubectl, *args: str) -> dict[str, str]:
 
 
 def whoami(kubectl: Kubectl, *args: str) -> Any:
-    return json.loads(kubectl.run("auth", "whoami", "-o", "json", *args).stdout)["status"]["userInfo"]
+    return json.loads(kubectl.run("auth", "whoami", "-o", "json", *args).stdout)["status"][
+        "userInfo"
+    ]
 
 
 @pytest.mark.parametrize("minor", [27, 33])
@@ -97,7 +101,9 @@ def test_kubectl_as_the_admin_of_the_written_kubeconfig(
     server: ServerProcess, tmp_path: Path, minor: int
 ) -> None:
     admin = Kubectl(kubectl_binary(minor), server.kubeconfig, tmp_path, "default")
-    if minor >= 28:  # kubectl 1.27's whoami asks for SelfSubjectReview v1alpha1/v1beta1 only (v1 is 1.28's)
+    if (
+        minor >= 28
+    ):  # kubectl 1.27's whoami asks for SelfSubjectReview v1alpha1/v1beta1 only (v1 is 1.28's)
         assert whoami(admin) == {
             "username": "system:admin",
             "groups": ["system:masters", "system:authenticated"],
@@ -160,7 +166,11 @@ def test_impersonation_is_the_admins_and_a_users_once_granted(
     assert can_i(dave, "impersonate", "users") == "no"
     admin.run("create", "clusterrole", "impersonate-erin", "--verb=impersonate", "--resource=users")
     admin.run(
-        "create", "clusterrolebinding", "dave-impersonates", "--clusterrole=impersonate-erin", "--user=dave"
+        "create",
+        "clusterrolebinding",
+        "dave-impersonates",
+        "--clusterrole=impersonate-erin",
+        "--user=dave",
     )
     until(dave, *raw)
     assert whoami(dave, "--as=erin")["username"] == "erin"
