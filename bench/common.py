@@ -88,6 +88,19 @@ def cpu_seconds(pid: int) -> float:
     return ticks / CLOCK_TICKS + sum(_child_cpu_seconds(child) for child in children)
 
 
+def thread_cpu_seconds(pid: int) -> float:
+    """CPU time so far of a process's live threads, in nanoseconds' precision (/proc/PID/task/*/schedstat),
+    where ``cpu_seconds`` counts clock ticks (10 ms): for differences of a few µs per request. Children and
+    exited threads are not counted."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except FileNotFoundError:  # the thread ended meanwhile
+            continue
+    return total / 1e9
+
+
 def _children(pid: int) -> list[int]:
     try:
         return [
