@@ -1,21 +1,24 @@
 """The audit filter (kube's WithAudit and WithFailedAuthenticationAudit): each request the policy selects is
 recorded when received, when a long-running response starts, and when its response is complete, with who
-asked (and as whom), what, and the answer's status. Present in the chain only when a backend is configured."""
+asked (and as whom), what, the answer's status and, at the Request and RequestResponse levels, the request's
+and the response's objects (never a watch's stream). Present in the chain only when a backend is configured;
+the audit ID comes from the audit init filter."""
 
 from __future__ import annotations
 
 import logging
 import time
-import uuid
 from typing import Any
 
 import orjson
 
+from apiserver.audit.bodies import MAX_RECORDED_BODY, TRUNCATED_ANNOTATION, BodyRecorder, Codecs
 from apiserver.audit.event import Backend, Event, Level, Stage
 from apiserver.audit.policy import AuditConfig, Policy
 from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.http import (
     SCOPE_AUDIT_EVENT,
+    SCOPE_AUDIT_ID,
     SCOPE_REQUEST_INFO,
     SCOPE_USER,
     ASGIApp,
@@ -30,16 +33,25 @@ from apiserver.filters.longrunning import is_long_running
 
 log = logging.getLogger(__name__)
 
-AUDIT_ID_HEADER = b"audit-id"
 _STATUS_FIELDS = ("status", "message", "reason", "details", "code")
 
 
 class Auditor:
     """The policy and the backend, and the making and emitting of events that both audit filters share."""
 
-    def __init__(self, policy: Policy, backend: Backend) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        backend: Backend,
+        codecs: Codecs | None = None,
+        max_body: int = MAX_RECORDED_BODY,
+    ) -> None:
         self.policy = policy
         self.backend = backend
+        self.codecs: Codecs = codecs or {}
+        """How protobuf bodies read as JSON."""
+        self.max_body = max_body
+        """The bytes of a body kept for its event at most."""
 
     def begin(
         self, scope: Scope, info: RequestInfo, user: UserInfo
@@ -53,8 +65,7 @@ class Auditor:
         client = scope.get("client")
         event = Event(
             config.level,
-            # a client's own Audit-ID correlates its request across servers, as kube's WithAuditInit keeps it
-            _header(scope, AUDIT_ID_HEADER) or str(uuid.uuid4()),
+            scope[SCOPE_AUDIT_ID],
             uri.decode("latin-1"),
             info.verb,
             user,
@@ -75,16 +86,15 @@ class Auditor:
         except Exception:  # a full disk must not fail the request (kube logs backend errors)
             log.exception("the audit backend failed on event %s", event.audit_id)
 
-    def failed_authentication(self, scope: Scope, info: RequestInfo) -> str | None:
+    def failed_authentication(self, scope: Scope, info: RequestInfo) -> None:
         """Record a request refused by authentication (kube's WithFailedAuthenticationAudit: one event at
-        ResponseStarted, its message naming the credentials tried); the event's audit ID, if recorded."""
+        ResponseStarted, its message naming the credentials tried)."""
         begun = self.begin(scope, info, UserInfo(""))
         if begun is None:
-            return None
+            return
         event, config = begun
         event.response_status = {"metadata": {}, "code": 401, "message": _auth_methods(scope)}
         self.emit(event, Stage.RESPONSE_STARTED, config)
-        return event.audit_id
 
 
 class AuditFilter:
@@ -102,43 +112,91 @@ class AuditFilter:
         scope[SCOPE_AUDIT_EVENT] = event
         self.auditor.emit(event, Stage.REQUEST_RECEIVED, config)
         long_running = is_long_running(info)
-        audit_id = event.audit_id.encode("latin-1", "replace")
+        # kube records no object of a long-running request: a watch's stream is not one response
+        request_body = (
+            BodyRecorder(self.auditor.max_body, _header(scope, b"content-type"))
+            if config.level.records_request and not long_running
+            else None
+        )
+        response_body: BodyRecorder | None = None
         failed = False
 
+        async def recording_receive() -> Message:
+            message = await receive()
+            if request_body is not None and message["type"] == "http.request":
+                request_body.add(message.get("body", b""))
+            return message
+
         async def recording_send(message: Message) -> None:
-            nonlocal failed
+            nonlocal failed, response_body
             if message["type"] == "http.response.start":
                 code = message["status"]
                 event.response_status = {"metadata": {}, "code": code}
                 failed = code >= 400
-                headers = [*message.get("headers", ()), (AUDIT_ID_HEADER, audit_id)]
-                message = {**message, "headers": headers}
+                if config.level.records_response and not long_running:
+                    response_body = BodyRecorder(
+                        self.auditor.max_body,
+                        _header_value(message.get("headers", ()), b"content-type"),
+                    )
                 if long_running:
                     self.auditor.emit(event, Stage.RESPONSE_STARTED, config)
-            elif failed and message["type"] == "http.response.body":
-                failed = False  # the Status of an error is its whole (first) body
-                status = _status_of(message.get("body", b""))
-                if status is not None:
-                    event.response_status = status
+            elif message["type"] == "http.response.body":
+                body = message.get("body", b"")
+                if response_body is not None:
+                    response_body.add(body)
+                if failed:
+                    failed = False  # the Status of an error is its whole (first) body
+                    status = _status_of(body)
+                    if status is not None:
+                        event.response_status = status
             await send(message)
 
         panicked = False
         try:
-            await self.app(scope, receive, recording_send)
+            await self.app(
+                scope, receive if request_body is None else recording_receive, recording_send
+            )
         except Exception:
             panicked = True
             event.response_status = {"metadata": {}, "code": 500}
+            self._record_objects(event, config, request_body, response_body)
             self.auditor.emit(event, Stage.PANIC, config)
             raise
         finally:
             if not panicked:  # also when the task is cancelled: a watch whose client went away
                 if event.response_status is None:
                     event.response_status = {"metadata": {}, "code": 200}
+                self._record_objects(event, config, request_body, response_body)
                 self.auditor.emit(event, Stage.RESPONSE_COMPLETE, config)
+
+    def _record_objects(
+        self,
+        event: Event,
+        config: AuditConfig,
+        request_body: BodyRecorder | None,
+        response_body: BodyRecorder | None,
+    ) -> None:
+        """The objects the level asks for, read once the response is complete; a body too large to keep
+        marks the event truncated, as kube's truncating backend marks events it drops objects from."""
+        codecs, omit = self.auditor.codecs, config.omit_managed_fields
+        for recorder, attribute in (
+            (request_body, "request_object"),
+            (response_body, "response_object"),
+        ):
+            if recorder is None:
+                continue
+            if recorder.overflowed:
+                event.annotations[TRUNCATED_ANNOTATION] = "true"
+            else:
+                setattr(event, attribute, recorder.as_json(codecs, omit))
 
 
 def _header(scope: Scope, name: bytes) -> str:
-    for key, value in scope["headers"]:
+    return _header_value(scope["headers"], name)
+
+
+def _header_value(headers: Any, name: bytes) -> str:
+    for key, value in headers:
         if key == name:
             return str(value.decode("latin-1"))
     return ""

@@ -1,0 +1,37 @@
+"""The audit ID of every request (kube's WithAuditInit, the outermost filter of kube-apiserver's chain): the
+client's own ``Audit-ID`` header when it sent one, so that it can correlate its request across servers, or a
+new UUID; echoed in the ``Audit-Id`` response header of every response, whether audit records the request or
+not, and whichever filter answers it (a 401, a 403, a 429, a 504 alike)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable
+
+from apiserver.endpoints.http import SCOPE_AUDIT_ID, ASGIApp, Message, Receive, Scope, Send
+
+AUDIT_ID_HEADER = b"audit-id"
+
+
+class AuditInitFilter:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        audit_id = _client_audit_id(scope) or str(uuid.uuid4()).encode()
+        scope[SCOPE_AUDIT_ID] = audit_id.decode("latin-1")
+
+        def send_with_id(message: Message) -> Awaitable[None]:
+            if message["type"] == "http.response.start":
+                headers = [*message.get("headers", ()), (AUDIT_ID_HEADER, audit_id)]
+                return send({**message, "headers": headers})
+            return send(message)
+
+        await self.app(scope, receive, send_with_id)
+
+
+def _client_audit_id(scope: Scope) -> bytes:
+    for key, value in scope["headers"]:
+        if key == AUDIT_ID_HEADER:
+            return bytes(value)
+    return b""
