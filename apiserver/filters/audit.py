@@ -87,13 +87,20 @@ class Auditor:
             log.exception("the audit backend failed on event %s", event.audit_id)
 
     def failed_authentication(self, scope: Scope, info: RequestInfo) -> None:
-        """Record a request refused by authentication (kube's WithFailedAuthenticationAudit: one event at
-        ResponseStarted, its message naming the credentials tried)."""
+        """Record a request refused by authentication (kube's WithFailedAuthenticationAudit), its message
+        naming the credentials tried."""
+        self.failed_request(
+            scope, info, {"metadata": {}, "code": 401, "message": _auth_methods(scope)}
+        )
+
+    def failed_request(self, scope: Scope, info: RequestInfo, status: dict[str, Any]) -> None:
+        """Record a request refused before authentication (kube's withFailedRequestAudit: a malformed
+        ``?timeout=``) or by it: one event at ResponseStarted, of no user yet."""
         begun = self.begin(scope, info, UserInfo(""))
         if begun is None:
             return
         event, config = begun
-        event.response_status = {"metadata": {}, "code": 401, "message": _auth_methods(scope)}
+        event.response_status = status
         self.emit(event, Stage.RESPONSE_STARTED, config)
 
 
@@ -225,6 +232,11 @@ def _status_of(body: bytes) -> dict[str, Any] | None:
         return None
     if not isinstance(document, dict) or document.get("kind") != "Status":
         return None
+    return status_fields(document)
+
+
+def status_fields(document: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a Status an event's responseStatus carries."""
     status: dict[str, Any] = {"metadata": {}}
     status.update((key, document[key]) for key in _STATUS_FIELDS if key in document)
     return status

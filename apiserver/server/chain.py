@@ -66,7 +66,7 @@ def build_handler_chain(
         handler = AuditFilter(handler, auditor)
     handler = AuthenticationFilter(handler, request_authenticator(authenticators), auditor)
     # kube wraps WithTimeoutForNonLongRunningRequests, then WithRequestDeadline, just inside WithRequestInfo
-    handler = TimeoutFilter(handler, options.request_timeout, options.min_request_timeout)
+    handler = TimeoutFilter(handler, options.request_timeout, options.min_request_timeout, auditor)
     return HandlerChain(server, AuditInitFilter(RequestInfoFilter(handler)), auditor)
 
 

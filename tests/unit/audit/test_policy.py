@@ -18,7 +18,9 @@ REQUESTS = {
     "cluster": Attributes(TIM, "get", True, "", RBAC, "v1beta1", "clusterroles", "", "edit"),
     "nonResource": Attributes(TIM, "get", False, path="/logs/kubelet.log"),
     "subresource": Attributes(TIM, "get", True, "default", "", "v1", "pods", "log", "busybox"),
-    "Unauthorized": Attributes(UserInfo(""), "get", True, "default", "", "v1", "pods", "", "busybox"),
+    "Unauthorized": Attributes(
+        UserInfo(""), "get", True, "default", "", "v1", "pods", "", "busybox"
+    ),
 }
 
 
@@ -170,7 +172,12 @@ def test_omit_managed_fields_per_rule_overrides_the_policy(
 @pytest.mark.parametrize(
     ("spec", "resource", "subresource", "matched"),
     [
-        ("pods/*", "pods", "", True),  # TrimRight("pods/*", "/*") is "pods": the resource itself too
+        (
+            "pods/*",
+            "pods",
+            "",
+            True,
+        ),  # TrimRight("pods/*", "/*") is "pods": the resource itself too
         ("pods/*", "pods", "status", True),
         ("pods/*", "nodes", "status", False),
         ("*/status", "deployments", "status", True),
@@ -196,7 +203,9 @@ def test_resource_names_and_namespaces() -> None:
     assert in_namespace.matches(secret)
     assert not in_namespace.matches(secret._replace(namespace="default"))
     assert not in_namespace.matches(REQUESTS["nonResource"])
-    any_core = PolicyRule(M, resources=(GroupResources(""),))  # a group without resources: all of it
+    any_core = PolicyRule(
+        M, resources=(GroupResources(""),)
+    )  # a group without resources: all of it
     assert any_core.matches(secret)
     assert not any_core.matches(REQUESTS["cluster"])
 

@@ -26,9 +26,7 @@ def policy_file(tmp_path: Path, rules: str, head: str = "") -> AuditOptions:
     return AuditOptions(policy_file=str(path))
 
 
-def audited(
-    tmp_path: Path, audit: AuditOptions, exchange: Any
-) -> tuple[Any, list[dict[str, Any]]]:
+def audited(tmp_path: Path, audit: AuditOptions, exchange: Any) -> tuple[Any, list[dict[str, Any]]]:
     """What ``exchange`` returned, and the events the log got, ResponseComplete ones only."""
     log = tmp_path / "audit.log"
     result = serve(ChainOptions(audit_log_path=str(log), audit=audit), exchange)
@@ -132,9 +130,7 @@ def test_a_body_past_the_bound_is_marked_not_copied(tmp_path: Path) -> None:
     rules = "- level: RequestResponse\n"
     path = tmp_path / "policy.yaml"
     path.write_text(f"apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n{rules}")
-    audit = AuditOptions(
-        policy_file=str(path), truncate_enabled=True, truncate_max_event_size=4096
-    )
+    audit = AuditOptions(policy_file=str(path), truncate_enabled=True, truncate_max_event_size=4096)
 
     async def exchange(client: httpx.AsyncClient) -> None:
         await client.post(CONFIGMAPS, json=configmap("big", k="x" * 8000))
