@@ -2,8 +2,9 @@
 
 One GET of a stored CronTab is answered by the bare APIServer and by the same server behind the chain as
 ``apiforge serve`` builds it (server/chain.py): by default (request info, anonymous authentication,
-impersonation check, in-flight limits, AlwaysAllow), with impersonation headers (`kubectl --as`), and with
-audit events written to a file. The ASGI app is called directly, without a socket or HTTP parsing, so the
+impersonation check, in-flight limits, AlwaysAllow), with impersonation headers (`kubectl --as`), with
+audit events written to a file, and the same at the RequestResponse level of an audit policy (the response
+body kept and recorded as JSON). The ASGI app is called directly, without a socket or HTTP parsing, so the
 difference between the variants is the chain's own cost. Interleaved rounds; reported per variant: µs of
 CPU per GET (median of rounds) and the added µs against the bare server.
 
@@ -22,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from apiserver.audit.options import AuditOptions
 from apiserver.endpoints.http import ASGIApp, Message
 from apiserver.server.app import APIServer
 from apiserver.server.chain import build_handler_chain
@@ -98,11 +100,23 @@ async def measure() -> dict[str, list[float]]:
             audited = build_handler_chain(
                 server, ChainOptions(audit_log_path=str(Path(work) / "audit.log"))
             )
+            policy = Path(work) / "policy.yaml"
+            policy.write_text(
+                "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: [{level: RequestResponse}]\n"
+            )
+            bodies = build_handler_chain(
+                server,
+                ChainOptions(
+                    audit_log_path=str(Path(work) / "bodies.log"),
+                    audit=AuditOptions(policy_file=str(policy)),
+                ),
+            )
             variants: dict[str, Callable[[], Awaitable[float]]] = {
                 "server": lambda: cpu_per_request(server, KUBECTL_HEADERS),
                 "chain": lambda: cpu_per_request(chained, KUBECTL_HEADERS),
                 "chain --as": lambda: cpu_per_request(chained, IMPERSONATING),
                 "chain audit": lambda: cpu_per_request(audited, KUBECTL_HEADERS),
+                "chain audit RequestResponse": lambda: cpu_per_request(bodies, KUBECTL_HEADERS),
             }
             samples: dict[str, list[float]] = {name: [] for name in variants}
             for variant in variants.values():  # warm-up
@@ -110,8 +124,9 @@ async def measure() -> dict[str, list[float]]:
             for round_number in range(ROUNDS):
                 for name in rotated(list(variants), round_number):
                     samples[name].append(await variants[name]())
-            assert audited.auditor is not None
-            audited.auditor.backend.close()
+            for chain in (audited, bodies):
+                assert chain.auditor is not None
+                chain.auditor.backend.close()
         finally:
             await server.stop()
     return samples

@@ -42,12 +42,26 @@ class RotatingFile:
         ValueError for data larger than a file may be, as lumberjack refuses it."""
         if len(data) > self.max_size:
             raise ValueError(f"write length {len(data)} exceeds maximum file size {self.max_size}")
-        if self.size + len(data) > self.max_size:
+        if self.size + len(data) > self.max_size and not self._reopened():
             self.rotate()
         view = memoryview(data)
         while view:
             view = view[os.write(self._file, view) :]
         self.size += len(data)
+
+    def _reopened(self) -> bool:
+        """Whether another process (a `--workers` sibling) rotated the log already: then this one goes on in
+        the new file instead of rotating again, unless the new file is full too."""
+        try:
+            renamed = os.stat(self.path).st_ino != os.fstat(self._file).st_ino
+        except FileNotFoundError:
+            renamed = True
+        if not renamed:
+            return False
+        os.close(self._file)
+        self._file = self._open(os.O_APPEND)
+        self.size = os.fstat(self._file).st_size
+        return self.size < self.max_size
 
     def rotate(self) -> None:
         os.close(self._file)

@@ -101,3 +101,18 @@ def test_max_age_removes_backups_older_by_their_names(tmp_path: Path) -> None:
     assert not stale.exists()
     assert fresh.exists()
     assert len(backups(tmp_path)) == 2
+
+
+def test_a_sibling_s_rotation_is_followed_not_repeated(tmp_path: Path) -> None:
+    """Two workers on one log: when one has rotated, the other writes on in the new file."""
+    path = tmp_path / "audit.log"
+    first = RotatingFile(str(path), max_size_mb=1)
+    second = RotatingFile(str(path), max_size_mb=1)
+    first.write(LINE * 1000)
+    second.size = first.size  # both appended to the one file
+    first.write(LINE * 100)  # rotates
+    second.write(LINE * 100)  # would pass the size it knows: finds the new file instead
+    first.close()
+    second.close()
+    assert len(backups(tmp_path)) == 1
+    assert path.read_bytes() == LINE * 200
