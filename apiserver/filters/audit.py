@@ -134,6 +134,16 @@ class AuditFilter:
                 request_body.add(message.get("body", b""))
             return message
 
+        completed = False
+
+        def complete() -> None:
+            nonlocal completed
+            completed = True
+            if event.response_status is None:
+                event.response_status = {"metadata": {}, "code": 200}
+            self._record_objects(event, config, request_body, response_body)
+            self.auditor.emit(event, Stage.RESPONSE_COMPLETE, config)
+
         async def recording_send(message: Message) -> None:
             nonlocal failed, response_body
             if message["type"] == "http.response.start":
@@ -156,6 +166,11 @@ class AuditFilter:
                     status = _status_of(body)
                     if status is not None:
                         event.response_status = status
+                if not message.get("more_body", False):
+                    # recorded before the response's last bytes leave, as kube's is before Go's
+                    # net/http flushes a handler's response: a client that saw its answer finds
+                    # its event in the log
+                    complete()
             await send(message)
 
         panicked = False
@@ -170,11 +185,10 @@ class AuditFilter:
             self.auditor.emit(event, Stage.PANIC, config)
             raise
         finally:
-            if not panicked:  # also when the task is cancelled: a watch whose client went away
-                if event.response_status is None:
-                    event.response_status = {"metadata": {}, "code": 200}
-                self._record_objects(event, config, request_body, response_body)
-                self.auditor.emit(event, Stage.RESPONSE_COMPLETE, config)
+            # also when the task is cancelled (a watch whose client went away) or the handler answered
+            # nothing
+            if not panicked and not completed:
+                complete()
 
     def _record_objects(
         self,
