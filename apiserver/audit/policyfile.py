@@ -16,6 +16,7 @@ import yaml
 from apiserver.audit.event import Level, Stage
 from apiserver.audit.policy import GroupResources, PolicyRule, RulePolicy
 from apiserver.encoding import kubeyaml, limits
+from apiserver.patch.jsonpatch import go_json_kind
 from apiserver.schema.causes import go_quote
 from apiserver.schema.objectmeta import is_dns1123_subdomain
 
@@ -165,21 +166,9 @@ class _Decoder:
 
 def _type_error(value: Any, where: str, go_type: str) -> NoReturn:
     raise PolicyFileError(
-        f"failed decoding: json: cannot unmarshal {_json_type(value)} into Go struct field"
+        f"failed decoding: json: cannot unmarshal {go_json_kind(value)} into Go struct field"
         f" {where} of type {go_type}"
     )
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _validate(document: dict[str, Any]) -> list[str]:

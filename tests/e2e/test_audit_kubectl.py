@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from tests.auditlog import audited_server
 from tests.kubectl import Kubectl, kubectl_binary
-from tests.serverproc import ServerProcess, free_port
+from tests.serverproc import ServerProcess
 
 pytestmark = [pytest.mark.timeout(120)]
 POLICY = """apiVersion: audit.k8s.io/v1
@@ -32,20 +33,14 @@ rules:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     work = tmp_path_factory.mktemp("audit")
     (work / "policy.yaml").write_text(POLICY)
-    process = ServerProcess(
-        work / "data",
-        free_port(),
-        storage="memory",
-        extra_args=(
-            "--audit-policy-file",
-            str(work / "policy.yaml"),
-            "--audit-log-path",
-            str(work / "audit.log"),
-        ),
-    )
-    process.start()
-    yield process
-    process.stop()
+    with audited_server(
+        work,
+        "--audit-policy-file",
+        str(work / "policy.yaml"),
+        "--audit-log-path",
+        str(work / "audit.log"),
+    ) as process:
+        yield process
 
 
 @pytest.fixture(scope="module", params=[27, 33], ids=lambda minor: f"kubectl-1.{minor}")

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.auditlog import audited_server
 from tests.serverproc import REPO, ServerProcess, free_port
 
 pytestmark = pytest.mark.timeout(120)
@@ -39,24 +40,18 @@ def client_of(server: ServerProcess) -> httpx.Client:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     work = tmp_path_factory.mktemp("audit")
-    process = ServerProcess(
-        work / "data",
-        free_port(),
-        storage="memory",
-        extra_args=(
-            "--audit-policy-file",
-            str(REPO / "docs" / "audit-policy.yaml"),
-            "--audit-log-path",
-            str(work / "logs" / "audit.log"),
-            "--audit-log-maxsize",
-            "1",
-            "--audit-log-maxbackup",
-            "2",
-        ),
-    )
-    process.start()
-    yield process
-    process.stop()
+    with audited_server(
+        work,
+        "--audit-policy-file",
+        str(REPO / "docs" / "audit-policy.yaml"),
+        "--audit-log-path",
+        str(work / "logs" / "audit.log"),
+        "--audit-log-maxsize",
+        "1",
+        "--audit-log-maxbackup",
+        "2",
+    ) as process:
+        yield process
 
 
 def log_path(server: ServerProcess) -> Path:
