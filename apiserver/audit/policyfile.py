@@ -1,8 +1,8 @@
 """`--audit-policy-file`: an audit.k8s.io/v1 Policy, YAML or JSON, read and validated as kube-apiserver
 reads it (k8s.io/apiserver pkg/audit/policy/reader.go, pkg/apis/audit/validation): fields of the wrong type,
-another apiVersion (v1alpha1 and v1beta1 were removed in Kubernetes 1.24), a failed validation or no rules at
-all fail the server's start with kube's words and the file; an unknown field is only a warning, as kube falls
-back to lenient decoding for it."""
+another apiVersion (v1alpha1 and v1beta1 were removed in Kubernetes 1.24, kubernetes/kubernetes#108092), a
+failed validation or no rules at all fail the server's start with kube's words and the file; an unknown field
+is only a warning, as kube falls back to lenient decoding for it."""
 
 from __future__ import annotations
 
@@ -53,8 +53,11 @@ def load_policy_file(path: str) -> RulePolicy:
     """The Policy of the file at ``path``; raises :class:`PolicyFileError`."""
     try:
         data = Path(path).read_bytes()
-    except OSError as error:
-        raise PolicyFileError(f"failed to read file path {path!r}: {error}") from None
+    except OSError as error:  # Go's *PathError: "open PATH: no such file or directory"
+        reason = (error.strerror or str(error)).lower()
+        raise PolicyFileError(
+            f"failed to read file path {go_quote(path)}: open {path}: {reason}"
+        ) from None
     try:
         return load_policy(data)
     except PolicyFileError as error:
