@@ -12,7 +12,11 @@ from click.testing import CliRunner, Result
 import apiforge.cli
 import apiserver.server.cli
 from apiserver.audit.options import AuditOptions
+from apiserver.server.app import APIServer
+from apiserver.server.chain import build_handler_chain
 from apiserver.server.options import ChainOptions, ServeOptions
+from apiserver.storage import MemoryStorage
+from generated.server import OPENAPI_DIR, build_scheme
 
 
 @pytest.fixture
@@ -91,3 +95,15 @@ def test_a_broken_policy_is_refused_even_without_a_log(
         f'loading audit policy file: failed to read file path "{tmp_path / "none.yaml"}":'
         f" open {tmp_path / 'none.yaml'}: no such file or directory"
     ]
+
+
+def test_a_policy_without_a_log_records_nothing(tmp_path: Path) -> None:
+    """As kube: the policy chooses what a backend gets; without `--audit-log-path` there is none."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: [{level: RequestResponse}]\n"
+    )
+    server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+    chain = build_handler_chain(server, ChainOptions(audit=AuditOptions(str(policy))))
+    assert chain.auditor is None
+    assert list(tmp_path.iterdir()) == [policy]
