@@ -106,6 +106,14 @@ class Request:
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
 
+def transport_of(send: Send) -> Any:
+    """The transport under ``send``, or None: uvicorn's send is a bound method of the connection's request
+    cycle, which holds it. A filter that wraps ``send`` keeps it reachable by making its wrapper a bound
+    method of an object with the same ``transport`` attribute: the watch writer cuts off a client that
+    stopped reading through it."""
+    return getattr(getattr(send, "__self__", None), "transport", None)
+
+
 def parse_query(query_string: bytes) -> dict[str, str]:
     """A query's parameters, the last value of a repeated one winning: one reading for the handlers and the
     filter chain, so that both see the same request."""

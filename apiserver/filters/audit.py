@@ -26,6 +26,7 @@ from apiserver.endpoints.http import (
     Receive,
     Scope,
     Send,
+    transport_of,
 )
 from apiserver.endpoints.routing import RequestInfo
 from apiserver.filters.authorization import authorizer_attributes
@@ -37,7 +38,8 @@ _STATUS_FIELDS = ("status", "message", "reason", "details", "code")
 
 
 class Auditor:
-    """The policy and the backend, and the making and emitting of events that both audit filters share."""
+    """The policy and the backend, and the making and emitting of events, shared by the audit filter and
+    the refusals that come before it (authentication's, a malformed ``?timeout=``'s)."""
 
     def __init__(
         self,
@@ -118,98 +120,124 @@ class AuditFilter:
         event, config = begun
         scope[SCOPE_AUDIT_EVENT] = event
         self.auditor.emit(event, Stage.REQUEST_RECEIVED, config)
-        long_running = is_long_running(info)
-        # kube records no object of a long-running request: a watch's stream is not one response
-        request_body = (
-            BodyRecorder(self.auditor.max_body, _header(scope, b"content-type"))
-            if config.level.records_request and not long_running
-            else None
-        )
-        response_body: BodyRecorder | None = None
-        failed = False
-
-        async def recording_receive() -> Message:
-            message = await receive()
-            if request_body is not None and message["type"] == "http.request":
-                request_body.add(message.get("body", b""))
-            return message
-
-        completed = False
-
-        def complete() -> None:
-            nonlocal completed
-            completed = True
-            if event.response_status is None:
-                event.response_status = {"metadata": {}, "code": 200}
-            self._record_objects(event, config, request_body, response_body)
-            self.auditor.emit(event, Stage.RESPONSE_COMPLETE, config)
-
-        async def recording_send(message: Message) -> None:
-            nonlocal failed, response_body
-            if message["type"] == "http.response.start":
-                code = message["status"]
-                event.response_status = {"metadata": {}, "code": code}
-                failed = code >= 400
-                if config.level.records_response and not long_running:
-                    response_body = BodyRecorder(
-                        self.auditor.max_body,
-                        _header_value(message.get("headers", ()), b"content-type"),
-                    )
-                if long_running:
-                    self.auditor.emit(event, Stage.RESPONSE_STARTED, config)
-            elif message["type"] == "http.response.body":
-                body = message.get("body", b"")
-                if response_body is not None:
-                    response_body.add(body)
-                if failed:
-                    failed = False  # the Status of an error is its whole (first) body
-                    status = _status_of(body)
-                    if status is not None:
-                        event.response_status = status
-                if not message.get("more_body", False):
-                    # recorded before the response's last bytes leave, as kube's is before Go's
-                    # net/http flushes a handler's response: a client that saw its answer finds
-                    # its event in the log
-                    complete()
-            await send(message)
-
-        panicked = False
-        try:
-            await self.app(
-                scope, receive if request_body is None else recording_receive, recording_send
+        recording = _Recording(self.auditor, event, config, is_long_running(info), send)
+        if config.level.records_request and not recording.long_running:
+            recording.request_body = BodyRecorder(
+                self.auditor.max_body, _header(scope, b"content-type")
             )
+            recording.receive_from = receive
+            receive = recording.receive
+        try:
+            await self.app(scope, receive, recording.send)
         except Exception:
-            panicked = True
-            event.response_status = {"metadata": {}, "code": 500}
-            self._record_objects(event, config, request_body, response_body)
-            self.auditor.emit(event, Stage.PANIC, config)
+            recording.panicked()
             raise
         finally:
             # also when the task is cancelled (a watch whose client went away) or the handler answered
             # nothing
-            if not panicked and not completed:
-                complete()
+            if not recording.completed and not recording.failed:
+                recording.complete()
 
-    def _record_objects(
-        self,
-        event: Event,
-        config: AuditConfig,
-        request_body: BodyRecorder | None,
-        response_body: BodyRecorder | None,
+
+class _Recording:
+    """One audited request's ``send`` (and ``receive``, when its body is recorded), filling in its
+    event. ``send`` is a bound method of this object, which carries the server's ``transport`` as
+    uvicorn's own send's object does: the watch writer reaches the socket through it to cut off a
+    client that stopped reading."""
+
+    __slots__ = (
+        "auditor",
+        "completed",
+        "config",
+        "error_status_due",
+        "event",
+        "failed",
+        "long_running",
+        "receive_from",
+        "request_body",
+        "response_body",
+        "send_to",
+        "transport",
+    )
+
+    def __init__(
+        self, auditor: Auditor, event: Event, config: AuditConfig, long_running: bool, send: Send
     ) -> None:
+        self.auditor = auditor
+        self.event = event
+        self.config = config
+        self.long_running = long_running
+        """kube records no object of a long-running request: a watch's stream is not one response."""
+        self.send_to = send
+        self.transport = transport_of(send)
+        self.receive_from: Receive | None = None
+        self.request_body: BodyRecorder | None = None
+        self.response_body: BodyRecorder | None = None
+        self.error_status_due = False
+        self.completed = False
+        self.failed = False
+        """Recorded at the Panic stage."""
+
+    async def receive(self) -> Message:
+        assert self.receive_from is not None and self.request_body is not None
+        message = await self.receive_from()
+        if message["type"] == "http.request":
+            self.request_body.add(message.get("body", b""))
+        return message
+
+    async def send(self, message: Message) -> None:
+        event = self.event
+        if message["type"] == "http.response.start":
+            code = message["status"]
+            event.response_status = {"metadata": {}, "code": code}
+            self.error_status_due = code >= 400
+            if self.config.level.records_response and not self.long_running:
+                content_type = _header_value(message.get("headers", ()), b"content-type")
+                self.response_body = BodyRecorder(self.auditor.max_body, content_type)
+            if self.long_running:
+                self.auditor.emit(event, Stage.RESPONSE_STARTED, self.config)
+        elif message["type"] == "http.response.body":
+            body = message.get("body", b"")
+            if self.response_body is not None:
+                self.response_body.add(body)
+            if self.error_status_due:
+                self.error_status_due = False  # the Status of an error is its whole (first) body
+                status = _status_of(body)
+                if status is not None:
+                    event.response_status = status
+            if not message.get("more_body", False):
+                # recorded before the response's last bytes leave, as kube's is before Go's net/http
+                # flushes a handler's response: a client that saw its answer finds its event in the log
+                self.complete()
+        await self.send_to(message)
+
+    def complete(self) -> None:
+        self.completed = True
+        if self.event.response_status is None:
+            self.event.response_status = {"metadata": {}, "code": 200}
+        self._record_objects()
+        self.auditor.emit(self.event, Stage.RESPONSE_COMPLETE, self.config)
+
+    def panicked(self) -> None:
+        self.failed = True
+        self.event.response_status = {"metadata": {}, "code": 500}
+        self._record_objects()
+        self.auditor.emit(self.event, Stage.PANIC, self.config)
+
+    def _record_objects(self) -> None:
         """The objects the level asks for, read once the response is complete; a body too large to keep
         marks the event truncated, as kube's truncating backend marks events it drops objects from."""
-        codecs, omit = self.auditor.codecs, config.omit_managed_fields
-        for recorder, attribute in (
-            (request_body, "request_object"),
-            (response_body, "response_object"),
-        ):
-            if recorder is None:
-                continue
-            if recorder.overflowed:
+        codecs, omit, event = self.auditor.codecs, self.config.omit_managed_fields, self.event
+        if self.request_body is not None:
+            if self.request_body.overflowed:
                 event.annotations[TRUNCATED_ANNOTATION] = "true"
             else:
-                setattr(event, attribute, recorder.as_json(codecs, omit))
+                event.request_object = self.request_body.as_json(codecs, omit)
+        if self.response_body is not None:
+            if self.response_body.overflowed:
+                event.annotations[TRUNCATED_ANNOTATION] = "true"
+            else:
+                event.response_object = self.response_body.as_json(codecs, omit)
 
 
 def _header(scope: Scope, name: bytes) -> str:

@@ -9,9 +9,21 @@ import uuid
 
 import httpx
 
+from apiserver.audit.policy import MetadataPolicy
 from apiserver.authentication.authenticator import request_authenticator
 from apiserver.authentication.user import UserInfo
-from apiserver.endpoints.http import SCOPE_AUDIT_ID, ASGIApp, Receive, Scope, Send, respond_json
+from apiserver.endpoints.http import (
+    SCOPE_AUDIT_ID,
+    SCOPE_USER,
+    ASGIApp,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    respond_json,
+    transport_of,
+)
+from apiserver.filters.audit import AuditFilter, Auditor
 from apiserver.filters.auditinit import AuditInitFilter
 from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.authorization import AuthorizationFilter
@@ -20,6 +32,7 @@ from apiserver.filters.maxinflight import MaxInFlightFilter
 from apiserver.filters.requestinfo import RequestInfoFilter
 from apiserver.filters.timeout import TimeoutFilter
 from tests.unit.filters.support import RuleAuthorizer, TokenFile, request, run
+from tests.unit.filters.test_audit_filter import Recorder
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 TOKENS = TokenFile({"alice-token": UserInfo("alice")})
@@ -83,3 +96,39 @@ def test_the_client_s_audit_id_is_echoed_and_used() -> None:
     response = request(chain(), "GET", CONFIGMAPS, [("Audit-ID", "trace-42")])
     assert response.headers.get_list("audit-id") == ["trace-42"]
     assert response.json() == {"auditID": "trace-42"}
+
+
+def test_the_server_s_transport_stays_reachable_through_the_audit_filters() -> None:
+    """The watch writer finds the socket through ``send`` (``http.transport_of``), to cut off a client that
+    stopped reading; the audit filters' wrappers keep it there."""
+
+    class Cycle:  # stands for uvicorn's RequestResponseCycle, whose bound send holds the transport
+        transport = object()
+
+        async def send(self, message: Message) -> None:
+            """Nothing is sent anywhere."""
+
+    seen: list[object] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        seen.append(transport_of(send))
+
+    cycle = Cycle()
+    recorder = Recorder()
+    auditor = Auditor(MetadataPolicy(), recorder)
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/api/v1/configmaps",
+        "query_string": b"watch=1",
+        "headers": [],
+        SCOPE_USER: UserInfo("alice"),
+    }
+    chained = AuditInitFilter(RequestInfoFilter(AuditFilter(app, auditor)))
+    asyncio.run(chained(scope, receive_nothing, cycle.send))
+    assert seen == [Cycle.transport]
+    assert [event["stage"] for event in recorder.events] == ["RequestReceived", "ResponseComplete"]
+
+
+async def receive_nothing() -> Message:
+    return {"type": "http.disconnect"}
