@@ -13,7 +13,7 @@ import sys
 import orjson
 
 from apiserver.audit.bodies import TRUNCATED_ANNOTATION
-from apiserver.audit.event import Event, Level, micro_time
+from apiserver.audit.event import Event, micro_time
 from apiserver.audit.options import LogOptions
 from apiserver.audit.rotate import RotatingFile
 from apiserver.schema.causes import go_quote
@@ -55,7 +55,7 @@ class LogBackend:
         limit = self.options.max_event_size
         if not limit or len(line) <= limit:
             return line
-        if event.level in (Level.REQUEST, Level.REQUEST_RESPONSE):
+        if event.level.records_request:
             document = event.as_json()
             document.pop("requestObject", None)
             document.pop("responseObject", None)
