@@ -20,11 +20,12 @@ from apiserver.audit.options import (
 )
 from apiserver.machinery.goduration import parse_go_duration
 from apiserver.server.limits import ConnectionLimits
+from apiserver.server.tlsoptions import TLSOptions, tls_flags
 
 __all__ = ["ChainOptions", "ServeOptions", "serve_options"]
 
 KUBE_AUTHORIZATION_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "Webhook", "RBAC", "Node")
-SUPPORTED_AUTHORIZATION_MODES = ("AlwaysAllow",)
+SUPPORTED_AUTHORIZATION_MODES = ("AlwaysAllow", "RBAC")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,11 @@ class ChainOptions:
     audit: AuditOptions = DEFAULT_AUDIT_OPTIONS
     """The audit policy and the log's rotation, format and truncation (`--audit-*`)."""
 
+    @property
+    def authorization_modes(self) -> tuple[str, ...]:
+        """The modes of ``--authorization-mode``, in the order they are asked."""
+        return tuple(mode.strip() for mode in self.authorization_mode.split(","))
+
     def validate(self) -> list[str]:
         """What is wrong with the options, worded as kube-apiserver words it where it has the check."""
         problems = []
@@ -56,7 +62,7 @@ class ChainOptions:
             problems.append("--request-timeout can not be negative value")
         if self.min_request_timeout < 0:
             problems.append("--min-request-timeout can not be negative value")
-        modes = [mode.strip() for mode in self.authorization_mode.split(",")]
+        modes = self.authorization_modes
         for mode in modes:
             if mode not in KUBE_AUTHORIZATION_MODES:
                 problems.append(f'authorization-mode "{mode}" is not a valid mode')
@@ -75,6 +81,7 @@ class ChainOptions:
 
 _CHAIN_DEFAULTS = ChainOptions()
 _CONNECTION_DEFAULTS = ConnectionLimits()
+_TLS_DEFAULTS = TLSOptions()
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,7 @@ class ServeOptions:
     log_level: str
     chain: ChainOptions = _CHAIN_DEFAULTS
     connection: ConnectionLimits = _CONNECTION_DEFAULTS
+    tls: TLSOptions = _TLS_DEFAULTS
 
 
 class _GoDuration(click.ParamType):  # type: ignore[type-arg]
@@ -262,7 +270,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         "--authorization-mode",
         default=_CHAIN_DEFAULTS.authorization_mode,
         show_default=True,
-        help="Comma-separated authorizers, asked in order (only AlwaysAllow so far).",
+        help="Comma-separated authorizers, asked in order: RBAC, AlwaysAllow.",
     )
     @click.option(
         "--audit-log-path",
@@ -299,6 +307,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         _CONNECTION_DEFAULTS.idle_timeout,
         "Seconds an idle keep-alive connection is kept (kube's net/http IdleTimeout).",
     )
+    @tls_flags
     @functools.wraps(command)
     def parsed(
         data_dir: Path,
@@ -319,6 +328,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         read_header_timeout: float,
         read_body_timeout: float,
         idle_timeout: float,
+        tls: TLSOptions,
         audit: AuditOptions,
     ) -> None:
         chain = ChainOptions(
@@ -354,6 +364,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 log_level,
                 chain,
                 ConnectionLimits(read_header_timeout, read_body_timeout, idle_timeout),
+                tls,
             )
         )
 
