@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ import httpx
 import pytest
 
 from tests.auditlog import audited_server
-from tests.serverproc import REPO, ServerProcess, free_port
+from tests.serverproc import CA_FILE, REPO, ServerProcess, free_port
 
 pytestmark = pytest.mark.timeout(120)
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
@@ -220,3 +221,36 @@ def test_a_broken_policy_file_fails_the_start(tmp_path: Path) -> None:
         in result.stderr
     )
     assert f"from file {policy}" in result.stderr.replace("\n", " ") or str(policy) in result.stderr
+
+
+def test_an_rbac_refusal_is_recorded_and_identified(tmp_path: Path) -> None:
+    """An anonymous client (no certificate) under --authorization-mode RBAC: its 403 carries an Audit-Id
+    and is recorded with kube's Status and the authorizer's decision; /version (readable by all, level None
+    in the policy) is identified but not recorded."""
+    log = tmp_path / "audit.log"
+    policy = str(REPO / "docs" / "audit-policy.yaml")
+    flags = (
+        "--authorization-mode",
+        "RBAC",
+        "--audit-policy-file",
+        policy,
+        "--audit-log-path",
+        str(log),
+    )
+    with audited_server(tmp_path, *flags) as server:
+        verify = (
+            ssl.create_default_context(cafile=server.data_dir / CA_FILE) if server.secure else True
+        )
+        with httpx.Client(base_url=server.url, verify=verify, timeout=20) as anonymous:
+            refused = anonymous.get("/api/v1/namespaces")
+            version = anonymous.get("/version")
+        events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert (refused.status_code, version.status_code) == (403, 200)
+    [event] = [event for event in events if event["auditID"] == refused.headers["audit-id"]]
+    assert event["user"] == {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
+    assert event["responseStatus"]["code"] == 403
+    assert event["responseStatus"]["reason"] == "Forbidden"
+    assert event["responseStatus"]["message"] == refused.json()["message"]
+    assert event["annotations"]["authorization.k8s.io/decision"] == "forbid"
+    assert version.headers["audit-id"]
+    assert not any(event["auditID"] == version.headers["audit-id"] for event in events)
