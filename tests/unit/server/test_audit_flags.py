@@ -6,28 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner, Result
 
 import apiforge.cli
-import apiserver.server.cli
 from apiserver.audit.options import AuditOptions
 from apiserver.server.app import APIServer
 from apiserver.server.chain import build_handler_chain
 from apiserver.server.options import ChainOptions, ServeOptions
 from apiserver.storage import MemoryStorage
 from generated.server import OPENAPI_DIR, build_scheme
-
-
-@pytest.fixture
-def served(monkeypatch: pytest.MonkeyPatch) -> list[ServeOptions]:
-    """The options `serve` would have run with (nothing is served)."""
-    runs: list[ServeOptions] = []
-    monkeypatch.setattr(apiforge.cli, "_project_api", lambda: (None, Path("openapi")))
-    monkeypatch.setattr(
-        apiserver.server.cli, "run", lambda scheme, openapi_dir, options: runs.append(options)
-    )
-    return runs
 
 
 def serve(*arguments: str) -> Result:
