@@ -29,6 +29,9 @@ SCOPE_AUDIT_ID = "apiforge.audit_id"
 """The scope key of the request's audit ID (set by the audit init filter, the outermost)."""
 SCOPE_AUDIT_EVENT = "apiforge.audit_event"
 """The scope key of the request's ``audit.event.Event`` while one is recorded (set by the audit filter)."""
+SCOPE_AUDIT_OBJECT_REF = "apiforge.audit_object_ref"
+"""The audited request's objectRef (a dict the audit event holds), for the handler to complete."""
+_OBJECT_REF_ORDER = ("resource", "namespace", "name", "apiGroup", "apiVersion", "subresource")
 SCOPE_MIN_REQUEST_TIMEOUT = "apiforge.min_request_timeout"
 """The scope key of ``--min-request-timeout`` (seconds), set on long-running requests by the timeout filter:
 a watch without ``timeoutSeconds`` lasts between it and twice it."""
@@ -58,6 +61,8 @@ class Request:
     """``--min-request-timeout`` as the filter chain passed it (kube's default where no chain runs)."""
     body_size: int = 0
     """The bytes of the body once read (what decides whether a write's work leaves the event loop)."""
+    audit_object_ref: dict[str, str] | None = None
+    """The audit event's objectRef when the request is audited (SCOPE_AUDIT_OBJECT_REF)."""
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive) -> Request:
@@ -70,7 +75,22 @@ class Request:
             receive,
             user=scope.get(SCOPE_USER, ANONYMOUS),
             min_request_timeout=scope.get(SCOPE_MIN_REQUEST_TIMEOUT, DEFAULT_MIN_REQUEST_TIMEOUT),
+            audit_object_ref=scope.get(SCOPE_AUDIT_OBJECT_REF),
         )
+
+    def audit_request_object(self, metadata: dict[str, Any]) -> None:
+        """Complete the audit event's objectRef with the request object's name and namespace where the URL
+        named none (a create), as kube's audit.LogRequestObject does at every level from Metadata: the
+        event of a refused create still says what was to be created."""
+        ref = self.audit_object_ref
+        if ref is None:
+            return
+        found = {key: metadata.get(key) for key in ("namespace", "name")}
+        added = {key: v for key, v in found.items() if isinstance(v, str) and v and key not in ref}
+        if added:
+            merged = {**ref, **added}
+            ref.clear()
+            ref.update((key, merged[key]) for key in _OBJECT_REF_ORDER if key in merged)
 
     async def body(self) -> bytes:
         chunks: list[bytes] = []

@@ -204,6 +204,7 @@ class ResourceHandler:
             raise errors.method_not_allowed()
         mode = field_validation(request.query)
         obj = await self._read_object(request, target)
+        request.audit_request_object(obj["metadata"])
         self._check_scope(obj, target)
         options = _options(request, mode, lambda old: tracker(request, target, old))
         created = await store.create(

@@ -18,6 +18,7 @@ from apiserver.audit.policy import AuditConfig, Policy
 from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.http import (
     SCOPE_AUDIT_EVENT,
+    SCOPE_AUDIT_OBJECT_REF,
     SCOPE_AUDIT_ID,
     SCOPE_REQUEST_INFO,
     SCOPE_USER,
@@ -119,6 +120,8 @@ class AuditFilter:
             return
         event, config = begun
         scope[SCOPE_AUDIT_EVENT] = event
+        if event.object_ref is not None:
+            scope[SCOPE_AUDIT_OBJECT_REF] = event.object_ref
         self.auditor.emit(event, Stage.REQUEST_RECEIVED, config)
         recording = _Recording(self.auditor, event, config, is_long_running(info), send)
         if config.level.records_request and not recording.long_running:

@@ -5,7 +5,8 @@ The parts together: a user with a freshly signed client certificate is refused w
 RoleBinding to `view`, still cannot create, and `auth can-i --list` / `auth whoami` say so; impersonation is
 the admin's and a user's only once granted; escalation through Roles and RoleBindings is refused in kube's
 words; aggregated roles follow their labels; anonymous clients read the public information and nothing
-else."""
+else; the audit log has each of these requests, once per stage, with who asked (and as whom), what, and the
+answer."""
 
 from __future__ import annotations
 
@@ -29,13 +30,30 @@ SETTLE = 10.0
 """Seconds a change of bindings or labels may take to reach the authorizer (it follows watches)."""
 
 
+POLICY = """apiVersion: audit.k8s.io/v1
+kind: Policy
+rules:
+  - level: None
+    nonResourceURLs: ["/healthz*", "/livez*", "/readyz*", "/version"]
+  - level: Metadata
+"""
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    work = tmp_path_factory.mktemp("acceptance")
+    (work / "policy.yaml").write_text(POLICY)
+    audit = (
+        "--audit-policy-file",
+        str(work / "policy.yaml"),
+        "--audit-log-path",
+        str(work / "audit.log"),
+    )
     process = ServerProcess(
-        tmp_path_factory.mktemp("acceptance") / "data",
+        work / "data",
         free_port(),
         storage="memory",
-        extra_args=("--authorization-mode=RBAC",),
+        extra_args=("--authorization-mode=RBAC", *audit),
     )
     process.data_dir.mkdir()
     process.start()
@@ -252,3 +270,63 @@ def test_anonymous_reads_the_public_information_only(server: ServerProcess) -> N
         "details": {"kind": "namespaces"},
         "code": 403,
     }
+
+
+def audit_events(server: ServerProcess) -> list[dict[str, Any]]:
+    return [
+        json.loads(line) for line in (server.data_dir.parent / "audit.log").read_text().splitlines()
+    ]
+
+
+def test_the_audit_log_has_one_line_per_stage_per_request_with_who_what_and_the_answer(
+    server: ServerProcess,
+) -> None:
+    """Last in the module: the requests above are in the log (a Metadata policy for all but the health
+    checks), each with its RequestReceived and ResponseComplete, once."""
+    events = audit_events(server)
+    stages: dict[str, list[str]] = {}
+    for event in events:
+        assert event["kind"] == "Event" and event["apiVersion"] == "audit.k8s.io/v1"
+        stages.setdefault(event["auditID"], []).append(event["stage"])
+    for audit_id, seen in stages.items():
+        assert sorted(seen) == sorted(set(seen)), (audit_id, seen)
+        assert "ResponseComplete" in seen or "Panic" in seen, (audit_id, seen)
+    complete = [event for event in events if event["stage"] == "ResponseComplete"]
+
+    def one(user: str, verb: str, resource: str, code: int, **more: Any) -> dict[str, Any]:
+        found = [
+            event
+            for event in complete
+            if event["user"]["username"] == user
+            and event["verb"] == verb
+            and event.get("objectRef", {}).get("resource", "") == resource
+            and event["responseStatus"]["code"] == code
+            and all(event.get(key) == value for key, value in more.items())
+        ]
+        assert found, (user, verb, resource, code)
+        assert stages[found[0]["auditID"]].count("RequestReceived") == 1
+        return found[0]
+
+    refused = one("alice", "list", "configmaps", 403)
+    assert refused["objectRef"] == {
+        "resource": "configmaps",
+        "namespace": "default",
+        "apiVersion": "v1",
+    }
+    assert refused["user"]["groups"] == ["dev", "system:authenticated"]
+    assert refused["responseStatus"]["reason"] == "Forbidden"
+    assert refused["level"] == "Metadata"
+    one("alice", "list", "configmaps", 200)
+    impersonated = one(
+        "dave",
+        "get",
+        "",
+        200,
+        impersonatedUser={"username": "erin", "groups": ["system:authenticated"]},
+    )
+    assert impersonated["requestURI"] == "/api"
+    one("system:anonymous", "list", "namespaces", 403)
+    created = one("system:admin", "create", "rolebindings", 201)
+    assert created["objectRef"]["apiGroup"] == "rbac.authorization.k8s.io"
+    escalation = one("carol", "create", "roles", 403)
+    assert escalation["objectRef"]["name"] == "all-secrets"
