@@ -18,8 +18,8 @@ from apiserver.audit.policy import AuditConfig, Policy
 from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.http import (
     SCOPE_AUDIT_EVENT,
-    SCOPE_AUDIT_OBJECT_REF,
     SCOPE_AUDIT_ID,
+    SCOPE_AUDIT_OBJECT_REF,
     SCOPE_REQUEST_INFO,
     SCOPE_USER,
     ASGIApp,
