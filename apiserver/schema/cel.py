@@ -36,6 +36,7 @@ import cel
 
 from apiserver.schema import causes
 from apiserver.schema.causes import Cause
+from apiserver.schema.celnames import escape
 from apiserver.schema.openapi import deep_equal
 from apiserver.schema.ratchet import index_map_list, map_list_key
 from apiserver.schema.structural import Schema, compile_schema
@@ -185,29 +186,6 @@ def _compile(raw: Any) -> Rule:
 
 
 # -- values as CEL sees them ---------------------------------------------------------------------------
-
-_RESERVED: Final = frozenset(
-    {
-        "true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function",
-        "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while",
-    }
-)  # fmt: skip
-_ESCAPABLE: Final = re.compile(r"[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*")
-
-
-def escape(name: str) -> str | None:
-    """kube's cel.Escape: the CEL name of a property, or None when no rule can name it."""
-    if name in _RESERVED:
-        return f"__{name}__"
-    if not _ESCAPABLE.fullmatch(name):
-        return None
-    return (
-        name.replace("__", "__underscores__")
-        .replace(".", "__dot__")
-        .replace("-", "__dash__")
-        .replace("/", "__slash__")
-    )
-
 
 def _needs_retyping(s: Schema) -> bool:
     """Whether values under ``s`` differ from their JSON as CEL sees them (doubles, escaped names);
