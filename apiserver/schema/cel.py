@@ -28,6 +28,7 @@ has a limit (:mod:`apiserver.schema.celbudget`, which bounds each evaluation bef
 from __future__ import annotations
 
 import re
+import string
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -77,8 +78,10 @@ def compile_rule(text: str) -> Any:
 # -- the Kubernetes string library ---------------------------------------------------------------------
 
 
-def _ascii_case(text: str, change: Callable[[str], str]) -> str:
-    return "".join(change(ch) if ch.isascii() else ch for ch in text)
+_LOWER: Final = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+_UPPER: Final = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)
+"""ASCII-only case maps: str.translate runs them at C speed (a character at a time in Python cost ~1 µs
+per cost unit the budget charges for them)."""
 
 
 def _index_of(text: str, needle: str, start: int = 0) -> int:
@@ -108,11 +111,11 @@ EXTENSIONS: Final[dict[str, Callable[..., Any]]] = {
     "indexOf": _index_of,
     "join": lambda items, separator="": separator.join(str(item) for item in items),
     "lastIndexOf": _last_index_of,
-    "lowerAscii": lambda text: _ascii_case(text, str.lower),
+    "lowerAscii": lambda text: text.translate(_LOWER),
     "replace": lambda text, old, new, count=-1: text.replace(old, new, count),
     "split": _split,
     "trim": str.strip,
-    "upperAscii": lambda text: _ascii_case(text, str.upper),
+    "upperAscii": lambda text: text.translate(_UPPER),
 }
 """The Kubernetes CEL string library (cel-go's strings extension, as k8s.io/apiserver/pkg/cel enables it)."""
 

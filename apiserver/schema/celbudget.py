@@ -78,7 +78,11 @@ class Metered:
             return PER_CALL_LIMIT + 1  # unknown: never run (generation refuses such rules)
         sizes = ValueSizes(self.self_type, value, old)
         return estimate(
-            self.ast, self.self_type, sizes, optional_old_self=self.optional_old_self
+            self.ast,
+            self.self_type,
+            sizes,
+            optional_old_self=self.optional_old_self,
+            copying_lists=True,
         ).max
 
 
@@ -106,8 +110,9 @@ def meter(source: str, self_type: DeclType | None, optional_old_self: bool) -> M
     typed = self_type or UNTYPED
     if ast is None:
         return Metered(None, typed, optional_old_self, None)
-    declared = estimate(ast, typed, DeclaredSizes(typed), optional_old_self=optional_old_self).max
-    empty = estimate(ast, typed, _NoSizes(typed), optional_old_self=optional_old_self).max
+    options = {"optional_old_self": optional_old_self, "copying_lists": True}
+    declared = estimate(ast, typed, DeclaredSizes(typed), **options).max
+    empty = estimate(ast, typed, _NoSizes(typed), **options).max
     return Metered(ast, typed, optional_old_self, declared if declared == empty else None)
 
 
