@@ -91,7 +91,8 @@ def check_schema(schema: dict[str, Any], report: Report) -> None:
         if key not in _ROOT_KEYS:
             counted((key,), f"{key} is not allowed at the root of a schema")
     _Structure(counted).node(schema, (), ROOT)
-    if not problems:  # as in apiextensions: defaults and costs are only judged on a structural schema
+    # as in apiextensions: defaults and costs are only judged on a structural schema
+    if not problems:
         _check_defaults(schema, (), report, "")
         for path, message in cost_problems(schema):
             report(path, message)

@@ -204,6 +204,7 @@ def _compile(raw: Any, self_type: DeclType | None) -> Rule:
 
 # -- values as CEL sees them ---------------------------------------------------------------------------
 
+
 def _needs_retyping(s: Schema) -> bool:
     """Whether values under ``s`` differ from their JSON as CEL sees them (doubles, escaped names);
     kept on the node, like its compiled rules."""
@@ -343,7 +344,9 @@ def _failures(
     for rule in rules:
         if rule.transition and old is _ABSENT and not rule.optional_old_self:
             continue
-        refused = budget.spend_rule(rule.metered.cost(value, old_value), rule.message or rule.source)
+        refused = budget.spend_rule(
+            rule.metered.cost(value, old_value), rule.message or rule.source
+        )
         if refused is not None:
             yield causes.invalid(where, shown_type, refused), False
             return

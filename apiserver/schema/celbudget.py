@@ -148,7 +148,9 @@ def _step(values: list[Any], node: DeclType, step: str) -> tuple[list[Any], Decl
     if step == "@items":
         return [item for v in values if isinstance(v, list) for item in v], node.elem or node
     if step == "@values":
-        return [item for v in values if isinstance(v, dict) for item in v.values()], node.elem or node
+        return [
+            item for v in values if isinstance(v, dict) for item in v.values()
+        ], node.elem or node
     if step == "@keys":
         return [key for v in values if isinstance(v, dict) for key in v], node.key or node
     name, child = node.fields[step]

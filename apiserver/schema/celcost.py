@@ -232,7 +232,9 @@ def _string_type(s: Schema) -> DeclType:
     }.get(s.format)
     if formatted is not None:
         kind, min_size = formatted
-        bound = max(s.max_length, 0) if kind == "bytes" and s.max_length is not None else _max_string(s)
+        bound = (
+            max(s.max_length, 0) if kind == "bytes" and s.max_length is not None else _max_string(s)
+        )
         return DeclType(kind, bound, min_size)
     if s.max_length is not None:
         # maxLength counts code points, sizes count bytes: up to 4 each (kube's comment)
@@ -249,10 +251,17 @@ def _with_object_meta(s: Schema) -> DeclType:
     root = _object_type(s) or DeclType("object", 0, 2)
     unbounded = DeclType("string", MAX_REQUEST_SIZE - 2, MIN_STRING_SIZE)
     metadata = DeclType(
-        "object", 0, 2, fields={"name": ("name", unbounded), "generateName": ("generateName", unbounded)}
+        "object",
+        0,
+        2,
+        fields={"name": ("name", unbounded), "generateName": ("generateName", unbounded)},
     )
     root.fields.update(
-        {"apiVersion": ("apiVersion", unbounded), "kind": ("kind", unbounded), "metadata": ("metadata", metadata)}
+        {
+            "apiVersion": ("apiVersion", unbounded),
+            "kind": ("kind", unbounded),
+            "metadata": ("metadata", metadata),
+        }
     )
     return root
 
@@ -330,7 +339,9 @@ class _Entry:
 
 
 DYN: Final = _simple("dyn")
-_TYPES_OF_LITERALS: Final = {kind: _simple(kind) for kind in ("bool", "int", "uint", "double", "string", "bytes", "null")}
+_TYPES_OF_LITERALS: Final = {
+    kind: _simple(kind) for kind in ("bool", "int", "uint", "double", "string", "bytes", "null")
+}
 _BOOL_RESULTS: Final = frozenset(
     {
         "_<_", "_<=_", "_>_", "_>=_", "_==_", "_!=_", "@in", "!_", "_&&_", "_||_",
@@ -498,7 +509,8 @@ class _Coster:
         accu_type = self.type(e.accu_init)
         accu_size = self.size(e.accu_init)
         if self.copying_lists and isinstance(e.accu_init, CreateList):
-            accu_size = self.size_or_unknown(e.iter_range)  # map and filter grow it to the range's size
+            # map and filter grow it to the range's size
+            accu_size = self.size_or_unknown(e.iter_range)
         self.push(
             e.accu_var,
             _Local(self.path(e.accu_init), accu_size, self.entry(e.accu_init), accu_type),
@@ -563,7 +575,9 @@ class _Coster:
 
     def _result_type(self, e: Call) -> DeclType:
         function, args = e.function, e.args
-        first = self.type(e.target if e.target is not None else args[0]) if (args or e.target) else DYN
+        first = (
+            self.type(e.target if e.target is not None else args[0]) if (args or e.target) else DYN
+        )
         if function in _BOOL_RESULTS:
             return _TYPES_OF_LITERALS["bool"]
         if function in _INT_RESULTS:
@@ -683,7 +697,8 @@ class _Coster:
             function in _ORDERED and self.type(args[0]).kind in ("string", "bytes")
         ):
             smallest = min(self.size_or_unknown(args[0]).max, self.size_or_unknown(args[1]).max)
-            return Range(1 if smallest > 0 else 0, smallest).factor(STRING_TRAVERSAL) + args_total, None
+            compared = Range(1 if smallest > 0 else 0, smallest)
+            return compared.factor(STRING_TRAVERSAL) + args_total, None
         return ONE + args_total, None
 
     def _concatenation(self, e: Call, kind: str, args_total: Range) -> tuple[Range, Range | None]:
@@ -694,7 +709,9 @@ class _Coster:
         if entry is not None:
             self.entries[e.id] = entry
         if kind == "list":
-            if self.copying_lists:  # the engine copies both lists: half the result, on average, in a loop
+            if (
+                self.copying_lists
+            ):  # the engine copies both lists: half the result, on average, in a loop
                 return ONE + result.factor(0.5) + args_total, result
             return ONE + args_total, result
         return result.factor(STRING_TRAVERSAL) + args_total, result
@@ -784,4 +801,3 @@ def saturating_product(values: Iterable[int]) -> int:
             return 0
         product = _mul(product, value)
     return product
-

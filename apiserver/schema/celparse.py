@@ -11,6 +11,7 @@ valid expressions; on anything it cannot read it raises :class:`CelParseError`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import count
 from typing import Final
@@ -386,7 +387,8 @@ def _appending(var: str, target: Expr, item: Expr, condition: Expr | None) -> Co
     )
 
 
-_COMPREHENSIONS: Final = {
+Expander = Callable[[str, Expr, tuple[Expr, ...]], Comprehension]
+_COMPREHENSIONS: Final[dict[str, Expander]] = {
     "all": _all,
     "exists": _exists,
     "exists_one": _exists_one,

@@ -83,7 +83,9 @@ def _node(
         if self_type is not None:
             _rules(s, self_type, path, cardinality, problems, total)
     factor = _max_elements(s)
-    below = None if cardinality is None or factor is None else saturating_product((cardinality, factor))
+    below = (
+        None if cardinality is None or factor is None else saturating_product((cardinality, factor))
+    )
     children: list[tuple[Schema, SchemaPath]] = [
         (prop, (*path, "properties", name)) for name, prop in s.properties.items()
     ]

@@ -442,7 +442,7 @@ def test_a_message_reads_old_self_only_where_a_transition_rule_declares_it() -> 
         }
     }
     assert check({"a": 1, "b": "x"}, schema, old={"a": 1, "b": "c"}) == [
-        ("FieldValueInvalid", "b", 'Invalid value: "x": failed rule: self < \'m\'')
+        ("FieldValueInvalid", "b", "Invalid value: \"x\": failed rule: self < 'm'")
     ]
     declared = {"properties": {"b": {**schema["properties"]["b"]}}}
     declared["properties"]["b"]["x-kubernetes-validations"] = [
@@ -453,7 +453,7 @@ def test_a_message_reads_old_self_only_where_a_transition_rule_declares_it() -> 
         ("FieldValueInvalid", "b", 'Invalid value: "x": was c')
     ]
     assert check({"b": "x"}, declared) == [
-        ("FieldValueInvalid", "b", 'Invalid value: "x": failed rule: self < \'m\'')
+        ("FieldValueInvalid", "b", "Invalid value: \"x\": failed rule: self < 'm'")
     ]
 
 
