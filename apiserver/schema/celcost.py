@@ -709,9 +709,8 @@ class _Coster:
         if entry is not None:
             self.entries[e.id] = entry
         if kind == "list":
-            if (
-                self.copying_lists
-            ):  # the engine copies both lists: half the result, on average, in a loop
+            if self.copying_lists:
+                # the engine copies both lists: half the result, on average, in a loop
                 return ONE + result.factor(0.5) + args_total, result
             return ONE + args_total, result
         return result.factor(STRING_TRAVERSAL) + args_total, result
