@@ -82,7 +82,7 @@ class Metered:
             self.self_type,
             sizes,
             optional_old_self=self.optional_old_self,
-            copying_lists=True,
+            engine=True,
         ).max
 
 
@@ -110,7 +110,7 @@ def meter(source: str, self_type: DeclType | None, optional_old_self: bool) -> M
     typed = self_type or UNTYPED
     if ast is None:
         return Metered(None, typed, optional_old_self, None)
-    options = {"optional_old_self": optional_old_self, "copying_lists": True}
+    options = {"optional_old_self": optional_old_self, "engine": True}
     declared = estimate(ast, typed, DeclaredSizes(typed), **options).max
     empty = estimate(ast, typed, _NoSizes(typed), **options).max
     return Metered(ast, typed, optional_old_self, declared if declared == empty else None)

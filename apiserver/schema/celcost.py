@@ -70,6 +70,18 @@ REGEX_LENGTH: Final = 0.25  # cel-go common.RegexStringLengthCostFactor
 LIST_CREATE: Final = 10
 MAP_CREATE: Final = 30
 
+ENGINE_CALL_COSTS: Final = {
+    "matches": 100,
+    **dict.fromkeys(
+        ("indexOf", "join", "lastIndexOf", "lowerAscii", "replace", "split", "trim", "upperAscii"),
+        20,
+    ),
+}
+"""The runtime's extra charge per call, in units of ~100 ns: a Python callback (~2 µs), a regex compiled
+at each call (~10 µs)."""
+ENGINE_PART_COST: Final = 25
+"""The runtime's extra charge per part ``split`` returns (each is converted back to the engine: ~2.5 µs)."""
+
 # apiserver/pkg/cel/types.go: the smallest JSON of each type, and the largest of the formatted strings
 MIN_BOOL_SIZE: Final = 4
 MIN_NUMBER_SIZE: Final = 1
@@ -368,10 +380,10 @@ class _Coster:
     """cel-go's coster (checker/cost.go), over this package's AST, with kube's library estimates and
     ``PresenceTestHasCost(false)`` (kube keeps has() free)."""
 
-    def __init__(self, variables: dict[str, DeclType], sizes: Sizes, copying_lists: bool) -> None:
+    def __init__(self, variables: dict[str, DeclType], sizes: Sizes, engine: bool) -> None:
         self.variables = variables
         self.sizes = sizes
-        self.copying_lists = copying_lists
+        self.engine = engine
         self.paths: dict[int, Path] = {}
         self.types: dict[int, DeclType] = {}
         self.computed: dict[int, Range] = {}
@@ -508,7 +520,7 @@ class _Coster:
         total = self.cost(e.iter_range) + self.cost(e.accu_init)
         accu_type = self.type(e.accu_init)
         accu_size = self.size(e.accu_init)
-        if self.copying_lists and isinstance(e.accu_init, CreateList):
+        if self.engine and isinstance(e.accu_init, CreateList):
             # map and filter grow it to the range's size
             accu_size = self.size_or_unknown(e.iter_range)
         self.push(
@@ -605,8 +617,14 @@ class _Coster:
             args_total = args_total + arg_cost
         library = self._library_cost(e)
         if library is not None:
-            return library[0] + args_total, library[1]
-        return self._standard_cost(e, arg_costs, args_total)
+            cost, size = library[0] + args_total, library[1]
+        else:
+            cost, size = self._standard_cost(e, arg_costs, args_total)
+        if self.engine and e.target is not None and e.function in ENGINE_CALL_COSTS:
+            cost = cost + fixed(ENGINE_CALL_COSTS[e.function])
+            if e.function == "split" and size is not None:
+                cost = cost + size.factor(ENGINE_PART_COST)
+        return cost, size
 
     def _library_cost(self, e: Call) -> tuple[Range, Range | None] | None:
         """k8s.io/apiserver/pkg/cel/library/cost.go EstimateCallCost, for the functions served here."""
@@ -709,7 +727,7 @@ class _Coster:
         if entry is not None:
             self.entries[e.id] = entry
         if kind == "list":
-            if self.copying_lists:
+            if self.engine:
                 # the engine copies both lists: half the result, on average, in a loop
                 return ONE + result.factor(0.5) + args_total, result
             return ONE + args_total, result
@@ -765,16 +783,19 @@ def estimate(
     sizes: Sizes,
     *,
     optional_old_self: bool = False,
-    copying_lists: bool = False,
+    engine: bool = False,
 ) -> Range:
     """The cost of ``ast`` evaluated with ``self`` (and ``oldSelf``) of ``self_type``, with ``sizes``.
 
-    ``copying_lists``: cost list concatenation as this server's engine does it, copying (cel-go's lists
-    concatenate in constant time, cel-rust's copy, so ``map`` and ``filter`` are quadratic: 3,000 items
-    take half a second). kube's model is for the static checks, which decide what a CRD may declare; the
-    runtime bound uses this one, so what an evaluation is charged follows the time it takes."""
+    ``engine``: cost what this server's engine does dearer than cel-go as it does it: list concatenation
+    copies (cel-go's concatenates in constant time, so ``map`` and ``filter`` are quadratic here: 3,000
+    items take half a second), every call of a function written in Python (the string library) or of
+    ``matches`` (the regex is compiled at each call) has a fixed overhead, and ``split`` converts each part
+    it returns. kube's model is for the static checks, which decide what a CRD may declare; the runtime
+    bound uses this one, so that what an evaluation is charged follows the time it takes (bench/
+    celcost_bench.py)."""
     old = DeclType("optional", elem=self_type) if optional_old_self else self_type
-    return _Coster({"self": self_type, "oldSelf": old}, sizes, copying_lists).cost(ast)
+    return _Coster({"self": self_type, "oldSelf": old}, sizes, engine).cost(ast)
 
 
 def cost_error(what: str, cost: int, limit: int) -> str:
