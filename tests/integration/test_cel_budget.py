@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.crdproject import crd_yaml, serve_crd
+from tests.crdproject import crd_server, crd_yaml
 from tests.serverproc import ServerProcess
 
 BATCHES = "/apis/budget.example.com/v1/namespaces/default/batchs"  # crd_yaml: the kind plus s
@@ -47,10 +47,7 @@ ANSWER_WITHIN = 2.0  # seconds: refusals take milliseconds; room for a loaded ma
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     """Overrides conftest's server with one serving the Batch CRD above."""
-    root, data = tmp_path_factory.mktemp("budget-project"), tmp_path_factory.mktemp("data")
-    process = serve_crd(root, data, "budget.example.com", CRD)
-    yield process
-    process.stop()
+    yield from crd_server(tmp_path_factory, "budget.example.com", CRD)
 
 
 def batch(name: str, /, **spec: Any) -> dict[str, Any]:
