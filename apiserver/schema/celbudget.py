@@ -14,7 +14,7 @@ time evaluations take.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from apiserver.schema.celcost import (
@@ -29,13 +29,7 @@ from apiserver.schema.celcost import (
 )
 from apiserver.schema.celparse import CelParseError, Expr, parse
 
-__all__ = [
-    "OUT_OF_BUDGET",
-    "Budget",
-    "Metered",
-    "ValueSizes",
-    "meter",
-]
+__all__ = ["OUT_OF_BUDGET", "Budget", "Metered", "Plan", "measure", "meter", "plan"]
 
 OUT_OF_BUDGET: Final = (
     "validation failed due to running out of cost budget, no further validation rules will be run"
@@ -44,31 +38,78 @@ MESSAGE_OUT_OF_BUDGET: Final = (
     "messageExpression evaluation failed due to running out of cost budget, no further validation rules"
     " will be run"
 )
+CACHED: Final = 1024
+"""Estimates kept per expression, by the sizes they were made with (then the cache starts over)."""
+EXACT_UP_TO: Final = 1024
+"""Sizes above are rounded up to 64 steps per power of two (at most 1/32 more): few distinct sizes, so
+few estimates to make, even for an object made to have many."""
+
+Path = tuple[str, ...]
+ITEMS, VALUES, KEYS, FIELD = range(4)
+Plan = tuple[bool, tuple[tuple[int, str], ...]]
+"""How to reach a path's values: from oldSelf (else self), then each step (ITEMS, VALUES, KEYS, or FIELD
+with its JSON name)."""
 
 
-def _per_call(rule: str) -> str:
-    return (
-        "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due"
-        f" to call cost exceeds limit for rule: {rule}"
-    )
+def plan(root: DeclType, path: Path) -> Plan | None:
+    """The plan of a path of ``root``'s type, or None when the type has no such path."""
+    if walk(root, path) is None:
+        return None
+    steps: list[tuple[int, str]] = []
+    node = root
+    for step in path[1:]:
+        if step in ("@items", "@values"):
+            steps.append((ITEMS if step == "@items" else VALUES, ""))
+            node = node.elem or node
+        elif step == "@keys":
+            steps.append((KEYS, ""))
+            node = node.key or node
+        else:
+            name, node = node.fields[step]
+            steps.append((FIELD, name))
+    return path[0] == "oldSelf", tuple(steps)
 
 
-def _message_per_call(source: str) -> str:
-    return (
-        "no further validation rules will be run due to call cost exceeds limit for messageExpression:"
-        f' "{source}"'
-    )
+def measure(route: Plan, value: Any, old: Any) -> int:
+    """The largest size (code points, items, entries; scalars 0) among the values a plan reaches."""
+    from_old, steps = route
+    values = [old if from_old and old is not None else value]
+    for kind, name in steps:
+        if kind == FIELD:
+            values = [v[name] for v in values if isinstance(v, dict) and name in v]
+        elif kind == ITEMS:
+            values = [item for v in values if isinstance(v, list) for item in v]
+        elif kind == VALUES:
+            values = [item for v in values if isinstance(v, dict) for item in v.values()]
+        else:
+            values = [key for v in values if isinstance(v, dict) for key in v]
+    largest = 0
+    for v in values:
+        if isinstance(v, str | list | dict) and len(v) > largest:
+            largest = len(v)
+    return largest
+
+
+def _rounded(size: int) -> int:
+    if size <= EXACT_UP_TO:
+        return size
+    step = 1 << (size.bit_length() - 6)
+    return -(-size // step) * step
 
 
 @dataclass(frozen=True, slots=True)
 class Metered:
-    """An expression with what the budget needs: its AST, the type of ``self`` where it runs, and its cost
-    when that does not depend on sizes (``constant``: then no sizes are measured)."""
+    """An expression with what the budget needs: its AST, the type of ``self`` where it runs, its cost when
+    that does not depend on sizes (``constant``: then nothing is measured), else the paths whose sizes it
+    depends on with their plans, and the estimates made so far by those sizes (an estimate walks the AST:
+    many times the cost of measuring)."""
 
     ast: Expr | None
     self_type: DeclType
     optional_old_self: bool
     constant: int | None
+    routes: tuple[tuple[Path, Plan], ...] = ()
+    estimates: dict[tuple[int, ...], int] = field(default_factory=dict)
 
     def cost(self, value: Any, old: Any) -> int:
         """The bound of one evaluation with ``self`` = ``value`` and ``oldSelf`` = ``old`` (None: absent)."""
@@ -76,14 +117,42 @@ class Metered:
             return self.constant
         if self.ast is None:
             return PER_CALL_LIMIT + 1  # unknown: never run (generation refuses such rules)
-        sizes = ValueSizes(self.self_type, value, old)
-        return estimate(
-            self.ast,
-            self.self_type,
-            sizes,
-            optional_old_self=self.optional_old_self,
-            engine=True,
+        key = tuple(_rounded(measure(route, value, old)) for _, route in self.routes)
+        known = self.estimates.get(key)
+        if known is not None:
+            return known
+        sizes = _Fixed(
+            {path: Range(0, size) for (path, _), size in zip(self.routes, key, strict=True)}
+        )
+        cost = estimate(
+            self.ast, self.self_type, sizes, optional_old_self=self.optional_old_self, engine=True
         ).max
+        if len(self.estimates) >= CACHED:
+            self.estimates.clear()
+        self.estimates[key] = cost
+        return cost
+
+
+class _Fixed:
+    """Sizes known in advance, by path (None for the paths the type does not have)."""
+
+    def __init__(self, sizes: dict[Path, Range]) -> None:
+        self.sizes = sizes
+
+    def size(self, path: Path) -> Range | None:
+        return self.sizes.get(path)
+
+
+class _Recording(DeclaredSizes):
+    """The declared sizes, noting the paths asked about (the same whatever the sizes)."""
+
+    def __init__(self, root: DeclType) -> None:
+        super().__init__(root)
+        self.asked: dict[Path, None] = {}
+
+    def size(self, path: Path) -> Range | None:
+        self.asked[path] = None
+        return super().size(path)
 
 
 class _NoSizes:
@@ -93,7 +162,7 @@ class _NoSizes:
     def __init__(self, root: DeclType) -> None:
         self.root = root
 
-    def size(self, path: tuple[str, ...]) -> Range | None:
+    def size(self, path: Path) -> Range | None:
         return None if walk(self.root, path) is None else Range(0, 0)
 
 
@@ -111,54 +180,31 @@ def meter(source: str, self_type: DeclType | None, optional_old_self: bool) -> M
     if ast is None:
         return Metered(None, typed, optional_old_self, None)
     options = {"optional_old_self": optional_old_self, "engine": True}
-    declared = estimate(ast, typed, DeclaredSizes(typed), **options).max
+    recording = _Recording(typed)
+    declared = estimate(ast, typed, recording, **options).max
     empty = estimate(ast, typed, _NoSizes(typed), **options).max
-    return Metered(ast, typed, optional_old_self, declared if declared == empty else None)
+    if declared == empty:
+        return Metered(ast, typed, optional_old_self, declared)
+    routes = []
+    for path in recording.asked:
+        route = plan(typed, path)
+        if route is not None:
+            routes.append((path, route))
+    return Metered(ast, typed, optional_old_self, None, tuple(routes))
 
 
-class ValueSizes:
-    """The sizes of an actual value at each path: the largest string, list or map found there (scalars
-    count 0, as their declared size does), measured once per path."""
-
-    def __init__(self, root: DeclType, value: Any, old: Any) -> None:
-        self.root = root
-        self.value = value
-        self.old = old
-        self.memo: dict[tuple[str, ...], Range | None] = {}
-
-    def size(self, path: tuple[str, ...]) -> Range | None:
-        if path in self.memo:
-            return self.memo[path]
-        found = self._measure(path)
-        self.memo[path] = found
-        return found
-
-    def _measure(self, path: tuple[str, ...]) -> Range | None:
-        if walk(self.root, path) is None:
-            return None
-        node = self.root
-        values = [self.old if path[0] == "oldSelf" and self.old is not None else self.value]
-        for step in path[1:]:
-            values, node = _step(values, node, step)
-        return Range(0, max((_size(v) for v in values), default=0))
+def _per_call(rule: str) -> str:
+    return (
+        "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due"
+        f" to call cost exceeds limit for rule: {rule}"
+    )
 
 
-def _step(values: list[Any], node: DeclType, step: str) -> tuple[list[Any], DeclType]:
-    """The values one step further, and their type (the step is known to exist in ``node``)."""
-    if step == "@items":
-        return [item for v in values if isinstance(v, list) for item in v], node.elem or node
-    if step == "@values":
-        return [
-            item for v in values if isinstance(v, dict) for item in v.values()
-        ], node.elem or node
-    if step == "@keys":
-        return [key for v in values if isinstance(v, dict) for key in v], node.key or node
-    name, child = node.fields[step]
-    return [v[name] for v in values if isinstance(v, dict) and name in v], child
-
-
-def _size(value: Any) -> int:
-    return len(value) if isinstance(value, str | list | dict) else 0
+def _message_per_call(source: str) -> str:
+    return (
+        "no further validation rules will be run due to call cost exceeds limit for messageExpression:"
+        f' "{source}"'
+    )
 
 
 @dataclass(slots=True)
@@ -180,20 +226,27 @@ class Budget:
 
     def spend_rule(self, cost: int, rule: str) -> str | None:
         """Charge a rule's evaluation, or say why it does not run (then validation stops)."""
-        return self._spend(cost, OUT_OF_BUDGET, _per_call(rule))
+        refused = self._spend(cost)
+        if refused is None:
+            return None
+        return OUT_OF_BUDGET if refused else _per_call(rule)
 
     def spend_message(self, cost: int, source: str) -> str | None:
         """Charge a message expression's evaluation, or say why it does not run (validation stops)."""
-        return self._spend(cost, MESSAGE_OUT_OF_BUDGET, _message_per_call(source))
+        refused = self._spend(cost)
+        if refused is None:
+            return None
+        return MESSAGE_OUT_OF_BUDGET if refused else _message_per_call(source)
 
-    def _spend(self, cost: int, out_of_budget: str, over_limit: str) -> str | None:
+    def _spend(self, cost: int) -> bool | None:
+        """None: spent; True: over the rest of the budget; False: over the per-call limit."""
         # an evaluation over the limit is cancelled just past it: that much is spent first
         spent = min(cost, PER_CALL_LIMIT + 1)
         if spent > self.remaining:
             self.remaining = -1
-            return out_of_budget
+            return True
         if cost > PER_CALL_LIMIT:
             self.remaining = -1
-            return over_limit
+            return False
         self.remaining -= spent
         return None

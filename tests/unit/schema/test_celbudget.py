@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from apiserver.schema.cel import validate_rules
-from apiserver.schema.celbudget import ValueSizes, meter
+from apiserver.schema.celbudget import measure, meter, plan
 from apiserver.schema.celcost import DeclaredSizes, decl_type, estimate
 from apiserver.schema.celparse import parse
 from apiserver.schema.structural import Schema
@@ -134,14 +134,19 @@ def test_actual_sizes_are_read_at_each_path_and_never_exceed_the_declared_ones()
     self_type = decl_type(Schema(raw))
     assert self_type is not None
     value = {"a-b": ["x", "yyy"], "m": {"key": "v" * 20, "k": ""}}
-    sizes = ValueSizes(self_type, value, {"a-b": ["z" * 7]})
-    assert sizes.size(("self", "a__dash__b")).max == 2
-    assert sizes.size(("self", "a__dash__b", "@items")).max == 3
-    assert sizes.size(("oldSelf", "a__dash__b", "@items")).max == 7
-    assert sizes.size(("self", "m", "@keys")).max == 3
-    assert sizes.size(("self", "m", "@values")).max == 20
-    assert sizes.size(("self", "nothing")) is None
+    old = {"a-b": ["z" * 7]}
+
+    def size(*path: str) -> int | None:
+        route = plan(self_type, path)
+        return None if route is None else measure(route, value, old)
+
+    assert size("self", "a__dash__b") == 2
+    assert size("self", "a__dash__b", "@items") == 3
+    assert size("oldSelf", "a__dash__b", "@items") == 7
+    assert size("self", "m", "@keys") == 3
+    assert size("self", "m", "@values") == 20
+    assert size("self", "nothing") is None
     for rule in ("self.a__dash__b.all(x, x.contains('y'))", "self.m.all(k, self.m[k].size() > 0)"):
-        ast = parse(rule)
-        actual = estimate(ast, self_type, sizes).max
-        assert 0 < actual <= estimate(ast, self_type, DeclaredSizes(self_type)).max
+        charged = meter(rule, self_type, False).cost(value, old)
+        declared = estimate(parse(rule), self_type, DeclaredSizes(self_type), engine=True).max
+        assert 0 < charged < declared
