@@ -40,6 +40,7 @@ from apiserver.machinery.selectors import matcher, parse_field_selector, parse_l
 from apiserver.patch.jsonpatch import PatchError, apply_json_patch, apply_merge_patch
 from apiserver.patch.strategic import apply_strategic_merge_patch
 from apiserver.registry.admit import Track, WriteOptions
+from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.store import ListOptions, Store, parse_resource_version
 from apiserver.registry.versioning import to_version
 
@@ -184,7 +185,10 @@ class ResourceHandler:
         return (await self._read_body(request, target)).parsed
 
     async def _read_body(self, request: Request, target: Target) -> _Body:
-        return _Body(await request.body(), request.content_type, target)
+        raw = await request.body()
+        if is_heavy(len(raw)):
+            return await run_heavy(_Body, raw, request.content_type, target)
+        return _Body(raw, request.content_type, target)
 
     def _check_scope(self, obj: Object, target: Target) -> None:
         body_namespace = obj["metadata"].get("namespace")
@@ -255,8 +259,9 @@ class ResourceHandler:
             await self._apply(request, send, store, target, subresource, mode)
             return
         patcher = _patcher(request.content_type, target.version)
+        raw = await request.body()
         try:
-            patch = load_json(await request.body())
+            patch = await run_heavy(load_json, raw) if is_heavy(len(raw)) else load_json(raw)
         except orjson.JSONDecodeError as error:
             raise errors.bad_request(f"error decoding patch: {error}") from None
 
@@ -291,7 +296,12 @@ class ResourceHandler:
     ) -> None:
         """Server-side apply: create when missing (201), else merge into the live object (200)."""
         manager = apply_manager(request)
-        applied = parse_body(await request.body(), "application/yaml", target)
+        raw = await request.body()
+        applied = (
+            await run_heavy(parse_body, raw, "application/yaml", target)
+            if is_heavy(len(raw))
+            else parse_body(raw, "application/yaml", target)
+        )
         if not isinstance(applied, dict):
             raise errors.bad_request("the applied configuration must be an object")
         metadata = applied.get("metadata")
@@ -315,8 +325,8 @@ class ResourceHandler:
         # becomes a create (GuaranteedUpdate retries on the state it finds), never AlreadyExists
         for attempt in range(1, APPLY_ATTEMPTS + 1):
             last = attempt == APPLY_ATTEMPTS
-            try:
-                await store.get(target.namespace, target.name)
+            try:  # whether it exists: the cache's object as it is, no copy
+                await store.get_rendered(target.namespace, target.name)
             except errors.APIError as error:
                 if error.code != 404 or subresource:
                     raise
@@ -331,7 +341,7 @@ class ResourceHandler:
                 try:
                     created = await store.create(
                         target.namespace,
-                        merged(None),
+                        await run_heavy(merged, None) if options.heavy else merged(None),
                         dry_run=dry_run,
                         version=target.version,
                         options=options,
@@ -512,8 +522,9 @@ class _Body:
 def _options(
     request: Request, mode: str, tracker: Callable[[Object | None], Track | None] | None
 ) -> WriteOptions:
-    """A client's write: its user, its fieldValidation, its warnings, its field manager."""
-    return WriteOptions(request.user, mode, request.warnings, tracker)
+    """A client's write: its user, its fieldValidation, its warnings, its field manager, and whether its
+    body is large enough to be worked on off the event loop."""
+    return WriteOptions(request.user, mode, request.warnings, tracker, is_heavy(request.body_size))
 
 
 def _accept(request: Request) -> str:
