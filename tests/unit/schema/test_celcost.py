@@ -16,6 +16,7 @@ from apiserver.schema.celcost import (
     max_cardinality,
 )
 from apiserver.schema.celparse import CelParseError, parse
+from apiserver.schema.celstatic import CONTRIBUTED, TOTAL, cost_problems
 from apiserver.schema.structural import Schema
 
 Raw = dict[str, Any]
@@ -233,3 +234,33 @@ def test_string_literals_have_cel_sizes(source: str, size: int) -> None:
 def test_what_the_parser_cannot_read_is_an_error(source: str) -> None:
     with pytest.raises(CelParseError):
         parse(source)
+
+
+def _spec_list(max_items: int | None) -> dict[str, Any]:
+    items = {
+        "type": "string",
+        "maxLength": 1000,
+        "x-kubernetes-validations": [{"rule": "self.contains('a')"}],
+    }
+    return {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {"l": array(items, max_items)}}},
+    }
+
+
+RULE = ("properties", "spec", "properties", "l", "items", "x-kubernetes-validations", 0, "rule")
+
+
+def test_a_rules_cost_is_multiplied_by_how_often_it_can_run() -> None:
+    """kube's getExpressionCost: 401 per string of at most 1,000 characters (4,000 bytes), times the
+    list's maxItems; without one, times the strings that fit in a request (3 MiB / 3)."""
+    assert cost_problems(_spec_list(20_000)) == []
+    assert cost_problems(_spec_list(30_000)) == [
+        (RULE, cost_error("estimated rule cost", 401 * 30_000, 10_000_000))
+    ]
+    assert "1.203000x" in cost_problems(_spec_list(30_000))[0][1]
+    assert cost_problems(_spec_list(None)) == [
+        (RULE, cost_error("estimated rule cost", 401 * 1_048_576, 10_000_000)),
+        (RULE, CONTRIBUTED),
+        ((), cost_error(TOTAL, 401 * 1_048_576, 100_000_000)),
+    ]
