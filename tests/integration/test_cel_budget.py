@@ -73,7 +73,7 @@ def test_a_hostile_list_is_refused_at_once_and_others_are_answered_meanwhile(
     done = threading.Event()
 
     def other_client() -> None:
-        with httpx.Client(base_url=server.url, timeout=10) as other:
+        with server.client(timeout=10) as other:
             while not done.is_set():
                 started = time.perf_counter()
                 assert other.get(BATCHES).status_code == 200
