@@ -1,6 +1,7 @@
-"""The README's Security section runs as written: its shell blocks, in order, against a real server with RBAC,
-from a directory where `.apiforge-data` is the server's data directory, with `KUBECONFIG` its
-admin.kubeconfig and `kubectl` 1.33 on the PATH (the only change: the server's port for 6443). A block that
+"""The README's Security section runs as written: its shell blocks, in order, against a real server with RBAC
+auditing with docs/audit-policy.yaml, from a directory where `.apiforge-data` is the server's data directory
+and `audit.log` its audit log, with `KUBECONFIG` its admin.kubeconfig and `kubectl` 1.33 on the PATH (the only
+change: the server's port for 6443). A block that
 starts a server of its own (`apiforge serve`) is left out. A command commented `# yes` or `# no` must say
 so; any other must succeed."""
 
@@ -38,11 +39,18 @@ def security_commands() -> list[str]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    work = tmp_path_factory.mktemp("readme")
+    audit = ("--audit-policy-file", str(REPO / "docs" / "audit-policy.yaml"))
     process = ServerProcess(
-        tmp_path_factory.mktemp("readme") / "data",
+        work / "data",
         free_port(),
         storage="memory",
-        extra_args=("--authorization-mode=RBAC",),
+        extra_args=(
+            "--authorization-mode=RBAC",
+            *audit,
+            "--audit-log-path",
+            str(work / "audit.log"),
+        ),
     )
     process.data_dir.mkdir()
     process.start()
@@ -56,6 +64,7 @@ def test_the_security_sections_commands_run_as_written(
     commands = security_commands()
     assert any("create rolebinding" in command for command in commands)
     (tmp_path / ".apiforge-data").symlink_to(server.data_dir)
+    (tmp_path / "audit.log").symlink_to(server.data_dir.parent / "audit.log")
     shutil.copy(server.kubeconfig, tmp_path / "kubeconfig")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
