@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from apiserver.audit.log import LogBackend
 from apiserver.audit.policy import MetadataPolicy
 from apiserver.authentication.authenticator import Authenticator, request_authenticator
+from apiserver.authentication.token import BearerTokenAuthenticator
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
 from apiserver.endpoints.http import ASGIApp, Receive, Scope, Send
 from apiserver.filters.audit import AuditFilter, Auditor
@@ -65,6 +66,9 @@ def build_handler_chain(
     )
     if auditor is not None:
         handler = AuditFilter(handler, auditor)
+    token_authenticator = server.context.tokens.authenticator()
+    if token_authenticator is not None:  # the token file's and the service accounts'
+        authenticators = [*authenticators, BearerTokenAuthenticator(token_authenticator)]
     handler = AuthenticationFilter(handler, request_authenticator(authenticators), auditor)
     # kube wraps WithTimeoutForNonLongRunningRequests, then WithRequestDeadline, just inside WithRequestInfo
     handler = TimeoutFilter(handler, options.request_timeout, options.min_request_timeout)

@@ -20,6 +20,7 @@ from pathlib import Path
 import uvicorn
 import uvloop
 
+from apiserver.authentication.token import TokenAuthentication
 from apiserver.endpoints.http import ASGIApp
 from apiserver.machinery.scheme import Scheme
 from apiserver.server.app import APIServer
@@ -27,6 +28,7 @@ from apiserver.server.chain import authorizer_for, build_handler_chain
 from apiserver.server.connection import protocol_class
 from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.server.options import ServeOptions
+from apiserver.server.token_options import TokenSetupError, token_authentication
 from apiserver.server.workers import Supervisor, claim_port
 from apiserver.storage import open_storage
 
@@ -121,8 +123,15 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     prepare_data_dir(options.data_dir)
+    try:  # before any worker forks: every worker verifies what any other signs
+        tokens = token_authentication(
+            options.tokens, options.data_dir, client_url(options.bind_address, options.port)
+        )
+    except TokenSetupError as error:
+        log.error("%s", error)
+        sys.exit(1)
     if options.workers == 1:
-        _serve_process(scheme, openapi_dir, options)
+        _serve_process(scheme, openapi_dir, options, tokens)
         return
     try:
         reservation = claim_port(options.bind_address, options.port)
@@ -132,7 +141,9 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
     supervisor = Supervisor(
         options.workers,
         reservation,
-        lambda listener, on_ready: _serve_process(scheme, openapi_dir, options, listener, on_ready),
+        lambda listener, on_ready: _serve_process(
+            scheme, openapi_dir, options, tokens, listener, on_ready
+        ),
         lambda port: announce(options, port),
     )
     sys.exit(supervisor.run())
@@ -142,6 +153,7 @@ def _serve_process(
     scheme: Scheme,
     openapi_dir: Path,
     options: ServeOptions,
+    tokens: TokenAuthentication,
     listener: socket.socket | None = None,
     on_ready: Callable[[], None] | None = None,
 ) -> None:
@@ -159,6 +171,7 @@ def _serve_process(
         openapi_dir,
         options.etcd_compaction_interval,
         authorizer=authorizer_for(options.chain),
+        tokens=tokens,
     )
     # A server allocates many short-lived dicts per request; CPython's default first-generation threshold
     # (700) ran ~107 ms full collections many times a second under watch fan-out (docs/performance.md, E3).

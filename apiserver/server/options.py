@@ -14,6 +14,7 @@ from click.decorators import FC
 
 from apiserver.machinery.goduration import parse_go_duration
 from apiserver.server.limits import ConnectionLimits
+from apiserver.server.token_options import TokenOptions, token_flags, token_options_from
 
 __all__ = ["ChainOptions", "ServeOptions", "serve_options"]
 
@@ -66,6 +67,7 @@ class ChainOptions:
 
 _CHAIN_DEFAULTS = ChainOptions()
 _CONNECTION_DEFAULTS = ConnectionLimits()
+_TOKEN_DEFAULTS = TokenOptions()
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class ServeOptions:
     log_level: str
     chain: ChainOptions = _CHAIN_DEFAULTS
     connection: ConnectionLimits = _CONNECTION_DEFAULTS
+    tokens: TokenOptions = _TOKEN_DEFAULTS
 
 
 class _GoDuration(click.ParamType):  # type: ignore[type-arg]
@@ -217,6 +220,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         _CONNECTION_DEFAULTS.idle_timeout,
         "Seconds an idle keep-alive connection is kept (kube's net/http IdleTimeout).",
     )
+    @token_flags
     @functools.wraps(command)
     def parsed(
         data_dir: Path,
@@ -237,6 +241,12 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         read_header_timeout: float,
         read_body_timeout: float,
         idle_timeout: float,
+        token_auth_file: str,
+        service_account_issuer: tuple[str, ...],
+        service_account_key_file: tuple[str, ...],
+        service_account_signing_key_file: str,
+        api_audiences: tuple[str, ...],
+        service_account_jwks_uri: str,
     ) -> None:
         chain = ChainOptions(
             max_requests_inflight,
@@ -246,7 +256,15 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
             request_timeout,
             float(min_request_timeout),
         )
-        problems = chain.validate()
+        tokens = token_options_from(
+            token_auth_file,
+            service_account_issuer,
+            service_account_key_file,
+            service_account_signing_key_file,
+            api_audiences,
+            service_account_jwks_uri,
+        )
+        problems = chain.validate() + tokens.validate()
         if problems:
             raise click.UsageError("; ".join(problems))
         servers = [url.strip() for url in etcd_servers.split(",") if url.strip()]
@@ -270,6 +288,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 log_level,
                 chain,
                 ConnectionLimits(read_header_timeout, read_body_timeout, idle_timeout),
+                tokens,
             )
         )
 
