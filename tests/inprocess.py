@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from apiserver.authentication.token import TokenAuthentication
 from apiserver.endpoints.http import Message, Receive, Scope, Send
 from apiserver.server.app import APIServer
 from apiserver.server.chain import ChainOptions, build_handler_chain
@@ -43,10 +44,11 @@ TIMEOUT = 10.0
 T = TypeVar("T")
 
 
-def build_app(storage: Storage | None = None) -> ASGIApp:
+def build_app(storage: Storage | None = None, tokens: TokenAuthentication | None = None) -> ASGIApp:
     """The server exactly as ``apiforge serve`` assembles it, its filter chain included, over ``storage`` (a
-    fresh memory store by default). The one place tests construct the app."""
-    server = APIServer(build_scheme(), storage or MemoryStorage(), OPENAPI_DIR)
+    fresh memory store by default), with ``tokens`` as its bearer-token authentication (none issued or
+    accepted by default). The one place tests construct the app."""
+    server = APIServer(build_scheme(), storage or MemoryStorage(), OPENAPI_DIR, tokens=tokens)
     return build_handler_chain(server, ChainOptions())
 
 

@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 PLURAL, SECRETS, NAMESPACES = "serviceaccounts", "secrets", "namespaces"
 DEFAULT_NAME = "default"
 TOKEN_REQUEST = ("authentication.k8s.io", "TokenRequest")
+DEFAULT_EXPIRATION_SECONDS = 3600
 MIN_EXPIRATION_SECONDS = 600  # kube's ValidateTokenRequest: "no less than 10 minutes"
 MAX_EXPIRATION_SECONDS = 1 << 32
 PREFIX = "system:serviceaccount:"
@@ -69,6 +70,8 @@ class TokenREST:
         assert request is not None
         metadata = request.setdefault("metadata", {})
         spec = request.setdefault("spec", {})
+        # spec is a struct in Go, defaulted even when the body has none (SetDefaults_TokenRequestSpec)
+        spec.setdefault("expirationSeconds", DEFAULT_EXPIRATION_SECONDS)
         self._check(request, namespace, name)
         account = await self.context.store("", PLURAL).get(namespace, name)
         bound = await self._bound_object(spec.get("boundObjectRef"), namespace, name)

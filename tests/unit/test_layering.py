@@ -22,6 +22,8 @@ EXEMPT = {
     ("apiserver/audit/event.py", "Event"),
     # WithImpersonation authorizes userextras and uids in authentication.k8s.io (authenticationv1)
     ("apiserver/filters/impersonation.py", "authentication.k8s.io"),
+    # ... and service accounts as core's serviceaccounts resource (corev1.SchemeGroupVersion there)
+    ("apiserver/filters/impersonation.py", "serviceaccounts"),
 }
 GENERATOR_MAY_IMPORT = (
     "apiserver.schema",
