@@ -51,7 +51,9 @@ AUTHENTICATOR = BearerTokenAuthenticator(TokenFileAuthenticator({"good": ALICE})
         bearer(b"Basic YWxpY2U6cGFzcw=="),
         bearer(b"Bearer"),
         bearer(b"Bearer "),
-        bearer(b"Bearer  good"),  # kube splits on single spaces: the token is the empty second field
+        bearer(
+            b"Bearer  good"
+        ),  # kube splits on single spaces: the token is the empty second field
         bearer(b"Token good"),
     ],
     ids=["none", "basic", "no-token", "empty-token", "two-spaces", "other-scheme"],
@@ -68,7 +70,7 @@ def test_the_scheme_is_case_insensitive_and_the_token_the_second_field(value: by
 
 
 def test_a_token_nobody_knows_fails_the_request_with_kubes_words() -> None:
-    with pytest.raises(AuthenticationError, match="^invalid bearer token$"):
+    with pytest.raises(AuthenticationError, match=r"^invalid bearer token$"):
         asyncio.run(AUTHENTICATOR.authenticate(bearer(b"Bearer unknown")))
 
 

@@ -67,7 +67,11 @@ def test_a_signed_token_names_its_issuer_and_key_and_verifies(key_dir: Path) -> 
     header = jwt.get_unverified_header(token)
     assert header["alg"] == "RS256"
     assert header["kid"] == key_id(keys.signing_key.public_key())
-    assert keys.issued_here(token) == {"iss": DEFAULT_ISSUER, **keys.verify(token)} == keys.verify(token)
+    assert (
+        keys.issued_here(token)
+        == {"iss": DEFAULT_ISSUER, **keys.verify(token)}
+        == keys.verify(token)
+    )
     assert keys.verify(token)["sub"] == "x"
 
 
@@ -81,7 +85,7 @@ def test_tokens_of_other_issuers_and_non_jwts_are_left_to_others(key_dir: Path) 
 
 def test_a_token_signed_by_an_unknown_key_has_an_invalid_signature(key_dir: Path) -> None:
     token = keys_of(key_dir, "two.key").sign({"sub": "x"})
-    with pytest.raises(AuthenticationError, match="^invalid signature$"):
+    with pytest.raises(AuthenticationError, match=r"^invalid signature$"):
         keys_of(key_dir).verify(token)
 
 
@@ -118,9 +122,9 @@ def test_a_tampered_token_is_refused(key_dir: Path) -> None:
     keys = keys_of(key_dir)
     header, payload, signature = keys.sign({"sub": "alice"}).split(".")
     forged = base64.urlsafe_b64encode(b'{"iss":"%s","sub":"admin"}' % DEFAULT_ISSUER.encode())
-    with pytest.raises(AuthenticationError, match="^invalid signature$"):
+    with pytest.raises(AuthenticationError, match=r"^invalid signature$"):
         keys.verify(f"{header}.{forged.decode().rstrip('=')}.{signature}")
-    with pytest.raises(AuthenticationError, match="^invalid token: "):
+    with pytest.raises(AuthenticationError, match=r"^invalid token: "):
         keys.verify(f"!!.{payload}.{signature}")
 
 
@@ -132,7 +136,10 @@ def test_audiences_intersect_the_requested_or_the_apis(key_dir: Path) -> None:
     assert keys.audiences({"aud": "a"}, ("a",), ("c",)) == ("a",)
     with pytest.raises(AuthenticationError) as refused:
         keys.audiences(claims, ("vault",), ("c",))
-    assert str(refused.value) == 'token audiences ["a" "b"] is invalid for the target audiences ["vault"]'
+    assert (
+        str(refused.value)
+        == 'token audiences ["a" "b"] is invalid for the target audiences ["vault"]'
+    )
 
 
 def test_the_openid_configuration_and_jwks_are_kubes(key_dir: Path) -> None:
@@ -172,7 +179,9 @@ def test_an_ecdsa_signing_key_signs_es256(tmp_path: Path) -> None:
 def test_unusable_key_files_are_refused_in_kubes_words(tmp_path: Path, key_dir: Path) -> None:
     garbage = tmp_path / "garbage.pem"
     garbage.write_text("-----BEGIN PUBLIC KEY-----\nnot base64\n-----END PUBLIC KEY-----\n")
-    with pytest.raises(KeyFileError, match="data does not contain a valid RSA or ECDSA private key"):
+    with pytest.raises(
+        KeyFileError, match="data does not contain a valid RSA or ECDSA private key"
+    ):
         load_jwt_keys(garbage, [], (DEFAULT_ISSUER,), JWKS_URI)
     with pytest.raises(KeyFileError) as refused:
         load_jwt_keys(key_dir / "one.key", [garbage], (DEFAULT_ISSUER,), JWKS_URI)

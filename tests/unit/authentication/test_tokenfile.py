@@ -56,7 +56,7 @@ def test_empty_tokens_are_skipped_and_a_duplicate_wins_with_kubes_warnings(
 
 
 def test_an_unreadable_file_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(TokenFileError, match="missing.csv"):
+    with pytest.raises(TokenFileError, match=r"missing\.csv"):
         TokenFileAuthenticator.from_file(tmp_path / "missing.csv")
 
 

@@ -105,7 +105,9 @@ def whoami(client: httpx.Client, token: str) -> httpx.Response:
 
 def claims_of(token: str) -> dict[str, Any]:
     payload = token.split(".")[1]
-    decoded: dict[str, Any] = orjson.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    decoded: dict[str, Any] = orjson.loads(
+        base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
+    )
     return decoded
 
 
@@ -122,7 +124,9 @@ def test_every_namespace_has_a_default_service_account(client: httpx.Client) -> 
         items = client.get("/api/v1/serviceaccounts").json()["items"]
         return {f"{sa['metadata']['namespace']}/{sa['metadata']['name']}" for sa in items}
 
-    defaults = {f"{ns}/default" for ns in ("default", "kube-system", "kube-public", "kube-node-lease")}
+    defaults = {
+        f"{ns}/default" for ns in ("default", "kube-system", "kube-public", "kube-node-lease")
+    }
     wait_for(lambda: defaults <= listed(), "the default namespaces' accounts")
     create_namespace(client, "team-a")
 
@@ -133,7 +137,10 @@ def test_a_deleted_default_service_account_comes_back_with_a_new_uid(client: htt
     uid = client.get(path).json()["metadata"]["uid"]
     assert client.delete(path).status_code == 200
     wait_for(
-        lambda: client.get(path).status_code == 200 and client.get(path).json()["metadata"]["uid"] != uid,
+        lambda: (
+            client.get(path).status_code == 200
+            and client.get(path).json()["metadata"]["uid"] != uid
+        ),
         "the default account recreated",
     )
 
@@ -152,7 +159,10 @@ def test_discovery_lists_the_token_subresource_as_kube_does(client: httpx.Client
     }
     group = client.get("/apis/authentication.k8s.io/v1").json()["resources"]
     assert "tokenrequests" not in {r["name"] for r in group}  # a body, not a resource
-    assert client.get("/apis/authentication.k8s.io/v1/namespaces/default/tokenrequests").status_code == 404
+    assert (
+        client.get("/apis/authentication.k8s.io/v1/namespaces/default/tokenrequests").status_code
+        == 404
+    )
 
 
 # -- TokenRequest ------------------------------------------------------------------------------------
@@ -186,7 +196,12 @@ def test_a_token_bound_to_a_secret_names_it(client: httpx.Client) -> None:
     secret = create_secret(client, "default", "bound-claims")
     ref = {"kind": "Secret", "apiVersion": "v1", "name": "bound-claims"}
     token = token_for(
-        client, "default", "default", boundObjectRef=ref, audiences=["x", "y"], expirationSeconds=900
+        client,
+        "default",
+        "default",
+        boundObjectRef=ref,
+        audiences=["x", "y"],
+        expirationSeconds=900,
     )
     claims = claims_of(token)
     assert claims["kubernetes.io"]["secret"] == {
@@ -266,7 +281,10 @@ def test_the_body_must_name_the_url_s_account_if_it_names_one(client: httpx.Clie
         'metadata.name: Invalid value: "other": must match the service account name if specified'
     )
     wrong_kind = {**body, "kind": "TokenReview", "metadata": {}}
-    assert client.post(TOKEN_PATH.format(ns="default", name="default"), json=wrong_kind).status_code == 400
+    assert (
+        client.post(TOKEN_PATH.format(ns="default", name="default"), json=wrong_kind).status_code
+        == 400
+    )
     assert client.get(TOKEN_PATH.format(ns="default", name="default")).status_code == 405
 
 
@@ -396,7 +414,11 @@ def test_token_review_of_static_and_unknown_tokens(client: httpx.Client) -> None
     status = review(client, {"token": "static-token"}).json()["status"]
     assert status == {
         "authenticated": True,
-        "user": {"username": "alice", "uid": "uid-alice", "groups": ["devs", "ops", "system:authenticated"]},
+        "user": {
+            "username": "alice",
+            "uid": "uid-alice",
+            "groups": ["devs", "ops", "system:authenticated"],
+        },
         "audiences": [DEFAULT_ISSUER],
     }
     # a static token is for the API server only (kube's WrapAudienceAgnosticToken)

@@ -1,0 +1,17 @@
+"""A copy of a server's kubeconfig whose user is a bearer token and nothing else (no client certificate),
+as a user given a token writes one: what e2e tests hand real clients to authenticate with a token."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+
+def kubeconfig_with_token(source: Path, token: str, path: Path) -> Path:
+    config = yaml.safe_load(source.read_text())
+    for user in config["users"]:
+        user["user"] = {"token": token}
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    path.chmod(0o600)
+    return path
