@@ -36,7 +36,13 @@ from typing import Any, Final
 import orjson
 import yaml
 
-from apiserver.encoding.limits import MAX_DECODED_BYTES, MAX_DEPTH, DecodedTooLarge, depth_exceeds
+from apiserver.encoding.limits import (
+    MAX_DECODED_BYTES,
+    MAX_DEPTH,
+    DecodedTooLarge,
+    depth_exceeds,
+    load_json,
+)
 
 __all__ = ["BodyError", "load_body", "without_timestamps"]
 
@@ -133,7 +139,18 @@ _BodyLoader.add_constructor("tag:yaml.org,2002:pairs", _BodyLoader.construct_yam
 def load_body(body: bytes) -> Any:
     """One YAML document of a request body. Raises yaml.YAMLError (:class:`BodyError` for the bounds above)
     when it is not YAML kube would decode, :class:`~apiserver.encoding.limits.DecodedTooLarge` when its
-    aliases expand past the size bound."""
+    aliases expand past the size bound.
+
+    A body that is JSON (kubectl's server-side apply sends JSON as ``application/apply-patch+yaml``) is read
+    as JSON: the same value as the YAML reading (duplicate keys: the last wins in both; integers past 64
+    bits: floats in both), at a hundredth of the time, and in C that holds the GIL for milliseconds where
+    libyaml's composer holds it for the whole document. Anything orjson refuses is read as YAML, which
+    decides."""
+    if body.lstrip()[:1] == b"{":
+        try:
+            return load_json(body)
+        except orjson.JSONDecodeError:
+            pass
     loader = _BodyLoader(body)
     try:
         node = loader.get_single_node()

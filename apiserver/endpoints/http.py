@@ -54,6 +54,8 @@ class Request:
     runs (an app called directly)."""
     min_request_timeout: float = DEFAULT_MIN_REQUEST_TIMEOUT
     """``--min-request-timeout`` as the filter chain passed it (kube's default where no chain runs)."""
+    body_size: int = 0
+    """The bytes of the body once read (what decides whether a write's work leaves the event loop)."""
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive) -> Request:
@@ -84,6 +86,7 @@ class Request:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
+        self.body_size = size
         return b"".join(chunks)
 
     def flag(self, name: str) -> bool:

@@ -41,7 +41,8 @@ from apiserver.machinery.scheme import ResourceType, Scheme, VersionType
 from apiserver.machinery.selectors import matcher, parse_field_selector, parse_label_selector
 from apiserver.patch.jsonpatch import PatchError, apply_json_patch, apply_merge_patch
 from apiserver.patch.strategic import apply_strategic_merge_patch
-from apiserver.registry.admit import Track, Write, WriteOptions, admit
+from apiserver.registry.admit import Track, Write, WriteOptions, admit, go_quoted
+from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.store import ListOptions, Store, parse_resource_version
 from apiserver.registry.subresource import NamedCreater
 from apiserver.registry.versioning import to_version
@@ -50,6 +51,8 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+INCLUDE_OBJECT = frozenset(("", "None", "Metadata", "Object"))
+"""The includeObject values of a Table request (metav1.IncludeObjectPolicy)."""
 APPLY_ATTEMPTS = 5
 """Tries of a server-side apply whose object another writer creates or deletes in between: each lost
 race means someone else's write landed, so a few tries are ample (the last error is answered)."""
@@ -203,7 +206,10 @@ class ResourceHandler:
         return (await self._read_body(request, target)).parsed
 
     async def _read_body(self, request: Request, target: Target) -> _Body:
-        return _Body(await request.body(), request.content_type, target)
+        raw = await request.body()
+        if is_heavy(len(raw)):
+            return await run_heavy(_Body, raw, request.content_type, target)
+        return _Body(raw, request.content_type, target)
 
     def _check_scope(self, obj: Object, target: Target) -> None:
         body_namespace = obj["metadata"].get("namespace")
@@ -274,8 +280,9 @@ class ResourceHandler:
             await self._apply(request, send, store, target, subresource, mode)
             return
         patcher = _patcher(request.content_type, target.version)
+        raw = await request.body()
         try:
-            patch = load_json(await request.body())
+            patch = await run_heavy(load_json, raw) if is_heavy(len(raw)) else load_json(raw)
         except orjson.JSONDecodeError as error:
             raise errors.bad_request(f"error decoding patch: {error}") from None
 
@@ -310,7 +317,12 @@ class ResourceHandler:
     ) -> None:
         """Server-side apply: create when missing (201), else merge into the live object (200)."""
         manager = apply_manager(request)
-        applied = parse_body(await request.body(), "application/yaml", target)
+        raw = await request.body()
+        applied = (
+            await run_heavy(parse_body, raw, "application/yaml", target)
+            if is_heavy(len(raw))
+            else parse_body(raw, "application/yaml", target)
+        )
         if not isinstance(applied, dict):
             raise errors.bad_request("the applied configuration must be an object")
         metadata = applied.get("metadata")
@@ -334,8 +346,8 @@ class ResourceHandler:
         # becomes a create (GuaranteedUpdate retries on the state it finds), never AlreadyExists
         for attempt in range(1, APPLY_ATTEMPTS + 1):
             last = attempt == APPLY_ATTEMPTS
-            try:
-                await store.get(target.namespace, target.name)
+            try:  # whether it exists: the cache's object as it is, no copy
+                await store.get_rendered(target.namespace, target.name)
             except errors.APIError as error:
                 if error.code != 404 or subresource:
                     raise
@@ -350,7 +362,7 @@ class ResourceHandler:
                 try:
                     created = await store.create(
                         target.namespace,
-                        merged(None),
+                        await run_heavy(merged, None) if options.heavy else merged(None),
                         dry_run=dry_run,
                         version=target.version,
                         options=options,
@@ -471,9 +483,7 @@ class ResourceHandler:
             raise errors.method_not_allowed()
         body_target = Target(creater.body, creater.version, target.namespace, target.name)
         mode = field_validation(request.query)
-        obj = check_type_meta(
-            parse_body(await request.body(), request.content_type, body_target), body_target
-        )
+        obj = await self._read_object(request, body_target)
         dry_run = _dry_run(request)
         namespace = target.namespace or ""
         write = Write(
@@ -571,8 +581,9 @@ class _Body:
 def _options(
     request: Request, mode: str, tracker: Callable[[Object | None], Track | None] | None
 ) -> WriteOptions:
-    """A client's write: its user, its fieldValidation, its warnings, its field manager."""
-    return WriteOptions(request.user, mode, request.warnings, tracker)
+    """A client's write: its user, its fieldValidation, its warnings, its field manager, and whether its
+    body is large enough to be worked on off the event loop."""
+    return WriteOptions(request.user, mode, request.warnings, tracker, is_heavy(request.body_size))
 
 
 def _accept(request: Request) -> str:
@@ -590,6 +601,14 @@ def _check_acceptable(request: Request, target: Target) -> None:
         served = ["application/json", "application/yaml"]
         has_codec = target.version.protobuf is not None
         raise errors.not_acceptable([*served, protobuf.CONTENT_TYPE] if has_codec else served)
+    include = request.query.get("includeObject", "")
+    if include not in INCLUDE_OBJECT and _negotiated(request, target).output is Output.TABLE:
+        # kube's optionsForTransform (endpoints/handlers/response.go) with ValidateTableOptions; kube
+        # checks when it answers, after a write has landed: here before, so the 400 changes nothing
+        raise errors.bad_request(
+            f"Unable to convert to Table as requested: includeObject: Invalid value: "
+            f"{go_quoted(include)}: must be 'Metadata', 'Object', 'None', or empty"
+        )
 
 
 def _is_json_object(negotiated: Negotiated) -> bool:

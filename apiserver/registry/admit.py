@@ -18,6 +18,7 @@ from apiserver.authentication.user import LOOPBACK, UserInfo
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType, VersionType
+from apiserver.registry.offload import run_heavy
 from apiserver.schema import Cause, prune, prune_nulls, validate_object_meta
 from apiserver.schema.cel import validate_rules
 from apiserver.schema.ratchet import ratchet
@@ -38,6 +39,8 @@ class WriteOptions:
     warnings: list[str] = field(default_factory=list)
     tracker: Callable[[Object | None], Track | None] | None = None
     """Given the stored object (None on create), records managedFields on the object about to be stored."""
+    heavy: bool = False
+    """The client's body is large: its pipeline runs off the event loop (registry.offload)."""
 
     def warn(self, messages: list[str]) -> None:
         """Add warnings once each: an update's pipeline runs again after a conflict."""
@@ -78,17 +81,34 @@ async def admit(
     admission: AdmissionChain,
     options: WriteOptions,
     old: Object | None = None,
+    heavy: bool = False,
 ) -> Object:
     """Prune, default, mutate (admission) and validate a versioned object; returns it in the hub version.
     ``old`` is the stored object in the same version on an update: what ratcheting and transition rules
-    (``oldSelf``) compare against, and what field ownership is recorded against."""
+    (``oldSelf``) compare against, and what field ownership is recorded against. ``heavy``: the CPU parts
+    run off the event loop (registry.offload), the admission plugins on it."""
+    warnings: list[str] = []
+    if heavy:
+        await run_heavy(_prepare, obj, write, options, warnings)
+    else:
+        _prepare(obj, write, options, warnings)
+    if admission.mutating:
+        attributes = admission_attributes(write, obj, old, options, warnings)
+        await admission.admit(attributes)
+    if heavy:
+        return await run_heavy(_finish, obj, old, write, options, warnings)
+    return _finish(obj, old, write, options, warnings)
+
+
+def _prepare(obj: Object, write: Write, options: WriteOptions, warnings: list[str]) -> None:
+    """What kube's decoder does before admission: unknown fields pruned (or refused, or warned about, per
+    ``fieldValidation``), nulls dropped, defaults set, the URL's namespace and name taken."""
     resource, version = write.resource, write.version
     metadata = obj.get("metadata")
     if metadata is None:
         metadata = obj["metadata"] = {}
     elif not isinstance(metadata, dict):
         raise cannot_handle(resource, version, "metadata must be an object")
-    warnings: list[str] = []
     unknown = prune(obj, version.schema)
     if unknown and options.field_validation == "Strict":
         detail = ", ".join(f"unknown field {go_quoted(path)}" for path in unknown)
@@ -106,15 +126,18 @@ async def admit(
         metadata.pop("namespace", None)
     if write.operation is Operation.UPDATE and not metadata.get("name"):
         metadata["name"] = write.name
-    if admission.mutating:
-        attributes = admission_attributes(write, obj, old, options, warnings)
-        await admission.admit(attributes)
-    _validate(obj, old, resource, version, warnings)
+
+
+def _finish(
+    obj: Object, old: Object | None, write: Write, options: WriteOptions, warnings: list[str]
+) -> Object:
+    """After the mutating admission: validation, the warnings, field ownership, the hub version."""
+    _validate(obj, old, write.resource, write.version, warnings)
     options.warn(warnings)
     track = options.tracker(old) if options.tracker is not None else None
     if track is not None:
         track(obj)
-    return version.to_internal(obj)
+    return write.version.to_internal(obj)
 
 
 async def validate_admission(

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.storage.fanout import WatchHub, WatchStream, no_history
 from apiserver.storage.interface import (
     CompactedError,
@@ -120,12 +121,17 @@ class WatchCache:
             self._hub.end_all()
             return
 
-    def rendered(self, kv: KeyValue, decode: Decode) -> tuple[dict[str, Any], bytes]:
+    async def rendered(self, kv: KeyValue, decode: Decode) -> tuple[dict[str, Any], bytes]:
         """The decoded object of a cached key-value and its JSON, computed once per revision of the key: a
-        large list then costs a join of cached bytes instead of decoding and encoding every item."""
+        large list then costs a join of cached bytes instead of decoding and encoding every item. A large
+        value is rendered off the event loop (registry.offload)."""
         entry = self._rendered.get(kv.key)
         if entry is None or entry[0] != kv.mod_revision:
-            entry = _render(kv, decode)
+            entry = (
+                await run_heavy(_render, kv, decode)
+                if is_heavy(len(kv.value))
+                else _render(kv, decode)
+            )
             current = self.objects.get(kv.key)
             if current is not None and current.mod_revision == kv.mod_revision:
                 self._rendered[kv.key] = entry  # only the current value: list_rendered relies on it
@@ -187,8 +193,28 @@ class WatchCache:
         if consistent and not await self._caught_up():
             return MISS
         memo, render = self._rendered, self._render_current
-        entries = [memo.get(key) or render(key, decode) for key in self._keys_under(prefix)]
-        return entries, self.revision
+        keys = self._keys_under(prefix)
+        objects = self.objects
+        unrendered = sum(len(objects[key].value) for key in keys if key not in memo)
+        if is_heavy(unrendered):
+            return await self._render_off_loop(keys, decode)
+        return [memo.get(key) or render(key, decode) for key in keys], self.revision
+
+    async def _render_off_loop(self, keys: list[str], decode: Decode) -> tuple[list[Rendered], int]:
+        """list_rendered when what is not yet rendered is large (registry.offload): the keys' values as
+        they are now, rendered on the worker thread; the memo keeps those still current afterwards (events
+        may have been applied meanwhile: the list reflects the revision it was taken at)."""
+        revision, memo, objects = self.revision, self._rendered, self.objects
+        snapshot = [(key, memo.get(key), objects[key]) for key in keys]
+
+        def render_all() -> list[Rendered]:
+            return [entry or _render(kv, decode) for _, entry, kv in snapshot]
+
+        entries = await run_heavy(render_all)
+        for (key, _, kv), entry in zip(snapshot, entries, strict=True):
+            if objects.get(key) is kv:
+                memo[key] = entry
+        return entries, revision
 
     async def get(self, key: str) -> KeyValue | Miss | None:
         """The current value of ``key`` as a consistent read, or MISS when the cache cannot vouch for it.

@@ -34,6 +34,7 @@ from apiserver.registry.admit import (
 from apiserver.registry.cacher import MISS, WatchCache
 from apiserver.registry.context import ServerContext
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
+from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.strategy import Strategy
 from apiserver.registry.versioning import to_version
 from apiserver.schema import Cause
@@ -180,7 +181,7 @@ class Store:
         if cached is not MISS and self.cache is not None:
             if cached is None:
                 raise self._not_found(name)
-            return self.cache.rendered(cached, self.decode)
+            return await self.cache.rendered(cached, self.decode)
         kv = await self.storage.get(key)
         if kv is None:
             raise self._not_found(name)
@@ -288,7 +289,7 @@ class Store:
         """Create ``obj``, written in ``version`` (the storage version when None)."""
         options = options if options is not None else WriteOptions()
         write = self._write(namespace, "", Operation.CREATE, version, dry_run=dry_run)
-        obj = await admit(obj, write, self.admission, options)
+        obj = await admit(obj, write, self.admission, options, heavy=options.heavy)
         if not self.resource.persisted:
             return await self.strategy.answer(
                 obj, admission_attributes(write, obj, None, options, [])
@@ -404,10 +405,13 @@ class Store:
         """(the stored object, the one to store instead), or None for the latter when nothing changes.
         Raises the update function's or admission's APIError, and 409 when the resourceVersion precondition
         fails."""
-        current = codec.decode(self.resource, kv)
-        # the update function gets its own copy: decoding the bytes again beats deep_copy
-        old = to_version(codec.decode(self.resource, kv), self.resource, write.version)
-        desired = await admit(try_update(old), write, self.admission, options, old)
+        # a large stored object makes even a small patch's work large (registry.offload)
+        heavy = options.heavy or is_heavy(len(kv.value))
+        if heavy:
+            current, old, proposed = await run_heavy(self._proposed, kv, try_update, write)
+        else:
+            current, old, proposed = self._proposed(kv, try_update, write)
+        desired = await admit(proposed, write, self.admission, options, old, heavy)
         wanted_version = (desired.get("metadata") or {}).get("resourceVersion")
         if wanted_version and wanted_version != current["metadata"]["resourceVersion"]:
             raise self._conflict(write.name)
@@ -416,6 +420,15 @@ class Store:
             return current, None
         await validate_admission(updated, current, write, self.admission, options)
         return current, updated
+
+    def _proposed(
+        self, kv: KeyValue, try_update: UpdateFunction, write: Write
+    ) -> tuple[Object, Object, Object]:
+        """The stored object, its copy in the write's version, and what the update function makes of it."""
+        current = codec.decode(self.resource, kv)
+        # the update function gets its own copy: decoding the bytes again beats deep_copy
+        old = to_version(codec.decode(self.resource, kv), self.resource, write.version)
+        return current, old, try_update(old)
 
     def _latest_known(self, key: str) -> KeyValue | None:
         """The newest value of ``key`` known without asking storage (possibly stale, possibly None)."""

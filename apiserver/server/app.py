@@ -231,15 +231,24 @@ class APIServer:
         if document is None:
             await respond_text(send, 404, "404 page not found\n")
             return
+        asked = request.query.get("hash")
+        if asked and asked != document.hash:
+            # kube-openapi's handler3: a hash that is not the document's current one is redirected to the
+            # current hashed URL (301, as Go's http.Redirect writes it), never served under a stale hash
+            location = f"{path}?hash={document.hash}"
+            await respond(
+                send,
+                301,
+                f'<a href="{location}">Moved Permanently</a>.\n\n'.encode(),
+                b"text/html; charset=utf-8",
+                headers=[(b"location", location.encode())],
+            )
+            return
         etag = f'"{document.hash}"'.encode()
         if request.headers.get("if-none-match", "").encode() == etag:
             await send({"type": "http.response.start", "status": 304, "headers": [(b"etag", etag)]})
             await send({"type": "http.response.body", "body": b""})
             return
-        cache = (
-            b"public, immutable"
-            if request.query.get("hash") == document.hash
-            else b"no-cache, private"
-        )
+        cache = b"public, immutable" if asked else b"no-cache, private"
         headers: list[tuple[bytes, bytes]] = [(b"etag", etag), (b"cache-control", cache)]
         await respond(send, 200, document.body, headers=headers)

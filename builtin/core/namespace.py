@@ -95,7 +95,7 @@ class NamespaceLifecycle:
             else None
         )
         current = (
-            cache.rendered(cached, namespaces.decode)[0]
+            (await cache.rendered(cached, namespaces.decode))[0]
             if cache is not None and cached is not None
             else await namespaces.get(None, attributes.namespace)
         )

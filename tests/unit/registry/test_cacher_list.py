@@ -5,6 +5,7 @@ sorting every key did before, and its rendered entries must follow every change.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -188,7 +189,7 @@ def test_rendered_lists_follow_changes_and_a_stale_read_is_not_kept() -> None:
         assert stale is not None
         await storage.update(stale.key, b"2", stale.mod_revision)
         await settle(cache, storage)
-        assert cache.rendered(stale, decode)[0]["value"] == 1  # rendered, but not kept
+        assert (await cache.rendered(stale, decode))[0]["value"] == 1  # rendered, but not kept
         for consistent in (False, True):
             snapshot = await cache.list_rendered(f"{PREFIX}ns1/", decode, consistent=consistent)
             assert snapshot is not MISS
@@ -200,7 +201,47 @@ def test_rendered_lists_follow_changes_and_a_stale_read_is_not_kept() -> None:
             assert [entry[2] for entry in entries] == [orjson.dumps(decode(kv)) for kv in items]
             assert entries[1][1]["value"] == 2  # ns1/a, after ns1/
         current = cache.objects[stale.key]
-        assert cache.rendered(current, decode)[0]["value"] == 2
+        assert (await cache.rendered(current, decode))[0]["value"] == 2
+        await cache.stop()
+        await storage.close()
+
+    run(body)
+
+
+def test_large_unrendered_values_are_rendered_off_the_loop_at_the_listed_revision() -> None:
+    """registry.offload: a list whose unrendered values are large is rendered on the worker thread; it
+    holds exactly what a rendering on the loop would, at the revision the list was taken, and the memo
+    keeps the values still current, so the next list is a plain lookup."""
+
+    async def body() -> None:
+        storage = MemoryStorage()
+        big = orjson.dumps({"value": "x" * 20_000})
+        for key in KEYS:
+            await storage.create(key, big)
+        cache = WatchCache(storage, PREFIX)
+        await cache.start()
+        await settle(cache, storage)
+        threads: list[str] = []
+        real_render = cacher._render
+
+        def spying_render(kv: KeyValue, decode_kv: Callable[[KeyValue], Any]) -> Any:
+            threads.append(threading.current_thread().name)
+            return real_render(kv, decode_kv)
+
+        cacher._render = spying_render  # type: ignore[assignment]
+        try:
+            snapshot = await cache.list_rendered(PREFIX, decode, consistent=False)
+        finally:
+            cacher._render = real_render  # type: ignore[assignment]
+        assert snapshot is not MISS
+        entries, revision = snapshot
+        items, _ = cache.list(PREFIX)
+        assert revision == await storage.current_revision()
+        assert [entry[2] for entry in entries] == [orjson.dumps(decode(kv)) for kv in items]
+        assert threads and all(name.startswith("apiforge-heavy") for name in threads)
+        again = await cache.list_rendered(PREFIX, decode, consistent=False)
+        assert again is not MISS
+        assert all(a is b for a, b in zip(again[0], entries, strict=True))  # kept in the memo
         await cache.stop()
         await storage.close()
 
