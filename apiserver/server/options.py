@@ -8,6 +8,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 from click.decorators import FC
@@ -241,12 +242,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         read_header_timeout: float,
         read_body_timeout: float,
         idle_timeout: float,
-        token_auth_file: str,
-        service_account_issuer: tuple[str, ...],
-        service_account_key_file: tuple[str, ...],
-        service_account_signing_key_file: str,
-        api_audiences: tuple[str, ...],
-        service_account_jwks_uri: str,
+        **token_flags: Any,
     ) -> None:
         chain = ChainOptions(
             max_requests_inflight,
@@ -256,14 +252,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
             request_timeout,
             float(min_request_timeout),
         )
-        tokens = token_options_from(
-            token_auth_file,
-            service_account_issuer,
-            service_account_key_file,
-            service_account_signing_key_file,
-            api_audiences,
-            service_account_jwks_uri,
-        )
+        tokens = token_options_from(**token_flags)
         problems = chain.validate() + tokens.validate()
         if problems:
             raise click.UsageError("; ".join(problems))

@@ -96,7 +96,8 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def token_flags(command: FC) -> FC:
-    """The token options' click flags, parsed into one ``tokens: TokenOptions`` argument."""
+    """The token options' click flags: the command gets them as keyword arguments, which
+    ``token_options_from`` turns into one ``TokenOptions``."""
     flags = [
         click.option(
             "--token-auth-file",
@@ -137,6 +138,7 @@ def token_flags(command: FC) -> FC:
 
 
 def token_options_from(
+    *,
     token_auth_file: str,
     service_account_issuer: tuple[str, ...],
     service_account_key_file: tuple[str, ...],

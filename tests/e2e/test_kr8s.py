@@ -15,7 +15,7 @@ import pytest
 from kr8s.objects import APIObject, new_class
 
 from tests.serverproc import ServerProcess
-from tests.tokenconfig import kubeconfig_with_token
+from tests.tokens import kubeconfig_with_token
 
 pytestmark = pytest.mark.timeout(60)
 

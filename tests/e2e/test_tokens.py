@@ -18,7 +18,7 @@ from kubernetes.client.rest import ApiException
 from tests.kubectl import Kubectl, kubectl_binary
 from tests.pyclient import core_v1
 from tests.serverproc import ServerProcess, free_port
-from tests.tokenconfig import kubeconfig_with_token
+from tests.tokens import UNAUTHORIZED, kubeconfig_with_token
 
 pytestmark = [
     pytest.mark.timeout(120),
@@ -27,15 +27,6 @@ pytestmark = [
 
 NAMESPACE = "tokens-e2e"
 STATIC_TOKEN = "static-3f9c1a7e-token"
-UNAUTHORIZED = {
-    "kind": "Status",
-    "apiVersion": "v1",
-    "metadata": {},
-    "status": "Failure",
-    "message": "Unauthorized",
-    "reason": "Unauthorized",
-    "code": 401,
-}
 
 
 @pytest.fixture(scope="module")
@@ -235,5 +226,6 @@ def test_an_unusable_file_stops_the_server_at_start(
     process = ServerProcess(tmp_path / "data", free_port(), extra_args=(flag, str(path)))
     with pytest.raises(RuntimeError) as failed:
         process.start()
+    process.stop()  # closes the exited process's output pipe
     assert "server exited with 1" in str(failed.value)
     assert message.format(path=path) in str(failed.value)

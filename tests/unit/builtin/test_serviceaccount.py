@@ -20,20 +20,12 @@ from apiserver.authentication.jwtkeys import DEFAULT_ISSUER, ensure_signing_key,
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.server.token_options import TokenOptions, token_authentication
 from tests.inprocess import BASE_URL, InProcessServer, build_app
+from tests.tokens import UNAUTHORIZED
 
 SA_PATH = "/api/v1/namespaces/{ns}/serviceaccounts"
 TOKEN_PATH = "/api/v1/namespaces/{ns}/serviceaccounts/{name}/token"
 WHOAMI = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
-UNAUTHORIZED = {
-    "kind": "Status",
-    "apiVersion": "v1",
-    "metadata": {},
-    "status": "Failure",
-    "message": "Unauthorized",
-    "reason": "Unauthorized",
-    "code": 401,
-}
 
 
 @pytest.fixture(scope="module")
