@@ -490,6 +490,7 @@ class ResourceHandler:
             creater.body, creater.version, namespace, target.name, Operation.CREATE, name, dry_run
         )
         options = WriteOptions(request.user, mode, request.warnings)
+        # pruned, defaulted and validated as its kind; no admission plugin judges these bodies yet
         internal = await admit(obj, write, AdmissionChain(), options)
         attributes = Attributes(
             Operation.CREATE,

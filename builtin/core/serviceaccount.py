@@ -15,7 +15,6 @@ from typing import Any
 
 from apiserver.admission.interface import Attributes
 from apiserver.authentication.authenticator import AuthenticationError
-from apiserver.authentication.jwtkeys import JWTKeys
 from apiserver.authentication.token import TokenResponse
 from apiserver.authentication.user import UserInfo
 from apiserver.machinery import errors
@@ -38,19 +37,14 @@ PREFIX = "system:serviceaccount:"
 GROUP_PREFIX = "system:serviceaccounts"
 CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
 """The extra kube sets to ``JTI=<jti>`` (apiserver/pkg/authentication/serviceaccount CredentialIDForJTI)."""
-DELETED_GRACE_SECONDS = (
-    60  # kube's invalidIfDeletedBefore: a token outlives its account's deletion by 60 s
-)
+# kube's invalidIfDeletedBefore: a token outlives its account's deletion (deletionTimestamp) by 60 s
+DELETED_GRACE_SECONDS = 60
 RETRY_SECONDS = 1.0
 
 
 def user_name(namespace: str, name: str) -> str:
     """kube's MakeUsername."""
     return f"{PREFIX}{namespace}:{name}"
-
-
-def _keys(context: ServerContext) -> JWTKeys | None:
-    return context.tokens.keys
 
 
 class TokenREST:
@@ -62,7 +56,7 @@ class TokenREST:
         self.context = context
 
     async def create(self, attributes: Attributes) -> Object:
-        keys = _keys(self.context)
+        keys = self.context.tokens.keys
         if keys is None:  # kube installs the subresource only with an issuer and a signing key
             raise errors.resource_not_found()
         namespace, name = attributes.namespace, attributes.name
@@ -178,7 +172,7 @@ class ServiceAccountTokenAuthenticator:
     async def authenticate_token(
         self, token: str, audiences: Sequence[str]
     ) -> TokenResponse | None:
-        keys = _keys(self.context)
+        keys = self.context.tokens.keys
         if keys is None or keys.issued_here(token) is None:
             return None
         claims = keys.verify(token)
