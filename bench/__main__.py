@@ -1,6 +1,6 @@
 """`python -m bench [NAME ...]`: run the benches (all, or those named) in sequence, then a summary.
 
-Names: generate, server, storage, stack, engine, chain, attack. Each bench prints its own detail table as it goes;
+Names: generate, server, storage, stack, engine, chain, attack, tls. Each bench prints its own detail table as it goes;
 the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
 missed: the machines are noisy, so a verdict is something to read, not to gate on.
 """
@@ -19,6 +19,7 @@ from bench import (
     server_bench,
     stack_bench,
     storage_bench,
+    tls_bench,
 )
 from bench.common import Row, print_rows
 
@@ -30,6 +31,7 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
     "engine": engine_bench.run,
     "chain": chain_bench.run,
     "attack": attack_bench.run,
+    "tls": tls_bench.run,
 }
 
 

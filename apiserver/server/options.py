@@ -8,14 +8,14 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import click
 from click.decorators import FC
 
 from apiserver.machinery.goduration import parse_go_duration
 from apiserver.server.limits import ConnectionLimits
-from apiserver.server.token_options import TokenOptions, token_flags, token_options_from
+from apiserver.server.tlsoptions import TLSOptions, tls_flags
+from apiserver.server.token_options import TokenOptions, token_flags
 
 __all__ = ["ChainOptions", "ServeOptions", "serve_options"]
 
@@ -68,6 +68,7 @@ class ChainOptions:
 
 _CHAIN_DEFAULTS = ChainOptions()
 _CONNECTION_DEFAULTS = ConnectionLimits()
+_TLS_DEFAULTS = TLSOptions()
 _TOKEN_DEFAULTS = TokenOptions()
 
 
@@ -86,6 +87,7 @@ class ServeOptions:
     log_level: str
     chain: ChainOptions = _CHAIN_DEFAULTS
     connection: ConnectionLimits = _CONNECTION_DEFAULTS
+    tls: TLSOptions = _TLS_DEFAULTS
     tokens: TokenOptions = _TOKEN_DEFAULTS
 
 
@@ -221,6 +223,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         _CONNECTION_DEFAULTS.idle_timeout,
         "Seconds an idle keep-alive connection is kept (kube's net/http IdleTimeout).",
     )
+    @tls_flags
     @token_flags
     @functools.wraps(command)
     def parsed(
@@ -242,7 +245,8 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         read_header_timeout: float,
         read_body_timeout: float,
         idle_timeout: float,
-        **token_flags: Any,
+        tls: TLSOptions,
+        tokens: TokenOptions,
     ) -> None:
         chain = ChainOptions(
             max_requests_inflight,
@@ -252,8 +256,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
             request_timeout,
             float(min_request_timeout),
         )
-        tokens = token_options_from(**token_flags)
-        problems = chain.validate() + tokens.validate()
+        problems = chain.validate()
         if problems:
             raise click.UsageError("; ".join(problems))
         servers = [url.strip() for url in etcd_servers.split(",") if url.strip()]
@@ -277,6 +280,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 log_level,
                 chain,
                 ConnectionLimits(read_header_timeout, read_body_timeout, idle_timeout),
+                tls,
                 tokens,
             )
         )

@@ -4,11 +4,12 @@ and the service-account token issuer, keys and audiences, turned into the server
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import click
-from click.decorators import FC
 
 from apiserver.authentication.jwtkeys import (
     DEFAULT_ISSUER,
@@ -26,7 +27,6 @@ __all__ = [
     "TokenSetupError",
     "token_authentication",
     "token_flags",
-    "token_options_from",
 ]
 
 
@@ -95,62 +95,63 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
 
 
-def token_flags(command: FC) -> FC:
-    """The token options' click flags: the command gets them as keyword arguments, which
-    ``token_options_from`` turns into one ``TokenOptions``."""
-    flags = [
-        click.option(
-            "--token-auth-file",
-            default="",
-            help='A CSV of static bearer tokens: token,user,uid,"group1,group2".',
-        ),
-        click.option(
-            "--service-account-issuer",
-            multiple=True,
-            help=f"The issuer of service-account tokens (repeatable; the first issues). Default:"
-            f" {DEFAULT_ISSUER}.",
-        ),
-        click.option(
-            "--service-account-key-file",
-            multiple=True,
-            help="PEM public (or private) keys that verify service-account tokens (repeatable).",
-        ),
-        click.option(
-            "--service-account-signing-key-file",
-            default="",
-            help=f"The PEM private key that signs service-account tokens (default: {SIGNING_KEY_FILE}"
-            " in the data directory, created on first start).",
-        ),
-        click.option(
-            "--api-audiences",
-            multiple=True,
-            help="Comma-separated audiences of the API (default: the issuers).",
-        ),
-        click.option(
-            "--service-account-jwks-uri",
-            default="",
-            help="The jwks_uri of /.well-known/openid-configuration (default: this server's).",
-        ),
-    ]
-    for flag in reversed(flags):
-        command = flag(command)
-    return command
+def token_flags(parsed: Callable[..., None]) -> Callable[..., None]:
+    """The token flags (kube-apiserver's names), handed to ``parsed`` as one ``tokens`` argument."""
 
-
-def token_options_from(
-    *,
-    token_auth_file: str,
-    service_account_issuer: tuple[str, ...],
-    service_account_key_file: tuple[str, ...],
-    service_account_signing_key_file: str,
-    api_audiences: tuple[str, ...],
-    service_account_jwks_uri: str,
-) -> TokenOptions:
-    return TokenOptions(
-        token_auth_file,
-        service_account_issuer or (DEFAULT_ISSUER,),
-        service_account_key_file,
-        service_account_signing_key_file,
-        _split(api_audiences),
-        service_account_jwks_uri,
+    @click.option(
+        "--token-auth-file",
+        default="",
+        help='A CSV of static bearer tokens: token,user,uid,"group1,group2".',
     )
+    @click.option(
+        "--service-account-issuer",
+        multiple=True,
+        help=f"The issuer of service-account tokens (repeatable; the first issues). Default:"
+        f" {DEFAULT_ISSUER}.",
+    )
+    @click.option(
+        "--service-account-key-file",
+        multiple=True,
+        help="PEM public (or private) keys that verify service-account tokens (repeatable).",
+    )
+    @click.option(
+        "--service-account-signing-key-file",
+        default="",
+        help=f"The PEM private key that signs service-account tokens (default: {SIGNING_KEY_FILE}"
+        " in the data directory, created on first start).",
+    )
+    @click.option(
+        "--api-audiences",
+        multiple=True,
+        help="Comma-separated audiences of the API (default: the issuers).",
+    )
+    @click.option(
+        "--service-account-jwks-uri",
+        default="",
+        help="The jwks_uri of /.well-known/openid-configuration (default: this server's).",
+    )
+    @functools.wraps(parsed)
+    def with_tokens(
+        *args: object,
+        token_auth_file: str,
+        service_account_issuer: tuple[str, ...],
+        service_account_key_file: tuple[str, ...],
+        service_account_signing_key_file: str,
+        api_audiences: tuple[str, ...],
+        service_account_jwks_uri: str,
+        **kwargs: object,
+    ) -> None:
+        tokens = TokenOptions(
+            token_auth_file,
+            service_account_issuer or (DEFAULT_ISSUER,),
+            service_account_key_file,
+            service_account_signing_key_file,
+            _split(api_audiences),
+            service_account_jwks_uri,
+        )
+        problems = tokens.validate()
+        if problems:
+            raise click.UsageError("; ".join(problems))
+        parsed(*args, tokens=tokens, **kwargs)
+
+    return with_tokens

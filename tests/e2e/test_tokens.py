@@ -10,7 +10,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
@@ -18,7 +17,7 @@ from kubernetes.client.rest import ApiException
 from tests.kubectl import Kubectl, kubectl_binary
 from tests.pyclient import core_v1
 from tests.serverproc import ServerProcess, free_port
-from tests.tokens import UNAUTHORIZED, kubeconfig_with_token
+from tests.tokens import UNAUTHORIZED, kubeconfig_with_token, without_credentials
 
 pytestmark = [
     pytest.mark.timeout(120),
@@ -87,6 +86,26 @@ def test_kubectl_create_token_authenticates_the_python_client_as_the_account(
     assert credential.startswith("JTI=")
 
 
+def test_kubectl_auth_whoami_with_the_token(
+    server: ServerProcess, admin: Kubectl, tmp_path: Path
+) -> None:
+    """kubectl sends a bearer token over HTTPS only; `auth whoami` (SelfSubjectReview v1: kubectl 1.28+)."""
+    token = admin.run("create", "token", "default", "-n", NAMESPACE).stdout.strip()
+    config = kubeconfig_with_token(server.kubeconfig, token, tmp_path / "whoami.kubeconfig")
+    kubectl = Kubectl(kubectl_binary(33), config, tmp_path / "cache")
+    whoami = kubectl.run("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}").stdout
+    assert whoami == f"system:serviceaccount:{NAMESPACE}:default"
+    # --token on the command line, with the admin's kubeconfig stripped of its certificate
+    bare = kubeconfig_with_token(server.kubeconfig, "", tmp_path / "bare.kubeconfig")
+    kubectl = Kubectl(kubectl_binary(33), bare, tmp_path / "cache")
+    static = kubectl.run(
+        "auth", "whoami", "--token", STATIC_TOKEN, "-o", "jsonpath={.status.userInfo.username}"
+    )
+    assert static.stdout == "carol"
+    refused = kubectl.run("auth", "whoami", "--token", "not-a-token", check=False)
+    assert refused.returncode != 0 and "Unauthorized" in refused.stderr
+
+
 def test_kubectl_create_token_with_audience_duration_and_bound_secret(
     server: ServerProcess, admin: Kubectl, tmp_path: Path
 ) -> None:
@@ -145,7 +164,7 @@ def bad_tokens(admin: Kubectl) -> dict[str, str]:
 def test_every_bad_token_is_a_401_status_and_the_server_stays_ready(
     server: ServerProcess, admin: Kubectl
 ) -> None:
-    with httpx.Client(base_url=server.url, timeout=10) as http:
+    with without_credentials(server, timeout=10) as http:
         for name, token in bad_tokens(admin).items():
             response = http.get(
                 f"/api/v1/namespaces/{NAMESPACE}", headers={"Authorization": f"Bearer {token}"}
@@ -157,7 +176,7 @@ def test_every_bad_token_is_a_401_status_and_the_server_stays_ready(
 
 
 def test_the_issuer_discovery_documents(server: ServerProcess) -> None:
-    with httpx.Client(base_url=server.url, timeout=10) as http:
+    with server.client(timeout=10) as http:
         configuration = http.get("/.well-known/openid-configuration").json()
         assert configuration["issuer"] == "https://kubernetes.default.svc.cluster.local"
         assert configuration["jwks_uri"] == f"{server.url}/openid/v1/jwks"
@@ -170,7 +189,7 @@ def test_the_signing_key_is_kept_across_restarts(tmp_path: Path) -> None:
     process = ServerProcess(tmp_path / "data", free_port())
     process.start()
     try:
-        with httpx.Client(base_url=process.url, timeout=10) as http:
+        with process.client(timeout=10) as http:
             body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest"}
             answer = http.post(
                 "/api/v1/namespaces/default/serviceaccounts/default/token", json=body
@@ -180,7 +199,7 @@ def test_the_signing_key_is_kept_across_restarts(tmp_path: Path) -> None:
         assert key.st_mode & 0o777 == 0o600
         process.stop()
         process.start()
-        with httpx.Client(base_url=process.url, timeout=10) as http:
+        with without_credentials(process, timeout=10) as http:
             review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
             whoami = http.post(
                 "/apis/authentication.k8s.io/v1/selfsubjectreviews",
