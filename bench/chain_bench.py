@@ -17,9 +17,9 @@ import asyncio
 import gc
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -35,6 +35,7 @@ from bench.common import Row, median, print_rows, rotated, spread
 from bench.server_bench import crontab
 from generated.server import OPENAPI_DIR, build_scheme
 
+T = TypeVar("T")
 ROUNDS = 7
 REQUESTS = 3_000
 PATH = "/apis/stable.example.com/v1/namespaces/default/crontabs/bench-get"
@@ -138,13 +139,18 @@ async def measure() -> dict[str, list[float]]:
     return samples
 
 
-def run() -> list[Row]:
+def as_served(main: Coroutine[Any, Any, T]) -> T:
+    """Run ``main`` with the garbage collector tuned as `apiforge serve` tunes it."""
     previous = gc.get_threshold()
-    gc.set_threshold(GC_THRESHOLD, 20, 100)  # as `apiforge serve` runs
+    gc.set_threshold(GC_THRESHOLD, 20, 100)
     try:
-        samples = asyncio.run(measure())
+        return asyncio.run(main)
     finally:
         gc.set_threshold(*previous)
+
+
+def run() -> list[Row]:
+    samples = as_served(measure())
     base = median(samples["server"])
     rows = [
         Row("chain", f"{name}: CPU µs per GET", spread(values, ",.1f"))

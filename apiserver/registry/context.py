@@ -33,6 +33,9 @@ class ServerContext:
     authorizer: Authorizer = field(default_factory=AlwaysAllow)
     stores: dict[tuple[str, str], Store] = field(default_factory=dict)
     """Every resource's Store by (group, plural), filled while the server is built."""
+    authorizer_modes: dict[str, Authorizer] = field(default_factory=dict)
+    """Authorizers the server's parts provide by ``--authorization-mode`` name (the RBAC kinds' "RBAC"),
+    filled while the server is built; the server composes its authorizer from them."""
     tokens: TokenAuthentication = field(default_factory=TokenAuthentication)
     """Bearer-token authentication (TokenReview, service-account tokens, the bearer-token filter)."""
 

@@ -7,6 +7,7 @@ logged) rather than a dropped connection.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
@@ -15,6 +16,7 @@ from apiserver.admission.chain import AdmissionChain
 from apiserver.authentication.jwtkeys import JWKS_PATH, OPENID_CONFIGURATION_PATH
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
+from apiserver.authorization.union import authorizer_for_modes
 from apiserver.endpoints.discovery import AGGREGATED_TYPES, Discovery, aggregated_version
 from apiserver.endpoints.http import (
     Receive,
@@ -58,7 +60,7 @@ VERSION_INFO = {
 class APIServer:
     """The whole server as one ASGI callable, over one Storage. Served behind the filter chain
     (server/chain.py), which authorizes every request with the context's authorizer, the one the access
-    reviews answer from."""
+    reviews answer from: ``authorizer``, or, given ``authorization_modes``, their chain (union.py)."""
 
     def __init__(
         self,
@@ -68,6 +70,7 @@ class APIServer:
         compaction_interval: float = 300.0,
         authorizer: Authorizer | None = None,
         tokens: TokenAuthentication | None = None,
+        authorization_modes: Sequence[str] = (),
     ) -> None:
         self.scheme = scheme
         self.storage = storage
@@ -94,6 +97,10 @@ class APIServer:
             for resource in scheme
             for authenticator in resource.authenticators
         )
+        if authorization_modes:  # composed once every part has provided its modes
+            self.context.authorizer = authorizer_for_modes(
+                authorization_modes, self.context.authorizer_modes
+            )
         self.discovery = Discovery(scheme)
         self.openapi = OpenAPIDocuments(openapi_dir)
         self.resources = ResourceHandler(scheme, self.stores, self._creaters(scheme))

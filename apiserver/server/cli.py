@@ -28,7 +28,7 @@ from apiserver.authentication.token import TokenAuthentication
 from apiserver.endpoints.http import ASGIApp
 from apiserver.machinery.scheme import Scheme
 from apiserver.server.app import APIServer
-from apiserver.server.chain import authorizer_for, build_handler_chain
+from apiserver.server.chain import build_handler_chain
 from apiserver.server.connection import protocol_class
 from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.server.options import ServeOptions
@@ -185,7 +185,7 @@ def _serve_process(
         storage,
         openapi_dir,
         options.etcd_compaction_interval,
-        authorizer=authorizer_for(options.chain),
+        authorization_modes=options.chain.authorization_modes,
         tokens=tokens,
     )
     # A server allocates many short-lived dicts per request; CPython's default first-generation threshold

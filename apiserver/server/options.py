@@ -20,7 +20,7 @@ from apiserver.server.token_options import TokenOptions, token_flags
 __all__ = ["ChainOptions", "ServeOptions", "serve_options"]
 
 KUBE_AUTHORIZATION_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "Webhook", "RBAC", "Node")
-SUPPORTED_AUTHORIZATION_MODES = ("AlwaysAllow",)
+SUPPORTED_AUTHORIZATION_MODES = ("AlwaysAllow", "RBAC")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,11 @@ class ChainOptions:
     min_request_timeout: float = 1800.0
     """The shortest default lifetime of a watch, in seconds; each lasts a random time up to twice it."""
 
+    @property
+    def authorization_modes(self) -> tuple[str, ...]:
+        """The modes of ``--authorization-mode``, in the order they are asked."""
+        return tuple(mode.strip() for mode in self.authorization_mode.split(","))
+
     def validate(self) -> list[str]:
         """What is wrong with the options, worded as kube-apiserver words it where it has the check."""
         problems = []
@@ -50,7 +55,7 @@ class ChainOptions:
             problems.append("--request-timeout can not be negative value")
         if self.min_request_timeout < 0:
             problems.append("--min-request-timeout can not be negative value")
-        modes = [mode.strip() for mode in self.authorization_mode.split(",")]
+        modes = self.authorization_modes
         for mode in modes:
             if mode not in KUBE_AUTHORIZATION_MODES:
                 problems.append(f'authorization-mode "{mode}" is not a valid mode')
@@ -187,7 +192,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         "--authorization-mode",
         default=_CHAIN_DEFAULTS.authorization_mode,
         show_default=True,
-        help="Comma-separated authorizers, asked in order (only AlwaysAllow so far).",
+        help="Comma-separated authorizers, asked in order: RBAC, AlwaysAllow.",
     )
     @click.option(
         "--audit-log-path",
