@@ -19,6 +19,7 @@ from typing import Any
 
 from apiserver.schema import apply_defaults, prune, validate
 from apiserver.schema.cel import RuleSyntaxError, compile_rule, unsupported_functions
+from apiserver.schema.celstatic import cost_problems
 from apiserver.schema.regex import compile_go_regexp
 from generator.definition import JsonPath
 
@@ -90,8 +91,11 @@ def check_schema(schema: dict[str, Any], report: Report) -> None:
         if key not in _ROOT_KEYS:
             counted((key,), f"{key} is not allowed at the root of a schema")
     _Structure(counted).node(schema, (), ROOT)
-    if not problems:  # as in apiextensions: defaults are only judged against a structural schema
+    # as in apiextensions: defaults and costs are only judged on a structural schema
+    if not problems:
         _check_defaults(schema, (), report, "")
+        for path, message in cost_problems(schema):
+            report(path, message)
 
 
 def _is_puf(node: dict[str, Any]) -> bool:
