@@ -36,8 +36,9 @@ class ChainOptions:
 
     max_requests_inflight: int = 400
     max_mutating_requests_inflight: int = 200
-    authorization_mode: str = "AlwaysAllow"
-    """Comma-separated modes, asked in order (kube's --authorization-mode)."""
+    authorization_mode: str = "RBAC"
+    """Comma-separated modes, asked in order (kube's --authorization-mode). RBAC by default, as kubeadm and
+    k3s configure kube-apiserver (whose own flag default is AlwaysAllow): secure by default."""
     audit_log_path: str = ""
     """Where audit events go as JSON lines ("-" for standard output); none are recorded without it."""
     request_timeout: float = 60.0
