@@ -4,7 +4,8 @@ with the kubeconfig as written (kubectl 1.27 and 1.33, httpx with the data direc
 The parts together: a user with a freshly signed client certificate is refused with kube's 403, reads after a
 RoleBinding to `view`, still cannot create, and `auth can-i --list` / `auth whoami` say so; impersonation is
 the admin's and a user's only once granted; escalation through Roles and RoleBindings is refused in kube's
-words; aggregated roles follow their labels; anonymous clients read the public information and nothing
+words; aggregated roles follow their labels; a token from `kubectl create token` authenticates the `kubernetes`
+Python client as its service account, with the RBAC bound to the account and to its groups; anonymous clients read the public information and nothing
 else; the audit log has each of these requests, once per stage, with who asked (and as whom), what, and the
 answer."""
 
@@ -19,13 +20,20 @@ from typing import Any
 
 import httpx
 import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
 
 from tests import certs
 from tests.kubectl import Kubectl, kubectl_binary
+from tests.pyclient import core_v1
 from tests.serverproc import ServerProcess, free_port
+from tests.tokens import kubeconfig_with_token
 from tests.userconfig import server_ca, user_kubeconfig
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [
+    pytest.mark.timeout(120),
+    pytest.mark.filterwarnings("ignore:unclosed <socket.socket:ResourceWarning"),
+]
 SETTLE = 10.0
 """Seconds a change of bindings or labels may take to reach the authorizer (it follows watches)."""
 
@@ -53,7 +61,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
         work / "data",
         free_port(),
         storage="memory",
-        extra_args=("--authorization-mode=RBAC", *audit),
+        extra_args=audit,  # RBAC: the default
     )
     process.data_dir.mkdir()
     process.start()
@@ -272,6 +280,58 @@ def test_anonymous_reads_the_public_information_only(server: ServerProcess) -> N
     }
 
 
+def test_a_service_account_token_authenticates_through_the_python_client(
+    server: ServerProcess, admin: Kubectl, tmp_path: Path
+) -> None:
+    admin.run("create", "serviceaccount", "robot")
+    token = admin.run("create", "token", "robot").stdout.strip()
+    config = kubeconfig_with_token(server.kubeconfig, token, tmp_path / "robot.kubeconfig")
+    robot = Kubectl(kubectl_binary(33), config, tmp_path / "cache", "default")
+    with core_v1(config) as core:
+        review = client.AuthenticationV1Api(core.api_client).create_self_subject_review(
+            client.V1SelfSubjectReview()
+        )
+        assert review.status.user_info.username == "system:serviceaccount:default:robot"
+        assert review.status.user_info.groups == [
+            "system:serviceaccounts",
+            "system:serviceaccounts:default",
+            "system:authenticated",
+        ]
+        with pytest.raises(ApiException) as refused:
+            core.list_namespaced_config_map("default")
+        assert refused.value.status == 403
+        assert json.loads(refused.value.body)["message"] == (
+            'configmaps is forbidden: User "system:serviceaccount:default:robot" cannot list resource'
+            ' "configmaps" in API group "" in the namespace "default"'
+        )
+        assert "configmaps" not in listed(robot)
+        # a binding to the account, and one to every service account's group
+        admin.run(
+            "create",
+            "rolebinding",
+            "robot-view",
+            "--clusterrole=view",
+            "--serviceaccount=default:robot",
+        )
+        admin.run("create", "clusterrole", "ns-reader", "--verb=list", "--resource=namespaces")
+        admin.run(
+            "create",
+            "clusterrolebinding",
+            "accounts-read-namespaces",
+            "--clusterrole=ns-reader",
+            "--group=system:serviceaccounts",
+        )
+        until(robot, "get", "configmaps")
+        until(robot, "get", "namespaces")
+        assert core.list_namespaced_config_map("default").items is not None
+        assert "default" in {item.metadata.name for item in core.list_namespace().items}
+    rules = listed(robot)
+    assert rules["configmaps"] == "[get list watch]"
+    assert "list" in rules["namespaces"].strip("[]").split()  # the group's binding (and view's get, watch)
+    assert "secrets" not in rules
+    assert can_i(robot, "create", "configmaps") == "no"
+
+
 def audit_events(server: ServerProcess) -> list[dict[str, Any]]:
     return [
         json.loads(line) for line in (server.data_dir.parent / "audit.log").read_text().splitlines()
@@ -326,6 +386,7 @@ def test_the_audit_log_has_one_line_per_stage_per_request_with_who_what_and_the_
     )
     assert impersonated["requestURI"] == "/api"
     one("system:anonymous", "list", "namespaces", 403)
+    one("system:serviceaccount:default:robot", "list", "configmaps", 200)
     created = one("system:admin", "create", "rolebindings", 201)
     assert created["objectRef"]["apiGroup"] == "rbac.authorization.k8s.io"
     escalation = one("carol", "create", "roles", 403)
