@@ -327,7 +327,9 @@ def test_a_service_account_token_authenticates_through_the_python_client(
         assert "default" in {item.metadata.name for item in core.list_namespace().items}
     rules = listed(robot)
     assert rules["configmaps"] == "[get list watch]"
-    assert "list" in rules["namespaces"].strip("[]").split()  # the group's binding (and view's get, watch)
+    assert (
+        "list" in rules["namespaces"].strip("[]").split()
+    )  # the group's binding (and view's get, watch)
     assert "secrets" not in rules
     assert can_i(robot, "create", "configmaps") == "no"
 
