@@ -4,10 +4,10 @@ with the kubeconfig as written (kubectl 1.27 and 1.33, httpx with the data direc
 The parts together: a user with a freshly signed client certificate is refused with kube's 403, reads after a
 RoleBinding to `view`, still cannot create, and `auth can-i --list` / `auth whoami` say so; impersonation is
 the admin's and a user's only once granted; escalation through Roles and RoleBindings is refused in kube's
-words; aggregated roles follow their labels; a token from `kubectl create token` authenticates the `kubernetes`
-Python client as its service account, with the RBAC bound to the account and to its groups; anonymous clients read the public information and nothing
-else; the audit log has each of these requests, once per stage, with who asked (and as whom), what, and the
-answer."""
+words; aggregated roles follow their labels; a token from `kubectl create token` authenticates the
+`kubernetes` Python client as its service account, with the RBAC bound to the account and to its groups;
+anonymous clients read the public information and nothing else; the audit log has each of these requests,
+once per stage, with who asked (and as whom), what, and the answer."""
 
 from __future__ import annotations
 
