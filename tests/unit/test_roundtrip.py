@@ -7,6 +7,8 @@ whole object renamed, hooks beside a rename):
   losing nothing but empty parents of moved fields;
 - an object drawn from a version's schema converts to the hub with no field outside the hub's schema, and back
   to the version unchanged but for empty parents of moved fields;
+- an object converted from one non-hub version to another (through the hub) has no field outside the other's
+  schema and converts back losing nothing but empty parents of moved fields;
 - conversion never mutates its input.
 """
 
@@ -133,6 +135,35 @@ def test_hub_to_version_leaks_nothing_and_comes_back(
     back = version.to_internal(external)
     assert without_empty_parents(back, parents) == without_empty_parents(original, parents)
     assert obj == original
+
+
+PAIRS = [
+    pytest.param(
+        True, (d.group, d.kind), v.name, w.name, id=f"{d.plural}.{d.group}/{v.name}-{w.name}"
+    )
+    for d in PROJECT
+    if len(d.versions) > 2
+    for v in d.versions
+    for w in d.versions
+    if v.served and w.served and v is not w and not v.storage and not w.storage
+]
+
+
+@pytest.mark.parametrize(("in_project", "key", "name", "other"), PAIRS)
+@settings(max_examples=40, deadline=None, suppress_health_check=SHARED_FIXTURE)
+@given(data=st.data())
+def test_version_to_another_and_back(
+    resource: ResourceType, key: tuple[str, str], name: str, other: str, data: st.DataObject
+) -> None:
+    """Between two non-hub versions (through the hub, as every conversion goes)."""
+    version, _ = versions(resource, name)
+    target, _ = versions(resource, other)
+    obj = draw(data, resource, version)
+    converted = target.from_internal(version.to_internal(obj))
+    assert unknown_fields(converted, target) == []
+    back = version.from_internal(target.to_internal(converted))
+    parents = MOVE_PARENTS[key]
+    assert without_empty_parents(back, parents) == without_empty_parents(obj, parents)
 
 
 @pytest.mark.parametrize(("in_project", "key", "name"), CASES)
