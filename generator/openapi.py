@@ -389,4 +389,3 @@ def group_version_document(version: VersionPlan) -> dict[str, Any]:
     }
     _validate_schemas(document)
     return document
-

@@ -31,7 +31,9 @@ def fragments(v3: dict[str, Any]) -> dict[str, Entries]:
         V3_PATHS: entries(paths, 1),
         V3_SCHEMAS: entries(schemas, 2),
         V2_PATHS: entries({path: swagger_path_item(item) for path, item in paths.items()}, 1),
-        V2_DEFINITIONS: entries({name: swagger_schema(schema) for name, schema in schemas.items()}, 1),
+        V2_DEFINITIONS: entries(
+            {name: swagger_schema(schema) for name, schema in schemas.items()}, 1
+        ),
     }
 
 
@@ -39,7 +41,10 @@ def v3_text(sections: dict[str, Entries]) -> str:
     """The v3 document made of ``sections`` (one group-version's, or all of them merged)."""
     return document(
         {"openapi": OPENAPI_VERSION, "info": INFO},
-        {("paths",): sections.get(V3_PATHS, {}), ("components", "schemas"): sections.get(V3_SCHEMAS, {})},
+        {
+            ("paths",): sections.get(V3_PATHS, {}),
+            ("components", "schemas"): sections.get(V3_SCHEMAS, {}),
+        },
     )
 
 

@@ -171,7 +171,9 @@ def render_plan(
             units[key] = cached[key]
         else:
             unit = rendered[key]
-            units[key] = Rendered({p: formatted.get(p, t) for p, t in unit.files.items()}, unit.openapi)
+            units[key] = Rendered(
+                {p: formatted.get(p, t) for p, t in unit.files.items()}, unit.openapi
+            )
     served = [
         (version.package, units[version.package].openapi)
         for group in plan.groups

@@ -21,6 +21,7 @@ from generator.plan import GroupPlan, Plan, VersionPlan
 META_UNIT = "<meta>"
 SHARED_UNIT = ""
 
+
 @dataclass(frozen=True)
 class Rendered:
     """One unit's files (path → text) and, for a served group-version, its OpenAPI entries, which the shared
