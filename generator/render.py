@@ -21,7 +21,7 @@ from generator.openapi_files import aggregate_files, fragments, v3_text
 from generator.plan import GroupPlan, Plan, VersionPlan, snake
 from generator.units import SHARED_UNIT, Job, Rendered, jobs, unit_key
 
-# Below this many units to render, worker processes cost more than they save (an added kind renders two).
+# Below this many units to render, spawned worker processes cost more than they save.
 PARALLEL_FROM_UNITS = 4
 
 
@@ -133,8 +133,11 @@ def _context() -> BaseContext:
 
 def _render_jobs(todo: list[Job], workers: int) -> list[Rendered]:
     workers = min(len(todo), workers or os.cpu_count() or 1)
-    if workers > 1 and len(todo) >= PARALLEL_FROM_UNITS:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+    context = _context()
+    # A forked worker starts in milliseconds, a spawned one imports the generator again (about a second).
+    enough = len(todo) >= (2 if context.get_start_method() == "fork" else PARALLEL_FROM_UNITS)
+    if workers > 1 and enough:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             return list(pool.map(render_job, todo))
     return [render_job(job) for job in todo]
 
