@@ -1,5 +1,5 @@
-# apiforge: `make run` serves the generated API on the embedded SQLite store; `make test` checks generated/ and
-# the lint, then runs the whole suite (what CI runs).
+# apiforge: `make run` serves the generated API over TLS (admin.kubeconfig in DATA_DIR) on the embedded SQLite
+# store; `make test` checks generated/ and the lint, then runs the whole suite (what CI runs).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

@@ -1,6 +1,7 @@
 """`python -m bench [NAME ...]`: run the benches (all, or those named) in sequence, then a summary.
 
-Names: generate, server, storage, stack, engine, chain, attack. Each bench prints its own detail table as it goes;
+Names: generate, server, storage, stack, engine, chain, attack, tls, rbac. Each bench prints its own detail table as
+it goes;
 the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
 missed: the machines are noisy, so a verdict is something to read, not to gate on.
 """
@@ -16,9 +17,11 @@ from bench import (
     chain_bench,
     engine_bench,
     generate_bench,
+    rbac_bench,
     server_bench,
     stack_bench,
     storage_bench,
+    tls_bench,
 )
 from bench.common import Row, print_rows
 
@@ -30,6 +33,8 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
     "engine": engine_bench.run,
     "chain": chain_bench.run,
     "attack": attack_bench.run,
+    "tls": tls_bench.run,
+    "rbac": rbac_bench.run,
 }
 
 

@@ -178,6 +178,7 @@ def run() -> list[Row]:
     with tempfile.TemporaryDirectory() as scratch:
         port = free_port()
         argv = ["-m", "apiforge", "serve", "--data-dir", f"{scratch}/data", "--port", str(port)]
+        argv += ["--insecure-serving"]  # the attack's plain-HTTP client
         server = ChildServer("apiforge", argv, port, Path(scratch) / "server.log")
         server.start()
         try:

@@ -2,8 +2,9 @@
 
 One GET of a stored CronTab is answered by the bare APIServer and by the same server behind the chain as
 ``apiforge serve`` builds it (server/chain.py): by default (request info, anonymous authentication,
-impersonation check, in-flight limits, AlwaysAllow), with impersonation headers (`kubectl --as`), and with
-audit events written to a file. The ASGI app is called directly, without a socket or HTTP parsing, so the
+impersonation check, in-flight limits, AlwaysAllow), with impersonation headers (`kubectl --as`), with
+audit events written to a file, and authenticated by client certificate (x509, the connection's verdict
+kept, as on a kept-alive connection). The ASGI app is called directly, without a socket or HTTP parsing, so the
 difference between the variants is the chain's own cost. Interleaved rounds; reported per variant: µs of
 CPU per GET (median of rounds) and the added µs against the bare server.
 
@@ -16,22 +17,25 @@ import asyncio
 import gc
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
+from apiserver.authentication.x509 import X509Authenticator
 from apiserver.endpoints.http import ASGIApp, Message
 from apiserver.server.app import APIServer
 from apiserver.server.chain import build_handler_chain
 from apiserver.server.cli import GC_THRESHOLD
 from apiserver.server.options import ChainOptions
+from apiserver.server.pki import bootstrap, serving_names
 from apiserver.storage import MemoryStorage
 from bench.common import Row, median, print_rows, rotated, spread
 from bench.server_bench import crontab
 from generated.server import OPENAPI_DIR, build_scheme
 
+T = TypeVar("T")
 ROUNDS = 7
 REQUESTS = 3_000
 PATH = "/apis/stable.example.com/v1/namespaces/default/crontabs/bench-get"
@@ -47,8 +51,10 @@ KUBECTL_HEADERS = [
 IMPERSONATING = [*KUBECTL_HEADERS, (b"impersonate-user", b"jane"), (b"impersonate-group", b"devs")]
 
 
-def scope_of(headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
-    return {
+def scope_of(
+    headers: list[tuple[bytes, bytes]], extensions: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
         "http_version": "1.1",
@@ -62,6 +68,18 @@ def scope_of(headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
         "client": ("127.0.0.1", 50000),
         "server": ("127.0.0.1", 6443),
     }
+    if extensions is not None:
+        scope["extensions"] = extensions
+    return scope
+
+
+def connection_with_certificate() -> tuple[dict[str, Any], X509Authenticator]:
+    """The TLS extension one connection's requests share, its client certificate the admin's of a fresh
+    PKI, and the authenticator trusting that PKI's CA (what `serve` builds)."""
+    with tempfile.TemporaryDirectory() as work:
+        pki = bootstrap(Path(work), serving_names("127.0.0.1"))
+    extensions = {"tls": {"client_cert_chain": [pki.admin.certificate_pem().decode()]}}
+    return extensions, X509Authenticator([pki.ca.certificate])
 
 
 async def receive() -> Message:
@@ -76,14 +94,16 @@ class Answers:
             raise RuntimeError(f"GET answered {message['status']}")
 
 
-async def cpu_per_request(app: ASGIApp, headers: list[tuple[bytes, bytes]]) -> float:
+async def cpu_per_request(
+    app: ASGIApp, headers: list[tuple[bytes, bytes]], extensions: dict[str, Any] | None = None
+) -> float:
     """µs of this process's CPU per GET, over REQUESTS of them; each request gets a fresh scope (the
     chain writes to it), as uvicorn builds one per request."""
     send = Answers()
     gc.collect()  # no sample pays for garbage another left
     started = time.process_time()
     for _ in range(REQUESTS):
-        await app(scope_of(list(headers)), receive, send)
+        await app(scope_of(list(headers), extensions), receive, send)
     return (time.process_time() - started) / REQUESTS * 1e6
 
 
@@ -98,11 +118,14 @@ async def measure() -> dict[str, list[float]]:
             audited = build_handler_chain(
                 server, ChainOptions(audit_log_path=str(Path(work) / "audit.log"))
             )
+            tls, x509 = connection_with_certificate()
+            certified = build_handler_chain(server, ChainOptions(), [x509])
             variants: dict[str, Callable[[], Awaitable[float]]] = {
                 "server": lambda: cpu_per_request(server, KUBECTL_HEADERS),
                 "chain": lambda: cpu_per_request(chained, KUBECTL_HEADERS),
                 "chain --as": lambda: cpu_per_request(chained, IMPERSONATING),
                 "chain audit": lambda: cpu_per_request(audited, KUBECTL_HEADERS),
+                "chain x509": lambda: cpu_per_request(certified, KUBECTL_HEADERS, tls),
             }
             samples: dict[str, list[float]] = {name: [] for name in variants}
             for variant in variants.values():  # warm-up
@@ -117,13 +140,18 @@ async def measure() -> dict[str, list[float]]:
     return samples
 
 
-def run() -> list[Row]:
+def as_served(main: Coroutine[Any, Any, T]) -> T:
+    """Run ``main`` with the garbage collector tuned as `apiforge serve` tunes it."""
     previous = gc.get_threshold()
-    gc.set_threshold(GC_THRESHOLD, 20, 100)  # as `apiforge serve` runs
+    gc.set_threshold(GC_THRESHOLD, 20, 100)
     try:
-        samples = asyncio.run(measure())
+        return asyncio.run(main)
     finally:
         gc.set_threshold(*previous)
+
+
+def run() -> list[Row]:
+    samples = as_served(measure())
     base = median(samples["server"])
     rows = [
         Row("chain", f"{name}: CPU µs per GET", spread(values, ",.1f"))

@@ -164,6 +164,7 @@ class Bench:
             str(port),
             "--storage",
             storage,
+            "--insecure-serving",  # the plain-HTTP figures (bench.tls_bench measures TLS)
         ]
         (data_dir / "admin.kubeconfig").unlink(missing_ok=True)
         server = ChildServer(name, argv, port, self.work / f"apiserver-{name}.log")

@@ -10,6 +10,7 @@ from .core import rest as core_rest
 from .authentication_k8s_io import rest as authentication_k8s_io_rest
 from .authorization_k8s_io import rest as authorization_k8s_io_rest
 from .platform_example_com import rest as platform_example_com_rest
+from .rbac_authorization_k8s_io import rest as rbac_authorization_k8s_io_rest
 from .stable_example_com import rest as stable_example_com_rest
 
 OPENAPI_DIR = Path(__file__).resolve().parent / "openapi"
@@ -25,6 +26,8 @@ def build_scheme() -> Scheme:
     for resource in authorization_k8s_io_rest.RESOURCES:
         scheme.add(resource)
     for resource in platform_example_com_rest.RESOURCES:
+        scheme.add(resource)
+    for resource in rbac_authorization_k8s_io_rest.RESOURCES:
         scheme.add(resource)
     for resource in stable_example_com_rest.RESOURCES:
         scheme.add(resource)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from types import TracebackType
@@ -31,6 +31,8 @@ from typing import Any, TypeVar
 
 import httpx
 
+from apiserver.authentication.authenticator import Authenticator
+from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.http import Message, Receive, Scope, Send
 from apiserver.server.app import APIServer
 from apiserver.server.chain import ChainOptions, build_handler_chain
@@ -43,11 +45,40 @@ TIMEOUT = 10.0
 T = TypeVar("T")
 
 
-def build_app(storage: Storage | None = None) -> ASGIApp:
+class BearerUsers:
+    """A test authenticator: the bearer token `NAME` or `NAME/GROUP,GROUP` is that user, so one in-process
+    server can be spoken to as several users (no credentials are checked: tests only). A request without a
+    token is ``default`` (None: anonymous), for clients that send no token over plain HTTP (kubectl), which
+    then act as others with impersonation (`--as`)."""
+
+    def __init__(self, default: UserInfo | None = None) -> None:
+        self.default = default
+
+    async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
+        for key, value in scope["headers"]:
+            if key == b"authorization" and value.startswith(b"Bearer "):
+                name, _, groups = value[7:].decode().partition("/")
+                return UserInfo(name, groups=tuple(g for g in groups.split(",") if g))
+        return self.default
+
+
+def build_app(
+    storage: Storage | None = None,
+    *,
+    authorization_mode: str = "AlwaysAllow",
+    authenticators: Sequence[Authenticator] = (),
+) -> ASGIApp:
     """The server exactly as ``apiforge serve`` assembles it, its filter chain included, over ``storage`` (a
-    fresh memory store by default). The one place tests construct the app."""
-    server = APIServer(build_scheme(), storage or MemoryStorage(), OPENAPI_DIR)
-    return build_handler_chain(server, ChainOptions())
+    fresh memory store by default), with ``--authorization-mode`` and the ``authenticators`` given. The one
+    place tests construct the app."""
+    options = ChainOptions(authorization_mode=authorization_mode)
+    server = APIServer(
+        build_scheme(),
+        storage or MemoryStorage(),
+        OPENAPI_DIR,
+        authorization_modes=options.authorization_modes,
+    )
+    return build_handler_chain(server, options, authenticators)
 
 
 class Lifespan:

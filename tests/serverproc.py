@@ -1,10 +1,16 @@
-"""Start a real `apiforge serve` process on a free loopback port, for integration and end-to-end tests."""
+"""Start a real `apiforge serve` process on a free loopback port, for integration and end-to-end tests.
+
+It serves TLS, as `apiforge serve` does by default; ``client()`` is an httpx client holding the credentials of
+the kubeconfig the server wrote (its CA and the admin's client certificate), ``connect()`` a raw socket
+wrapped in the same TLS. A server started with ``--insecure-serving`` is plain HTTP and both are bare."""
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -12,9 +18,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 from apiserver.server.cli import client_url
 
@@ -22,6 +30,9 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 CONFORMANCE = SHARED / "conformance"
 READY_TIMEOUT = 30.0
+CA_FILE = "test-ca.pem"
+CLIENT_FILE = "test-client.pem"
+"""The kubeconfig's CA and client certificate with its key, as files (for OpenSSL and requests)."""
 
 
 def free_port() -> int:
@@ -44,10 +55,52 @@ class ServerProcess:
     # the apiforge command: this interpreter's by default, an installed console script for the wheel test
     command: tuple[str, ...] = (sys.executable, "-m", "apiforge")
     process: subprocess.Popen[bytes] | None = None
+    server_ca: Path | None = None
+    """The CA of a serving certificate of the test's own (--tls-cert-file): the kubeconfig names none."""
+    _tls: ssl.SSLContext | None = None
+
+    @property
+    def secure(self) -> bool:
+        return "--insecure-serving" not in self.extra_args
 
     @property
     def url(self) -> str:
-        return client_url(self.bind_address, self.port)
+        return client_url(self.bind_address, self.port, "https" if self.secure else "http")
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The TLS a client of the written kubeconfig uses (None over plain HTTP); once started."""
+        return self._tls
+
+    @property
+    def requests_tls(self) -> dict[str, Any]:
+        """The kubeconfig's credentials as ``requests`` takes them (``verify``, ``cert``)."""
+        return {"verify": str(self.data_dir / CA_FILE), "cert": str(self.data_dir / CLIENT_FILE)}
+
+    def client(self, **options: Any) -> httpx.Client:
+        """An httpx client to the server as its admin, with the kubeconfig's credentials."""
+        return httpx.Client(base_url=self.url, verify=self._tls or True, **options)
+
+    def http(self, method: str, path: str, **options: Any) -> httpx.Response:
+        """One request on a connection of its own (``httpx.request`` with the kubeconfig's credentials)."""
+        with self.client() as client:
+            return client.request(method, path, **options)
+
+    def async_client(self, **options: Any) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.url, verify=self._tls or True, **options)
+
+    def connect(
+        self, timeout: float | None = None, receive_buffer: int | None = None
+    ) -> socket.socket:
+        """A connection to the server, in TLS unless it serves plain HTTP: for tests of the bytes sent.
+        ``receive_buffer``: the kernel's receive buffer (SO_RCVBUF), set before connecting."""
+        connection = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if receive_buffer is not None:
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        connection.settimeout(timeout)
+        connection.connect(("127.0.0.1", self.port))
+        if self._tls is None:
+            return connection
+        return self._tls.wrap_socket(connection, server_hostname="127.0.0.1")
 
     @property
     def kubeconfig(self) -> Path:
@@ -58,6 +111,7 @@ class ServerProcess:
         self.kubeconfig.unlink(missing_ok=True)
         env = {**os.environ, **(extra_env or {})}
         started = time.monotonic()
+        credentials_read = False
         self.process = subprocess.Popen(
             [
                 *self.command,
@@ -82,9 +136,13 @@ class ServerProcess:
                 output = self.process.stdout.read().decode() if self.process.stdout else ""
                 raise RuntimeError(f"server exited with {self.process.returncode}:\n{output}")
             if self.kubeconfig.exists():
+                if not credentials_read:
+                    self._tls = kubeconfig_tls(self.kubeconfig, self.server_ca)
+                    credentials_read = True
                 try:
-                    if httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200:
-                        return time.monotonic() - started
+                    with self.client(timeout=1) as client:
+                        if client.get("/readyz").status_code == 200:
+                            return time.monotonic() - started
                 except httpx.HTTPError:
                     pass
             time.sleep(0.02)
@@ -108,6 +166,31 @@ class ServerProcess:
         return code
 
 
+def kubeconfig_tls(kubeconfig: Path, server_ca: Path | None = None) -> ssl.SSLContext | None:
+    """The TLS context the kubeconfig as written describes (its current context's cluster and user), as
+    kubectl would build it; None for a plain-HTTP server. The client certificate and key are written next
+    to the kubeconfig for OpenSSL, which loads them from a file only."""
+    config = yaml.safe_load(kubeconfig.read_text())
+    cluster = config["clusters"][0]["cluster"]
+    if not cluster["server"].startswith("https://"):
+        return None
+    user = config["users"][0]["user"]
+    authority = kubeconfig.with_name(CA_FILE)
+    if "certificate-authority-data" in cluster:
+        authority.write_bytes(base64.b64decode(cluster["certificate-authority-data"]))
+    else:
+        assert server_ca is not None, "the kubeconfig names no CA: the test must"
+        authority.write_bytes(server_ca.read_bytes())
+    context = ssl.create_default_context(cafile=authority)
+    pem = kubeconfig.with_name(CLIENT_FILE)
+    pem.write_bytes(
+        base64.b64decode(user["client-certificate-data"])
+        + base64.b64decode(user["client-key-data"])
+    )
+    context.load_cert_chain(pem)
+    return context
+
+
 @contextmanager
 def client_on_backend(
     request: pytest.FixtureRequest,
@@ -126,7 +209,7 @@ def client_on_backend(
     )
     server.start()
     try:
-        with httpx.Client(base_url=server.url, timeout=timeout) as client:
+        with server.client(timeout=timeout) as client:
             yield client
     finally:
         server.stop()

@@ -21,6 +21,7 @@ from apiserver.machinery.scheme import ResourceType, VersionType
 from apiserver.registry.offload import run_heavy
 from apiserver.schema import Cause, prune, prune_nulls, validate_object_meta
 from apiserver.schema.cel import validate_rules
+from apiserver.schema.objectmeta import NameFunc, name_is_dns_subdomain
 from apiserver.schema.ratchet import ratchet
 
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
@@ -73,6 +74,8 @@ class Write:
     operation: Operation
     subresource: str = ""
     dry_run: bool = False
+    name_rule: NameFunc = name_is_dns_subdomain
+    """The kind's rule for ``metadata.name`` (kube's ValidateNameFunc), from its strategy."""
 
 
 async def admit(
@@ -132,7 +135,7 @@ def _finish(
     obj: Object, old: Object | None, write: Write, options: WriteOptions, warnings: list[str]
 ) -> Object:
     """After the mutating admission: validation, the warnings, field ownership, the hub version."""
-    _validate(obj, old, write.resource, write.version, warnings)
+    _validate(obj, old, write, warnings)
     options.warn(warnings)
     track = options.tracker(old) if options.tracker is not None else None
     if track is not None:
@@ -183,14 +186,18 @@ def admission_attributes(
 def _validate(
     obj: Object,
     old: Object | None,
-    resource: ResourceType,
-    version: VersionType,
+    write: Write,
     warnings: list[str],
 ) -> None:
     """422 with every cause found, or 400 for values of the wrong JSON type where kube's Go decoder would
     have refused them first."""
+    resource, version = write.resource, write.version
     metadata = obj["metadata"]
-    causes = validate_object_meta(metadata, resource.namespaced) if resource.persisted else []
+    causes = (
+        validate_object_meta(metadata, resource.namespaced, name_fn=write.name_rule)
+        if resource.persisted
+        else []
+    )
     # kube decodes ObjectMeta into Go types before any validation: a wrong JSON type there is a 400
     _refuse_undecodable(causes, resource, version)
     if version.validator is not None:

@@ -36,6 +36,9 @@ class ServerContext:
     authorizer: Authorizer = field(default_factory=AlwaysAllow)
     stores: dict[tuple[str, str], Store] = field(default_factory=dict)
     """Every resource's Store by (group, plural), filled while the server is built."""
+    authorizer_modes: dict[str, Authorizer] = field(default_factory=dict)
+    """Authorizers the server's parts provide by ``--authorization-mode`` name (the RBAC kinds' "RBAC"),
+    filled while the server is built; the server composes its authorizer from them."""
     token_authenticator: TokenAuthenticator | None = None
     """Who a bearer token belongs to (TokenReview); None while no token authentication is configured."""
 

@@ -275,6 +275,7 @@ class Store:
             operation,
             subresource,
             dry_run,
+            self.strategy.name_rule,
         )
 
     async def create(

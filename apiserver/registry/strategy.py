@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.schema import Cause
+from apiserver.schema.objectmeta import name_is_dns_subdomain
 
 if TYPE_CHECKING:
     from apiserver.admission.interface import Attributes
@@ -26,6 +27,13 @@ class Strategy:
     delete_returns_object: ClassVar[bool | None] = None
     """What a finished DELETE answers: the object (True), a Status (False), or kube's default for the kind
     (None: a Status for built-in kinds, the object for custom resources)."""
+
+    @staticmethod
+    def name_rule(name: str, prefix: bool) -> list[str]:
+        """kube's ValidateNameFunc of the kind: what is wrong with ``name`` (or, with ``prefix``, a
+        generateName). A lowercase RFC 1123 subdomain unless the kind says otherwise (the RBAC kinds take
+        any path segment, such as `system:discovery`)."""
+        return name_is_dns_subdomain(name, prefix)
 
     def __init__(self, context: ServerContext) -> None:
         """Strategies are built once per server, with what the server shares (its authorizer, stores)."""

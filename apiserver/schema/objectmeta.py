@@ -214,8 +214,9 @@ def _namespace_name(name: str, prefix: bool) -> list[str]:
     return is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
 
 
-def _path_segment_name(name: str, prefix: bool) -> list[str]:
-    """path.ValidatePathSegmentName: the name rule of resources embedded in custom resources."""
+def path_segment_name(name: str, prefix: bool) -> list[str]:
+    """path.ValidatePathSegmentName: the name rule of resources embedded in custom resources and of the RBAC
+    kinds (`system:discovery`)."""
     if not prefix and name in (".", ".."):
         return [f"may not be '{name}'"]
     return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
@@ -542,7 +543,7 @@ def _embedded(x: dict[str, Any], path: str, errs: list[Cause]) -> None:
                 meta["name"] = "fakename"
             namespaced = bool(meta.get("namespace"))
             errs.extend(
-                validate_object_meta(meta, namespaced, name_fn=_path_segment_name, path=field)
+                validate_object_meta(meta, namespaced, name_fn=path_segment_name, path=field)
             )
         elif value is not None:
             errs.append(_type_error(field, value, "object"))

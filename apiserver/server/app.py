@@ -7,12 +7,14 @@ logged) rather than a dropped connection.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
 
 from apiserver.admission.chain import AdmissionChain
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
+from apiserver.authorization.union import authorizer_for_modes
 from apiserver.endpoints.discovery import AGGREGATED_TYPES, Discovery, aggregated_version
 from apiserver.endpoints.http import (
     Receive,
@@ -55,7 +57,7 @@ VERSION_INFO = {
 class APIServer:
     """The whole server as one ASGI callable, over one Storage. Served behind the filter chain
     (server/chain.py), which authorizes every request with the context's authorizer, the one the access
-    reviews answer from."""
+    reviews answer from: ``authorizer``, or, given ``authorization_modes``, their chain (union.py)."""
 
     def __init__(
         self,
@@ -64,6 +66,7 @@ class APIServer:
         openapi_dir: Path,
         compaction_interval: float = 300.0,
         authorizer: Authorizer | None = None,
+        authorization_modes: Sequence[str] = (),
     ) -> None:
         self.scheme = scheme
         self.storage = storage
@@ -83,6 +86,10 @@ class APIServer:
         self.controllers: list[Controller] = [
             controller(self.context) for resource in scheme for controller in resource.controllers
         ]
+        if authorization_modes:  # composed once every part has provided its modes
+            self.context.authorizer = authorizer_for_modes(
+                authorization_modes, self.context.authorizer_modes
+            )
         self.discovery = Discovery(scheme)
         self.openapi = OpenAPIDocuments(openapi_dir)
         self.resources = ResourceHandler(scheme, self.stores)

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from apiserver.audit.log import LogBackend
 from apiserver.audit.policy import MetadataPolicy
 from apiserver.authentication.authenticator import Authenticator, request_authenticator
-from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
 from apiserver.endpoints.http import ASGIApp, Receive, Scope, Send
 from apiserver.filters.audit import AuditFilter, Auditor
 from apiserver.filters.authentication import AuthenticationFilter
@@ -21,11 +20,6 @@ from apiserver.filters.requestinfo import RequestInfoFilter
 from apiserver.filters.timeout import TimeoutFilter
 from apiserver.server.app import APIServer
 from apiserver.server.options import ChainOptions
-
-
-def authorizer_for(options: ChainOptions) -> Authorizer:
-    """The authorizer of the (validated) ``--authorization-mode``: AlwaysAllow, the only mode so far."""
-    return AlwaysAllow()
 
 
 class HandlerChain:

@@ -2,6 +2,10 @@
 
 The admin kubeconfig is written only once the socket listens (with --workers, once every worker does), so its
 presence means "ready".
+
+TLS by default: the PKI, the TLS context and the x509 authenticator are prepared before anything serves
+(server/security.py), and before workers fork, so that they share them. Plain HTTP only with
+--insecure-serving.
 """
 
 from __future__ import annotations
@@ -23,10 +27,11 @@ import uvloop
 from apiserver.endpoints.http import ASGIApp
 from apiserver.machinery.scheme import Scheme
 from apiserver.server.app import APIServer
-from apiserver.server.chain import authorizer_for, build_handler_chain
+from apiserver.server.chain import build_handler_chain
 from apiserver.server.connection import protocol_class
 from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.server.options import ServeOptions
+from apiserver.server.security import Security, SecurityError, prepare
 from apiserver.server.workers import Supervisor, claim_port
 from apiserver.storage import open_storage
 
@@ -53,11 +58,13 @@ class _Server(uvicorn.Server):
 async def _serve(
     server: ASGIApp,
     options: ServeOptions,
+    security: Security | None,
     listener: socket.socket | None = None,
     on_ready: Callable[[], None] | None = None,
 ) -> None:
     """Serve until SIGTERM/SIGINT. Alone, the process announces itself once listening (the kubeconfig);
     as a worker on the supervisor's ``listener``, it tells the supervisor (``on_ready``), which does."""
+    context = security.context if security is not None else None
     config = uvicorn.Config(
         server,
         host=options.bind_address,
@@ -76,6 +83,7 @@ async def _serve(
         # nothing; and kube-apiserver sends no Server header (Go's net/http does not)
         proxy_headers=False,
         server_header=False,
+        ssl_context_factory=(lambda _config, _default: context) if context is not None else None,
     )
     runner = _Server(config)
     task = asyncio.create_task(runner.serve(sockets=[listener] if listener is not None else None))
@@ -85,24 +93,25 @@ async def _serve(
         if on_ready is not None:
             on_ready()
         else:
-            announce(options, options.port)
+            announce(options, security, options.port)
     await task
 
 
-def client_url(bind_address: str, port: int) -> str:
+def client_url(bind_address: str, port: int, scheme: str = "https") -> str:
     """The URL a local client (the kubeconfig) reaches a server bound to ``bind_address`` at: a wildcard
     address becomes the loopback of its family and an IPv6 literal gets brackets, as kube-apiserver's
     loopback client config does (k8s.io/apiserver/pkg/server/config.go ``LoopbackHostPort``)."""
     host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(bind_address, bind_address)
     if ":" not in host:
-        return f"http://{host}:{port}"
+        return f"{scheme}://{host}:{port}"
     # a zone index ("fe80::1%eth0") is written %25 in a URL (RFC 6874), which kubectl parses
-    return f"http://[{host.replace('%', '%25')}]:{port}"
+    return f"{scheme}://[{host.replace('%', '%25')}]:{port}"
 
 
-def announce(options: ServeOptions, port: int) -> None:
-    url = client_url(options.bind_address, port)
-    write_kubeconfig(options.data_dir / "admin.kubeconfig", url)
+def announce(options: ServeOptions, security: Security | None, port: int) -> None:
+    url = client_url(options.bind_address, port, "http" if security is None else "https")
+    credentials = security.credentials() if security is not None else None
+    write_kubeconfig(options.data_dir / "admin.kubeconfig", url, credentials)
     where = ",".join(options.etcd_servers) if options.storage == "etcd" else options.data_dir
     workers = f", {options.workers} workers" if options.workers > 1 else ""
     log.info("apiforge serving on %s (storage: %s at %s%s)", url, options.storage, where, workers)
@@ -121,8 +130,14 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     prepare_data_dir(options.data_dir)
+    try:
+        security = prepare(options.data_dir, options.bind_address, options.tls)
+    # as kube-apiserver, which will not serve without its certificates
+    except SecurityError as error:
+        log.error("cannot serve TLS: %s", error)
+        sys.exit(1)
     if options.workers == 1:
-        _serve_process(scheme, openapi_dir, options)
+        _serve_process(scheme, openapi_dir, options, security)
         return
     try:
         reservation = claim_port(options.bind_address, options.port)
@@ -132,8 +147,10 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
     supervisor = Supervisor(
         options.workers,
         reservation,
-        lambda listener, on_ready: _serve_process(scheme, openapi_dir, options, listener, on_ready),
-        lambda port: announce(options, port),
+        lambda listener, on_ready: _serve_process(
+            scheme, openapi_dir, options, security, listener, on_ready
+        ),
+        lambda port: announce(options, security, port),
     )
     sys.exit(supervisor.run())
 
@@ -142,6 +159,7 @@ def _serve_process(
     scheme: Scheme,
     openapi_dir: Path,
     options: ServeOptions,
+    security: Security | None,
     listener: socket.socket | None = None,
     on_ready: Callable[[], None] | None = None,
 ) -> None:
@@ -158,11 +176,13 @@ def _serve_process(
         storage,
         openapi_dir,
         options.etcd_compaction_interval,
-        authorizer=authorizer_for(options.chain),
+        authorization_modes=options.chain.authorization_modes,
     )
     # A server allocates many short-lived dicts per request; CPython's default first-generation threshold
     # (700) ran ~107 ms full collections many times a second under watch fan-out (docs/performance.md, E3).
     gc.set_threshold(GC_THRESHOLD, 20, 100)
     # uvicorn applies loop="uvloop" only in Server.run(); serving from our own coroutine needs the loop here
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(_serve(build_handler_chain(server, options.chain), options, listener, on_ready))
+        authenticators = security.authenticators() if security is not None else []
+        chain = build_handler_chain(server, options.chain, authenticators)
+        runner.run(_serve(chain, options, security, listener, on_ready))

@@ -13,11 +13,18 @@ Python tuple here, so their number is bounded as Node's server bounds it (``maxH
 
 The checks are made once per read and once per request (the header count when the headers are complete),
 never per header, so a GET costs what it did.
+
+Over TLS, the connection's certificates reach the application through the ASGI TLS extension
+(``scope["extensions"]["tls"]``: ``client_cert_chain`` as PEM strings, leaf first, ``tls_version``...), one
+dict made when the connection is (after the handshake) and shared by its requests, so that the x509
+authenticator verifies a connection's certificate once (apiserver/authentication/x509.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import ssl
+from typing import Any
 
 import httptools
 from uvicorn.config import Config
@@ -25,11 +32,13 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from apiserver.server.limits import ConnectionLimits
+from apiserver.server.openssl import peer_chain
 
 MAX_HEADER_BYTES = 1 << 20
 """Go's http.Server MaxHeaderBytes as kube sets it; Go reads up to 4096 bytes more before it refuses."""
 _HEADER_SLACK = 4096
 MAX_HEADERS = 2000
+_TLS_VERSIONS = {"TLSv1": 0x0301, "TLSv1.1": 0x0302, "TLSv1.2": 0x0303, "TLSv1.3": 0x0304}
 # Go's answer to headers past MaxHeaderBytes (net/http server.go: "431 Request Header Fields Too Large",
 # with its errorHeaders, as HTTP/1.0 and closing the connection)
 _TOO_LARGE = b"431 Request Header Fields Too Large"
@@ -65,6 +74,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._reading_body = False
         self._header_bytes = 0
         self._timer: asyncio.TimerHandle | None = None
+        self._extensions: dict[str, Any] | None = None
 
     def data_received(self, data: bytes) -> None:
         self._unset_keepalive_if_required()
@@ -96,7 +106,15 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        ssl_object = transport.get_extra_info("ssl_object")
+        if ssl_object is not None:
+            self._extensions = {"tls": tls_extension(ssl_object)}
         self._arm(self.limits.read_header_timeout)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._extensions is not None:
+            self.scope["extensions"] = self._extensions
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -144,6 +162,19 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._timer = None
         if self._reading_headers or self._reading_body:
             self.transport.close()
+
+
+def tls_extension(ssl_object: ssl.SSLObject) -> dict[str, Any]:
+    """The ASGI TLS extension's dict for a connection (https://asgi.readthedocs.io, "TLS"); the cipher
+    suite's number is not known to Python's ssl module, hence None."""
+    return {
+        "server_cert": None,
+        "client_cert_chain": [ssl.DER_cert_to_PEM_cert(der) for der in peer_chain(ssl_object)],
+        "client_cert_name": None,
+        "client_cert_error": None,
+        "tls_version": _TLS_VERSIONS.get(ssl_object.version() or ""),
+        "cipher_suite": None,
+    }
 
 
 def _size(url: bytes, headers: list[tuple[bytes, bytes]]) -> int:

@@ -14,11 +14,12 @@ from click.decorators import FC
 
 from apiserver.machinery.goduration import parse_go_duration
 from apiserver.server.limits import ConnectionLimits
+from apiserver.server.tlsoptions import TLSOptions, tls_flags
 
 __all__ = ["ChainOptions", "ServeOptions", "serve_options"]
 
 KUBE_AUTHORIZATION_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "Webhook", "RBAC", "Node")
-SUPPORTED_AUTHORIZATION_MODES = ("AlwaysAllow",)
+SUPPORTED_AUTHORIZATION_MODES = ("AlwaysAllow", "RBAC")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +38,11 @@ class ChainOptions:
     min_request_timeout: float = 1800.0
     """The shortest default lifetime of a watch, in seconds; each lasts a random time up to twice it."""
 
+    @property
+    def authorization_modes(self) -> tuple[str, ...]:
+        """The modes of ``--authorization-mode``, in the order they are asked."""
+        return tuple(mode.strip() for mode in self.authorization_mode.split(","))
+
     def validate(self) -> list[str]:
         """What is wrong with the options, worded as kube-apiserver words it where it has the check."""
         problems = []
@@ -48,7 +54,7 @@ class ChainOptions:
             problems.append("--request-timeout can not be negative value")
         if self.min_request_timeout < 0:
             problems.append("--min-request-timeout can not be negative value")
-        modes = [mode.strip() for mode in self.authorization_mode.split(",")]
+        modes = self.authorization_modes
         for mode in modes:
             if mode not in KUBE_AUTHORIZATION_MODES:
                 problems.append(f'authorization-mode "{mode}" is not a valid mode')
@@ -66,6 +72,7 @@ class ChainOptions:
 
 _CHAIN_DEFAULTS = ChainOptions()
 _CONNECTION_DEFAULTS = ConnectionLimits()
+_TLS_DEFAULTS = TLSOptions()
 
 
 @dataclass(frozen=True)
@@ -83,6 +90,7 @@ class ServeOptions:
     log_level: str
     chain: ChainOptions = _CHAIN_DEFAULTS
     connection: ConnectionLimits = _CONNECTION_DEFAULTS
+    tls: TLSOptions = _TLS_DEFAULTS
 
 
 class _GoDuration(click.ParamType):  # type: ignore[type-arg]
@@ -181,7 +189,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         "--authorization-mode",
         default=_CHAIN_DEFAULTS.authorization_mode,
         show_default=True,
-        help="Comma-separated authorizers, asked in order (only AlwaysAllow so far).",
+        help="Comma-separated authorizers, asked in order: RBAC, AlwaysAllow.",
     )
     @click.option(
         "--audit-log-path",
@@ -217,6 +225,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         _CONNECTION_DEFAULTS.idle_timeout,
         "Seconds an idle keep-alive connection is kept (kube's net/http IdleTimeout).",
     )
+    @tls_flags
     @functools.wraps(command)
     def parsed(
         data_dir: Path,
@@ -237,6 +246,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         read_header_timeout: float,
         read_body_timeout: float,
         idle_timeout: float,
+        tls: TLSOptions,
     ) -> None:
         chain = ChainOptions(
             max_requests_inflight,
@@ -270,6 +280,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 log_level,
                 chain,
                 ConnectionLimits(read_header_timeout, read_body_timeout, idle_timeout),
+                tls,
             )
         )
 

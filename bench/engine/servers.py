@@ -135,6 +135,9 @@ class Engine:
         data_dir = self.work / f"data-{label}"  # SQLite's was populated in setup
         argv = [*self.wrapper, "-m", "apiforge", "serve", "--data-dir", str(data_dir)]
         argv += ["--bind-address", "127.0.0.1", "--port", str(port), "--storage", storage]
+        argv += [
+            "--insecure-serving"
+        ]  # plain HTTP, as the reference servers (bench.tls_bench: TLS)
         if storage == "etcd":
             argv += ["--etcd-servers", self.etcd.url, "--etcd-prefix", prefix]
             argv += ["--workers", str(workers)]

@@ -4,11 +4,13 @@ always get the same verdict (kube's pkg/registry/authorization/selfsubject{acces
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from apiserver.admission.interface import Attributes
+from apiserver.authentication.user import UserInfo
 from apiserver.authorization.authorizer import Attributes as AuthorizationAttributes
-from apiserver.authorization.authorizer import Decision
+from apiserver.authorization.authorizer import Authorizer, Decision
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.registry.meta import now_rfc3339
@@ -21,37 +23,50 @@ _BOTH = 'Invalid value: "object": cannot be specified in combination with resour
 class SelfSubjectAccessReviewStrategy(Strategy):
     async def answer(self, obj: Object, attributes: Attributes) -> Object:
         spec = obj.get("spec") or {}
-        resource = spec.get("resourceAttributes")
-        non_resource = spec.get("nonResourceAttributes")
-        _validate_spec(resource, non_resource)
-        if resource is not None:
-            asked = AuthorizationAttributes(
-                user=attributes.user,
-                verb=str(resource.get("verb") or ""),
-                resource_request=True,
-                namespace=str(resource.get("namespace") or ""),
-                api_group=str(resource.get("group") or ""),
-                api_version=str(resource.get("version") or ""),
-                resource=str(resource.get("resource") or ""),
-                subresource=str(resource.get("subresource") or ""),
-                name=str(resource.get("name") or ""),
-            )
-        else:
-            asked = AuthorizationAttributes(
-                user=attributes.user,
-                verb=str((non_resource or {}).get("verb") or ""),
-                resource_request=False,
-                path=str((non_resource or {}).get("path") or ""),
-            )
-        decision, reason = await self.context.authorizer.authorize(asked)
-        status: dict[str, Any] = {"allowed": decision is Decision.ALLOW}
-        if decision is Decision.DENY:
-            status["denied"] = True
-        if reason:
-            status["reason"] = reason
-        obj.setdefault("metadata", {}).setdefault("creationTimestamp", now_rfc3339())
-        obj["status"] = status
-        return obj
+        validate_spec("SelfSubjectAccessReview", spec)
+        return await answer_access_review(
+            self.context.authorizer, obj, asked(spec, attributes.user)
+        )
+
+
+def asked(spec: dict[str, Any], user: UserInfo) -> AuthorizationAttributes:
+    """What an access review's spec asks, for ``user`` (kube's ResourceAttributesFrom and
+    NonResourceAttributesFrom)."""
+    resource = spec.get("resourceAttributes")
+    if resource is not None:
+        return AuthorizationAttributes(
+            user=user,
+            verb=str(resource.get("verb") or ""),
+            resource_request=True,
+            namespace=str(resource.get("namespace") or ""),
+            api_group=str(resource.get("group") or ""),
+            api_version=str(resource.get("version") or ""),
+            resource=str(resource.get("resource") or ""),
+            subresource=str(resource.get("subresource") or ""),
+            name=str(resource.get("name") or ""),
+        )
+    non_resource = spec.get("nonResourceAttributes") or {}
+    return AuthorizationAttributes(
+        user=user,
+        verb=str(non_resource.get("verb") or ""),
+        resource_request=False,
+        path=str(non_resource.get("path") or ""),
+    )
+
+
+async def answer_access_review(
+    authorizer: Authorizer, obj: Object, attributes: AuthorizationAttributes
+) -> Object:
+    """The review with its status: the authorizer's decision on ``attributes`` and its reason."""
+    decision, reason = await authorizer.authorize(attributes)
+    status: dict[str, Any] = {"allowed": decision is Decision.ALLOW}
+    if decision is Decision.DENY:
+        status["denied"] = True
+    if reason:
+        status["reason"] = reason
+    obj.setdefault("metadata", {}).setdefault("creationTimestamp", now_rfc3339())
+    obj["status"] = status
+    return obj
 
 
 class SelfSubjectRulesReviewStrategy(Strategy):
@@ -70,17 +85,17 @@ class SelfSubjectRulesReviewStrategy(Strategy):
         return obj
 
 
-def _validate_spec(resource: Any, non_resource: Any) -> None:
-    """kube's ValidateSelfSubjectAccessReviewSpec: exactly one kind of attributes."""
+def validate_spec(kind: str, spec: dict[str, Any], more: Sequence[errors.StatusCause] = ()) -> None:
+    """kube's Validate{Self,}SubjectAccessReviewSpec: exactly one kind of attributes (and what ``more``
+    the caller found)."""
+    found = list(more)
+    resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
     if resource is not None and non_resource is not None:
-        field, message = "spec.nonResourceAttributes", _BOTH
+        found.insert(
+            0, errors.StatusCause("FieldValueInvalid", _BOTH, "spec.nonResourceAttributes")
+        )
     elif resource is None and non_resource is None:
-        field, message = "spec.resourceAttributes", f'Invalid value: "null": {_ONE_OF}'
-    else:
-        return
-    raise errors.invalid(
-        "SelfSubjectAccessReview",
-        "authorization.k8s.io",
-        "",
-        [errors.StatusCause("FieldValueInvalid", message, field)],
-    )
+        message = f'Invalid value: "null": {_ONE_OF}'
+        found.insert(0, errors.StatusCause("FieldValueInvalid", message, "spec.resourceAttributes"))
+    if found:
+        raise errors.invalid(kind, "authorization.k8s.io", "", found)

@@ -3,6 +3,7 @@
 schema, defaulter, validator, conversions and model into the generic registry (the per-resource strategy)."""
 
 import builtin.authorization.reviews
+import builtin.authorization.subjectreviews
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
 
 from .v1 import conversion as v1_conversion
@@ -11,6 +12,40 @@ from .v1 import models as v1_models
 from .v1 import protobuf as v1_protobuf
 from .v1 import schemas as v1_schemas
 from .v1 import validation as v1_validation
+
+LOCAL_SUBJECT_ACCESS_REVIEW = ResourceType(
+    group="authorization.k8s.io",
+    kind="LocalSubjectAccessReview",
+    plural="localsubjectaccessreviews",
+    singular="localsubjectaccessreview",
+    list_kind="LocalSubjectAccessReviewList",
+    namespaced=True,
+    short_names=(),
+    categories=(),
+    builtin=True,
+    persisted=False,
+    verbs=("create",),
+    strategy=builtin.authorization.subjectreviews.LocalSubjectAccessReviewStrategy,
+    versions=(
+        VersionType(
+            name="v1",
+            served=True,
+            storage=True,
+            schema=v1_schemas.LOCAL_SUBJECT_ACCESS_REVIEW,
+            deprecated=False,
+            deprecation_warning="",
+            status_subresource=False,
+            printer_columns=(),
+            selectable_fields=(),
+            strategic_merge_patch=False,
+            to_internal=v1_conversion.local_subject_access_review_to_internal,
+            from_internal=v1_conversion.local_subject_access_review_from_internal,
+            validator=v1_validation.validate_local_subject_access_review,
+            model=v1_models.LocalSubjectAccessReview,
+            protobuf=v1_protobuf.LOCAL_SUBJECT_ACCESS_REVIEW,
+        ),
+    ),
+)
 
 SELF_SUBJECT_ACCESS_REVIEW = ResourceType(
     group="authorization.k8s.io",
@@ -80,7 +115,43 @@ SELF_SUBJECT_RULES_REVIEW = ResourceType(
     ),
 )
 
+SUBJECT_ACCESS_REVIEW = ResourceType(
+    group="authorization.k8s.io",
+    kind="SubjectAccessReview",
+    plural="subjectaccessreviews",
+    singular="subjectaccessreview",
+    list_kind="SubjectAccessReviewList",
+    namespaced=False,
+    short_names=(),
+    categories=(),
+    builtin=True,
+    persisted=False,
+    verbs=("create",),
+    strategy=builtin.authorization.subjectreviews.SubjectAccessReviewStrategy,
+    versions=(
+        VersionType(
+            name="v1",
+            served=True,
+            storage=True,
+            schema=v1_schemas.SUBJECT_ACCESS_REVIEW,
+            deprecated=False,
+            deprecation_warning="",
+            status_subresource=False,
+            printer_columns=(),
+            selectable_fields=(),
+            strategic_merge_patch=False,
+            to_internal=v1_conversion.subject_access_review_to_internal,
+            from_internal=v1_conversion.subject_access_review_from_internal,
+            validator=v1_validation.validate_subject_access_review,
+            model=v1_models.SubjectAccessReview,
+            protobuf=v1_protobuf.SUBJECT_ACCESS_REVIEW,
+        ),
+    ),
+)
+
 RESOURCES: tuple[ResourceType, ...] = (
+    LOCAL_SUBJECT_ACCESS_REVIEW,
     SELF_SUBJECT_ACCESS_REVIEW,
     SELF_SUBJECT_RULES_REVIEW,
+    SUBJECT_ACCESS_REVIEW,
 )

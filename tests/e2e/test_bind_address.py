@@ -1,6 +1,6 @@
 """A server bound to an IPv6 loopback or to the IPv4 wildcard writes a kubeconfig kubectl can use: the URL
 has brackets around an IPv6 address and a wildcard becomes the loopback (it was http://::1:PORT, which
-no client parses, and http://0.0.0.0:PORT)."""
+no client parses, and http://0.0.0.0:PORT), and the serving certificate names it."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def test_kubectl_reaches_the_server_through_its_kubeconfig(
     server.start()
     try:
         config = yaml.safe_load(server.kubeconfig.read_text())
-        assert config["clusters"][0]["cluster"]["server"] == f"http://{host}:{server.port}"
+        assert config["clusters"][0]["cluster"]["server"] == f"https://{host}:{server.port}"
         kubectl = Kubectl(kubectl_binary(33), server.kubeconfig, tmp_path / "cache")
         names = kubectl.run("get", "namespaces", "-o", "name").stdout.split()
         assert "namespace/default" in names

@@ -6,14 +6,12 @@ retry after its Retry-After."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import httpx
 import pytest
 from kubernetes import client
 
@@ -28,6 +26,7 @@ pytestmark = [
 ]
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 HOLDER = "slot-holder"
+LIMITED = "limited"
 
 
 @pytest.fixture(scope="module")
@@ -77,12 +76,11 @@ def whoami(kubectl: Kubectl, *args: str) -> Any:
     ]
 
 
-def test_whoami_is_anonymous_without_credentials_a_server_knows(kubectl: Kubectl) -> None:
-    # the admin kubeconfig's token is read by no authenticator yet: the request is anonymous
-    assert whoami(kubectl) == {
-        "username": "system:anonymous",
-        "groups": ["system:unauthenticated"],
-    }
+ADMIN = {"username": "system:admin", "groups": ["system:masters", "system:authenticated"]}
+
+
+def test_whoami_is_the_admin_of_the_kubeconfigs_client_certificate(kubectl: Kubectl) -> None:
+    assert whoami(kubectl) == ADMIN
 
 
 def test_whoami_as_another_user(kubectl: Kubectl) -> None:
@@ -109,7 +107,7 @@ def test_can_i_as_another_user(kubectl: Kubectl) -> None:
 
 
 def test_groups_without_a_user_are_refused(server: ServerProcess) -> None:
-    response = httpx.get(server.url + CONFIGMAPS, headers={"Impersonate-Group": "devs"})
+    response = server.http("GET", CONFIGMAPS, headers={"Impersonate-Group": "devs"})
     assert response.status_code == 400
     assert response.json()["message"] == 'requested groups "devs" without impersonating a user'
 
@@ -118,7 +116,8 @@ def test_the_audit_log_records_who_acted_as_whom_and_no_credentials(
     server: ServerProcess, kubectl: Kubectl
 ) -> None:
     auditee = f"auditee-{kubectl.binary.name}"
-    kubectl.run(f"--as={auditee}", "get", "configmaps")
+    # a bearer token too: no authenticator knows it (the certificate authenticates), none may log it
+    kubectl.run(f"--as={auditee}", "--token=audit-secret-token", "get", "configmaps")
     events = audit_events(server)
     [audit_id] = [
         event["auditID"]
@@ -135,27 +134,26 @@ def test_the_audit_log_records_who_acted_as_whom_and_no_credentials(
         ("ResponseComplete", True),
     ]
     complete = listed[-1]
-    assert complete["user"] == {
-        "username": "system:anonymous",
-        "groups": ["system:unauthenticated"],
-    }
+    assert complete["user"] == ADMIN
     assert complete["userAgent"].startswith("kubectl")
     assert complete["responseStatus"] == {"metadata": {}, "code": 200}
     assert complete["annotations"]["authorization.k8s.io/decision"] == "allow"
-    assert "apiforge-admin" not in (server.data_dir.parent / "audit.log").read_text()
+    assert "audit-secret-token" not in (server.data_dir.parent / "audit.log").read_text()
 
 
 @contextmanager
 def mutating_slot_held(server: ServerProcess) -> Iterator[Callable[[], None]]:
     """A create whose body is still on its way holds the one mutating slot; ``release`` sends the rest of
-    the body, and the held create must then succeed."""
+    the body, and the held create must then succeed. The admin (system:masters) is never limited, as in
+    kube, so the holder, and the clients that must be refused, act as another user (``LIMITED``)."""
     body = json.dumps({"metadata": {"name": f"held-{time.monotonic_ns()}"}}).encode()
     head = (
         f"POST {CONFIGMAPS} HTTP/1.1\r\nhost: 127.0.0.1\r\nuser-agent: {HOLDER}\r\n"
+        f"impersonate-user: {LIMITED}\r\n"
         f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
     ).encode()
     started = len(audit_events(server))
-    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as connection:
+    with server.connect(timeout=30) as connection:
         connection.sendall(head + body[:1])
         wait_for(
             lambda: any(event["userAgent"] == HOLDER for event in audit_events(server)[started:]),
@@ -187,7 +185,9 @@ def test_kubectl_retries_a_429_after_retry_after(server: ServerProcess, kubectl:
     name = f"retried-{kubectl.binary.name.replace('.', '-')}"
     since = len(audit_events(server))
     with mutating_slot_held(server) as release:
-        creating = kubectl.popen("create", "configmap", name, "--from-literal=a=b")
+        creating = kubectl.popen(
+            f"--as={LIMITED}", "create", "configmap", name, "--from-literal=a=b"
+        )
         wait_for(lambda: 429 in creates_answered(server, "kubectl", "create", since), "a 429")
         release()
         stdout, stderr = creating.communicate(timeout=60)
@@ -211,6 +211,7 @@ def test_the_python_client_retries_a_429_after_retry_after(
     configmap.data = {"a": "2"}
     since = len(audit_events(server))
     replaced: list[Any] = []
+    core.api_client.set_default_header("Impersonate-User", LIMITED)
     with mutating_slot_held(server) as release:
         replacing = threading.Thread(
             target=lambda: replaced.append(
@@ -221,7 +222,10 @@ def test_the_python_client_retries_a_429_after_retry_after(
         wait_for(lambda: 429 in creates_answered(server, "OpenAPI", "update", since), "a 429")
         release()
         replacing.join(timeout=60)
+    del core.api_client.default_headers["Impersonate-User"]
     assert replaced[0].data == {"a": "2"}
+    # the event of the answer the client read may be written just after the client read it
+    wait_for(lambda: 200 in creates_answered(server, "OpenAPI", "update", since), "the 200")
     answers = creates_answered(server, "OpenAPI", "update", since)
     assert answers[0] == 429 and answers[-1] == 200 and set(answers) == {429, 200}
 

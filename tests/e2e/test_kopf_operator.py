@@ -199,7 +199,7 @@ def test_operator_survives_a_watch_expiry(tmp_path: Path) -> None:
     server.start()
     operator = start_operator(server.kubeconfig, tmp_path / "operator.log")
     try:
-        with httpx.Client(base_url=server.url, timeout=10) as http:
+        with server.client(timeout=10) as http:
             assert http.post(CRONTABS, json=crontab("before", replicas=1)).status_code == 201
             wait_for("kopf to handle 'before'", lambda: handled(http, "before"))
             time.sleep(0.5)  # let kopf's own patches settle: its last seen revision is now fixed
@@ -219,7 +219,7 @@ def test_operator_survives_a_watch_expiry(tmp_path: Path) -> None:
 
         server.stop()
         server.start()
-        with httpx.Client(base_url=server.url, timeout=10) as http:
+        with server.client(timeout=10) as http:
             wait_for(
                 "kopf to get 410 and restart its watch",
                 lambda: (

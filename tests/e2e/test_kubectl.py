@@ -9,7 +9,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 import yaml
 
@@ -34,7 +33,7 @@ def kubectl(
 ) -> Iterator[Kubectl]:
     namespace = f"kubectl-1-{request.param}"
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
-    assert httpx.post(f"{server.url}/api/v1/namespaces", json=body).status_code == 201
+    assert server.http("POST", "/api/v1/namespaces", json=body).status_code == 201
     cache = tmp_path_factory.mktemp("kubectl-cache")
     yield Kubectl(kubectl_binary(request.param), server.kubeconfig, cache, namespace)
 
@@ -112,8 +111,9 @@ def test_get_watch_sees_an_update_made_elsewhere(
     )
     try:
         time.sleep(1.5)
-        response = httpx.patch(
-            f"{server.url}/apis/stable.example.com/v1/namespaces/{kubectl.namespace}/crontabs/kc-watch",
+        response = server.http(
+            "PATCH",
+            f"/apis/stable.example.com/v1/namespaces/{kubectl.namespace}/crontabs/kc-watch",
             json={"spec": {"image": "changed-elsewhere"}},
             headers={"content-type": "application/merge-patch+json"},
         )
@@ -302,7 +302,7 @@ def test_edit_cluster_info_and_services(kubectl: Kubectl, tmp_path: Path) -> Non
     assert edited.stdout.strip() == "crontab.stable.example.com/kc-edit edited"
     assert kubectl.run("get", "ct", "kc-edit", "-o", "jsonpath={.spec.image}").stdout == "after"
     info = re.sub(r"\x1b\[[0-9;]*m", "", kubectl.run("cluster-info").stdout)  # without its colours
-    assert "Kubernetes control plane is running at http://127.0.0.1:" in info
+    assert "Kubernetes control plane is running at https://127.0.0.1:" in info
     service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: kc-svc\nspec:\n  ports:\n  - port: 80\n    targetPort: 8080\n"
     kubectl.run("apply", "-f", str(write(tmp_path, service)))
     kubectl.run(

@@ -56,7 +56,7 @@ def kubectl(
 ) -> Iterator[Kubectl]:
     namespace = f"typed-1-{request.param}"
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
-    assert httpx.post(f"{server.url}/api/v1/namespaces", json=body).status_code == 201
+    assert server.http("POST", "/api/v1/namespaces", json=body).status_code == 201
     yield Kubectl(
         kubectl_binary(request.param),
         server.kubeconfig,
@@ -163,8 +163,8 @@ def test_describe_and_events_read_protobuf(server: ServerProcess, kubectl: Kubec
             "message": "seen by the protobuf watch",
             "type": "Normal",
         }
-        url = f"{server.url}/api/v1/namespaces/{kubectl.namespace}/events"
-        assert httpx.post(url, json=event).status_code == 201
+        url = f"/api/v1/namespaces/{kubectl.namespace}/events"
+        assert server.http("POST", url, json=event).status_code == 201
         line = _read_line(watcher, "seen by the protobuf watch")
         assert "Probed" in line and "Service/described" in line
     finally:

@@ -20,7 +20,7 @@ def test_concurrent_applies_of_a_new_object_all_land(server: ServerProcess) -> N
     managers_count = 8
 
     async def race(name: str) -> list[httpx.Response]:
-        async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
+        async with server.async_client(timeout=10) as http:
             return list(
                 await asyncio.gather(
                     *(
@@ -41,7 +41,7 @@ def test_concurrent_applies_of_a_new_object_all_land(server: ServerProcess) -> N
                 )
             )
 
-    with httpx.Client(base_url=server.url, timeout=10) as client:
+    with server.client(timeout=10) as client:
         for round_number in range(5):
             name = f"raced-{round_number}"
             answers = asyncio.run(race(name))

@@ -33,19 +33,19 @@ def test_write_through_one_replica_is_seen_by_a_watch_on_the_other(
 ) -> None:
     first, second = replica(tmp_path, etcd, "a"), replica(tmp_path, etcd, "b")
     try:
-        with httpx.Client(timeout=10) as http:
-            start = http.get(f"{second.url}{CRONTABS}").json()["metadata"]["resourceVersion"]
-            created = http.post(f"{first.url}{CRONTABS}", json=crontab("replicated"))
+        with first.client(timeout=10) as one, second.client(timeout=10) as two:
+            start = two.get(CRONTABS).json()["metadata"]["resourceVersion"]
+            created = one.post(CRONTABS, json=crontab("replicated"))
             assert created.status_code == 201
-            url = f"{second.url}{CRONTABS}?watch=true&resourceVersion={start}&timeoutSeconds=5"
-            with http.stream("GET", url) as response:
+            url = f"{CRONTABS}?watch=true&resourceVersion={start}&timeoutSeconds=5"
+            with two.stream("GET", url) as response:
                 for line in response.iter_lines():
                     event = json.loads(line)
                     if event["object"]["metadata"]["name"] == "replicated":
                         break
             assert event["type"] == "ADDED"
             assert event["object"]["metadata"]["uid"] == created.json()["metadata"]["uid"]
-            assert http.get(f"{second.url}{CRONTABS}/replicated").json() == created.json()
+            assert two.get(f"{CRONTABS}/replicated").json() == created.json()
     finally:
         first.stop()
         second.stop()
@@ -56,15 +56,12 @@ def test_conflicting_writes_through_both_replicas_yield_exactly_one_success(
 ) -> None:
     first, second = replica(tmp_path, etcd, "a"), replica(tmp_path, etcd, "b")
     try:
-        with httpx.Client(timeout=10) as http:
-            current = http.post(f"{first.url}{CRONTABS}", json=crontab("contested")).json()
-            outcomes = []
-            for server, image in ((first, "one"), (second, "two")):
-                body = dict(current, spec={**current["spec"], "image": image})
-                outcomes.append(
-                    http.put(f"{server.url}{CRONTABS}/contested", json=body).status_code
-                )
-            assert sorted(outcomes) == [200, 409]
+        current = first.http("POST", CRONTABS, json=crontab("contested")).json()
+        outcomes = []
+        for server, image in ((first, "one"), (second, "two")):
+            body = dict(current, spec={**current["spec"], "image": image})
+            outcomes.append(server.http("PUT", f"{CRONTABS}/contested", json=body).status_code)
+        assert sorted(outcomes) == [200, 409]
     finally:
         first.stop()
         second.stop()
@@ -77,7 +74,7 @@ def test_kill_9_loses_no_acknowledged_write(tmp_path: Path, etcd: EtcdProcess, v
     stop = threading.Event()
 
     def write_stream(worker: int) -> None:
-        with httpx.Client(base_url=server.url, timeout=5) as client:
+        with server.client(timeout=5) as client:
             index = 0
             while not stop.is_set():
                 name = f"{victim}-{worker}-{index}"
@@ -111,7 +108,7 @@ def test_kill_9_loses_no_acknowledged_write(tmp_path: Path, etcd: EtcdProcess, v
         writer.join()
     survivor = server if victim == "etcd" else replica(tmp_path, etcd, "b")
     try:
-        stored = httpx.get(f"{survivor.url}{CONFIGMAPS}").json()["items"]
+        stored = survivor.http("GET", CONFIGMAPS).json()["items"]
         names = {item["metadata"]["name"] for item in stored}
         missing = [name for name in acknowledged if name not in names]
         assert not missing, f"{len(missing)} acknowledged writes lost: {missing[:5]}"
@@ -123,7 +120,7 @@ def test_kill_9_loses_no_acknowledged_write(tmp_path: Path, etcd: EtcdProcess, v
 def test_crud_semantics_on_etcd(tmp_path: Path, etcd: EtcdProcess) -> None:
     server = replica(tmp_path, etcd, "crud")
     try:
-        with httpx.Client(base_url=server.url, timeout=10) as http:
+        with server.client(timeout=10) as http:
             created = http.post(CRONTABS, json=crontab("on-etcd")).json()
             assert http.post(CRONTABS, json=crontab("on-etcd")).status_code == 409
             stale = dict(created, spec={**created["spec"], "replicas": 3})

@@ -52,7 +52,7 @@ def deep_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc
 
 @pytest.fixture(scope="module")
 def deep(deep_server: ServerProcess) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=deep_server.url, timeout=30) as http:
+    with deep_server.client(timeout=30) as http:
         yield http
 
 

@@ -12,8 +12,9 @@ the point is that none of them, in one run against one process, hurts the server
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
-import socket
+import ssl
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -233,7 +234,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 @pytest.fixture(scope="module")
 def http(server: ServerProcess) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=ANSWER_WITHIN * 4) as client:
+    with server.client(timeout=ANSWER_WITHIN * 4) as client:
         victim = {"metadata": {"name": "victim"}, "data": {"k": "v"}}
         assert client.post(CM, json=victim).status_code == 201
         yield client
@@ -268,13 +269,15 @@ def test_no_write_lands_without_its_answer(http: httpx.Client) -> None:
         assert http.get(f"{CM}/{refused}").status_code == 404, refused
 
 
-def _raw(port: int, data: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=ANSWER_WITHIN) as conn:
+def _raw(server: ServerProcess, data: bytes) -> bytes:
+    """What the server answers ``data`` with, in TLS, until it closes the connection (it must: each of
+    these requests is broken)."""
+    with server.connect(timeout=ANSWER_WITHIN) as conn:
         conn.sendall(data)
-        conn.shutdown(socket.SHUT_WR)
         chunks = []
-        while chunk := conn.recv(65536):
-            chunks.append(chunk)
+        with contextlib.suppress(ConnectionResetError, ssl.SSLEOFError):
+            while chunk := conn.recv(65536):
+                chunks.append(chunk)
     return b"".join(chunks)
 
 
@@ -296,7 +299,7 @@ def _raw(port: int, data: bytes) -> bytes:
 def test_broken_http_framing_is_refused_and_the_server_goes_on(
     server: ServerProcess, http: httpx.Client, request_bytes: bytes
 ) -> None:
-    answer = _raw(server.port, request_bytes)
+    answer = _raw(server, request_bytes)
     if answer:  # uvicorn answers malformed requests with a 400, or closes the connection
         status = int(answer.split(b" ", 2)[1])
         assert 400 <= status < 500, answer[:200]

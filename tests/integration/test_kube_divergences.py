@@ -56,7 +56,7 @@ def compacting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Clien
     )
     server.start()
     try:
-        with httpx.Client(base_url=server.url, timeout=20) as client:
+        with server.client(timeout=20) as client:
             yield client
     finally:
         server.stop()

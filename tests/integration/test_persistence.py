@@ -26,14 +26,14 @@ def test_data_survives_restart(tmp_path: Path) -> None:
     server = ServerProcess(tmp_path, free_port())
     server.start()
     try:
-        created = httpx.post(f"{server.url}{CONFIGMAPS}", json=configmap("kept")).json()
+        created = server.http("POST", CONFIGMAPS, json=configmap("kept")).json()
     finally:
         assert server.stop() == 0  # SIGTERM stops it cleanly
     server.start()
     try:
-        again = httpx.get(f"{server.url}{CONFIGMAPS}/kept").json()
+        again = server.http("GET", f"{CONFIGMAPS}/kept").json()
         assert again == created
-        later = httpx.post(f"{server.url}{CONFIGMAPS}", json=configmap("after")).json()
+        later = server.http("POST", CONFIGMAPS, json=configmap("after")).json()
         assert int(later["metadata"]["resourceVersion"]) > int(
             created["metadata"]["resourceVersion"]
         )
@@ -48,7 +48,7 @@ def test_kill_9_loses_no_acknowledged_write(tmp_path: Path) -> None:
     stop = threading.Event()
 
     def write_stream(worker: int) -> None:
-        with httpx.Client(base_url=server.url, timeout=5) as client:
+        with server.client(timeout=5) as client:
             index = 0
             while not stop.is_set():
                 name = f"w{worker}-{index}"
@@ -71,7 +71,7 @@ def test_kill_9_loses_no_acknowledged_write(tmp_path: Path) -> None:
         writer.join()
     server.start()
     try:
-        stored = httpx.get(f"{server.url}{CONFIGMAPS}").json()["items"]
+        stored = server.http("GET", CONFIGMAPS).json()["items"]
         names = {item["metadata"]["name"] for item in stored}
         missing = [name for name in acknowledged if name not in names]
         assert not missing, f"{len(missing)} acknowledged writes lost: {missing[:5]}"

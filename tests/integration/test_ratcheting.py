@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
-
 from tests.crdproject import crd_yaml, serve_crd
 from tests.serverproc import ServerProcess
 
@@ -35,7 +33,7 @@ def test_a_stricter_schema_keeps_stored_objects_updatable(tmp_path: Path) -> Non
             "metadata": {"name": "old"},
             "spec": {"name": "toolong", "size": 1},
         }
-        assert httpx.post(f"{lax.url}{GADGETS}", json=body).status_code == 201
+        assert lax.http("POST", GADGETS, json=body).status_code == 201
     finally:
         lax.stop()
 
@@ -44,7 +42,7 @@ def test_a_stricter_schema_keeps_stored_objects_updatable(tmp_path: Path) -> Non
     )
     strict = serve(tmp_path / "project", data, rule)
     try:
-        with httpx.Client(base_url=strict.url) as client:
+        with strict.client() as client:
             grown = client.patch(f"{GADGETS}/old", json={"spec": {"size": 2}}, headers=MERGE)
             assert grown.status_code == 200, grown.text
             assert grown.json()["spec"] == {"name": "toolong", "size": 2}

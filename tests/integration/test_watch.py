@@ -8,8 +8,6 @@ import json
 import time
 from pathlib import Path
 
-import httpx
-
 from tests.serverproc import ServerProcess, free_port
 
 
@@ -18,7 +16,7 @@ def test_idle_watch_gets_periodic_bookmarks(tmp_path: Path) -> None:
     server.start(extra_env={"APIFORGE_BOOKMARK_INTERVAL_SECONDS": "0.2"})
     try:
         with (
-            httpx.Client(base_url=server.url, timeout=10) as http,
+            server.client(timeout=10) as http,
             http.stream(
                 "GET",
                 "/api/v1/namespaces/default/configmaps?watch=true&allowWatchBookmarks=true&resourceVersion=0&timeoutSeconds=1",
@@ -38,7 +36,7 @@ def test_a_bookmark_carries_the_revision_of_changes_the_selector_hid(tmp_path: P
     server.start(extra_env={"APIFORGE_BOOKMARK_INTERVAL_SECONDS": "0.3"})
     configmaps = "/api/v1/namespaces/default/configmaps"
     try:
-        with httpx.Client(base_url=server.url, timeout=10) as http:
+        with server.client(timeout=10) as http:
             start = http.get(configmaps).json()["metadata"]["resourceVersion"]
             query = f"watch=true&allowWatchBookmarks=true&resourceVersion={start}"
             query += "&labelSelector=app%3Dshown&timeoutSeconds=2"
@@ -58,7 +56,7 @@ def test_watch_from_a_compacted_revision_gets_410_expired(tmp_path: Path) -> Non
     server = ServerProcess(tmp_path, free_port(), extra_args=("--etcd-compaction-interval", "0.2"))
     server.start()
     try:
-        with httpx.Client(base_url=server.url, timeout=10) as http:
+        with server.client(timeout=10) as http:
             configmaps = "/api/v1/namespaces/default/configmaps"
             body = {
                 "apiVersion": "v1",

@@ -122,7 +122,7 @@ class Watcher:
     """A watch stream read on its own thread until every name in ``until`` has been seen, or else until the
     server ends it at ``timeout_seconds``."""
 
-    base_url: str
+    server: ServerProcess
     filter: Filter
     start: str
     until: frozenset[str]
@@ -145,7 +145,7 @@ class Watcher:
         seen: set[str] = set()
         try:
             with (
-                httpx.Client(base_url=self.base_url, timeout=httpx.Timeout(10, read=30)) as http,
+                self.server.client(timeout=httpx.Timeout(10, read=30)) as http,
                 http.stream("GET", self.filter.path, params=params) as response,
             ):
                 if response.status_code != 200:
@@ -191,7 +191,7 @@ def describe(response: httpx.Response) -> str:
     return f"{request.method} {request.url.path}: {response.status_code} {response.text[:200]}"
 
 
-def writer(base_url: str, seed: int, deadline: float, stats: WriterStats) -> None:
+def writer(server: ServerProcess, seed: int, deadline: float, stats: WriterStats) -> None:
     """Random writes on the shared pool of names until the deadline; every answer must be one kube gives."""
     rng = random.Random(seed)
 
@@ -222,7 +222,7 @@ def writer(base_url: str, seed: int, deadline: float, stats: WriterStats) -> Non
         stats.unexpected.append(f"PUT {url}: still conflicting after 20 attempts")
 
     try:
-        with httpx.Client(base_url=base_url, timeout=10) as http:
+        with server.client(timeout=10) as http:
             while time.monotonic() < deadline and stats.ops < MAX_OPS_PER_WRITER:
                 stats.ops += 1
                 namespace = rng.choice(NAMESPACES)
@@ -343,7 +343,7 @@ def run(server: ServerProcess, client: httpx.Client) -> Run:
         flt.name: listed(client, flt, resourceVersion=start, resourceVersionMatch="Exact")[1]
         for flt in FILTERS
     }
-    watchers = {flt.name: Watcher(server.url, flt, start, sentinels_of(flt)) for flt in FILTERS}
+    watchers = {flt.name: Watcher(server, flt, start, sentinels_of(flt)) for flt in FILTERS}
     for watcher in watchers.values():
         watcher.start_thread()
     for watcher in watchers.values():
@@ -352,7 +352,7 @@ def run(server: ServerProcess, client: httpx.Client) -> Run:
     deadline = time.monotonic() + WRITE_SECONDS
     stats = [WriterStats() for _ in range(WRITERS)]
     threads = [
-        threading.Thread(target=writer, args=(server.url, seed, deadline, stats[seed]), daemon=True)
+        threading.Thread(target=writer, args=(server, seed, deadline, stats[seed]), daemon=True)
         for seed in range(WRITERS)
     ]
     for thread in threads:
@@ -462,7 +462,7 @@ def test_resumed_watches_replay_exactly_the_tail(run: Run, server: ServerProcess
         events = run.watchers[flt.name].events
         middle = events[len(events) // 2]["object"]["metadata"]["resourceVersion"]
         # no sentinel to wait for: the stream ends at timeoutSeconds, so any extra event would show
-        resumed[flt.name] = Watcher(server.url, flt, middle, frozenset(), timeout_seconds=1)
+        resumed[flt.name] = Watcher(server, flt, middle, frozenset(), timeout_seconds=1)
     for watcher in resumed.values():
         watcher.start_thread()
     for flt in FILTERS:
@@ -484,7 +484,7 @@ def test_concurrent_patches_without_resource_version_never_conflict(
     answers: list[str] = []
 
     def patcher(index: int) -> None:
-        with httpx.Client(base_url=server.url, timeout=10) as http:
+        with server.client(timeout=10) as http:
             for value in range(25):
                 patch = {"data": {f"writer-{index}": str(value)}}
                 response = http.patch(url, json=patch, headers=MERGE)

@@ -32,9 +32,7 @@ def server(tmp_path: Path) -> ServerProcess:
 
 def open_watch(server: ServerProcess, receive_buffer: int) -> socket.socket:
     """A raw watch connection whose kernel receive buffer is small, so unread events back up quickly."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
-    sock.connect(("127.0.0.1", server.port))
+    sock = server.connect(receive_buffer=receive_buffer)
     request = f"GET {CONFIGMAPS}?watch=true&resourceVersion=0 HTTP/1.1\r\nHost: apiforge\r\n\r\n"
     sock.sendall(request.encode())
     return sock
@@ -64,7 +62,7 @@ def test_a_watcher_that_stops_reading_is_cut_off_and_the_others_get_everything(
 
     def read_all() -> None:
         with (
-            httpx.Client(base_url=server.url, timeout=30) as reader,
+            server.client(timeout=30) as reader,
             reader.stream("GET", f"{CONFIGMAPS}?watch=true&resourceVersion=0") as response,
         ):
             for line in response.iter_lines():
@@ -77,7 +75,7 @@ def test_a_watcher_that_stops_reading_is_cut_off_and_the_others_get_everything(
         reading = threading.Thread(target=read_all)
         reading.start()
         time.sleep(0.5)  # both watches are established
-        with httpx.Client(base_url=server.url, timeout=30) as client:
+        with server.client(timeout=30) as client:
             write_configmaps(client)
         reading.join(timeout=30)
         assert received == [f"stall-{index}" for index in range(WRITES)]
@@ -91,7 +89,7 @@ def test_a_slow_reader_that_keeps_reading_is_not_cut_off(server: ServerProcess) 
     taken = b""
     with (
         open_watch(server, receive_buffer=4096) as slow,
-        httpx.Client(base_url=server.url, timeout=30) as client,
+        server.client(timeout=30) as client,
     ):
         writing = threading.Thread(target=write_configmaps, args=(client,))
         writing.start()

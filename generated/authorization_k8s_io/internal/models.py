@@ -2,11 +2,17 @@
 """The internal (hub) models of the authorization.k8s.io group: each kind's hub is its storage version, so
 its internal model is that version's model."""
 
+from ..v1.models import LocalSubjectAccessReview as LocalSubjectAccessReview
+
 from ..v1.models import SelfSubjectAccessReview as SelfSubjectAccessReview
 
 from ..v1.models import SelfSubjectRulesReview as SelfSubjectRulesReview
 
+from ..v1.models import SubjectAccessReview as SubjectAccessReview
+
 __all__ = [
+    "LocalSubjectAccessReview",
     "SelfSubjectAccessReview",
     "SelfSubjectRulesReview",
+    "SubjectAccessReview",
 ]

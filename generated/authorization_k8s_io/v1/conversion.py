@@ -5,6 +5,16 @@ kind. The hub of a kind is its storage version; its own conversions are the iden
 from typing import Any
 
 
+def local_subject_access_review_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """authorization.k8s.io/v1 is the hub of LocalSubjectAccessReview: its wire form is the internal form."""
+    return obj
+
+
+def local_subject_access_review_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """authorization.k8s.io/v1 is the hub of LocalSubjectAccessReview: its wire form is the internal form."""
+    return obj
+
+
 def self_subject_access_review_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
     """authorization.k8s.io/v1 is the hub of SelfSubjectAccessReview: its wire form is the internal form."""
     return obj
@@ -22,4 +32,14 @@ def self_subject_rules_review_to_internal(obj: dict[str, Any]) -> dict[str, Any]
 
 def self_subject_rules_review_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
     """authorization.k8s.io/v1 is the hub of SelfSubjectRulesReview: its wire form is the internal form."""
+    return obj
+
+
+def subject_access_review_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """authorization.k8s.io/v1 is the hub of SubjectAccessReview: its wire form is the internal form."""
+    return obj
+
+
+def subject_access_review_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """authorization.k8s.io/v1 is the hub of SubjectAccessReview: its wire form is the internal form."""
     return obj

@@ -9,6 +9,38 @@ from pydantic import Field
 from ...meta.v1.models import ObjectMeta
 
 
+class LocalSubjectAccessReviewSpecNonResourceAttributes(ResourceModel):
+    """
+    NonResourceAttributes describes information for a non-resource access request
+    """
+
+    path: str | None = None
+    verb: str | None = None
+
+
+class LocalSubjectAccessReviewSpecResourceAttributesFieldSelectorRequirementsItem(ResourceModel):
+    key: str | None = None
+    operator: str | None = None
+    values: list[str] | None = None
+
+
+class LocalSubjectAccessReviewSpecResourceAttributesLabelSelectorRequirementsItem(ResourceModel):
+    key: str | None = None
+    operator: str | None = None
+    values: list[str] | None = None
+
+
+class LocalSubjectAccessReviewStatus(ResourceModel):
+    """
+    Status is filled in by the server and indicates whether the request is allowed or not
+    """
+
+    allowed: bool | None = None
+    denied: bool | None = None
+    evaluation_error: Annotated[str | None, Field(alias="evaluationError")] = None
+    reason: str | None = None
+
+
 class SelfSubjectAccessReviewSpecNonResourceAttributes(ResourceModel):
     """
     NonResourceAttributes describes information for a non-resource access request
@@ -61,6 +93,52 @@ class SelfSubjectRulesReviewStatusResourceRulesItem(ResourceModel):
     verbs: list[str] | None = None
 
 
+class SubjectAccessReviewSpecNonResourceAttributes(ResourceModel):
+    """
+    NonResourceAttributes describes information for a non-resource access request
+    """
+
+    path: str | None = None
+    verb: str | None = None
+
+
+class SubjectAccessReviewSpecResourceAttributesFieldSelectorRequirementsItem(ResourceModel):
+    key: str | None = None
+    operator: str | None = None
+    values: list[str] | None = None
+
+
+class SubjectAccessReviewSpecResourceAttributesLabelSelectorRequirementsItem(ResourceModel):
+    key: str | None = None
+    operator: str | None = None
+    values: list[str] | None = None
+
+
+class SubjectAccessReviewStatus(ResourceModel):
+    """
+    Status is filled in by the server and indicates whether the request is allowed or not
+    """
+
+    allowed: bool | None = None
+    denied: bool | None = None
+    evaluation_error: Annotated[str | None, Field(alias="evaluationError")] = None
+    reason: str | None = None
+
+
+class LocalSubjectAccessReviewSpecResourceAttributesFieldSelector(ResourceModel):
+    raw_selector: Annotated[str | None, Field(alias="rawSelector")] = None
+    requirements: (
+        list[LocalSubjectAccessReviewSpecResourceAttributesFieldSelectorRequirementsItem] | None
+    ) = None
+
+
+class LocalSubjectAccessReviewSpecResourceAttributesLabelSelector(ResourceModel):
+    raw_selector: Annotated[str | None, Field(alias="rawSelector")] = None
+    requirements: (
+        list[LocalSubjectAccessReviewSpecResourceAttributesLabelSelectorRequirementsItem] | None
+    ) = None
+
+
 class SelfSubjectAccessReviewSpecResourceAttributesFieldSelector(ResourceModel):
     raw_selector: Annotated[str | None, Field(alias="rawSelector")] = None
     requirements: (
@@ -89,6 +167,42 @@ class SelfSubjectRulesReviewStatus(ResourceModel):
     resource_rules: Annotated[
         list[SelfSubjectRulesReviewStatusResourceRulesItem] | None, Field(alias="resourceRules")
     ] = None
+
+
+class SubjectAccessReviewSpecResourceAttributesFieldSelector(ResourceModel):
+    raw_selector: Annotated[str | None, Field(alias="rawSelector")] = None
+    requirements: (
+        list[SubjectAccessReviewSpecResourceAttributesFieldSelectorRequirementsItem] | None
+    ) = None
+
+
+class SubjectAccessReviewSpecResourceAttributesLabelSelector(ResourceModel):
+    raw_selector: Annotated[str | None, Field(alias="rawSelector")] = None
+    requirements: (
+        list[SubjectAccessReviewSpecResourceAttributesLabelSelectorRequirementsItem] | None
+    ) = None
+
+
+class LocalSubjectAccessReviewSpecResourceAttributes(ResourceModel):
+    """
+    ResourceAuthorizationAttributes describes information for a resource access request
+    """
+
+    field_selector: Annotated[
+        LocalSubjectAccessReviewSpecResourceAttributesFieldSelector | None,
+        Field(alias="fieldSelector"),
+    ] = None
+    group: str | None = None
+    label_selector: Annotated[
+        LocalSubjectAccessReviewSpecResourceAttributesLabelSelector | None,
+        Field(alias="labelSelector"),
+    ] = None
+    name: str | None = None
+    namespace: str | None = None
+    resource: str | None = None
+    subresource: str | None = None
+    verb: str | None = None
+    version: str | None = None
 
 
 class SelfSubjectAccessReviewSpecResourceAttributes(ResourceModel):
@@ -125,6 +239,44 @@ class SelfSubjectRulesReview(ResourceModel):
     status: SelfSubjectRulesReviewStatus | None = None
 
 
+class SubjectAccessReviewSpecResourceAttributes(ResourceModel):
+    """
+    ResourceAuthorizationAttributes describes information for a resource access request
+    """
+
+    field_selector: Annotated[
+        SubjectAccessReviewSpecResourceAttributesFieldSelector | None, Field(alias="fieldSelector")
+    ] = None
+    group: str | None = None
+    label_selector: Annotated[
+        SubjectAccessReviewSpecResourceAttributesLabelSelector | None, Field(alias="labelSelector")
+    ] = None
+    name: str | None = None
+    namespace: str | None = None
+    resource: str | None = None
+    subresource: str | None = None
+    verb: str | None = None
+    version: str | None = None
+
+
+class LocalSubjectAccessReviewSpec(ResourceModel):
+    """
+    Spec holds information about the request being evaluated
+    """
+
+    extra: dict[str, list[str]] | None = None
+    groups: list[str] | None = None
+    non_resource_attributes: Annotated[
+        LocalSubjectAccessReviewSpecNonResourceAttributes | None,
+        Field(alias="nonResourceAttributes"),
+    ] = None
+    resource_attributes: Annotated[
+        LocalSubjectAccessReviewSpecResourceAttributes | None, Field(alias="resourceAttributes")
+    ] = None
+    uid: str | None = None
+    user: str | None = None
+
+
 class SelfSubjectAccessReviewSpec(ResourceModel):
     """
     Spec holds information about the request being evaluated. user and groups must be empty
@@ -139,6 +291,35 @@ class SelfSubjectAccessReviewSpec(ResourceModel):
     ] = None
 
 
+class SubjectAccessReviewSpec(ResourceModel):
+    """
+    Spec holds information about the request being evaluated
+    """
+
+    extra: dict[str, list[str]] | None = None
+    groups: list[str] | None = None
+    non_resource_attributes: Annotated[
+        SubjectAccessReviewSpecNonResourceAttributes | None, Field(alias="nonResourceAttributes")
+    ] = None
+    resource_attributes: Annotated[
+        SubjectAccessReviewSpecResourceAttributes | None, Field(alias="resourceAttributes")
+    ] = None
+    uid: str | None = None
+    user: str | None = None
+
+
+class LocalSubjectAccessReview(ResourceModel):
+    """
+    LocalSubjectAccessReview checks whether or not a user or group can perform an action in a given namespace. Having a namespace scoped resource makes it much easier to grant namespace scoped policy that includes permissions checking.
+    """
+
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    kind: str | None = None
+    metadata: ObjectMeta | None = None
+    spec: LocalSubjectAccessReviewSpec | None = None
+    status: LocalSubjectAccessReviewStatus | None = None
+
+
 class SelfSubjectAccessReview(ResourceModel):
     """
     SelfSubjectAccessReview checks whether or the current user can perform an action. Not filling in a spec.namespace means "in all namespaces". Self is a special case, because users should always be able to check whether they can perform an action
@@ -149,6 +330,18 @@ class SelfSubjectAccessReview(ResourceModel):
     metadata: ObjectMeta | None = None
     spec: SelfSubjectAccessReviewSpec | None = None
     status: SelfSubjectAccessReviewStatus | None = None
+
+
+class SubjectAccessReview(ResourceModel):
+    """
+    SubjectAccessReview checks whether or not a user or group can perform an action.
+    """
+
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    kind: str | None = None
+    metadata: ObjectMeta | None = None
+    spec: SubjectAccessReviewSpec | None = None
+    status: SubjectAccessReviewStatus | None = None
 
 
 # The names this module gave the shared meta/v1 types before they moved to meta/v1/models.py.

@@ -8,8 +8,8 @@ from apiserver.encoding.protobuf import Field, ListOf, MapOf, Message
 from apiserver.encoding.protobuf_meta import KindCodec
 
 
-_SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR_REQUIREMENTS = Message(
-    "SelfSubjectAccessReview.spec.resourceAttributes.fieldSelector.requirements",
+_LOCAL_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR_REQUIREMENTS = Message(
+    "LocalSubjectAccessReview.spec.resourceAttributes.fieldSelector.requirements",
     (
         Field(1, "key", "string", omitempty=False),
         Field(2, "operator", "string", omitempty=False),
@@ -17,21 +17,21 @@ _SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR_REQUIREMENTS
     ),
 )
 
-_SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR = Message(
-    "SelfSubjectAccessReview.spec.resourceAttributes.fieldSelector",
+_LOCAL_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR = Message(
+    "LocalSubjectAccessReview.spec.resourceAttributes.fieldSelector",
     (
         Field(1, "rawSelector", "string"),
         Field(
             2,
             "requirements",
-            _SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR_REQUIREMENTS,
+            _LOCAL_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR_REQUIREMENTS,
             repeated=True,
         ),
     ),
 )
 
-_SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES = Message(
-    "SelfSubjectAccessReview.spec.resourceAttributes",
+_LOCAL_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES = Message(
+    "LocalSubjectAccessReview.spec.resourceAttributes",
     (
         Field(1, "namespace", "string"),
         Field(2, "verb", "string"),
@@ -43,23 +43,64 @@ _SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES = Message(
         Field(
             8,
             "fieldSelector",
-            _SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR,
+            _LOCAL_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR,
             pointer=True,
         ),
         Field(
             9,
             "labelSelector",
-            _SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR,
+            _LOCAL_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR,
             pointer=True,
         ),
     ),
 )
 
-_SELF_SUBJECT_ACCESS_REVIEW_SPEC_NON_RESOURCE_ATTRIBUTES = Message(
-    "SelfSubjectAccessReview.spec.nonResourceAttributes",
+_LOCAL_SUBJECT_ACCESS_REVIEW_SPEC_NON_RESOURCE_ATTRIBUTES = Message(
+    "LocalSubjectAccessReview.spec.nonResourceAttributes",
     (
         Field(1, "path", "string"),
         Field(2, "verb", "string"),
+    ),
+)
+
+_LOCAL_SUBJECT_ACCESS_REVIEW_SPEC = Message(
+    "LocalSubjectAccessReview.spec",
+    (
+        Field(
+            1,
+            "resourceAttributes",
+            _LOCAL_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES,
+            pointer=True,
+        ),
+        Field(
+            2,
+            "nonResourceAttributes",
+            _LOCAL_SUBJECT_ACCESS_REVIEW_SPEC_NON_RESOURCE_ATTRIBUTES,
+            pointer=True,
+        ),
+        Field(3, "user", "string"),
+        Field(4, "groups", "string", repeated=True),
+        Field(5, "extra", MapOf(ListOf("string"))),
+        Field(6, "uid", "string"),
+    ),
+)
+
+_LOCAL_SUBJECT_ACCESS_REVIEW_STATUS = Message(
+    "LocalSubjectAccessReview.status",
+    (
+        Field(1, "allowed", "bool", omitempty=False),
+        Field(4, "denied", "bool"),
+        Field(2, "reason", "string"),
+        Field(3, "evaluationError", "string"),
+    ),
+)
+
+_LOCAL_SUBJECT_ACCESS_REVIEW = Message(
+    "LocalSubjectAccessReview",
+    (
+        Field(1, "metadata", protobuf_meta.OBJECT_META),
+        Field(2, "spec", _LOCAL_SUBJECT_ACCESS_REVIEW_SPEC),
+        Field(3, "status", _LOCAL_SUBJECT_ACCESS_REVIEW_STATUS),
     ),
 )
 
@@ -69,25 +110,15 @@ _SELF_SUBJECT_ACCESS_REVIEW_SPEC = Message(
         Field(
             1,
             "resourceAttributes",
-            _SELF_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES,
+            _LOCAL_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES,
             pointer=True,
         ),
         Field(
             2,
             "nonResourceAttributes",
-            _SELF_SUBJECT_ACCESS_REVIEW_SPEC_NON_RESOURCE_ATTRIBUTES,
+            _LOCAL_SUBJECT_ACCESS_REVIEW_SPEC_NON_RESOURCE_ATTRIBUTES,
             pointer=True,
         ),
-    ),
-)
-
-_SELF_SUBJECT_ACCESS_REVIEW_STATUS = Message(
-    "SelfSubjectAccessReview.status",
-    (
-        Field(1, "allowed", "bool", omitempty=False),
-        Field(4, "denied", "bool"),
-        Field(2, "reason", "string"),
-        Field(3, "evaluationError", "string"),
     ),
 )
 
@@ -96,7 +127,7 @@ _SELF_SUBJECT_ACCESS_REVIEW = Message(
     (
         Field(1, "metadata", protobuf_meta.OBJECT_META),
         Field(2, "spec", _SELF_SUBJECT_ACCESS_REVIEW_SPEC),
-        Field(3, "status", _SELF_SUBJECT_ACCESS_REVIEW_STATUS),
+        Field(3, "status", _LOCAL_SUBJECT_ACCESS_REVIEW_STATUS),
     ),
 )
 
@@ -153,6 +184,10 @@ _SELF_SUBJECT_RULES_REVIEW = Message(
     ),
 )
 
+LOCAL_SUBJECT_ACCESS_REVIEW = KindCodec(_LOCAL_SUBJECT_ACCESS_REVIEW)
+
 SELF_SUBJECT_ACCESS_REVIEW = KindCodec(_SELF_SUBJECT_ACCESS_REVIEW)
 
 SELF_SUBJECT_RULES_REVIEW = KindCodec(_SELF_SUBJECT_RULES_REVIEW)
+
+SUBJECT_ACCESS_REVIEW = KindCodec(_LOCAL_SUBJECT_ACCESS_REVIEW)

@@ -10,6 +10,10 @@ import orjson
 
 _SCHEMAS: dict[str, Any] = orjson.loads(Path(__file__).with_name("schemas.json").read_bytes())
 
+LOCAL_SUBJECT_ACCESS_REVIEW: dict[str, Any] = _SCHEMAS["LocalSubjectAccessReview"]
+
 SELF_SUBJECT_ACCESS_REVIEW: dict[str, Any] = _SCHEMAS["SelfSubjectAccessReview"]
 
 SELF_SUBJECT_RULES_REVIEW: dict[str, Any] = _SCHEMAS["SelfSubjectRulesReview"]
+
+SUBJECT_ACCESS_REVIEW: dict[str, Any] = _SCHEMAS["SubjectAccessReview"]

@@ -9,6 +9,11 @@ from apiserver.schema import Cause, validate
 from . import schemas
 
 
+def validate_local_subject_access_review(obj: dict[str, Any]) -> list[Cause]:
+    """Check an object of authorization.k8s.io/v1 LocalSubjectAccessReview against its schema."""
+    return validate(obj, schemas.LOCAL_SUBJECT_ACCESS_REVIEW)
+
+
 def validate_self_subject_access_review(obj: dict[str, Any]) -> list[Cause]:
     """Check an object of authorization.k8s.io/v1 SelfSubjectAccessReview against its schema."""
     return validate(obj, schemas.SELF_SUBJECT_ACCESS_REVIEW)
@@ -17,3 +22,8 @@ def validate_self_subject_access_review(obj: dict[str, Any]) -> list[Cause]:
 def validate_self_subject_rules_review(obj: dict[str, Any]) -> list[Cause]:
     """Check an object of authorization.k8s.io/v1 SelfSubjectRulesReview against its schema."""
     return validate(obj, schemas.SELF_SUBJECT_RULES_REVIEW)
+
+
+def validate_subject_access_review(obj: dict[str, Any]) -> list[Cause]:
+    """Check an object of authorization.k8s.io/v1 SubjectAccessReview against its schema."""
+    return validate(obj, schemas.SUBJECT_ACCESS_REVIEW)

@@ -66,6 +66,12 @@ def test_every_builtin_kind_has_a_codec() -> None:
         "SelfSubjectRulesReview",
         "SelfSubjectReview",
         "TokenReview",
+        "Role",
+        "ClusterRole",
+        "RoleBinding",
+        "ClusterRoleBinding",
+        "SubjectAccessReview",
+        "LocalSubjectAccessReview",
     }
 
 
@@ -329,6 +335,32 @@ DISCOVERY_V1 = {
         for verbs in [["create", "get", "list"]]
     ],
 }
+RBAC_V1 = "rbac.authorization.k8s.io/v1"
+DISCOVERY_RBAC = {
+    "kind": "APIResourceList",
+    "groupVersion": RBAC_V1,
+    "resources": [
+        {
+            "name": kind.lower() + "s",
+            "singularName": kind.lower(),
+            "namespaced": kind in ("Role", "RoleBinding"),
+            "kind": kind,
+            "verbs": ["create", "get", "list"],
+        }
+        for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+    ],
+}
+GROUPS = {
+    "kind": "APIGroupList",
+    "apiVersion": "v1",
+    "groups": [
+        {
+            "name": "rbac.authorization.k8s.io",
+            "versions": [{"groupVersion": RBAC_V1, "version": "v1"}],
+            "preferredVersion": {"groupVersion": RBAC_V1, "version": "v1"},
+        }
+    ],
+}
 STATUS_REPLIES = {
     "SelfSubjectAccessReview": {"allowed": True},
     "SelfSubjectRulesReview": {
@@ -369,8 +401,9 @@ class CapturingHandler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         documents: dict[str, Any] = {
             "/api": {"kind": "APIVersions", "versions": ["v1"]},
-            "/apis": {"kind": "APIGroupList", "apiVersion": "v1", "groups": []},
+            "/apis": GROUPS,
             "/api/v1": DISCOVERY_V1,
+            f"/apis/{RBAC_V1}": DISCOVERY_RBAC,
         }
         if path in documents:
             self._reply(200, documents[path])
@@ -435,6 +468,23 @@ COMMANDS = [
     (("auth", "can-i", "get", "/logs/"), "yes"),
     (("auth", "can-i", "--list", "-n", "kube-system"), "pods"),
     (("auth", "whoami"), "alice"),
+    (("create", "role", "r", "--verb=get,list", "--resource=pods,pods/log"), "role.rbac"),
+    (("create", "role", "named", "--verb=get", "--resource=secrets", "--resource-name=a"), "role."),
+    (("create", "clusterrole", "c", "--verb=get", "--non-resource-url=/logs/*"), "clusterrole."),
+    (("create", "clusterrole", "agg", "--aggregation-rule=a=b,c=d"), "clusterrole."),
+    (
+        (
+            "create",
+            "rolebinding",
+            "rb",
+            "--clusterrole=view",
+            "--user=u",
+            "--group=g",
+            "--serviceaccount=ns:sa",
+        ),
+        "rolebinding.",
+    ),
+    (("create", "clusterrolebinding", "crb", "--clusterrole=x", "--user=u"), "clusterrolebinding."),
 ]
 
 

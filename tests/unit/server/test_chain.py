@@ -65,12 +65,13 @@ def test_the_filters_are_in_kube_apiserver_order(tmp_path: Path) -> None:
 
 def test_the_options_are_validated_as_kube_apiserver_words_it() -> None:
     assert ChainOptions().validate() == []
-    assert ChainOptions(-1, -2, "AlwaysAllow,Magic,RBAC,AlwaysAllow").validate() == [
+    assert ChainOptions(authorization_mode="RBAC,AlwaysAllow").validate() == []
+    assert ChainOptions(-1, -2, "AlwaysAllow,Magic,Webhook,AlwaysAllow").validate() == [
         "--max-requests-inflight can not be negative value",
         "--max-mutating-requests-inflight can not be negative value",
         'authorization-mode "Magic" is not a valid mode',
-        'authorization-mode "RBAC" is not supported yet: the supported modes are AlwaysAllow',
-        'authorization-mode "AlwaysAllow,Magic,RBAC,AlwaysAllow" has mode specified more than once',
+        'authorization-mode "Webhook" is not supported yet: the supported modes are AlwaysAllow, RBAC',
+        'authorization-mode "AlwaysAllow,Magic,Webhook,AlwaysAllow" has mode specified more than once',
     ]
 
 
@@ -115,13 +116,15 @@ def test_serve_takes_the_chain_flags_and_refuses_a_bad_mode(
         "--request-timeout can not be negative value; --min-request-timeout can not be negative value"
         in negative.output
     )
-    refused = serve_command("--authorization-mode=RBAC", "--max-requests-inflight=-1")
+    refused = serve_command("--authorization-mode=Webhook", "--max-requests-inflight=-1")
     assert refused.exit_code == 2
     assert (
-        '--max-requests-inflight can not be negative value; authorization-mode "RBAC" is not'
-        " supported yet: the supported modes are AlwaysAllow"
+        '--max-requests-inflight can not be negative value; authorization-mode "Webhook" is not'
+        " supported yet: the supported modes are AlwaysAllow, RBAC"
     ) in refused.output
     assert len(served) == 2
+    assert serve_command("--authorization-mode=RBAC,AlwaysAllow").exit_code == 0
+    assert served[-1].chain.authorization_modes == ("RBAC", "AlwaysAllow")
     help_text = serve_command("--help").output
     for flag in (
         "--max-requests-inflight",

@@ -11,14 +11,14 @@ from apiserver.server.cli import client_url
 @pytest.mark.parametrize(
     ("bind_address", "url"),
     [
-        ("127.0.0.1", "http://127.0.0.1:6443"),
-        ("0.0.0.0", "http://127.0.0.1:6443"),  # the wildcard is no address to connect to
-        ("::", "http://[::1]:6443"),
-        ("::1", "http://[::1]:6443"),  # an IPv6 literal needs brackets in a URL (RFC 3986 §3.2.2)
-        ("fd00::2", "http://[fd00::2]:6443"),
-        ("fe80::1%eth0", "http://[fe80::1%25eth0]:6443"),  # RFC 6874: the zone's % escaped
-        ("10.1.2.3", "http://10.1.2.3:6443"),
-        ("apiserver.internal", "http://apiserver.internal:6443"),
+        ("127.0.0.1", "https://127.0.0.1:6443"),
+        ("0.0.0.0", "https://127.0.0.1:6443"),  # the wildcard is no address to connect to
+        ("::", "https://[::1]:6443"),
+        ("::1", "https://[::1]:6443"),  # an IPv6 literal needs brackets in a URL (RFC 3986 §3.2.2)
+        ("fd00::2", "https://[fd00::2]:6443"),
+        ("fe80::1%eth0", "https://[fe80::1%25eth0]:6443"),  # RFC 6874: the zone's % escaped
+        ("10.1.2.3", "https://10.1.2.3:6443"),
+        ("apiserver.internal", "https://apiserver.internal:6443"),
     ],
 )
 def test_client_url(bind_address: str, url: str) -> None:

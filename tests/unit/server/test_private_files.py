@@ -4,9 +4,7 @@ and the database 0644, so every local user could read stored Secrets)."""
 from __future__ import annotations
 
 import asyncio
-import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,16 +12,6 @@ import pytest
 from apiserver.server.cli import prepare_data_dir
 from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.storage.sqlite import SQLiteStorage
-
-
-@pytest.fixture
-def open_umask() -> Iterator[None]:
-    """The most permissive umask a user could run the server with."""
-    previous = os.umask(0)
-    try:
-        yield
-    finally:
-        os.umask(previous)
 
 
 def mode(path: Path) -> int:

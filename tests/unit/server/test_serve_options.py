@@ -8,8 +8,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-import apiforge.cli
-import apiserver.server.cli
 from apiforge.cli import main
 from apiserver.server.options import ServeOptions
 
@@ -24,18 +22,14 @@ FLAGS = (
     "--etcd-compaction-interval",
     "--workers",
     "--log-level",
+    "--tls-cert-file",
+    "--tls-private-key-file",
+    "--client-ca-file",
+    "--tls-min-version",
+    "--tls-cipher-suites",
+    "--tls-san",
+    "--insecure-serving",
 )
-
-
-@pytest.fixture
-def served(monkeypatch: pytest.MonkeyPatch) -> list[ServeOptions]:
-    """The options `serve` would run with; no generated package is imported and nothing listens."""
-    calls: list[ServeOptions] = []
-    monkeypatch.setattr(apiforge.cli, "_project_api", lambda: (None, Path("openapi")))
-    monkeypatch.setattr(
-        apiserver.server.cli, "run", lambda scheme, openapi_dir, options: calls.append(options)
-    )
-    return calls
 
 
 def _serve(*arguments: str) -> Result:
