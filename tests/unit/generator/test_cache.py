@@ -21,11 +21,13 @@ from generator.units import Job, Rendered, jobs, unit_key
 WIDGET = """\
 group: example.com
 kind: Widget
+shortNames: [wd]
 versions:
   v1:
     storage: true
     schema:
       spec:
+        color: string
         size: integer
 """
 GADGET = WIDGET.replace("Widget", "Gadget")
@@ -122,7 +124,7 @@ def test_a_changed_definition_renders_its_units_again(
 ) -> None:
     definitions, out = project
     widget = definitions / "example.com" / "widget.yaml"
-    widget.write_text(widget.read_text().replace("size: integer", "size: string"))
+    widget.write_text(widget.read_text().replace("size: integer", "size: boolean"))
     assert "example_com/v1/models.py" in run(definitions, out)
     assert sorted(rendered) == ["example_com", "example_com.v1"]
 
@@ -139,36 +141,31 @@ def test_a_definition_file_renamed_changes_the_inputs(
     assert run(definitions, out) == []
 
 
-def test_a_template_edit_renders_everything_again(
-    project: tuple[Path, Path],
-    rendered: list[str],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-) -> None:
+@pytest.fixture
+def package_copy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A copy of the generator package, which the fingerprint reads from now on (to edit it)."""
     copy = tmp_path / "package" / "generator"
     shutil.copytree(
         Path(str(resources.files("generator"))), copy, ignore=shutil.ignore_patterns("__pycache__")
     )
-    template = copy / "templates" / "rest.py.j2"
-    template.write_text(template.read_text() + "{# edited #}\n")
     monkeypatch.setattr(cache.resources, "files", lambda package: copy)
+    return copy
+
+
+def test_a_template_edit_renders_everything_again(
+    project: tuple[Path, Path], rendered: list[str], package_copy: Path
+) -> None:
+    template = package_copy / "templates" / "rest.py.j2"
+    template.write_text(template.read_text() + "{# edited #}\n")
     assert run(*project) == []  # the edit renders nothing: same files, all rendered again
     assert set(rendered) == every_unit(project[1])
 
 
 def test_a_generator_source_edit_renders_everything_again(
-    project: tuple[Path, Path],
-    rendered: list[str],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    project: tuple[Path, Path], rendered: list[str], package_copy: Path
 ) -> None:
-    copy = tmp_path / "package" / "generator"
-    shutil.copytree(
-        Path(str(resources.files("generator"))), copy, ignore=shutil.ignore_patterns("__pycache__")
-    )
-    source = copy / "openapi.py"
+    source = package_copy / "openapi.py"
     source.write_text(source.read_text() + "# edited\n")
-    monkeypatch.setattr(cache.resources, "files", lambda package: copy)
     run(*project)
     assert set(rendered) == every_unit(project[1])
 
