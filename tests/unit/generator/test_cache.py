@@ -30,7 +30,7 @@ versions:
         color: string
         size: integer
 """
-GADGET = WIDGET.replace("Widget", "Gadget")
+GADGET = WIDGET.replace("Widget", "Gadget").replace("[wd]", "[gd]")
 BUILTIN_GROUPS = ("core", "authentication_k8s_io", "authorization_k8s_io")
 
 
