@@ -3,7 +3,8 @@
 One GET of a stored CronTab is answered by the bare APIServer and by the same server behind the chain as
 ``apiforge serve`` builds it (server/chain.py): by default (request info, anonymous authentication,
 impersonation check, in-flight limits, AlwaysAllow), with impersonation headers (`kubectl --as`), with
-audit events written to a file, and authenticated by client certificate (x509, the connection's verdict
+audit events written to a file, the same at the RequestResponse level of an audit policy (the response
+body kept and recorded as JSON), and authenticated by client certificate (x509, the connection's verdict
 kept, as on a kept-alive connection). The ASGI app is called directly, without a socket or HTTP parsing, so the
 difference between the variants is the chain's own cost. Interleaved rounds; reported per variant: µs of
 CPU per GET (median of rounds) and the added µs against the bare server.
@@ -23,6 +24,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from apiserver.audit.options import AuditOptions
 from apiserver.authentication.x509 import X509Authenticator
 from apiserver.endpoints.http import ASGIApp, Message
 from apiserver.server.app import APIServer
@@ -118,6 +120,17 @@ async def measure() -> dict[str, list[float]]:
             audited = build_handler_chain(
                 server, ChainOptions(audit_log_path=str(Path(work) / "audit.log"))
             )
+            policy = Path(work) / "policy.yaml"
+            policy.write_text(
+                "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: [{level: RequestResponse}]\n"
+            )
+            bodies = build_handler_chain(
+                server,
+                ChainOptions(
+                    audit_log_path=str(Path(work) / "bodies.log"),
+                    audit=AuditOptions(policy_file=str(policy)),
+                ),
+            )
             tls, x509 = connection_with_certificate()
             certified = build_handler_chain(server, ChainOptions(), [x509])
             variants: dict[str, Callable[[], Awaitable[float]]] = {
@@ -125,6 +138,7 @@ async def measure() -> dict[str, list[float]]:
                 "chain": lambda: cpu_per_request(chained, KUBECTL_HEADERS),
                 "chain --as": lambda: cpu_per_request(chained, IMPERSONATING),
                 "chain audit": lambda: cpu_per_request(audited, KUBECTL_HEADERS),
+                "chain audit RequestResponse": lambda: cpu_per_request(bodies, KUBECTL_HEADERS),
                 "chain x509": lambda: cpu_per_request(certified, KUBECTL_HEADERS, tls),
             }
             samples: dict[str, list[float]] = {name: [] for name in variants}
@@ -133,8 +147,9 @@ async def measure() -> dict[str, list[float]]:
             for round_number in range(ROUNDS):
                 for name in rotated(list(variants), round_number):
                     samples[name].append(await variants[name]())
-            assert audited.auditor is not None
-            audited.auditor.backend.close()
+            for chain in (audited, bodies):
+                assert chain.auditor is not None
+                chain.auditor.backend.close()
         finally:
             await server.stop()
     return samples

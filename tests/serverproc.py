@@ -80,6 +80,15 @@ class ServerProcess:
         """An httpx client to the server as its admin, with the kubeconfig's credentials."""
         return httpx.Client(base_url=self.url, verify=self._tls or True, **options)
 
+    def anonymous_client(self, **options: Any) -> httpx.Client:
+        """An httpx client that trusts the server's CA and presents no credentials (system:anonymous)."""
+        verify: ssl.SSLContext | bool = True
+        if self.secure:
+            verify = ssl.create_default_context(
+                cafile=str(self.server_ca or self.data_dir / CA_FILE)
+            )
+        return httpx.Client(base_url=self.url, verify=verify, **options)
+
     def http(self, method: str, path: str, **options: Any) -> httpx.Response:
         """One request on a connection of its own (``httpx.request`` with the kubeconfig's credentials)."""
         with self.client() as client:

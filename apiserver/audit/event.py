@@ -1,7 +1,8 @@
 """An audit.k8s.io/v1 ``Event``: one request's record, emitted at each stage it reaches, and the ``Backend``
 seam that keeps events (a JSON-lines log today; a webhook later).
 
-Request and response bodies are never recorded, and nothing reads headers into an event but the
+Bodies are recorded only at the levels that ask for them (Request: the request's object, RequestResponse:
+also the response's), as the policy decides per request; nothing reads headers into an event but the
 User-Agent: credentials (Authorization) cannot reach an audit log."""
 
 from __future__ import annotations
@@ -15,11 +16,22 @@ from apiserver.authentication.user import UserInfo
 
 
 class Level(enum.Enum):
-    """How much of a request is recorded. kube's Request and RequestResponse levels (bodies) do not exist
-    here: bodies are never recorded."""
+    """How much of a request is recorded (audit.k8s.io/v1 Level), each level all of the one before."""
 
     NONE = "None"
     METADATA = "Metadata"
+    REQUEST = "Request"
+    """Also the request's object (its body as JSON)."""
+    REQUEST_RESPONSE = "RequestResponse"
+    """Also the response's object (not for watches and other long-running responses)."""
+
+    @property
+    def records_request(self) -> bool:
+        return self in (Level.REQUEST, Level.REQUEST_RESPONSE)
+
+    @property
+    def records_response(self) -> bool:
+        return self is Level.REQUEST_RESPONSE
 
 
 class Stage(enum.Enum):
@@ -50,6 +62,10 @@ class Event:
     impersonated_user: UserInfo | None = None
     response_status: dict[str, Any] | None = None
     annotations: dict[str, str] = field(default_factory=dict)
+    request_object: Any = None
+    """The request's body as JSON (Request level and above), None when it had none or none was kept."""
+    response_object: Any = None
+    """The response's body as JSON (RequestResponse level), None when none was kept."""
 
     def as_json(self) -> dict[str, Any]:
         """The audit.k8s.io/v1 Event, empty fields omitted as kube's omitempty does."""
@@ -73,6 +89,10 @@ class Event:
             event["objectRef"] = self.object_ref
         if self.response_status is not None:
             event["responseStatus"] = self.response_status
+        if self.request_object is not None:
+            event["requestObject"] = self.request_object
+        if self.response_object is not None:
+            event["responseObject"] = self.response_object
         event["requestReceivedTimestamp"] = micro_time(self.received)
         event["stageTimestamp"] = micro_time(self.stage_time)
         if self.annotations:

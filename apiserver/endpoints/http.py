@@ -25,6 +25,8 @@ SCOPE_USER = "apiforge.user"
 """The scope key of the request's ``UserInfo``, set by the filter chain (authentication, impersonation)."""
 SCOPE_REQUEST_INFO = "apiforge.request_info"
 """The scope key of the request's ``routing.RequestInfo``, set first in the filter chain."""
+SCOPE_AUDIT_ID = "apiforge.audit_id"
+"""The scope key of the request's audit ID (set by the audit init filter, the outermost)."""
 SCOPE_AUDIT_EVENT = "apiforge.audit_event"
 """The scope key of the request's ``audit.event.Event`` while one is recorded (set by the audit filter)."""
 SCOPE_MIN_REQUEST_TIMEOUT = "apiforge.min_request_timeout"
@@ -102,6 +104,14 @@ class Request:
     @property
     def content_type(self) -> str:
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def transport_of(send: Send) -> Any:
+    """The transport under ``send``, or None: uvicorn's send is a bound method of the connection's request
+    cycle, which holds it. A filter that wraps ``send`` keeps it reachable by making its wrapper a bound
+    method of an object with the same ``transport`` attribute: the watch writer cuts off a client that
+    stopped reading through it."""
+    return getattr(getattr(send, "__self__", None), "transport", None)
 
 
 def parse_query(query_string: bytes) -> dict[str, str]:

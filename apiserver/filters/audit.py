@@ -1,21 +1,24 @@
 """The audit filter (kube's WithAudit and WithFailedAuthenticationAudit): each request the policy selects is
 recorded when received, when a long-running response starts, and when its response is complete, with who
-asked (and as whom), what, and the answer's status. Present in the chain only when a backend is configured."""
+asked (and as whom), what, the answer's status and, at the Request and RequestResponse levels, the request's
+and the response's objects (never a watch's stream). Present in the chain only when a backend is configured;
+the audit ID comes from the audit init filter."""
 
 from __future__ import annotations
 
 import logging
 import time
-import uuid
 from typing import Any
 
 import orjson
 
+from apiserver.audit.bodies import MAX_RECORDED_BODY, TRUNCATED_ANNOTATION, BodyRecorder, Codecs
 from apiserver.audit.event import Backend, Event, Level, Stage
 from apiserver.audit.policy import AuditConfig, Policy
 from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.http import (
     SCOPE_AUDIT_EVENT,
+    SCOPE_AUDIT_ID,
     SCOPE_REQUEST_INFO,
     SCOPE_USER,
     ASGIApp,
@@ -23,6 +26,7 @@ from apiserver.endpoints.http import (
     Receive,
     Scope,
     Send,
+    transport_of,
 )
 from apiserver.endpoints.routing import RequestInfo
 from apiserver.filters.authorization import authorizer_attributes
@@ -30,16 +34,26 @@ from apiserver.filters.longrunning import is_long_running
 
 log = logging.getLogger(__name__)
 
-AUDIT_ID_HEADER = b"audit-id"
 _STATUS_FIELDS = ("status", "message", "reason", "details", "code")
 
 
 class Auditor:
-    """The policy and the backend, and the making and emitting of events that both audit filters share."""
+    """The policy and the backend, and the making and emitting of events, shared by the audit filter and
+    the refusals that come before it (authentication's, a malformed ``?timeout=``'s)."""
 
-    def __init__(self, policy: Policy, backend: Backend) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        backend: Backend,
+        codecs: Codecs | None = None,
+        max_body: int = MAX_RECORDED_BODY,
+    ) -> None:
         self.policy = policy
         self.backend = backend
+        self.codecs: Codecs = codecs or {}
+        """How protobuf bodies read as JSON."""
+        self.max_body = max_body
+        """The bytes of a body kept for its event at most."""
 
     def begin(
         self, scope: Scope, info: RequestInfo, user: UserInfo
@@ -53,8 +67,7 @@ class Auditor:
         client = scope.get("client")
         event = Event(
             config.level,
-            # a client's own Audit-ID correlates its request across servers, as kube's WithAuditInit keeps it
-            _header(scope, AUDIT_ID_HEADER) or str(uuid.uuid4()),
+            scope[SCOPE_AUDIT_ID],
             uri.decode("latin-1"),
             info.verb,
             user,
@@ -75,16 +88,22 @@ class Auditor:
         except Exception:  # a full disk must not fail the request (kube logs backend errors)
             log.exception("the audit backend failed on event %s", event.audit_id)
 
-    def failed_authentication(self, scope: Scope, info: RequestInfo) -> str | None:
-        """Record a request refused by authentication (kube's WithFailedAuthenticationAudit: one event at
-        ResponseStarted, its message naming the credentials tried); the event's audit ID, if recorded."""
+    def failed_authentication(self, scope: Scope, info: RequestInfo) -> None:
+        """Record a request refused by authentication (kube's WithFailedAuthenticationAudit), its message
+        naming the credentials tried."""
+        self.failed_request(
+            scope, info, {"metadata": {}, "code": 401, "message": _auth_methods(scope)}
+        )
+
+    def failed_request(self, scope: Scope, info: RequestInfo, status: dict[str, Any]) -> None:
+        """Record a request refused before authentication (kube's withFailedRequestAudit: a malformed
+        ``?timeout=``) or by it: one event at ResponseStarted, of no user yet."""
         begun = self.begin(scope, info, UserInfo(""))
         if begun is None:
-            return None
+            return
         event, config = begun
-        event.response_status = {"metadata": {}, "code": 401, "message": _auth_methods(scope)}
+        event.response_status = status
         self.emit(event, Stage.RESPONSE_STARTED, config)
-        return event.audit_id
 
 
 class AuditFilter:
@@ -101,44 +120,132 @@ class AuditFilter:
         event, config = begun
         scope[SCOPE_AUDIT_EVENT] = event
         self.auditor.emit(event, Stage.REQUEST_RECEIVED, config)
-        long_running = is_long_running(info)
-        audit_id = event.audit_id.encode("latin-1", "replace")
-        failed = False
-
-        async def recording_send(message: Message) -> None:
-            nonlocal failed
-            if message["type"] == "http.response.start":
-                code = message["status"]
-                event.response_status = {"metadata": {}, "code": code}
-                failed = code >= 400
-                headers = [*message.get("headers", ()), (AUDIT_ID_HEADER, audit_id)]
-                message = {**message, "headers": headers}
-                if long_running:
-                    self.auditor.emit(event, Stage.RESPONSE_STARTED, config)
-            elif failed and message["type"] == "http.response.body":
-                failed = False  # the Status of an error is its whole (first) body
-                status = _status_of(message.get("body", b""))
-                if status is not None:
-                    event.response_status = status
-            await send(message)
-
-        panicked = False
+        recording = _Recording(self.auditor, event, config, is_long_running(info), send)
+        if config.level.records_request and not recording.long_running:
+            recording.request_body = BodyRecorder(
+                self.auditor.max_body, _header(scope, b"content-type")
+            )
+            recording.receive_from = receive
+            receive = recording.receive
         try:
-            await self.app(scope, receive, recording_send)
+            await self.app(scope, receive, recording.send)
         except Exception:
-            panicked = True
-            event.response_status = {"metadata": {}, "code": 500}
-            self.auditor.emit(event, Stage.PANIC, config)
+            recording.panicked()
             raise
         finally:
-            if not panicked:  # also when the task is cancelled: a watch whose client went away
-                if event.response_status is None:
-                    event.response_status = {"metadata": {}, "code": 200}
-                self.auditor.emit(event, Stage.RESPONSE_COMPLETE, config)
+            # also when the task is cancelled (a watch whose client went away) or the handler answered
+            # nothing
+            if not recording.completed and not recording.failed:
+                recording.complete()
+
+
+class _Recording:
+    """One audited request's ``send`` (and ``receive``, when its body is recorded), filling in its
+    event. ``send`` is a bound method of this object, which carries the server's ``transport`` as
+    uvicorn's own send's object does: the watch writer reaches the socket through it to cut off a
+    client that stopped reading."""
+
+    __slots__ = (
+        "auditor",
+        "completed",
+        "config",
+        "error_status_due",
+        "event",
+        "failed",
+        "long_running",
+        "receive_from",
+        "request_body",
+        "response_body",
+        "send_to",
+        "transport",
+    )
+
+    def __init__(
+        self, auditor: Auditor, event: Event, config: AuditConfig, long_running: bool, send: Send
+    ) -> None:
+        self.auditor = auditor
+        self.event = event
+        self.config = config
+        self.long_running = long_running
+        """kube records no object of a long-running request: a watch's stream is not one response."""
+        self.send_to = send
+        self.transport = transport_of(send)
+        self.receive_from: Receive | None = None
+        self.request_body: BodyRecorder | None = None
+        self.response_body: BodyRecorder | None = None
+        self.error_status_due = False
+        self.completed = False
+        self.failed = False
+        """Recorded at the Panic stage."""
+
+    async def receive(self) -> Message:
+        assert self.receive_from is not None and self.request_body is not None
+        message = await self.receive_from()
+        if message["type"] == "http.request":
+            self.request_body.add(message.get("body", b""))
+        return message
+
+    async def send(self, message: Message) -> None:
+        event = self.event
+        if message["type"] == "http.response.start":
+            code = message["status"]
+            event.response_status = {"metadata": {}, "code": code}
+            self.error_status_due = code >= 400
+            if self.config.level.records_response and not self.long_running:
+                content_type = _header_value(message.get("headers", ()), b"content-type")
+                self.response_body = BodyRecorder(self.auditor.max_body, content_type)
+            if self.long_running:
+                self.auditor.emit(event, Stage.RESPONSE_STARTED, self.config)
+        elif message["type"] == "http.response.body":
+            body = message.get("body", b"")
+            if self.response_body is not None:
+                self.response_body.add(body)
+            if self.error_status_due:
+                self.error_status_due = False  # the Status of an error is its whole (first) body
+                status = _status_of(body)
+                if status is not None:
+                    event.response_status = status
+            if not message.get("more_body", False):
+                # recorded before the response's last bytes leave, as kube's is before Go's net/http
+                # flushes a handler's response: a client that saw its answer finds its event in the log
+                self.complete()
+        await self.send_to(message)
+
+    def complete(self) -> None:
+        self.completed = True
+        if self.event.response_status is None:
+            self.event.response_status = {"metadata": {}, "code": 200}
+        self._record_objects()
+        self.auditor.emit(self.event, Stage.RESPONSE_COMPLETE, self.config)
+
+    def panicked(self) -> None:
+        self.failed = True
+        self.event.response_status = {"metadata": {}, "code": 500}
+        self._record_objects()
+        self.auditor.emit(self.event, Stage.PANIC, self.config)
+
+    def _record_objects(self) -> None:
+        """The objects the level asks for, read once the response is complete; a body too large to keep
+        marks the event truncated, as kube's truncating backend marks events it drops objects from."""
+        codecs, omit, event = self.auditor.codecs, self.config.omit_managed_fields, self.event
+        if self.request_body is not None:
+            if self.request_body.overflowed:
+                event.annotations[TRUNCATED_ANNOTATION] = "true"
+            else:
+                event.request_object = self.request_body.as_json(codecs, omit)
+        if self.response_body is not None:
+            if self.response_body.overflowed:
+                event.annotations[TRUNCATED_ANNOTATION] = "true"
+            else:
+                event.response_object = self.response_body.as_json(codecs, omit)
 
 
 def _header(scope: Scope, name: bytes) -> str:
-    for key, value in scope["headers"]:
+    return _header_value(scope["headers"], name)
+
+
+def _header_value(headers: Any, name: bytes) -> str:
+    for key, value in headers:
         if key == name:
             return str(value.decode("latin-1"))
     return ""
@@ -167,6 +274,11 @@ def _status_of(body: bytes) -> dict[str, Any] | None:
         return None
     if not isinstance(document, dict) or document.get("kind") != "Status":
         return None
+    return status_fields(document)
+
+
+def status_fields(document: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a Status an event's responseStatus carries."""
     status: dict[str, Any] = {"metadata": {}}
     status.update((key, document[key]) for key in _STATUS_FIELDS if key in document)
     return status

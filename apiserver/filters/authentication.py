@@ -18,7 +18,7 @@ from apiserver.endpoints.http import (
     Send,
     respond,
 )
-from apiserver.filters.audit import AUDIT_ID_HEADER, Auditor
+from apiserver.filters.audit import Auditor
 from apiserver.machinery import errors
 
 log = logging.getLogger(__name__)
@@ -58,10 +58,6 @@ class AuthenticationFilter:
         await self.app(scope, receive, send)
 
     async def _refuse(self, scope: Scope, send: Send) -> None:
-        audit_id = (
+        if self.auditor is not None:
             self.auditor.failed_authentication(scope, scope[SCOPE_REQUEST_INFO])
-            if self.auditor is not None
-            else None
-        )
-        headers = [(AUDIT_ID_HEADER, audit_id.encode("latin-1", "replace"))] if audit_id else None
-        await respond(send, 401, _UNAUTHORIZED, headers=headers)
+        await respond(send, 401, _UNAUTHORIZED)

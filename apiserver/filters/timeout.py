@@ -32,6 +32,7 @@ from apiserver.endpoints.http import (
     respond_error,
 )
 from apiserver.endpoints.routing import RequestInfo
+from apiserver.filters.audit import Auditor, status_fields
 from apiserver.filters.longrunning import is_long_running
 from apiserver.machinery.errors import APIError, bad_request
 from apiserver.machinery.goduration import parse_go_duration
@@ -47,8 +48,16 @@ _INVALID_TIMEOUT = "invalid timeout specified in the request URL"
 class TimeoutFilter:
     """The deadline of each non-long-running request, in seconds (0: none)."""
 
-    def __init__(self, app: ASGIApp, request_timeout: float, min_request_timeout: float) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        request_timeout: float,
+        min_request_timeout: float,
+        auditor: Auditor | None = None,
+    ) -> None:
         self.app = app
+        self.auditor = auditor
+        """Records a malformed ``?timeout=``'s refusal, as kube's withFailedRequestAudit does."""
         self.request_timeout = request_timeout
         self.min_request_timeout = min_request_timeout
         self._pending: dict[_Response, float] = {}
@@ -65,6 +74,8 @@ class TimeoutFilter:
         try:
             timeout = self._deadline(scope.get("query_string", b""))
         except APIError as error:
+            if self.auditor is not None:
+                self.auditor.failed_request(scope, info, status_fields(error.status()))
             await respond_error(send, error)
             return
         if not timeout:

@@ -98,8 +98,8 @@ def apply_merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def _go_json_kind(value: Any) -> str:
-    # The JSON kind encoding/json names in "cannot unmarshal <kind> into Go value of type ...".
+def go_json_kind(value: Any) -> str:
+    """The JSON kind encoding/json names in "cannot unmarshal <kind> into Go value of type ..."."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int | float):
@@ -114,7 +114,7 @@ def _go_json_kind(value: Any) -> str:
 def apply_json_patch(target: Any, ops: Any) -> Any:
     """RFC 6902: apply the operations in ``ops`` (decoded JSON) in order, all or nothing."""
     if not isinstance(ops, list):
-        kind = _go_json_kind(ops)
+        kind = go_json_kind(ops)
         if ops is None:
             return target  # json.Unmarshal of null leaves the patch empty
         raise PatchError(
@@ -123,7 +123,7 @@ def apply_json_patch(target: Any, ops: Any) -> Any:
     for op in ops:
         if op is not None and not isinstance(op, Mapping):
             raise PatchError(
-                f"json: cannot unmarshal {_go_json_kind(op)} into Go value of type jsonpatch.Operation",
+                f"json: cannot unmarshal {go_json_kind(op)} into Go value of type jsonpatch.Operation",
                 400,
             )
     if len(ops) > MAX_JSON_PATCH_OPERATIONS:
@@ -195,7 +195,7 @@ def _apply(doc: Any, op: Mapping[str, Any], state: _State) -> Any:
         elif path is None:
             detail = "operation missing path field: missing value"
         else:
-            detail = f"json: cannot unmarshal {_go_json_kind(path)} into Go value of type string"
+            detail = f"json: cannot unmarshal {go_json_kind(path)} into Go value of type string"
         raise PatchError(f"{kind} operation failed to decode path: {detail}")
     parts = _parts(path)
     if parts is None:

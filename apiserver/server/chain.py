@@ -1,17 +1,20 @@
 """The filter chain around the API server, composed here and nowhere else, in kube-apiserver's order
-(k8s.io/apiserver pkg/server/config.go, DefaultBuildHandlerChain): request info → request deadline and
-timeout → authentication → audit → impersonation → max-in-flight → authorization → the APIServer, as `serve`'s options (server/options.py) shape
-it."""
+(k8s.io/apiserver pkg/server/config.go, DefaultBuildHandlerChain): audit ID → request info → request deadline
+and timeout → authentication → audit → impersonation → max-in-flight → authorization → the APIServer, as
+`serve`'s options (server/options.py) shape it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from apiserver.audit.bodies import MAX_RECORDED_BODY, protobuf_codecs
 from apiserver.audit.log import LogBackend
 from apiserver.audit.policy import MetadataPolicy
+from apiserver.audit.policyfile import load_policy_file
 from apiserver.authentication.authenticator import Authenticator, request_authenticator
 from apiserver.endpoints.http import ASGIApp, Receive, Scope, Send
 from apiserver.filters.audit import AuditFilter, Auditor
+from apiserver.filters.auditinit import AuditInitFilter
 from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.authorization import AuthorizationFilter
 from apiserver.filters.impersonation import ImpersonationFilter
@@ -52,14 +55,27 @@ def build_handler_chain(
             handler, options.max_requests_inflight, options.max_mutating_requests_inflight
         )
     handler = ImpersonationFilter(handler, authorizer)
-    auditor = (
-        Auditor(MetadataPolicy(), LogBackend(options.audit_log_path))
-        if options.audit_log_path
-        else None
-    )
+    auditor = _auditor(server, options)
     if auditor is not None:
         handler = AuditFilter(handler, auditor)
     handler = AuthenticationFilter(handler, request_authenticator(authenticators), auditor)
     # kube wraps WithTimeoutForNonLongRunningRequests, then WithRequestDeadline, just inside WithRequestInfo
-    handler = TimeoutFilter(handler, options.request_timeout, options.min_request_timeout)
-    return HandlerChain(server, RequestInfoFilter(handler), auditor)
+    handler = TimeoutFilter(handler, options.request_timeout, options.min_request_timeout, auditor)
+    return HandlerChain(server, AuditInitFilter(RequestInfoFilter(handler)), auditor)
+
+
+def _auditor(server: APIServer, options: ChainOptions) -> Auditor | None:
+    """The log's auditor: none without `--audit-log-path`, as in kube also when a policy file is given;
+    every request at Metadata without a policy file (apiforge's earlier behaviour, where kube records
+    nothing). With truncation on, a body larger than an event may be is not even kept."""
+    audit = options.audit
+    if not options.audit_log_path:
+        return None
+    policy = load_policy_file(audit.policy_file) if audit.policy_file else MetadataPolicy()
+    max_body = audit.truncate_max_event_size if audit.truncate_enabled else MAX_RECORDED_BODY
+    return Auditor(
+        policy,
+        LogBackend(audit.log_options(options.audit_log_path)),
+        protobuf_codecs(server.scheme),
+        max_body,
+    )

@@ -12,6 +12,12 @@ from pathlib import Path
 import click
 from click.decorators import FC
 
+from apiserver.audit.options import (
+    DEFAULT_AUDIT_OPTIONS,
+    DEFAULT_MAX_EVENT_SIZE,
+    FORMATS,
+    AuditOptions,
+)
 from apiserver.machinery.goduration import parse_go_duration
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.tlsoptions import TLSOptions, tls_flags
@@ -37,6 +43,8 @@ class ChainOptions:
     """Seconds a non-long-running request may take before it is answered 504 (kube's 1m0s; 0: none)."""
     min_request_timeout: float = 1800.0
     """The shortest default lifetime of a watch, in seconds; each lasts a random time up to twice it."""
+    audit: AuditOptions = DEFAULT_AUDIT_OPTIONS
+    """The audit policy and the log's rotation, format and truncation (`--audit-*`)."""
 
     @property
     def authorization_modes(self) -> tuple[str, ...]:
@@ -67,6 +75,7 @@ class ChainOptions:
             problems.append(
                 f'authorization-mode "{self.authorization_mode}" has mode specified more than once'
             )
+        problems.extend(self.audit.validate(self.audit_log_path))
         return problems
 
 
@@ -114,6 +123,78 @@ def _hidden_seconds(flag: str, default: float, help_text: str) -> Callable[[FC],
     return click.option(
         flag, type=click.FloatRange(min=0), default=default, hidden=True, help=help_text
     )
+
+
+def _audit_options(command: Callable[..., None]) -> Callable[..., None]:
+    """kube-apiserver's `--audit-*` flags (beside `--audit-log-path`), handed on as one AuditOptions."""
+
+    @click.option(
+        "--audit-policy-file",
+        default="",
+        help="An audit.k8s.io/v1 Policy (YAML or JSON): which requests are recorded, and how much of them."
+        " Without it, --audit-log-path records every request at the Metadata level.",
+    )
+    @click.option(
+        "--audit-log-maxsize",
+        type=int,
+        default=0,
+        help="Megabytes the audit log reaches before it is rotated (0: 100).",
+    )
+    @click.option(
+        "--audit-log-maxbackup",
+        type=int,
+        default=0,
+        help="Rotated audit logs kept, the newest (0: all).",
+    )
+    @click.option(
+        "--audit-log-maxage",
+        type=int,
+        default=0,
+        help="Days a rotated audit log is kept, by the time in its name (0: forever).",
+    )
+    @click.option(
+        "--audit-log-format",
+        default="json",
+        show_default=True,
+        help=f"The audit log's lines: {' or '.join(FORMATS)}.",
+    )
+    @click.option(
+        "--audit-log-truncate-enabled",
+        is_flag=True,
+        help="Drop the request and response objects of an audit event larger than"
+        " --audit-log-truncate-max-event-size (and the event, if it is still larger).",
+    )
+    @click.option(
+        "--audit-log-truncate-max-event-size",
+        type=int,
+        default=DEFAULT_MAX_EVENT_SIZE,
+        show_default=True,
+        help="Bytes an audit event may take before it is truncated.",
+    )
+    @functools.wraps(command)
+    def parsed(
+        *args: object,
+        audit_policy_file: str,
+        audit_log_maxsize: int,
+        audit_log_maxbackup: int,
+        audit_log_maxage: int,
+        audit_log_format: str,
+        audit_log_truncate_enabled: bool,
+        audit_log_truncate_max_event_size: int,
+        **kwargs: object,
+    ) -> None:
+        audit = AuditOptions(
+            audit_policy_file,
+            audit_log_maxsize,
+            audit_log_maxbackup,
+            audit_log_maxage,
+            audit_log_format,
+            audit_log_truncate_enabled,
+            audit_log_truncate_max_event_size,
+        )
+        command(*args, audit=audit, **kwargs)
+
+    return parsed
 
 
 def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None]:
@@ -196,6 +277,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         default=_CHAIN_DEFAULTS.audit_log_path,
         help="Append audit events (audit.k8s.io/v1, JSON lines) to this file; '-' for standard output.",
     )
+    @_audit_options
     @click.option(
         "--request-timeout",
         type=_GoDuration(),
@@ -247,6 +329,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         read_body_timeout: float,
         idle_timeout: float,
         tls: TLSOptions,
+        audit: AuditOptions,
     ) -> None:
         chain = ChainOptions(
             max_requests_inflight,
@@ -255,6 +338,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
             audit_log_path,
             request_timeout,
             float(min_request_timeout),
+            audit,
         )
         problems = chain.validate()
         if problems:

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 import uvicorn
+import yaml
 
 from apiserver.authentication.user import UserInfo
 from apiserver.server.cli import client_url
-from apiserver.server.kubeconfig import write_kubeconfig
+from apiserver.server.kubeconfig import kubeconfig_text
+from apiserver.server.private import write_private
 from tests.inprocess import BearerUsers, build_app
 from tests.kubectl import Kubectl, kubectl_binary
 from tests.serverproc import free_port
@@ -39,7 +41,11 @@ def kubeconfig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         assert time.monotonic() < deadline, "the server did not start"
         time.sleep(0.02)
     path = tmp_path_factory.mktemp("rbac") / "kubeconfig"
-    write_kubeconfig(path, client_url("127.0.0.1", port))
+    # a user entry with a token, so that kubectl does not prompt for a password; BearerUsers reads it
+    # as ROOT, as it reads a request without one
+    config = yaml.safe_load(kubeconfig_text(client_url("127.0.0.1", port, "http")))
+    config["users"][0]["user"] = {"token": f"{ROOT.name}/{','.join(ROOT.groups)}"}
+    write_private(path, yaml.safe_dump(config).encode())
     yield path
     server.should_exit = True
     thread.join(30)

@@ -10,6 +10,7 @@ import pytest
 
 from apiserver.audit.event import Event, Level, Stage, micro_time
 from apiserver.audit.log import LogBackend
+from apiserver.audit.options import LogOptions
 from apiserver.authentication.user import ANONYMOUS, UserInfo
 
 
@@ -69,3 +70,61 @@ def test_a_dash_is_standard_output(capsysbinary: pytest.CaptureFixture[bytes]) -
     backend.process_events(event("to-stdout"))
     backend.close()
     assert json.loads(capsysbinary.readouterr().out)["auditID"] == "to-stdout"
+
+
+def test_a_new_log_is_created_0600_in_a_0700_directory(tmp_path: Path) -> None:
+    """kube's ensureLogFile: the log tells who did what, and is nobody else's to read."""
+    path = tmp_path / "logs" / "audit.log"
+    LogBackend(str(path)).close()
+    assert (path.stat().st_mode & 0o777, path.parent.stat().st_mode & 0o777) == (0o600, 0o700)
+
+
+def test_the_legacy_format_is_kube_s_event_string(tmp_path: Path) -> None:
+    path = tmp_path / "audit.log"
+    backend = LogBackend(LogOptions(str(path), format="legacy"))
+    first = event("a")
+    backend.process_events(first)
+    first.stage = Stage.RESPONSE_COMPLETE
+    first.user = UserInfo("alice", groups=("devs", "system:authenticated"))
+    first.impersonated_user = UserInfo("jane")
+    first.user_agent = 'kubectl/v1.33 "quoted"'
+    first.response_status = {"metadata": {}, "code": 201}
+    backend.process_events(first)
+    backend.close()
+    received, complete = path.read_text().splitlines()
+    assert received == (
+        '2023-11-14T22:13:20.250000Z AUDIT: id="a" stage="RequestReceived" ip="10.0.0.7"'
+        ' method="create" user="system:anonymous" groups="\\"system:unauthenticated\\""'
+        ' as="<self>" asgroups="<lookup>" user-agent="" namespace="default"'
+        ' uri="/api/v1/namespaces/default/configmaps" response="<deferred>"'
+    )
+    assert complete == (
+        '2023-11-14T22:13:20.250000Z AUDIT: id="a" stage="ResponseComplete" ip="10.0.0.7"'
+        ' method="create" user="alice" groups="\\"devs\\",\\"system:authenticated\\""'
+        ' as="jane" asgroups="<lookup>" user-agent="kubectl/v1.33 \\"quoted\\""'
+        ' namespace="default" uri="/api/v1/namespaces/default/configmaps" response="201"'
+    )
+
+
+def test_truncation_drops_the_objects_then_the_event(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kube's truncating backend: past the maximum event size the objects go and the event says so; an
+    event still too large is dropped (and logged)."""
+    path = tmp_path / "audit.log"
+    backend = LogBackend(LogOptions(str(path), max_event_size=2000))
+    small, large, huge = event("small"), event("large"), event("huge")
+    for recorded in (small, large, huge):
+        recorded.level = Level.REQUEST_RESPONSE
+        recorded.request_object = {"data": {"k": "v"}}
+    large.response_object = {"data": {"k": "x" * 5000}}
+    huge.annotations["note"] = "y" * 5000
+    backend.process_events(small, large, huge)
+    backend.close()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [line["auditID"] for line in lines] == ["small", "large"]
+    assert lines[0]["requestObject"] == {"data": {"k": "v"}}
+    assert "requestObject" not in lines[1]
+    assert "responseObject" not in lines[1]
+    assert lines[1]["annotations"] == {"audit.k8s.io/truncated": "true"}
+    assert "audit event huge is too large even after truncating" in caplog.text

@@ -16,6 +16,7 @@ from apiserver.authentication.user import UserInfo
 from apiserver.authorization.authorizer import AlwaysAllow, Attributes, Authorizer
 from apiserver.endpoints.http import ASGIApp, Receive, Scope, Send, respond_error
 from apiserver.filters.audit import AuditFilter, Auditor
+from apiserver.filters.auditinit import AuditInitFilter
 from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.authorization import AuthorizationFilter
 from apiserver.filters.impersonation import ImpersonationFilter
@@ -60,14 +61,14 @@ def chain(
     authorizer: Authorizer | None = None,
     policy: Any = None,
 ) -> ASGIApp:
-    """The chain's filters in kube's order, audit included."""
+    """The chain's filters in kube's order, audit (and the audit ID outermost) included."""
     authorizer = authorizer or AlwaysAllow()
     auditor = Auditor(policy or Everything(), recorder)
     inner = ImpersonationFilter(AuthorizationFilter(app, authorizer), authorizer)
     authenticated = AuthenticationFilter(
         AuditFilter(inner, auditor), request_authenticator([TOKENS]), auditor
     )
-    return RequestInfoFilter(authenticated)
+    return AuditInitFilter(RequestInfoFilter(authenticated))
 
 
 def without_times(event: dict[str, Any]) -> dict[str, Any]:
@@ -172,7 +173,8 @@ def test_omitted_stages_and_unaudited_requests_are_not_recorded() -> None:
     app = chain(recorder, policy=OnlyWrites())
     response = request(app, "GET", "/api/v1/configmaps")
     assert recorder.events == []
-    assert "audit-id" not in response.headers
+    # kube's WithAuditInit echoes the ID whether or not the policy records the request
+    assert response.headers["audit-id"]
     request(app, "POST", "/api/v1/namespaces/default/configmaps")
     assert [event["verb"] for event in recorder.events] == ["create", "create"]
 

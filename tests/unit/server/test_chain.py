@@ -43,6 +43,7 @@ def test_the_filters_are_in_kube_apiserver_order(tmp_path: Path) -> None:
     chain = build_handler_chain(server, ChainOptions(audit_log_path=str(tmp_path / "audit.log")))
     # WithTimeoutForNonLongRunningRequests and WithRequestDeadline sit just inside WithRequestInfo
     assert links(chain) == [
+        "AuditInitFilter",
         "RequestInfoFilter",
         "TimeoutFilter",
         "AuthenticationFilter",
@@ -55,6 +56,7 @@ def test_the_filters_are_in_kube_apiserver_order(tmp_path: Path) -> None:
     chain.auditor.backend.close()
     bare = build_handler_chain(server, ChainOptions(0, 0))
     assert links(bare) == [
+        "AuditInitFilter",
         "RequestInfoFilter",
         "TimeoutFilter",
         "AuthenticationFilter",
