@@ -1,7 +1,7 @@
 """`python -m bench [NAME ...]`: run the benches (all, or those named) in sequence, then a summary.
 
-Names: generate, server, storage, stack, engine, chain, attack, tls, rbac. Each bench prints its own detail table as
-it goes;
+Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost. Each bench prints its own detail
+table as it goes;
 the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
 missed: the machines are noisy, so a verdict is something to read, not to gate on.
 """
@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from bench import (
     attack_bench,
+    celcost_bench,
     chain_bench,
     engine_bench,
     generate_bench,
@@ -35,6 +36,7 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
     "attack": attack_bench.run,
     "tls": tls_bench.run,
     "rbac": rbac_bench.run,
+    "celcost": celcost_bench.run,
 }
 
 

@@ -45,7 +45,6 @@ KUBECTL_HEADERS = [
     (b"host", b"127.0.0.1:6443"),
     (b"user-agent", b"kubectl/v1.32.4 (linux/amd64) kubernetes/4cb5f07"),
     (b"accept", b"application/json"),
-    (b"authorization", b"Bearer apiforge-admin"),
     (b"kubectl-command", b"kubectl get"),
     (b"kubectl-session", b"0f8a3c52-7f0e-4d5b-9d6e-2b9c4d3f1a7e"),
     (b"accept-encoding", b"gzip"),

@@ -166,8 +166,19 @@ def _check_server_parts(d: Definition, found: _Findings) -> None:
     references: list[tuple[JsonPath, str]] = (
         [(("strategy",), parts.strategy)] if parts.strategy else []
     )
-    for key, values in (("admission", parts.admission), ("controllers", parts.controllers)):
+    for key, values in (
+        ("admission", parts.admission),
+        ("controllers", parts.controllers),
+        ("authenticators", parts.authenticators),
+    ):
         references += [((key, i), value) for i, value in enumerate(values)]
+    for sub in parts.create_subresources:
+        here: JsonPath = ("createSubresources", sub.name)
+        references.append(((*here, "handler"), sub.handler))
+        if sub.name in ("status", "scale") or not DNS1123_LABEL.match(sub.name):
+            found.add(d, here, f'"{sub.name}" cannot name a subresource answered by a handler')
+        if not sub.version:
+            found.add(d, (*here, "apiVersion"), 'expected "group/version" (or "version" for core)')
     for path, reference in references:
         if not HOOK_REFERENCE.match(reference):
             found.add(d, path, f'"{reference}" must be a "package.module:Name" reference')
@@ -199,6 +210,20 @@ def _check_unique(definitions: list[Definition], found: _Findings) -> None:
                 )
 
 
+def _check_subresource_kinds(definitions: list[Definition], found: _Findings) -> None:
+    """A subresource's body is a kind some definition serves in that version (its schema, codec, model)."""
+    known = {(d.group, v.name, d.kind) for d in definitions for v in d.versions}
+    for d in definitions:
+        for sub in d.server.create_subresources:
+            group = "" if sub.group == "core" else sub.group
+            if sub.version and (group, sub.version, sub.kind) not in known:
+                found.add(
+                    d,
+                    ("createSubresources", sub.name, "kind"),
+                    f"no definition of {sub.kind} in {sub.group or 'core'}/{sub.version}",
+                )
+
+
 def check_definitions(definitions: list[Definition], locate: Locator) -> None:
     """Raise DefinitionErrors listing every problem of every definition (in file and line order)."""
     found = _Findings(locate)
@@ -212,5 +237,6 @@ def check_definitions(definitions: list[Definition], locate: Locator) -> None:
                     definition, locate.format(definition) == "crd", found.reporter(definition)
                 )
     _check_unique(definitions, found)
+    _check_subresource_kinds(definitions, found)
     if found.errors:
         raise DefinitionErrors(sorted(found.errors, key=lambda e: (str(e.file), e.line)))

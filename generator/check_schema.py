@@ -18,6 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from apiserver.schema import apply_defaults, prune, validate
+from apiserver.schema.cel import RuleSyntaxError, compile_rule, unsupported_functions
+from apiserver.schema.celstatic import cost_problems
 from apiserver.schema.regex import compile_go_regexp
 from generator.definition import JsonPath
 
@@ -89,8 +91,11 @@ def check_schema(schema: dict[str, Any], report: Report) -> None:
         if key not in _ROOT_KEYS:
             counted((key,), f"{key} is not allowed at the root of a schema")
     _Structure(counted).node(schema, (), ROOT)
-    if not problems:  # as in apiextensions: defaults are only judged against a structural schema
+    # as in apiextensions: defaults and costs are only judged on a structural schema
+    if not problems:
         _check_defaults(schema, (), report, "")
+        for path, message in cost_problems(schema):
+            report(path, message)
 
 
 def _is_puf(node: dict[str, Any]) -> bool:
@@ -368,14 +373,6 @@ class _Structure:
             for key in ("rule", "messageExpression"):  # kube compiles both when the CRD is created
                 source = str(rule.get(key) or "").strip()
                 if source:
-                    # Imported on the first rule: the CEL library takes 0.2 s to import (a fifth of what a
-                    # run that re-renders one group-version spends before rendering), and most kinds have none.
-                    from apiserver.schema.cel import (
-                        RuleSyntaxError,
-                        compile_rule,
-                        unsupported_functions,
-                    )
-
                     try:
                         missing = unsupported_functions(compile_rule(source))
                     except RuleSyntaxError as error:

@@ -18,6 +18,7 @@ from apiserver.machinery.scheme import ScaleSpec as ScaleSubresource
 
 __all__ = [
     "Conversion",
+    "CreateSubresource",
     "Definition",
     "DefinitionError",
     "DefinitionErrors",
@@ -119,6 +120,20 @@ class Version:
 
 
 @dataclass(frozen=True)
+class CreateSubresource:
+    """A subresource that takes a POST of another kind and answers with it (kube's rest.NamedCreater:
+    ``serviceaccounts/token`` takes and answers an authentication.k8s.io/v1 TokenRequest): its ``name``, the
+    body's ``group``, ``version`` and ``kind`` (a definition of its own), and the ``handler`` class that
+    answers it ("package.module:Name")."""
+
+    name: str
+    group: str
+    version: str
+    kind: str
+    handler: str
+
+
+@dataclass(frozen=True)
 class ServerParts:
     """What a built-in kind brings to the server beyond its schema, as kube keeps it in
     pkg/registry/<group>/<kind>: Python classes named by "package.module:Name" references (a strategy, admission
@@ -130,6 +145,12 @@ class ServerParts:
     strategy: str = ""
     admission: tuple[str, ...] = ()
     controllers: tuple[str, ...] = ()
+    authenticators: tuple[str, ...] = ()
+    """Token authenticators the kind brings (the service-account token authenticator)."""
+    standalone: bool = True
+    """False for a kind that is only another resource's subresource body (TokenRequest): registered for
+    decoding, validation and encoding, but served at no path of its own and absent from discovery."""
+    create_subresources: tuple[CreateSubresource, ...] = ()
 
 
 @dataclass(frozen=True)

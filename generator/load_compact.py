@@ -12,6 +12,7 @@ from typing import Any
 
 from generator.definition import (
     Conversion,
+    CreateSubresource,
     Definition,
     FieldMove,
     JsonPath,
@@ -48,6 +49,9 @@ COMPACT_KEYS = (
     "strategy",
     "admission",
     "controllers",
+    "authenticators",
+    "standalone",
+    "createSubresources",
 )
 VERSION_KEYS = (
     "served",
@@ -62,6 +66,7 @@ VERSION_KEYS = (
 )
 _SUBRESOURCE_KEYS = ("status", "scale")
 _CONVERSION_KEYS = ("rename", "toHub", "fromHub")
+_CREATE_SUBRESOURCE_KEYS = ("apiVersion", "kind", "handler")
 _FIELD_PATH = re.compile(r"^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$")
 _SHARED = ("subresources", "printerColumns", "selectableFields")
 
@@ -136,7 +141,35 @@ class _CompactLoader:
             strategy=reader.opt_string(top, "strategy", ()),
             admission=reader.opt_strings(top, "admission", ()),
             controllers=reader.opt_strings(top, "controllers", ()),
+            authenticators=reader.opt_strings(top, "authenticators", ()),
+            standalone=reader.opt_bool(top, "standalone", (), True),
+            create_subresources=self._create_subresources(top.get("createSubresources")),
         )
+
+    def _create_subresources(self, value: Any) -> tuple[CreateSubresource, ...]:
+        """``createSubresources: {token: {apiVersion: authentication.k8s.io/v1, kind: TokenRequest,
+        handler: module:Class}}``."""
+        reader = self.reader
+        path: JsonPath = ("createSubresources",)
+        found = reader.mapping(value, path, None) if value is not None else None
+        subresources = []
+        for name, entry in (found or {}).items():
+            here = (*path, name)
+            fields = reader.mapping(entry, here, _CREATE_SUBRESOURCE_KEYS, _CREATE_SUBRESOURCE_KEYS)
+            if fields is None:
+                continue
+            api_version = reader.opt_string(fields, "apiVersion", here)
+            group, _, version = api_version.rpartition("/")
+            subresources.append(
+                CreateSubresource(
+                    str(name),
+                    group,
+                    version,
+                    reader.opt_string(fields, "kind", here),
+                    reader.opt_string(fields, "handler", here),
+                )
+            )
+        return tuple(subresources)
 
     def _names(self, top: dict[str, Any], kind: str) -> dict[str, str]:
         """plural / singular / listKind, derived from kind when omitted (and located at what they came from)."""

@@ -380,7 +380,8 @@ def group_version_document(version: VersionPlan) -> dict[str, Any]:
         schemas[component_name(definition.group, version.name, definition.list_kind)] = (
             _list_schema(kind, f"{REF}{item}")
         )
-        paths.update(_paths(kind))
+        if definition.server.standalone:  # a subresource's body has no path of its own
+            paths.update(_paths(kind))
     document = {
         "openapi": OPENAPI_VERSION,
         "info": INFO,

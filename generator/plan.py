@@ -94,11 +94,18 @@ class GroupPlan:
 
     @property
     def server_modules(self) -> tuple[str, ...]:
-        """The modules of the classes the group's definitions name (strategies, admission, controllers)."""
+        """The modules of the classes the group's definitions name (strategies, admission, controllers,
+        authenticators, subresource handlers)."""
         references = [
             reference
             for d in self.definitions
-            for reference in (d.server.strategy, *d.server.admission, *d.server.controllers)
+            for reference in (
+                d.server.strategy,
+                *d.server.admission,
+                *d.server.controllers,
+                *d.server.authenticators,
+                *(sub.handler for sub in d.server.create_subresources),
+            )
             if reference
         ]
         return tuple(sorted({reference.partition(":")[0] for reference in references}))

@@ -4,7 +4,10 @@ generated code, and a server running it (integration tests of schema features th
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from generator.pipeline import GenerateConfig, generate
 from tests.serverproc import ServerProcess, free_port
@@ -47,3 +50,13 @@ def serve_crd(root: Path, data_dir: Path, group: str, crd: str) -> ServerProcess
     server = ServerProcess(data_dir, free_port(), cwd=root)
     server.start()
     return server
+
+
+def crd_server(
+    tmp_path_factory: pytest.TempPathFactory, group: str, crd: str
+) -> Iterator[ServerProcess]:
+    """A module fixture's body: a server of a throwaway project for ``crd``, stopped afterwards."""
+    root, data = tmp_path_factory.mktemp(f"{group}-project"), tmp_path_factory.mktemp("data")
+    process = serve_crd(root, data, group, crd)
+    yield process
+    process.stop()

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 import httpx
 
 from apiserver.authentication.authenticator import Authenticator
+from apiserver.authentication.token import TokenAuthentication
 from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.http import Message, Receive, Scope, Send
 from apiserver.server.app import APIServer
@@ -67,16 +68,19 @@ def build_app(
     *,
     authorization_mode: str = "AlwaysAllow",
     authenticators: Sequence[Authenticator] = (),
+    tokens: TokenAuthentication | None = None,
 ) -> ASGIApp:
     """The server exactly as ``apiforge serve`` assembles it, its filter chain included, over ``storage`` (a
-    fresh memory store by default), with ``--authorization-mode`` and the ``authenticators`` given. The one
-    place tests construct the app."""
+    fresh memory store by default), with ``--authorization-mode``, the ``authenticators`` given and ``tokens``
+    as its bearer-token authentication (no token issued by default). The one place tests construct the
+    app."""
     options = ChainOptions(authorization_mode=authorization_mode)
     server = APIServer(
         build_scheme(),
         storage or MemoryStorage(),
         OPENAPI_DIR,
         authorization_modes=options.authorization_modes,
+        tokens=tokens,
     )
     return build_handler_chain(server, options, authenticators)
 

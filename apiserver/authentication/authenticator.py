@@ -66,11 +66,16 @@ class AuthenticatedGroupAdder:
 
     async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
         user = await self.authenticator.authenticate(scope)
-        if user is None or user.name == ANONYMOUS_USER:
-            return user
-        if AUTHENTICATED_GROUP in user.groups or UNAUTHENTICATED_GROUP in user.groups:
-            return user
-        return UserInfo(user.name, user.uid, (*user.groups, AUTHENTICATED_GROUP), user.extra)
+        return None if user is None else with_authenticated_group(user)
+
+
+def with_authenticated_group(user: UserInfo) -> UserInfo:
+    """``user`` in ``system:authenticated``, as AuthenticatedGroupAdder puts it there."""
+    if user.name == ANONYMOUS_USER:
+        return user
+    if AUTHENTICATED_GROUP in user.groups or UNAUTHENTICATED_GROUP in user.groups:
+        return user
+    return UserInfo(user.name, user.uid, (*user.groups, AUTHENTICATED_GROUP), user.extra)
 
 
 class AnonymousAuthenticator:

@@ -51,6 +51,18 @@ def resource_entries(resource: ResourceType, version: VersionType) -> list[dict[
                 "verbs": SUBRESOURCE_VERBS,
             }
         )
+    for sub in resource.create_subresources:
+        entries.append(
+            {
+                "name": f"{resource.plural}/{sub.name}",
+                "singularName": "",
+                "namespaced": resource.namespaced,
+                "group": sub.group,
+                "version": sub.version,
+                "kind": sub.kind,
+                "verbs": ["create"],
+            }
+        )
     return entries
 
 
@@ -82,6 +94,11 @@ def _aggregated_resource(resource: ResourceType, version: VersionType) -> dict[s
         scale_kind = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
         subresources.append(
             {"subresource": "scale", "responseKind": scale_kind, "verbs": SUBRESOURCE_VERBS}
+        )
+    for sub in resource.create_subresources:
+        body_kind = {"group": sub.group, "version": sub.version, "kind": sub.kind}
+        subresources.append(
+            {"subresource": sub.name, "responseKind": body_kind, "verbs": ["create"]}
         )
     if subresources:
         entry["subresources"] = subresources

@@ -3,12 +3,14 @@ status and scale subresources. Generic: all per-kind behaviour comes from the Sc
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from apiserver.admission.chain import AdmissionChain
+from apiserver.admission.interface import Attributes, Operation
 from apiserver.encoding import protobuf
 from apiserver.encoding.limits import load_json
 from apiserver.encoding.protobuf_meta import DELETE_OPTIONS
@@ -35,13 +37,14 @@ from apiserver.endpoints.scale import apply_scale, scale_of
 from apiserver.endpoints.watch import serve_watch
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.machinery.scheme import Scheme, VersionType
+from apiserver.machinery.scheme import ResourceType, Scheme, VersionType
 from apiserver.machinery.selectors import matcher, parse_field_selector, parse_label_selector
 from apiserver.patch.jsonpatch import PatchError, apply_json_patch, apply_merge_patch
 from apiserver.patch.strategic import apply_strategic_merge_patch
-from apiserver.registry.admit import Track, WriteOptions, go_quoted
+from apiserver.registry.admit import Track, Write, WriteOptions, admit, go_quoted
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.store import ListOptions, Store, parse_resource_version
+from apiserver.registry.subresource import NamedCreater
 from apiserver.registry.versioning import to_version
 
 MERGE_PATCH = "application/merge-patch+json"
@@ -55,12 +58,28 @@ APPLY_ATTEMPTS = 5
 race means someone else's write landed, so a few tries are ample (the last error is answered)."""
 
 
+@dataclass(frozen=True, slots=True)
+class BoundCreater:
+    """A create subresource as served: its body's resource and version, and the handler that answers."""
+
+    body: ResourceType
+    version: VersionType
+    handler: NamedCreater
+
+
 class ResourceHandler:
     """Answers every request under a resource path."""
 
-    def __init__(self, scheme: Scheme, stores: dict[tuple[str, str], Store]) -> None:
+    def __init__(
+        self,
+        scheme: Scheme,
+        stores: dict[tuple[str, str], Store],
+        creaters: Mapping[tuple[str, str, str], BoundCreater] | None = None,
+    ) -> None:
         self.scheme = scheme
         self.stores = stores
+        self.creaters = creaters or {}
+        """The create subresources by (group, plural, subresource)."""
 
     async def handle(self, request: Request, send: Send, path: ResourcePath) -> None:
         served = self.scheme.served(path.group, path.version, path.plural)
@@ -433,7 +452,10 @@ class ResourceHandler:
         self, request: Request, send: Send, store: Store, target: Target, name: str
     ) -> None:
         version = target.version
-        if name == "status" and version.status_subresource:
+        creater = self.creaters.get((target.resource.group, target.resource.plural, name))
+        if creater is not None:
+            await self._create_subresource(request, send, target, name, creater)
+        elif name == "status" and version.status_subresource:
             if request.method == "GET":
                 obj = await store.get(target.namespace, target.name)
                 await self._send_object(request, send, 200, obj, target)
@@ -449,6 +471,42 @@ class ResourceHandler:
             await self._scale(request, send, store, target)
         else:
             raise errors.resource_not_found()
+
+    async def _create_subresource(
+        self, request: Request, send: Send, target: Target, name: str, creater: BoundCreater
+    ) -> None:
+        """A POST of the body's kind, decoded and validated as that kind (kube's createHandler with a
+        NamedCreater), answered 201 with the handler's object, as kube answers a TokenRequest."""
+        if request.method != "POST":
+            raise errors.method_not_allowed()
+        if target.resource.namespaced and target.namespace is None:
+            raise errors.method_not_allowed()
+        body_target = Target(creater.body, creater.version, target.namespace, target.name)
+        mode = field_validation(request.query)
+        obj = await self._read_object(request, body_target)
+        dry_run = _dry_run(request)
+        namespace = target.namespace or ""
+        write = Write(
+            creater.body, creater.version, namespace, target.name, Operation.CREATE, name, dry_run
+        )
+        options = WriteOptions(request.user, mode, request.warnings)
+        # pruned, defaulted and validated as its kind; no admission plugin judges these bodies yet
+        internal = await admit(obj, write, AdmissionChain(), options)
+        attributes = Attributes(
+            Operation.CREATE,
+            target.resource,
+            target.version,
+            namespace,
+            target.name,
+            internal,
+            None,
+            request.user,
+            name,
+            dry_run,
+            request.warnings,
+        )
+        answer = await creater.handler.create(attributes)
+        await self._send_object(request, send, 201, answer, body_target)
 
     async def _scale(self, request: Request, send: Send, store: Store, target: Target) -> None:
         spec = target.version.scale

@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 from apiserver.machinery.objects import Object
 
 if TYPE_CHECKING:
+    from apiserver.authentication.token import TokenAuthenticator
     from apiserver.encoding.protobuf_meta import KindCodec
     from apiserver.registry.context import ControllerFactory, PluginFactory, ServerContext
     from apiserver.registry.strategy import Strategy
+    from apiserver.registry.subresource import NamedCreater
 
 Converter = Callable[[Object], Object]
 
@@ -73,6 +75,19 @@ class VersionType:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class CreateSubresource:
+    """A subresource that takes a POST of another kind and answers with it (kube's rest.NamedCreater): the
+    body's group, version and kind (registered in the Scheme, served at no path of its own), and the
+    ``handler`` class, built once per server with its context."""
+
+    name: str
+    group: str
+    version: str
+    kind: str
+    handler: Callable[[ServerContext], NamedCreater]
+
+
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
@@ -101,6 +116,11 @@ class ResourceType:
     """Admission plugins the definition brings (``admission:``): they judge writes of every kind."""
     controllers: tuple[ControllerFactory, ...] = ()
     """Loops the definition brings (``controllers:``), run beside serving."""
+    authenticators: tuple[Callable[[ServerContext], TokenAuthenticator], ...] = ()
+    """Token authenticators the definition brings (``authenticators:``), asked after the token file."""
+    standalone: bool = True
+    """False for a kind that only travels as another resource's subresource body: no path, no discovery."""
+    create_subresources: tuple[CreateSubresource, ...] = ()
     _by_version: dict[str, VersionType] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -167,11 +187,18 @@ class Scheme:
     def resource(self, group: str, plural: str) -> ResourceType | None:
         return self._resources.get((group, plural))
 
+    def kind(self, group: str, kind: str) -> ResourceType | None:
+        """The resource of a kind (a subresource's body is named by its kind)."""
+        for resource in self._resources.values():
+            if (resource.group, resource.kind) == (group, kind):
+                return resource
+        return None
+
     def served(
         self, group: str, version: str, plural: str
     ) -> tuple[ResourceType, VersionType] | None:
         resource = self._resources.get((group, plural))
-        if resource is None:
+        if resource is None or not resource.standalone:
             return None
         served = resource.version(version)
         if served is None or not served.served:
@@ -189,7 +216,7 @@ class Scheme:
     def resources_in(self, group: str, version: str) -> list[tuple[ResourceType, VersionType]]:
         found = []
         for resource in self:
-            if resource.group == group:
+            if resource.group == group and resource.standalone:
                 served = resource.version(version)
                 if served is not None and served.served:
                     found.append((resource, served))

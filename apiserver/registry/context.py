@@ -4,20 +4,17 @@ their options, so a built-in kind can reach the authorizer or another resource's
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
 
 if TYPE_CHECKING:
     from apiserver.admission.interface import Plugin
-    from apiserver.authentication.user import UserInfo
     from apiserver.registry.store import Store
     from apiserver.storage.interface import Storage
-
-
-TokenAuthenticator = Callable[[str], Awaitable["UserInfo | None"]]
 
 
 class Controller(Protocol):
@@ -39,8 +36,8 @@ class ServerContext:
     authorizer_modes: dict[str, Authorizer] = field(default_factory=dict)
     """Authorizers the server's parts provide by ``--authorization-mode`` name (the RBAC kinds' "RBAC"),
     filled while the server is built; the server composes its authorizer from them."""
-    token_authenticator: TokenAuthenticator | None = None
-    """Who a bearer token belongs to (TokenReview); None while no token authentication is configured."""
+    tokens: TokenAuthentication = field(default_factory=TokenAuthentication)
+    """Bearer-token authentication (TokenReview, service-account tokens, the bearer-token filter)."""
 
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]

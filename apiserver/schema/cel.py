@@ -20,13 +20,15 @@ The evaluator is cel-rust (the ``common-expression-language`` package) with the 
 (``split``, ``lowerAscii``, ``upperAscii``, ``trim``, ``replace``, ``indexOf``, ``lastIndexOf``, ``join``).
 The other Kubernetes libraries (``url``, ``quantity``, ``ip``, ``cidr``, ``format``, ``isSorted``...) are not
 provided: :func:`unsupported_functions` names them, and generation refuses a rule that calls one. Not provided
-either: optional field selection (``self.?x``), typed ``format: date-time``/``duration`` values (they stay
-strings) and cost limits.
+either: optional field selection (``self.?x``) and typed ``format: date-time``/``duration`` values (they
+stay strings). Cost limits are kube's: the rules of one object share its runtime budget and each evaluation
+has a limit (:mod:`apiserver.schema.celbudget`, which bounds each evaluation before it runs).
 """
 
 from __future__ import annotations
 
 import re
+import string
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -36,6 +38,9 @@ import cel
 
 from apiserver.schema import causes
 from apiserver.schema.causes import Cause
+from apiserver.schema.celbudget import Budget, Metered, meter
+from apiserver.schema.celcost import DeclType, decl_type
+from apiserver.schema.celnames import escape
 from apiserver.schema.openapi import deep_equal
 from apiserver.schema.ratchet import index_map_list, map_list_key
 from apiserver.schema.structural import Schema, compile_schema
@@ -73,8 +78,10 @@ def compile_rule(text: str) -> Any:
 # -- the Kubernetes string library ---------------------------------------------------------------------
 
 
-def _ascii_case(text: str, change: Callable[[str], str]) -> str:
-    return "".join(change(ch) if ch.isascii() else ch for ch in text)
+_LOWER: Final = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+_UPPER: Final = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)
+"""ASCII-only case maps: str.translate runs them at C speed (a character at a time in Python cost ~1 µs
+per cost unit the budget charges for them)."""
 
 
 def _index_of(text: str, needle: str, start: int = 0) -> int:
@@ -104,11 +111,11 @@ EXTENSIONS: Final[dict[str, Callable[..., Any]]] = {
     "indexOf": _index_of,
     "join": lambda items, separator="": separator.join(str(item) for item in items),
     "lastIndexOf": _last_index_of,
-    "lowerAscii": lambda text: _ascii_case(text, str.lower),
+    "lowerAscii": lambda text: text.translate(_LOWER),
     "replace": lambda text, old, new, count=-1: text.replace(old, new, count),
     "split": _split,
     "trim": str.strip,
-    "upperAscii": lambda text: _ascii_case(text, str.upper),
+    "upperAscii": lambda text: text.translate(_UPPER),
 }
 """The Kubernetes CEL string library (cel-go's strings extension, as k8s.io/apiserver/pkg/cel enables it)."""
 
@@ -146,6 +153,9 @@ class Rule:
     transition: bool
     optional_old_self: bool
     message_reads_old_self: bool
+    metered: Metered
+    message_source: str
+    message_metered: Metered | None
 
 
 _FIELD_PATH_STEP: Final = re.compile(r"\.([^.\[\]]+)|\['((?:[^'\\]|\\.)*)'\]")
@@ -159,18 +169,23 @@ def _parse_field_path(text: str) -> tuple[str, ...]:
     )
 
 
-def _rules(s: Schema) -> tuple[Rule, ...]:
+def _rules(s: Schema, root: bool) -> tuple[Rule, ...]:
+    """The node's compiled rules (``root``: the node is the object's root, typed with its metadata)."""
     if s.cel_rules is None:
-        s.cel_rules = tuple(_compile(raw) for raw in s.raw.get("x-kubernetes-validations") or ())
+        self_type = decl_type(s, root or s.embedded_resource)
+        s.cel_rules = tuple(
+            _compile(raw, self_type) for raw in s.raw.get("x-kubernetes-validations") or ()
+        )
     rules: tuple[Rule, ...] = s.cel_rules
     return rules
 
 
-def _compile(raw: Any) -> Rule:
+def _compile(raw: Any, self_type: DeclType | None) -> Rule:
     source = str(raw.get("rule", "")).strip()
     expression = str(raw.get("messageExpression") or "").strip()
     program = compile_rule(source)
     message_program = compile_rule(expression) if expression else None
+    optional = raw.get("optionalOldSelf") is True
     return Rule(
         source,
         program,
@@ -179,34 +194,15 @@ def _compile(raw: Any) -> Rule:
         str(raw.get("reason") or causes.INVALID),
         _parse_field_path(str(raw.get("fieldPath") or "")),
         "oldSelf" in program.variables(),
-        raw.get("optionalOldSelf") is True,
+        optional,
         message_program is not None and "oldSelf" in message_program.variables(),
+        meter(source, self_type, optional),
+        expression,
+        meter(expression, self_type, False) if expression else None,
     )
 
 
 # -- values as CEL sees them ---------------------------------------------------------------------------
-
-_RESERVED: Final = frozenset(
-    {
-        "true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function",
-        "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while",
-    }
-)  # fmt: skip
-_ESCAPABLE: Final = re.compile(r"[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*")
-
-
-def escape(name: str) -> str | None:
-    """kube's cel.Escape: the CEL name of a property, or None when no rule can name it."""
-    if name in _RESERVED:
-        return f"__{name}__"
-    if not _ESCAPABLE.fullmatch(name):
-        return None
-    return (
-        name.replace("__", "__underscores__")
-        .replace(".", "__dot__")
-        .replace("-", "__dash__")
-        .replace("/", "__slash__")
-    )
 
 
 def _needs_retyping(s: Schema) -> bool:
@@ -261,25 +257,26 @@ def validate_rules(
         return [causes.invalid(causes.NIL_FIELD, None, NOT_CHECKED)]
     errs: list[Cause] = []
     sink = [] if warnings is None else warnings
-    _walk(compiled, obj, _ABSENT if old is None else old, False, "", (errs, sink))
+    _walk(compiled, obj, _ABSENT if old is None else old, False, "", (errs, sink, Budget()))
     return errs
 
 
-Found = tuple[list[Cause], list[str]]
-"""The errors and the warnings (ratcheted errors, as text) a walk finds."""
+Found = tuple[list[Cause], list[str], Budget]
+"""The errors and the warnings (ratcheted errors, as text) a walk finds, and the cost budget it spends
+(kube's RuntimeCELCostBudget, shared by every rule of the object)."""
 
 
 def _walk(s: Schema, value: Any, old: Any, unchanged: bool, path: str, found: Found) -> None:
     """``old``: the correlated old value (oldSelf); ``unchanged``: the update left this value as it was
     (ratcheting, which also reaches list items that do not correlate)."""
-    if value is None:
+    if value is None or found[2].exhausted:
         return
     if old is None:
         old = _ABSENT
     if old is not _ABSENT:
         unchanged = deep_equal(old, value)
     if s.has_rules:
-        for cause, ratcheted in _failures(s, value, old, unchanged, path):
+        for cause, ratcheted in _failures(s, value, old, unchanged, path, found[2]):
             if ratcheted:
                 found[1].append(str(cause))
             else:
@@ -293,9 +290,13 @@ def _walk(s: Schema, value: Any, old: Any, unchanged: bool, path: str, found: Fo
             if sub is not None and (sub.has_rules or sub.has_rules_below):
                 where = _child(path, key) if key in s.properties else f"{path}[{key}]"
                 _walk(sub, child, old_map.get(key, _ABSENT), False, where, found)
+                if found[2].exhausted:
+                    return
     elif isinstance(value, list) and s.items is not None:
         for index, (item, before, same) in enumerate(_item_pairs(s, value, old, unchanged)):
             _walk(s.items, item, before, same, f"{path}[{index}]", found)
+            if found[2].exhausted:
+                return
 
 
 def _child(path: str, name: str) -> str:
@@ -320,21 +321,35 @@ def _item_pairs(
 
 
 def _failures(
-    s: Schema, value: Any, old: Any, unchanged: bool, path: str
+    s: Schema, value: Any, old: Any, unchanged: bool, path: str, budget: Budget
 ) -> Iterator[tuple[Cause, bool]]:
-    """Each failure, and whether ratcheting lets it through (a rule without oldSelf, an unchanged value)."""
+    """Each failure, and whether ratcheting lets it through (a rule without oldSelf, an unchanged value).
+    Each evaluation is first charged to ``budget``; one it cannot pay for is not run, and ends validation
+    with kube's error at the node."""
     # self and oldSelf go into the context once per node (converting a value to CEL is the dearest
     # part of an evaluation), and only when a rule runs; oldSelf is re-bound when a rule needs it in
     # the other form (optional or plain)
     context: Any = None
     bound_old = ""
-    rules = _rules(s)
+    rules = _rules(s, not path)
+    where, shown_type = path or causes.NIL_FIELD, _type_name(s)
+    refused = budget.enter()
+    if refused is not None:
+        yield causes.invalid(where, shown_type, refused), False
+        return
+    old_value = None if old is _ABSENT else old
     # kube declares oldSelf for a node's evaluations only when one of its rules is a transition rule
     # and there is an old value: a message expression reading it otherwise fails, so its message is used
     old_self_declared = old is not _ABSENT and any(r.transition for r in rules)
     for rule in rules:
         if rule.transition and old is _ABSENT and not rule.optional_old_self:
             continue
+        refused = budget.spend_rule(
+            rule.metered.cost(value, old_value), rule.message or rule.source
+        )
+        if refused is not None:
+            yield causes.invalid(where, shown_type, refused), False
+            return
         try:
             if context is None:
                 context = _context({"self": _cel_value(s, value)})
@@ -345,7 +360,7 @@ def _failures(
             passed = rule.program.execute(context)
         except Exception as error:  # every evaluation error is the rule's, reported at the node
             failure = _evaluation_error(error, rule)
-            yield causes.invalid(path or causes.NIL_FIELD, _type_name(s), failure), False
+            yield causes.invalid(where, shown_type, failure), False
             continue
         if passed is True:
             continue
@@ -354,6 +369,12 @@ def _failures(
             # the message sees oldSelf plain, also under optionalOldSelf (and never another node's)
             _bind_old_self(context, s, old, optional=False)
             bound_old = "plain"
+        if rule.message_metered is not None and message_works:
+            cost = rule.message_metered.cost(value, old_value)
+            refused = budget.spend_message(cost, rule.message_source)
+            if refused is not None:
+                yield causes.invalid(where, shown_type, refused), False
+                return
         cause = _failure(s, rule, path, value, context if message_works else None)
         yield cause, unchanged and not rule.transition
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import orjson
 
 from apiserver.admission.chain import AdmissionChain
+from apiserver.authentication.jwtkeys import JWKS_PATH, OPENID_CONFIGURATION_PATH
+from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
 from apiserver.authorization.union import authorizer_for_modes
 from apiserver.endpoints.discovery import AGGREGATED_TYPES, Discovery, aggregated_version
@@ -26,7 +28,8 @@ from apiserver.endpoints.http import (
     respond_text,
 )
 from apiserver.endpoints.openapi import OpenAPIDocuments
-from apiserver.endpoints.resource import ResourceHandler
+from apiserver.endpoints.openid import serve_openid
+from apiserver.endpoints.resource import BoundCreater, ResourceHandler
 from apiserver.endpoints.routing import parse_resource_path
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import Scheme
@@ -66,6 +69,7 @@ class APIServer:
         openapi_dir: Path,
         compaction_interval: float = 300.0,
         authorizer: Authorizer | None = None,
+        tokens: TokenAuthentication | None = None,
         authorization_modes: Sequence[str] = (),
     ) -> None:
         self.scheme = scheme
@@ -73,6 +77,8 @@ class APIServer:
         self.compactor = Compactor(storage, compaction_interval)
         # every kind's parts are built from what its definition names, with this one shared context
         self.context = ServerContext(storage, authorizer or AlwaysAllow())
+        if tokens is not None:
+            self.context.tokens = tokens
         self.stores: dict[tuple[str, str], Store] = self.context.stores
         self.admission = AdmissionChain()
         for resource in scheme:
@@ -86,15 +92,36 @@ class APIServer:
         self.controllers: list[Controller] = [
             controller(self.context) for resource in scheme for controller in resource.controllers
         ]
+        self.context.tokens.authenticators.extend(
+            authenticator(self.context)
+            for resource in scheme
+            for authenticator in resource.authenticators
+        )
         if authorization_modes:  # composed once every part has provided its modes
             self.context.authorizer = authorizer_for_modes(
                 authorization_modes, self.context.authorizer_modes
             )
         self.discovery = Discovery(scheme)
         self.openapi = OpenAPIDocuments(openapi_dir)
-        self.resources = ResourceHandler(scheme, self.stores)
+        self.resources = ResourceHandler(scheme, self.stores, self._creaters(scheme))
         self.version_body = orjson.dumps(VERSION_INFO)
         self.health = Health(storage)
+
+    def _creaters(self, scheme: Scheme) -> dict[tuple[str, str, str], BoundCreater]:
+        """Every create subresource's handler, built with the context, and its body's kind."""
+        creaters = {}
+        for resource in scheme:
+            for sub in resource.create_subresources:
+                body = scheme.kind(sub.group, sub.kind)
+                version = body.version(sub.version) if body is not None else None
+                if body is None or version is None:  # the generator checks this; a hand-made scheme
+                    raise ValueError(
+                        f"{resource.plural}/{sub.name}: no kind {sub.kind} {sub.version}"
+                    )
+                creaters[(resource.group, resource.plural, sub.name)] = BoundCreater(
+                    body, version, sub.handler(self.context)
+                )
+        return creaters
 
     async def start(self) -> None:
         await self.storage.start()
@@ -160,6 +187,10 @@ class APIServer:
         path = request.path.rstrip("/") or "/"
         if path == "/version":
             await respond(send, 200, self.version_body)
+            return
+        keys = self.context.tokens.keys
+        if keys is not None and path in (OPENID_CONFIGURATION_PATH, JWKS_PATH):
+            await serve_openid(request, send, keys, path)
             return
         if path.startswith("/openapi/"):
             await self._openapi(request, send, path)

@@ -12,6 +12,7 @@ from apiserver.audit.log import LogBackend
 from apiserver.audit.policy import MetadataPolicy
 from apiserver.audit.policyfile import load_policy_file
 from apiserver.authentication.authenticator import Authenticator, request_authenticator
+from apiserver.authentication.token import BearerTokenAuthenticator
 from apiserver.endpoints.http import ASGIApp, Receive, Scope, Send
 from apiserver.filters.audit import AuditFilter, Auditor
 from apiserver.filters.auditinit import AuditInitFilter
@@ -58,6 +59,9 @@ def build_handler_chain(
     auditor = _auditor(server, options)
     if auditor is not None:
         handler = AuditFilter(handler, auditor)
+    token_authenticator = server.context.tokens.authenticator()
+    if token_authenticator is not None:  # the token file's and the service accounts'
+        authenticators = [*authenticators, BearerTokenAuthenticator(token_authenticator)]
     handler = AuthenticationFilter(handler, request_authenticator(authenticators), auditor)
     # kube wraps WithTimeoutForNonLongRunningRequests, then WithRequestDeadline, just inside WithRequestInfo
     handler = TimeoutFilter(handler, options.request_timeout, options.min_request_timeout, auditor)

@@ -24,6 +24,7 @@ from pathlib import Path
 import uvicorn
 import uvloop
 
+from apiserver.authentication.token import TokenAuthentication
 from apiserver.endpoints.http import ASGIApp
 from apiserver.machinery.scheme import Scheme
 from apiserver.server.app import APIServer
@@ -32,6 +33,7 @@ from apiserver.server.connection import protocol_class
 from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.server.options import ServeOptions
 from apiserver.server.security import Security, SecurityError, prepare
+from apiserver.server.token_options import TokenSetupError, token_authentication
 from apiserver.server.workers import Supervisor, claim_port
 from apiserver.storage import open_storage
 
@@ -136,8 +138,14 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
     except SecurityError as error:
         log.error("cannot serve TLS: %s", error)
         sys.exit(1)
+    url = client_url(options.bind_address, options.port, "http" if security is None else "https")
+    try:  # before any worker forks: every worker verifies what any other signs
+        tokens = token_authentication(options.tokens, options.data_dir, url)
+    except TokenSetupError as error:
+        log.error("%s", error)
+        sys.exit(1)
     if options.workers == 1:
-        _serve_process(scheme, openapi_dir, options, security)
+        _serve_process(scheme, openapi_dir, options, security, tokens)
         return
     try:
         reservation = claim_port(options.bind_address, options.port)
@@ -148,7 +156,7 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
         options.workers,
         reservation,
         lambda listener, on_ready: _serve_process(
-            scheme, openapi_dir, options, security, listener, on_ready
+            scheme, openapi_dir, options, security, tokens, listener, on_ready
         ),
         lambda port: announce(options, security, port),
     )
@@ -160,6 +168,7 @@ def _serve_process(
     openapi_dir: Path,
     options: ServeOptions,
     security: Security | None,
+    tokens: TokenAuthentication,
     listener: socket.socket | None = None,
     on_ready: Callable[[], None] | None = None,
 ) -> None:
@@ -177,6 +186,7 @@ def _serve_process(
         openapi_dir,
         options.etcd_compaction_interval,
         authorization_modes=options.chain.authorization_modes,
+        tokens=tokens,
     )
     # A server allocates many short-lived dicts per request; CPython's default first-generation threshold
     # (700) ran ~107 ms full collections many times a second under watch fan-out (docs/performance.md, E3).

@@ -21,6 +21,7 @@ from apiserver.audit.options import (
 from apiserver.machinery.goduration import parse_go_duration
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.tlsoptions import TLSOptions, tls_flags
+from apiserver.server.token_options import TokenOptions, token_flags
 
 __all__ = ["ChainOptions", "ServeOptions", "serve_options"]
 
@@ -35,8 +36,9 @@ class ChainOptions:
 
     max_requests_inflight: int = 400
     max_mutating_requests_inflight: int = 200
-    authorization_mode: str = "AlwaysAllow"
-    """Comma-separated modes, asked in order (kube's --authorization-mode)."""
+    authorization_mode: str = "RBAC"
+    """Comma-separated modes, asked in order (kube's --authorization-mode). RBAC by default, as kubeadm and
+    k3s configure kube-apiserver (whose own flag default is AlwaysAllow): secure by default."""
     audit_log_path: str = ""
     """Where audit events go as JSON lines ("-" for standard output); none are recorded without it."""
     request_timeout: float = 60.0
@@ -82,6 +84,7 @@ class ChainOptions:
 _CHAIN_DEFAULTS = ChainOptions()
 _CONNECTION_DEFAULTS = ConnectionLimits()
 _TLS_DEFAULTS = TLSOptions()
+_TOKEN_DEFAULTS = TokenOptions()
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,7 @@ class ServeOptions:
     chain: ChainOptions = _CHAIN_DEFAULTS
     connection: ConnectionLimits = _CONNECTION_DEFAULTS
     tls: TLSOptions = _TLS_DEFAULTS
+    tokens: TokenOptions = _TOKEN_DEFAULTS
 
 
 class _GoDuration(click.ParamType):  # type: ignore[type-arg]
@@ -308,6 +312,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         "Seconds an idle keep-alive connection is kept (kube's net/http IdleTimeout).",
     )
     @tls_flags
+    @token_flags
     @functools.wraps(command)
     def parsed(
         data_dir: Path,
@@ -330,6 +335,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         idle_timeout: float,
         tls: TLSOptions,
         audit: AuditOptions,
+        tokens: TokenOptions,
     ) -> None:
         chain = ChainOptions(
             max_requests_inflight,
@@ -365,6 +371,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 chain,
                 ConnectionLimits(read_header_timeout, read_body_timeout, idle_timeout),
                 tls,
+                tokens,
             )
         )
 

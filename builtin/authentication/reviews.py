@@ -4,6 +4,8 @@ server's authenticators, never stored (kube's pkg/registry/authentication/{selfs
 from __future__ import annotations
 
 from apiserver.admission.interface import Attributes
+from apiserver.authentication.authenticator import AuthenticationError, with_authenticated_group
+from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.registry.meta import now_rfc3339
 from apiserver.registry.strategy import Strategy
@@ -19,17 +21,33 @@ class SelfSubjectReviewStrategy(Strategy):
 
 
 class TokenReviewStrategy(Strategy):
-    """Who ``spec.token`` belongs to, by the server's token authenticator. With none configured no token is
-    anyone's, so the review answers ``authenticated: false``, as kube's does for a token it cannot verify."""
+    """Who ``spec.token`` belongs to, by the server's token authenticators (kube's TokenReview REST): for
+    the audiences the review names, else the API server's own. A token nobody accepts is
+    ``authenticated: false`` with the reason in ``status.error``; an accepted one names the user (in
+    ``system:authenticated``, as the request authenticator puts it) and the audiences it holds."""
 
     async def answer(self, obj: Object, attributes: Attributes) -> Object:
         obj.setdefault("metadata", {}).setdefault("creationTimestamp", now_rfc3339())
         spec = obj.get("spec") or {}
-        audiences = list(spec.get("audiences") or [])
-        authenticate = self.context.token_authenticator
-        user = await authenticate(str(spec.get("token") or "")) if authenticate else None
-        if user is None:
-            obj["status"] = {"authenticated": False, "audiences": audiences}
-        else:
-            obj["status"] = {"authenticated": True, "user": user.as_json(), "audiences": audiences}
+        token = str(spec.get("token") or "")
+        if not token:
+            raise errors.bad_request("token is required for TokenReview in authentication")
+        tokens = self.context.tokens
+        audiences = list(spec.get("audiences") or []) or list(tokens.api_audiences)
+        authenticator = tokens.authenticator()
+        status: Object = {"authenticated": False}
+        obj["status"] = status
+        if authenticator is None:
+            return obj
+        try:
+            response = await authenticator.authenticate_token(token, audiences)
+        except AuthenticationError as error:
+            status["error"] = str(error)
+            return obj
+        if response is None:
+            status["error"] = "invalid bearer token"
+            return obj
+        status["authenticated"] = True
+        status["user"] = with_authenticated_group(response.user).as_json()
+        status["audiences"] = list(response.audiences)
         return obj

@@ -126,7 +126,11 @@ class NamespaceController:
 
     @property
     def contents(self) -> list[Store]:
-        return [store for store in self.context.stores.values() if store.resource.namespaced]
+        return [
+            store
+            for store in self.context.stores.values()
+            if store.resource.namespaced and store.resource.persisted  # not TokenRequest's
+        ]
 
     async def start(self) -> None:
         for name in DEFAULT_NAMESPACES:

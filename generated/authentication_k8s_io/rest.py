@@ -46,6 +46,41 @@ SELF_SUBJECT_REVIEW = ResourceType(
     ),
 )
 
+TOKEN_REQUEST = ResourceType(
+    group="authentication.k8s.io",
+    kind="TokenRequest",
+    plural="tokenrequests",
+    singular="tokenrequest",
+    list_kind="TokenRequestList",
+    namespaced=True,
+    short_names=(),
+    categories=(),
+    builtin=True,
+    persisted=False,
+    verbs=("create",),
+    standalone=False,
+    versions=(
+        VersionType(
+            name="v1",
+            served=True,
+            storage=True,
+            schema=v1_schemas.TOKEN_REQUEST,
+            deprecated=False,
+            deprecation_warning="",
+            status_subresource=False,
+            printer_columns=(),
+            selectable_fields=(),
+            strategic_merge_patch=False,
+            to_internal=v1_conversion.token_request_to_internal,
+            from_internal=v1_conversion.token_request_from_internal,
+            defaulter=v1_defaults.default_token_request,
+            validator=v1_validation.validate_token_request,
+            model=v1_models.TokenRequest,
+            protobuf=v1_protobuf.TOKEN_REQUEST,
+        ),
+    ),
+)
+
 TOKEN_REVIEW = ResourceType(
     group="authentication.k8s.io",
     kind="TokenReview",
@@ -82,5 +117,6 @@ TOKEN_REVIEW = ResourceType(
 
 RESOURCES: tuple[ResourceType, ...] = (
     SELF_SUBJECT_REVIEW,
+    TOKEN_REQUEST,
     TOKEN_REVIEW,
 )

@@ -5,6 +5,8 @@ schema, defaulter, validator, conversions and model into the generic registry (t
 import builtin.core.configmap
 import builtin.core.namespace
 import builtin.core.secret
+import builtin.core.serviceaccount
+from apiserver.machinery.scheme import CreateSubresource
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
 
 from .v1 import conversion as v1_conversion
@@ -228,6 +230,48 @@ SECRET = ResourceType(
     ),
 )
 
+SERVICE_ACCOUNT = ResourceType(
+    group="",
+    kind="ServiceAccount",
+    plural="serviceaccounts",
+    singular="serviceaccount",
+    list_kind="ServiceAccountList",
+    namespaced=True,
+    short_names=("sa",),
+    categories=(),
+    builtin=True,
+    controllers=(builtin.core.serviceaccount.ServiceAccountsController,),
+    authenticators=(builtin.core.serviceaccount.ServiceAccountTokenAuthenticator,),
+    create_subresources=(
+        CreateSubresource(
+            name="token",
+            group="authentication.k8s.io",
+            version="v1",
+            kind="TokenRequest",
+            handler=builtin.core.serviceaccount.TokenREST,
+        ),
+    ),
+    versions=(
+        VersionType(
+            name="v1",
+            served=True,
+            storage=True,
+            schema=v1_schemas.SERVICE_ACCOUNT,
+            deprecated=False,
+            deprecation_warning="",
+            status_subresource=False,
+            printer_columns=(),
+            selectable_fields=(),
+            strategic_merge_patch=True,
+            to_internal=v1_conversion.service_account_to_internal,
+            from_internal=v1_conversion.service_account_from_internal,
+            validator=v1_validation.validate_service_account,
+            model=v1_models.ServiceAccount,
+            protobuf=v1_protobuf.SERVICE_ACCOUNT,
+        ),
+    ),
+)
+
 SERVICE = ResourceType(
     group="",
     kind="Service",
@@ -306,5 +350,6 @@ RESOURCES: tuple[ResourceType, ...] = (
     EVENT,
     NAMESPACE,
     SECRET,
+    SERVICE_ACCOUNT,
     SERVICE,
 )

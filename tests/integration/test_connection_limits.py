@@ -130,7 +130,8 @@ def test_an_idle_keep_alive_connection_is_closed_after_the_idle_timeout(
         started = time.monotonic()
         assert _read_until_closed(connection) == b""
         # longer than the header timeout: an idle connection gets the idle timeout, not the header one
-        assert IDLE_TIMEOUT - 0.3 < time.monotonic() - started < IDLE_TIMEOUT + 2
+        # (the upper bound is loose: a loaded machine delays the close, never makes it early)
+        assert IDLE_TIMEOUT - 0.3 < time.monotonic() - started < IDLE_TIMEOUT + 6
 
 
 def test_a_request_waiting_for_a_slow_body_gets_kubes_504_then_the_body_timeout_closes(

@@ -119,7 +119,7 @@ def test_self_subject_rules_review_lists_what_a_binding_grants(http: httpx.Clien
     assert {
         "verbs": ["get", "list", "watch"],
         "apiGroups": [""],
-        "resources": ["services", "services/status", "configmaps"],
+        "resources": ["serviceaccounts", "services", "services/status", "configmaps"],
     } in resource_rules
     assert {
         "verbs": ["create"],

@@ -4,9 +4,12 @@ its internal model is that version's model."""
 
 from ..v1.models import SelfSubjectReview as SelfSubjectReview
 
+from ..v1.models import TokenRequest as TokenRequest
+
 from ..v1.models import TokenReview as TokenReview
 
 __all__ = [
     "SelfSubjectReview",
+    "TokenRequest",
     "TokenReview",
 ]

@@ -15,6 +15,16 @@ def self_subject_review_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def token_request_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """authentication.k8s.io/v1 is the hub of TokenRequest: its wire form is the internal form."""
+    return obj
+
+
+def token_request_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """authentication.k8s.io/v1 is the hub of TokenRequest: its wire form is the internal form."""
+    return obj
+
+
 def token_review_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
     """authentication.k8s.io/v1 is the hub of TokenReview: its wire form is the internal form."""
     return obj

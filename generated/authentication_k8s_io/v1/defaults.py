@@ -5,3 +5,18 @@ declare a default, so defaulting a kind costs nothing where none is declared."""
 from typing import Any
 
 from apiserver.schema import apply_defaults
+
+_TOKEN_REQUEST_DEFAULTS: dict[str, Any] = {
+    "properties": {
+        "spec": {
+            "properties": {"expirationSeconds": {"default": 3600, "type": "integer"}},
+            "type": "object",
+        }
+    },
+    "type": "object",
+}
+
+
+def default_token_request(obj: dict[str, Any]) -> None:
+    """Fill in the defaults authentication.k8s.io/v1 TokenRequest declares, in place."""
+    apply_defaults(obj, _TOKEN_REQUEST_DEFAULTS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from apiserver.machinery.model import ResourceModel
 from typing import Annotated
-from pydantic import Field
+from pydantic import AwareDatetime, Field
 from ...meta.v1.models import ObjectMeta
 
 
@@ -18,6 +18,26 @@ class SelfSubjectReviewStatusUserInfo(ResourceModel):
     groups: list[str] | None = None
     uid: str | None = None
     username: str | None = None
+
+
+class TokenRequestSpecBoundObjectRef(ResourceModel):
+    """
+    BoundObjectRef is a reference to an object that the token will be bound to.
+    """
+
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    kind: str | None = None
+    name: str | None = None
+    uid: str | None = None
+
+
+class TokenRequestStatus(ResourceModel):
+    """
+    Status is filled in by the server and indicates whether the token can be authenticated.
+    """
+
+    expiration_timestamp: Annotated[AwareDatetime | None, Field(alias="expirationTimestamp")] = None
+    token: str | None = None
 
 
 class TokenReviewSpec(ResourceModel):
@@ -44,6 +64,24 @@ class SelfSubjectReviewStatus(ResourceModel):
     user_info: Annotated[SelfSubjectReviewStatusUserInfo | None, Field(alias="userInfo")] = None
 
 
+class TokenRequestSpec(ResourceModel):
+    """
+    Spec holds information about the request being evaluated
+    """
+
+    audiences: list[str] | None = None
+    """
+    Audiences are the intendend audiences of the token; the API server's audiences when empty.
+    """
+    bound_object_ref: Annotated[
+        TokenRequestSpecBoundObjectRef | None, Field(alias="boundObjectRef")
+    ] = None
+    expiration_seconds: Annotated[int | None, Field(alias="expirationSeconds")] = 3600
+    """
+    ExpirationSeconds is the requested duration of validity of the request.
+    """
+
+
 class TokenReviewStatus(ResourceModel):
     """
     Status is filled in by the server and indicates whether the request can be authenticated.
@@ -64,6 +102,18 @@ class SelfSubjectReview(ResourceModel):
     kind: str | None = None
     metadata: ObjectMeta | None = None
     status: SelfSubjectReviewStatus | None = None
+
+
+class TokenRequest(ResourceModel):
+    """
+    TokenRequest requests a token for a given service account.
+    """
+
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    kind: str | None = None
+    metadata: ObjectMeta | None = None
+    spec: TokenRequestSpec | None = None
+    status: TokenRequestStatus | None = None
 
 
 class TokenReview(ResourceModel):

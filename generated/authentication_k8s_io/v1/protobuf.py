@@ -30,6 +30,42 @@ _SELF_SUBJECT_REVIEW = Message(
     ),
 )
 
+_TOKEN_REQUEST_SPEC_BOUND_OBJECT_REF = Message(
+    "TokenRequest.spec.boundObjectRef",
+    (
+        Field(1, "kind", "string"),
+        Field(2, "apiVersion", "string"),
+        Field(3, "name", "string"),
+        Field(4, "uid", "string"),
+    ),
+)
+
+_TOKEN_REQUEST_SPEC = Message(
+    "TokenRequest.spec",
+    (
+        Field(1, "audiences", "string", repeated=True),
+        Field(4, "expirationSeconds", "int64", pointer=True),
+        Field(3, "boundObjectRef", _TOKEN_REQUEST_SPEC_BOUND_OBJECT_REF, pointer=True),
+    ),
+)
+
+_TOKEN_REQUEST_STATUS = Message(
+    "TokenRequest.status",
+    (
+        Field(1, "token", "string", omitempty=False),
+        Field(2, "expirationTimestamp", "time", omitempty=False),
+    ),
+)
+
+_TOKEN_REQUEST = Message(
+    "TokenRequest",
+    (
+        Field(1, "metadata", protobuf_meta.OBJECT_META),
+        Field(2, "spec", _TOKEN_REQUEST_SPEC),
+        Field(3, "status", _TOKEN_REQUEST_STATUS),
+    ),
+)
+
 _TOKEN_REVIEW_SPEC = Message(
     "TokenReview.spec",
     (
@@ -58,5 +94,7 @@ _TOKEN_REVIEW = Message(
 )
 
 SELF_SUBJECT_REVIEW = KindCodec(_SELF_SUBJECT_REVIEW)
+
+TOKEN_REQUEST = KindCodec(_TOKEN_REQUEST)
 
 TOKEN_REVIEW = KindCodec(_TOKEN_REVIEW)

@@ -12,4 +12,6 @@ _SCHEMAS: dict[str, Any] = orjson.loads(Path(__file__).with_name("schemas.json")
 
 SELF_SUBJECT_REVIEW: dict[str, Any] = _SCHEMAS["SelfSubjectReview"]
 
+TOKEN_REQUEST: dict[str, Any] = _SCHEMAS["TokenRequest"]
+
 TOKEN_REVIEW: dict[str, Any] = _SCHEMAS["TokenReview"]

@@ -14,6 +14,11 @@ def validate_self_subject_review(obj: dict[str, Any]) -> list[Cause]:
     return validate(obj, schemas.SELF_SUBJECT_REVIEW)
 
 
+def validate_token_request(obj: dict[str, Any]) -> list[Cause]:
+    """Check an object of authentication.k8s.io/v1 TokenRequest against its schema."""
+    return validate(obj, schemas.TOKEN_REQUEST)
+
+
 def validate_token_review(obj: dict[str, Any]) -> list[Cause]:
     """Check an object of authentication.k8s.io/v1 TokenReview against its schema."""
     return validate(obj, schemas.TOKEN_REVIEW)

@@ -10,6 +10,8 @@ from ..v1.models import Namespace as Namespace
 
 from ..v1.models import Secret as Secret
 
+from ..v1.models import ServiceAccount as ServiceAccount
+
 from ..v1.models import Service as Service
 
 __all__ = [
@@ -17,5 +19,6 @@ __all__ = [
     "Event",
     "Namespace",
     "Secret",
+    "ServiceAccount",
     "Service",
 ]

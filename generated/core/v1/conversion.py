@@ -45,6 +45,16 @@ def secret_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def service_account_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """v1 is the hub of ServiceAccount: its wire form is the internal form."""
+    return obj
+
+
+def service_account_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """v1 is the hub of ServiceAccount: its wire form is the internal form."""
+    return obj
+
+
 def service_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
     """v1 is the hub of Service: its wire form is the internal form."""
     return obj

@@ -64,6 +64,20 @@ class Phase(StrEnum):
     terminating = "Terminating"
 
 
+class ServiceAccountImagePullSecretsItem(ResourceModel):
+    name: str | None = None
+
+
+class ServiceAccountSecretsItem(ResourceModel):
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    field_path: Annotated[str | None, Field(alias="fieldPath")] = None
+    kind: str | None = None
+    name: str | None = None
+    namespace: str | None = None
+    resource_version: Annotated[str | None, Field(alias="resourceVersion")] = None
+    uid: str | None = None
+
+
 class SessionAffinity(StrEnum):
     client_ip = "ClientIP"
     none = "None"
@@ -204,6 +218,32 @@ class Secret(ResourceModel):
     type: str | None = "Opaque"
     """
     Used to facilitate programmatic handling of secret data.
+    """
+
+
+class ServiceAccount(ResourceModel):
+    """
+    ServiceAccount binds together: a name, understood by users, and perhaps by peripheral systems, for an identity; a principal that can be authenticated and authorized; a set of secrets.
+    """
+
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    automount_service_account_token: Annotated[
+        bool | None, Field(alias="automountServiceAccountToken")
+    ] = None
+    """
+    AutomountServiceAccountToken indicates whether pods running as this service account should have an API token automatically mounted.
+    """
+    image_pull_secrets: Annotated[
+        list[ServiceAccountImagePullSecretsItem] | None, Field(alias="imagePullSecrets")
+    ] = None
+    """
+    ImagePullSecrets is a list of references to secrets in the same namespace to use for pulling any images in pods that reference this ServiceAccount.
+    """
+    kind: str | None = None
+    metadata: ObjectMeta | None = None
+    secrets: list[ServiceAccountSecretsItem] | None = None
+    """
+    Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.
     """
 
 

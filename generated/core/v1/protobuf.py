@@ -98,6 +98,20 @@ _SECRET = Message(
     ),
 )
 
+_SERVICE_ACCOUNT_IMAGE_PULL_SECRETS = Message(
+    "ServiceAccount.imagePullSecrets", (Field(1, "name", "string"),)
+)
+
+_SERVICE_ACCOUNT = Message(
+    "ServiceAccount",
+    (
+        Field(1, "metadata", protobuf_meta.OBJECT_META),
+        Field(2, "secrets", _EVENT_INVOLVED_OBJECT, repeated=True),
+        Field(3, "imagePullSecrets", _SERVICE_ACCOUNT_IMAGE_PULL_SECRETS, repeated=True),
+        Field(4, "automountServiceAccountToken", "bool", pointer=True),
+    ),
+)
+
 _SERVICE_SPEC_PORTS = Message(
     "Service.spec.ports",
     (
@@ -194,5 +208,7 @@ EVENT = KindCodec(_EVENT)
 NAMESPACE = KindCodec(_NAMESPACE)
 
 SECRET = KindCodec(_SECRET)
+
+SERVICE_ACCOUNT = KindCodec(_SERVICE_ACCOUNT)
 
 SERVICE = KindCodec(_SERVICE)

@@ -18,4 +18,6 @@ NAMESPACE: dict[str, Any] = _SCHEMAS["Namespace"]
 
 SECRET: dict[str, Any] = _SCHEMAS["Secret"]
 
+SERVICE_ACCOUNT: dict[str, Any] = _SCHEMAS["ServiceAccount"]
+
 SERVICE: dict[str, Any] = _SCHEMAS["Service"]

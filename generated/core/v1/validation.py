@@ -29,6 +29,11 @@ def validate_secret(obj: dict[str, Any]) -> list[Cause]:
     return validate(obj, schemas.SECRET)
 
 
+def validate_service_account(obj: dict[str, Any]) -> list[Cause]:
+    """Check an object of v1 ServiceAccount against its schema."""
+    return validate(obj, schemas.SERVICE_ACCOUNT)
+
+
 def validate_service(obj: dict[str, Any]) -> list[Cause]:
     """Check an object of v1 Service against its schema."""
     return validate(obj, schemas.SERVICE)

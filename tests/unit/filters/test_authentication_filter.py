@@ -8,6 +8,7 @@ from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.http import ASGIApp
 from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.requestinfo import RequestInfoFilter
+from tests.tokens import UNAUTHORIZED
 from tests.unit.filters.support import TokenFile, echo, request
 
 TOKENS = TokenFile({"alice-token": UserInfo("alice", groups=("devs",))})
@@ -44,15 +45,7 @@ def test_a_bad_token_is_401_as_kube_answers_it() -> None:
     response = request(chain(), "GET", "/api/v1/pods", [("Authorization", "Bearer forged")])
     assert response.status_code == 401
     assert response.headers["content-type"] == "application/json"
-    assert response.json() == {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": "Unauthorized",
-        "reason": "Unauthorized",
-        "code": 401,
-    }
+    assert response.json() == UNAUTHORIZED
 
 
 def test_without_anonymous_a_request_without_credentials_is_401() -> None:

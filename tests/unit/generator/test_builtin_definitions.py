@@ -22,6 +22,7 @@ def test_an_empty_project_has_the_built_in_kinds(tmp_path: Path) -> None:
         ("", "Event"),
     } <= kinds
     assert ("authorization.k8s.io", "SelfSubjectAccessReview") in kinds
+    assert {("", "ServiceAccount"), ("authentication.k8s.io", "TokenRequest")} <= kinds
     assert all(d.server.builtin for d in load_checked(tmp_path))
 
 
@@ -50,6 +51,31 @@ def test_a_project_cannot_define_a_built_in_kind_again(tmp_path: Path) -> None:
         ("verbs: [create, explode]\n", "verbs[1]", '"explode" is not a verb'),
         ("verbs: create\n", "verbs", "expected"),
         ("builtin: maybe\n", "builtin", "expected"),
+        ("authenticators: [nope]\n", "authenticators[0]", 'must be a "package.module:Name"'),
+        ("standalone: sometimes\n", "standalone", "expected"),
+        (
+            "createSubresources: {token: {apiVersion: authentication.k8s.io/v1, kind: Nope,"
+            " handler: 'a.b:C'}}\n",
+            "createSubresources.token.kind",
+            "no definition of Nope in authentication.k8s.io/v1",
+        ),
+        (
+            "createSubresources: {status: {apiVersion: authentication.k8s.io/v1,"
+            " kind: TokenRequest, handler: 'a.b:C'}}\n",
+            "createSubresources.status",
+            '"status" cannot name a subresource answered by a handler',
+        ),
+        (
+            "createSubresources: {token: {apiVersion: authentication.k8s.io/v1,"
+            " kind: TokenRequest, handler: 'not one'}}\n",
+            "createSubresources.token.handler",
+            'must be a "package.module:Name" reference',
+        ),
+        (
+            "createSubresources: {token: {apiVersion: v1, kind: TokenRequest}}\n",
+            "createSubresources.token.handler",
+            "required key is missing",
+        ),
     ],
 )
 def test_malformed_server_parts_fail_generation_at_their_line(

@@ -609,3 +609,31 @@ def test_cel_functions_the_server_cannot_evaluate_are_refused() -> None:
         f"{FILE}:18: {SPEC_RULES}[0].rule: apiforge does not evaluate the CEL functions isSorted, isURL"
         " (apiserver/schema/cel.py lists what it provides)"
     ]
+
+
+def test_cel_rules_over_their_cost_limits_are_refused_with_kubes_words() -> None:
+    """apiextensions' static cost checks (validation.go: StaticEstimatedCostLimit per rule times its
+    cardinality, StaticEstimatedCRDCostLimit for the schema): an O(n^2) rule over an unbounded list is over
+    both, and each limit is reported where kube reports it; a linear rule on the same list is within its
+    own limit (1,572,863 integers fit in 3 MiB: 6,291,454) but, being over 1% of the total's, is named as
+    one of the costliest contributors, as kube names it."""
+    errors = spec_rules_errors(
+        """
+        - rule: "self.l.all(x, x >= 0)"
+        - rule: "self.l.all(x, self.l.all(y, x <= y || true))"
+        """
+    )
+    advice = (
+        " (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays,"
+        " maps, and strings are declared)"
+    )
+    assert errors == [
+        f"{FILE}:12: {SCHEMA_PATH}: x-kubernetes-validations estimated rule cost total for entire"
+        f" OpenAPIv3 schema exceeds budget by factor of more than 100x{advice}",
+        f"{FILE}:18: {SPEC_RULES}[0].rule: contributed to estimated rule cost total exceeding cost limit"
+        " for entire OpenAPIv3 schema",
+        f"{FILE}:19: {SPEC_RULES}[1].rule: estimated rule cost exceeds budget by factor of more than"
+        f" 100x{advice}",
+        f"{FILE}:19: {SPEC_RULES}[1].rule: contributed to estimated rule cost total exceeding cost limit"
+        " for entire OpenAPIv3 schema",
+    ]

@@ -1,0 +1,122 @@
+"""Bearer tokens (k8s.io/apiserver pkg/authentication/authenticator.Token, request/bearertoken,
+token/union, the audience helpers): a token authenticator says whose a token is and for which audiences;
+the bearer-token request authenticator reads the token of an ``Authorization: Bearer`` header and asks it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from apiserver.authentication.authenticator import AuthenticationError
+from apiserver.authentication.jwtkeys import JWTKeys
+from apiserver.authentication.user import UserInfo
+
+
+@dataclass(frozen=True, slots=True)
+class TokenResponse:
+    """Who a token belongs to, and the audiences it was accepted for (kube's authenticator.Response)."""
+
+    user: UserInfo
+    audiences: tuple[str, ...] = ()
+
+
+class TokenAuthenticator(Protocol):
+    async def authenticate_token(
+        self, token: str, audiences: Sequence[str]
+    ) -> TokenResponse | None:
+        """The user ``token`` proves for one of ``audiences`` (the API server's own when empty); None for a
+        token this authenticator does not know; raises ``AuthenticationError`` for one it knows and
+        refuses (expired, for another audience, of a deleted account)."""
+        ...
+
+
+class UnionTokenAuthenticator:
+    """The first authenticator that knows the token (kube's token/union): one's refusal does not stop the
+    others; the refusals are raised when none accepts."""
+
+    def __init__(self, authenticators: Sequence[TokenAuthenticator]) -> None:
+        self.authenticators = tuple(authenticators)
+
+    async def authenticate_token(
+        self, token: str, audiences: Sequence[str]
+    ) -> TokenResponse | None:
+        failures: list[str] = []
+        for authenticator in self.authenticators:
+            try:
+                response = await authenticator.authenticate_token(token, audiences)
+            except AuthenticationError as error:
+                failures.append(str(error))
+                continue
+            if response is not None:
+                return response
+        if failures:
+            raise AuthenticationError("; ".join(failures))
+        return None
+
+
+class AudienceAgnostic:
+    """A token authenticator whose tokens name no audience (the static token file), made audience-aware as
+    kube's WrapAudienceAgnosticToken does: its tokens are for the API server's ``api_audiences`` only, so a
+    TokenReview that asks for another audience does not get them."""
+
+    def __init__(self, authenticator: TokenAuthenticator, api_audiences: Sequence[str]) -> None:
+        self.authenticator = authenticator
+        self.api_audiences = tuple(api_audiences)
+
+    async def authenticate_token(
+        self, token: str, audiences: Sequence[str]
+    ) -> TokenResponse | None:
+        if audiences and self.api_audiences and not set(audiences) & set(self.api_audiences):
+            return None
+        response = await self.authenticator.authenticate_token(token, audiences)
+        if response is None:
+            return None
+        return TokenResponse(response.user, self.api_audiences)
+
+
+class BearerTokenAuthenticator:
+    """The request authenticator of ``Authorization: Bearer <token>`` (kube's request/bearertoken): a
+    header of another scheme or an empty token is not its business (another authenticator, or anonymous,
+    may take the request); a token that no token authenticator accepts fails the request (401), never
+    anonymous, with kube's "invalid bearer token"."""
+
+    def __init__(self, authenticator: TokenAuthenticator) -> None:
+        self.authenticator = authenticator
+
+    async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
+        token = bearer_token(scope)
+        if not token:
+            return None
+        response = await self.authenticator.authenticate_token(token, ())
+        if response is None:
+            raise AuthenticationError("invalid bearer token")
+        return response.user
+
+
+def bearer_token(scope: Mapping[str, Any]) -> str:
+    """The token of the request's Authorization header, "" when it has none or not a bearer one. As kube's
+    bearertoken: the header splits on single spaces, the scheme is case-insensitive, the token is the
+    second field."""
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            parts = value.decode("latin-1").strip().split(" ", 2)
+            if len(parts) < 2 or parts[0].lower() != "bearer":
+                return ""
+            return str(parts[1])
+    return ""
+
+
+@dataclass
+class TokenAuthentication:
+    """The server's bearer tokens: the API server's audiences (kube's --api-audiences), the service-account
+    token keys (None: no such token is issued or accepted) and the token authenticators, asked in order (the
+    token file's, then those the definitions bring), filled while the server is built."""
+
+    api_audiences: tuple[str, ...] = ()
+    keys: JWTKeys | None = None
+    authenticators: list[TokenAuthenticator] = field(default_factory=list)
+
+    def authenticator(self) -> TokenAuthenticator | None:
+        """All of them as one (TokenReview and the bearer-token filter ask this), None with none."""
+        return UnionTokenAuthenticator(self.authenticators) if self.authenticators else None
