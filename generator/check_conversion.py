@@ -16,7 +16,7 @@ from typing import Any
 from generator.check_fields import field_kind
 from generator.definition import Definition, FieldMove, JsonPath, Version
 
-__all__ = ["HOOK_REFERENCE", "check_conversion"]
+__all__ = ["HOOK_REFERENCE", "check_conversion", "preserved", "schema_fields"]
 
 HOOK_REFERENCE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 _IMPLICIT = ("apiVersion", "kind", "metadata")
@@ -37,7 +37,7 @@ def _show(path: FieldPath) -> str:
     return out.lstrip(".")
 
 
-def _fields(schema: dict[str, Any]) -> Fields:
+def schema_fields(schema: dict[str, Any]) -> Fields:
     """Every field below the root, parents before children; free-form (preserve-unknown) nodes are leaves."""
     found: Fields = {}
 
@@ -75,7 +75,7 @@ def _container(node: dict[str, Any]) -> bool:
     )
 
 
-def _preserved(path: FieldPath, fields: Fields) -> bool:
+def preserved(path: FieldPath, fields: Fields) -> bool:
     """Whether ``path`` lies under a node that keeps unknown fields (so it has a counterpart implicitly)."""
     return any(
         path[:end] in fields
@@ -129,7 +129,7 @@ def check_conversion(definition: Definition, crd: bool, report: Report) -> None:
 def _check_moves(version: Version, hub: Version, report: Report) -> bool:
     """Both ends of every rename exist with the same type; returns whether all renames are sound."""
     sound = True
-    version_fields, hub_fields = _fields(version.schema), _fields(hub.schema)
+    version_fields, hub_fields = schema_fields(version.schema), schema_fields(hub.schema)
     targets: dict[FieldPath, FieldPath] = {}
     for move in version.conversion.moves:
         where = ("versions", version.name, "conversion", "rename", ".".join(move.version_path))
@@ -173,7 +173,7 @@ def _missing(path: FieldPath, fields: Fields, owner: str) -> str:
 def _check_total(version: Version, hub: Version, crd: bool, report: Report) -> None:
     conversion = version.conversion
     moves = _Moves(conversion.moves)
-    ours, theirs = _fields(version.schema), _fields(hub.schema)
+    ours, theirs = schema_fields(version.schema), schema_fields(hub.schema)
     remedy = (
         "conversion strategy None would drop it; write this resource in the compact format and add a rename "
         "or a toHub/fromHub hook"
@@ -187,7 +187,7 @@ def _check_total(version: Version, hub: Version, crd: bool, report: Report) -> N
         target = moves.to_hub(path)
         where = ("versions", version.name, "schema", *schema_path)
         if target not in theirs or moves.from_hub(target) != path:
-            if not _preserved(target, theirs) and not _container(node):
+            if not preserved(target, theirs) and not _container(node):
                 reported.append(path)
                 if not conversion.to_hub_hook:
                     report(
@@ -213,7 +213,7 @@ def _check_total(version: Version, hub: Version, crd: bool, report: Report) -> N
         if _under(path, hub_reported) or _under(source, reported):
             continue
         unmatched = source not in ours or moves.to_hub(source) != path
-        if unmatched and not _preserved(source, ours) and not _container(hub_node):
+        if unmatched and not preserved(source, ours) and not _container(hub_node):
             hub_reported.append(path)
             if not conversion.from_hub_hook:
                 report(

@@ -1,9 +1,9 @@
 """Pydantic v2 models of one group-version, and of the shared meta/v1 types, written by datamodel-code-generator's
 Python API.
 
-We hand it documents whose every type we named ourselves (see modelschema) and ask for no formatting: the emit
-stage formats all generated Python once with black. A group-version's module imports the shared types from the
-meta/v1 module (emitted once, by ``render_meta_models``) rather than defining them again.
+We hand it documents whose every type we named ourselves (see modelschema) and ask for no formatting: render
+formats all the generated Python of a run at once (generator/formatting.py). A group-version's module imports the
+shared types from the meta/v1 module (emitted once, by ``render_meta_models``) rather than defining them again.
 """
 
 from __future__ import annotations
@@ -13,6 +13,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+# Its parser and model modules, imported by its first generate() call otherwise: imported with this module,
+# they are imported once per run, not once in every worker process forked after it (0.25 s each).
+import datamodel_code_generator.model.pydantic_v2
+import datamodel_code_generator.parser.openapi  # noqa: F401
 from datamodel_code_generator import generate
 from datamodel_code_generator.enums import (
     DataModelType,

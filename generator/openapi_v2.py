@@ -162,7 +162,7 @@ def _operation(operation: dict[str, Any]) -> dict[str, Any]:
     return {**result, **_extensions(operation)}
 
 
-def _path_item(item: dict[str, Any]) -> dict[str, Any]:
+def swagger_path_item(item: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = {
         method: _operation(item[method]) for method in OPERATIONS if method in item
     }
@@ -186,7 +186,7 @@ def swagger_document(v3_documents: list[dict[str, Any]]) -> dict[str, Any]:
         for name, response in components.get("responses", {}).items():
             responses[name] = _response(response)
         for path, item in document.get("paths", {}).items():
-            paths[path] = _path_item(item)
+            paths[path] = swagger_path_item(item)
     info = next((d["info"] for d in v3_documents if "info" in d), None)
     swagger: dict[str, Any] = {
         "swagger": "2.0",

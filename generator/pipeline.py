@@ -5,15 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.emit import (
-    Difference,
-    differences,
+from generator.cache import (
+    inputs_digest,
     manifest_text,
     reusable_units,
+    unchanged_output,
     unit_fingerprints,
-    write_manifest,
-    write_output,
 )
+from generator.emit import Difference, differences, write_manifest, write_output
 from generator.load import load_checked
 from generator.plan import build_plan
 
@@ -25,27 +24,37 @@ class GenerateConfig:
     definitions_dir: Path
     out_dir: Path
     check: bool = False
+    workers: int = 0  # processes rendering units; 0: one per core
 
 
 def generate(config: GenerateConfig) -> list[Difference]:
     """Regenerate (or, with ``check``, compare) ``out_dir``; returns the differences found or written.
 
     Invalid definitions raise DefinitionErrors before anything is written, so generated/ is left untouched.
+    ``check`` renders everything and reads no cache, so it fails whenever the files differ from a fresh run.
     """
+    inputs = ""
+    if not config.check and config.definitions_dir.is_dir():
+        inputs = inputs_digest(config.definitions_dir)
+        files = unchanged_output(config.out_dir, inputs)
+        if files is not None and not differences(config.out_dir, files):
+            return []
     plan = build_plan(load_checked(config.definitions_dir))
     fingerprints = unit_fingerprints(plan, config.definitions_dir)
-    cached = None if config.check else reusable_units(config.out_dir, fingerprints)
-    if cached is not None and set(cached) == set(fingerprints):
-        files = {path: text for unit in cached.values() for path, text in unit.items()}
+    cached = {} if config.check else reusable_units(config.out_dir, fingerprints)
+    if set(cached) == set(fingerprints):  # e.g. a comment edited: no unit's inputs changed
+        files = {path: text for unit in cached.values() for path, text in unit.files.items()}
         if not differences(config.out_dir, files):
+            write_manifest(config.out_dir, manifest_text(cached, fingerprints, inputs))
             return []
-    # Imported here: black and datamodel-code-generator take a while to import, and a no-op run needs neither.
+    # Imported here: datamodel-code-generator and the OpenAPI validator take a while to import, and a run
+    # that changes nothing needs neither.
     from generator.render import render_plan
 
-    units = render_plan(plan, cached)
-    files = {path: text for unit in units.values() for path, text in unit.items()}
+    units = render_plan(plan, cached, config.workers)
+    files = {path: text for unit in units.values() for path, text in unit.files.items()}
     if config.check:
         return differences(config.out_dir, files)
     changes = write_output(config.out_dir, files)
-    write_manifest(config.out_dir, manifest_text(units, fingerprints))
+    write_manifest(config.out_dir, manifest_text(units, fingerprints, inputs))
     return changes

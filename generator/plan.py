@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from generator.definition import Definition, FieldMove, Version
+from generator.definition import Definition, Version
 from generator.naming import api_path_prefix, group_package
+from generator.plan_conversion import Direction, directions
 from generator.plan_protobuf import ProtoMessage, ProtoModule, hoist, protobuf_plan
 
 
@@ -27,7 +28,8 @@ class KindPlan:
     defaults_schema: (
         dict[str, Any] | None
     )  # the schema cut down to the branches that carry defaults
-    moves: tuple[FieldMove, ...]
+    to_hub: Direction  # the declared renames version → hub (none for the hub itself)
+    from_hub: Direction
     strategic_merge_patch: (
         bool  # kube serves SMP for built-in kinds and schemas with patch merge keys
     )
@@ -40,6 +42,11 @@ class KindPlan:
     @property
     def is_hub(self) -> bool:
         return self.version.storage
+
+    @property
+    def hub_package(self) -> str:
+        """The hub version's package beside this one (its schemas prune what a toHub hook returns)."""
+        return self.definition.storage_version.name
 
     @property
     def hub_api_version(self) -> str:
@@ -170,13 +177,19 @@ def _hook(reference: str) -> tuple[str, str] | None:
 
 def _kind_plan(definition: Definition, version: Version) -> KindPlan:
     ident = snake(definition.kind)
+    to_hub, from_hub = (
+        (Direction((), ()), Direction((), ()))
+        if version.storage
+        else directions(definition, version)
+    )
     return KindPlan(
         definition=definition,
         version=version,
         ident=ident,
         constant=ident.upper(),
         defaults_schema=defaults_only(version.schema),
-        moves=version.conversion.moves,
+        to_hub=to_hub,
+        from_hub=from_hub,
         strategic_merge_patch=definition.group == "" or _declares_merge_keys(version.schema),
         to_hub_hook=_hook(version.conversion.to_hub_hook),
         from_hub_hook=_hook(version.conversion.from_hub_hook),

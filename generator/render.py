@@ -1,27 +1,28 @@
-"""Render the IR into file contents (path → text). Pure: no file is read or written here."""
+"""Render the IR into file contents (path → text), unit by unit (see units), in worker processes when there are
+several units to render. Pure: nothing is read from or written to the output directory here."""
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
+import threading
 from concurrent.futures import ProcessPoolExecutor
+from multiprocessing.context import BaseContext
 from typing import Any
 
-import black
 import jinja2
-from black.mode import TargetVersion
 
+from generator.formatting import format_python
+from generator.jsontext import dumps
 from generator.models import META_MODELS_PATH, render_meta_models, render_models
 from generator.naming import openapi_path_key
-from generator.openapi import aggregate_document, group_version_document
-from generator.openapi_v2 import swagger_document
+from generator.openapi import group_version_document
+from generator.openapi_files import aggregate_files, fragments, v3_text
 from generator.plan import GroupPlan, Plan, VersionPlan, snake
+from generator.units import SHARED_UNIT, Job, Rendered, jobs, unit_key
 
-# Below this many groups to render, starting worker processes (each importing the generators) costs more
-# than it saves.
-PARALLEL_FROM_GROUPS = 4
-BLACK_MODE = black.Mode(line_length=100, target_versions={TargetVersion.PY311})
+# Below this many units to render, spawned worker processes cost more than they save.
+PARALLEL_FROM_UNITS = 4
 
 
 def _environment() -> jinja2.Environment:
@@ -46,14 +47,6 @@ def _python_literal(value: Any) -> str:
     return repr(value)
 
 
-def format_python(source: str) -> str:
-    return black.format_str(source, mode=BLACK_MODE)
-
-
-def _json(document: Any) -> str:
-    return json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-
-
 def _label(group: str, version: str = "") -> str:
     name = group or "core"
     return f"{name}/{version}" if version else name
@@ -76,20 +69,18 @@ def render_group_version(environment: jinja2.Environment, version: VersionPlan) 
             version=version
         )
     kinds = {kind.definition.kind: kind.version.schema for kind in version.kinds}
-    files[f"{group_dir}/schemas.json"] = _json(kinds)
+    files[f"{group_dir}/schemas.json"] = dumps(kinds)
     files[f"{group_dir}/models.py"] = render_models(kinds, f"Pydantic models of {label}.")
     return files
 
 
 def render_group(environment: jinja2.Environment, group: GroupPlan) -> dict[str, str]:
-    """Every file of one group: its versions, the internal (hub) models and the REST bindings."""
+    """The files of one group but its versions': the package, the internal (hub) models, the REST bindings."""
     files: dict[str, str] = {}
     root = group.package
     files[f"{root}/__init__.py"] = environment.get_template("package_init.py.j2").render(
         docstring=f"The {_label(group.group)} API group."
     )
-    for version in group.versions:
-        files.update(render_group_version(environment, version))
     files[f"{root}/internal/__init__.py"] = environment.get_template("package_init.py.j2").render(
         docstring=f"The internal (hub) version of each kind of the {_label(group.group)} group."
     )
@@ -111,68 +102,86 @@ def _meta_package(environment: jinja2.Environment) -> dict[str, str]:
     }
 
 
-def render_openapi(group: GroupPlan) -> dict[str, str]:
-    """The OpenAPI v3 document of each served group-version of ``group``, validated as it is built."""
-    files: dict[str, str] = {}
-    for version in group.versions:
-        if any(kind.version.served for kind in version.kinds):
-            name = openapi_path_key(version.group, version.name).replace("/", "__")
-            files[f"openapi/{name}.json"] = _json(group_version_document(version))
-    return files
+def _render_version(environment: jinja2.Environment, version: VersionPlan) -> Rendered:
+    """A group-version's files and, when it serves a kind, its OpenAPI document and entries."""
+    files = render_group_version(environment, version)
+    if not any(kind.version.served for kind in version.kinds):
+        return Rendered(files)
+    entries = fragments(group_version_document(version))
+    name = openapi_path_key(version.group, version.name).replace("/", "__")
+    files[f"openapi/{name}.json"] = v3_text(entries)
+    return Rendered(files, entries)
 
 
-def render_unit(group: GroupPlan) -> dict[str, str]:
-    """One group's files, formatted: the unit of caching and of parallel work."""
-    rendered = render_group(_environment(), group)
-    files = {
-        path: format_python(text) if path.endswith(".py") else text
-        for path, text in rendered.items()
-    }
-    files.update(render_openapi(group))
-    return files
-
-
-def render_plan(
-    plan: Plan, cached: dict[str, dict[str, str]] | None = None
-) -> dict[str, dict[str, str]]:
-    """All generated files grouped by the unit that produced them (a group package, or "" for shared files).
-
-    ``cached`` maps a unit to its previous files; a unit found there is reused as is, not re-rendered. Groups
-    to render go to worker processes when there are several: rendering is CPU-bound (model generation, black,
-    OpenAPI validation).
-    """
-    units: dict[str, dict[str, str]] = {}
-    todo = [group for group in plan.groups if cached is None or group.package not in cached]
-    for group in plan.groups:
-        if cached is not None and group.package in cached:
-            units[group.package] = cached[group.package]
-    workers = min(len(todo), os.cpu_count() or 1)
-    if workers > 1 and len(todo) >= PARALLEL_FROM_GROUPS:
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            for group, files in zip(todo, pool.map(render_unit, todo), strict=True):
-                units[group.package] = files
-    else:
-        for group in todo:
-            units[group.package] = render_unit(group)
+def render_job(job: Job) -> Rendered:
+    """One unit, its Python not yet formatted (a run formats all its Python at once): the work of a worker."""
     environment = _environment()
-    shared = {
+    if isinstance(job, VersionPlan):
+        return _render_version(environment, job)
+    if isinstance(job, GroupPlan):
+        return Rendered(render_group(environment, job))
+    return Rendered(_meta_package(environment))
+
+
+def _context() -> BaseContext:
+    """fork when this process runs no other thread (the workers start with the generator imported, in
+    milliseconds), else spawn (each worker imports it again, about a second)."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _render_jobs(todo: list[Job], workers: int) -> list[Rendered]:
+    workers = min(len(todo), workers or os.cpu_count() or 1)
+    context = _context()
+    # A forked worker starts in milliseconds, a spawned one imports the generator again (about a second).
+    enough = len(todo) >= (2 if context.get_start_method() == "fork" else PARALLEL_FROM_UNITS)
+    if workers > 1 and enough:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            return list(pool.map(render_job, todo))
+    return [render_job(job) for job in todo]
+
+
+def _shared_sources(environment: jinja2.Environment, plan: Plan) -> dict[str, str]:
+    return {
         "__init__.py": environment.get_template("package_init.py.j2").render(
             docstring="Output of `apiforge generate`: committed, never edited by hand."
         ),
         "server.py": environment.get_template("server.py.j2").render(plan=plan),
-        **_meta_package(environment),
     }
-    shared = {path: format_python(text) for path, text in shared.items()}
-    documents = [
-        json.loads(text)
-        for unit in (units[group.package] for group in plan.groups)
-        for path, text in sorted(unit.items())
-        if path.startswith("openapi/")
+
+
+def render_plan(
+    plan: Plan, cached: dict[str, Rendered] | None = None, workers: int = 0
+) -> dict[str, Rendered]:
+    """All generated files by the unit that produced them (see units).
+
+    ``cached`` maps a unit to its previous rendering, reused as is; the others are rendered, by ``workers``
+    processes (0: one per core) when there are several: rendering is CPU-bound (model generation, OpenAPI
+    validation and serialisation). The shared unit is rendered every time: it depends on every other.
+    """
+    cached = cached or {}
+    todo = [job for job in jobs(plan) if unit_key(job) not in cached]
+    rendered = dict(zip(map(unit_key, todo), _render_jobs(todo, workers), strict=True))
+    shared = _shared_sources(_environment(), plan)
+    python = {path: text for unit in rendered.values() for path, text in unit.files.items()}
+    python = {path: text for path, text in {**python, **shared}.items() if path.endswith(".py")}
+    formatted = format_python(python)
+    units: dict[str, Rendered] = {}
+    for job in jobs(plan):
+        key = unit_key(job)
+        if key in cached:
+            units[key] = cached[key]
+        else:
+            unit = rendered[key]
+            units[key] = Rendered(
+                {p: formatted.get(p, t) for p, t in unit.files.items()}, unit.openapi
+            )
+    served = [
+        (version.package, units[version.package].openapi)
+        for group in plan.groups
+        for version in group.versions
+        if units[version.package].openapi
     ]
-    shared["openapi/aggregate.json"] = _json(aggregate_document(documents))
-    shared["openapi/swagger.json"] = _json(
-        swagger_document(documents)
-    )  # /openapi/v2 (kubectl 1.27, 1.28)
-    units[""] = shared
+    units[SHARED_UNIT] = Rendered({**{p: formatted[p] for p in shared}, **aggregate_files(served)})
     return units

@@ -79,22 +79,30 @@ def with_authenticated_group(user: UserInfo) -> UserInfo:
 
 
 class AnonymousAuthenticator:
-    """Every request is ``system:anonymous`` in ``system:unauthenticated`` (kube's --anonymous-auth)."""
+    """Every request is ``system:anonymous`` in ``system:unauthenticated`` (kube's --anonymous-auth), or the
+    ``user`` given (on plain HTTP, kube's insecure-port user)."""
+
+    def __init__(self, user: UserInfo = ANONYMOUS) -> None:
+        self.user = user
 
     async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
-        return ANONYMOUS
+        return self.user
 
 
 def request_authenticator(
-    authenticators: Sequence[Authenticator], anonymous: bool = True
+    authenticators: Sequence[Authenticator],
+    anonymous: bool = True,
+    anonymous_user: UserInfo = ANONYMOUS,
 ) -> Authenticator:
     """kube-apiserver's composition (pkg/kubeapiserver/authenticator.Config.New): the union of the
-    configured authenticators, their users in ``system:authenticated``; then, with ``anonymous``, anonymous
-    for a request none of them recognises, but never for one whose credentials they rejected. With nothing
-    configured, anonymous alone (one call per request) or, without it, nobody (every request is refused)."""
+    configured authenticators, their users in ``system:authenticated``; then, with ``anonymous``,
+    ``anonymous_user`` for a request none of them recognises, but never for one whose credentials they
+    rejected. With nothing configured, anonymous alone (one call per request) or, without it, nobody
+    (every request is refused)."""
+    fallback = AnonymousAuthenticator(anonymous_user)
     if not authenticators:
-        return AnonymousAuthenticator() if anonymous else UnionAuthenticator(())
+        return fallback if anonymous else UnionAuthenticator(())
     composed: Authenticator = AuthenticatedGroupAdder(UnionAuthenticator(authenticators))
     if anonymous:
-        composed = UnionAuthenticator([composed, AnonymousAuthenticator()], fail_on_error=True)
+        composed = UnionAuthenticator([composed, fallback], fail_on_error=True)
     return composed

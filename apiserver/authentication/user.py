@@ -36,5 +36,9 @@ class UserInfo:
 
 
 ANONYMOUS = UserInfo(ANONYMOUS_USER, groups=(UNAUTHENTICATED_GROUP,))
+UNSECURED = UserInfo("system:unsecured", groups=(MASTERS_GROUP, AUTHENTICATED_GROUP))
+"""Who a request without credentials is on a server started with --insecure-serving (plain HTTP, loopback
+only): kube's insecure port treated its requests so (pkg/kubeapiserver/server/insecure_handler.go), since
+over plain HTTP no client certificate can say who the local administrator is."""
 LOOPBACK = UserInfo("system:apiserver", groups=(MASTERS_GROUP, AUTHENTICATED_GROUP))
 """The server's own writes (bootstrap, controllers), as kube's loopback client is authenticated."""

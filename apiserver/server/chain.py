@@ -13,6 +13,7 @@ from apiserver.audit.policy import MetadataPolicy
 from apiserver.audit.policyfile import load_policy_file
 from apiserver.authentication.authenticator import Authenticator, request_authenticator
 from apiserver.authentication.token import BearerTokenAuthenticator
+from apiserver.authentication.user import ANONYMOUS, UNSECURED
 from apiserver.endpoints.http import ASGIApp, Receive, Scope, Send
 from apiserver.filters.audit import AuditFilter, Auditor
 from apiserver.filters.auditinit import AuditInitFilter
@@ -45,10 +46,15 @@ class HandlerChain:
 
 
 def build_handler_chain(
-    server: APIServer, options: ChainOptions, authenticators: Sequence[Authenticator] = ()
+    server: APIServer,
+    options: ChainOptions,
+    authenticators: Sequence[Authenticator] = (),
+    insecure: bool = False,
 ) -> HandlerChain:
     """The chain, built inside out; the server's authorizer judges both impersonation and the request,
-    as kube's one authorizer does. Audit and the in-flight limits are left out when not configured."""
+    as kube's one authorizer does. Audit and the in-flight limits are left out when not configured.
+    ``insecure`` (--insecure-serving): a request without credentials is kube's insecure-port user,
+    ``system:unsecured`` in ``system:masters``, whatever --anonymous-auth says."""
     authorizer = server.context.authorizer
     handler: ASGIApp = AuthorizationFilter(server, authorizer)
     if options.max_requests_inflight or options.max_mutating_requests_inflight:
@@ -62,7 +68,12 @@ def build_handler_chain(
     token_authenticator = server.context.tokens.authenticator()
     if token_authenticator is not None:  # the token file's and the service accounts'
         authenticators = [*authenticators, BearerTokenAuthenticator(token_authenticator)]
-    handler = AuthenticationFilter(handler, request_authenticator(authenticators), auditor)
+    authenticator = request_authenticator(
+        authenticators,
+        anonymous=options.anonymous_auth or insecure,
+        anonymous_user=UNSECURED if insecure else ANONYMOUS,
+    )
+    handler = AuthenticationFilter(handler, authenticator, auditor)
     # kube wraps WithTimeoutForNonLongRunningRequests, then WithRequestDeadline, just inside WithRequestInfo
     handler = TimeoutFilter(handler, options.request_timeout, options.min_request_timeout, auditor)
     return HandlerChain(server, AuditInitFilter(RequestInfoFilter(handler)), auditor)

@@ -194,5 +194,7 @@ def _serve_process(
     # uvicorn applies loop="uvloop" only in Server.run(); serving from our own coroutine needs the loop here
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         authenticators = security.authenticators() if security is not None else []
-        chain = build_handler_chain(server, options.chain, authenticators)
+        chain = build_handler_chain(
+            server, options.chain, authenticators, insecure=security is None
+        )
         runner.run(_serve(chain, options, security, listener, on_ready))

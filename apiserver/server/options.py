@@ -47,6 +47,9 @@ class ChainOptions:
     """The shortest default lifetime of a watch, in seconds; each lasts a random time up to twice it."""
     audit: AuditOptions = DEFAULT_AUDIT_OPTIONS
     """The audit policy and the log's rotation, format and truncation (`--audit-*`)."""
+    anonymous_auth: bool = True
+    """Whether a request without credentials is served as system:anonymous (kube's --anonymous-auth,
+    default true) or refused 401."""
 
     @property
     def authorization_modes(self) -> tuple[str, ...]:
@@ -271,6 +274,14 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         help="Mutating requests served at once (0: no limit); more are answered 429.",
     )
     @click.option(
+        "--anonymous-auth",
+        type=bool,
+        default=_CHAIN_DEFAULTS.anonymous_auth,
+        show_default=True,
+        help="Serve requests without credentials as system:anonymous (RBAC lets it read public info"
+        " only); false: refuse them 401.",
+    )
+    @click.option(
         "--authorization-mode",
         default=_CHAIN_DEFAULTS.authorization_mode,
         show_default=True,
@@ -326,6 +337,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         log_level: str,
         max_requests_inflight: int,
         max_mutating_requests_inflight: int,
+        anonymous_auth: bool,
         authorization_mode: str,
         audit_log_path: str,
         request_timeout: float,
@@ -345,6 +357,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
             request_timeout,
             float(min_request_timeout),
             audit,
+            anonymous_auth,
         )
         problems = chain.validate()
         if problems:

@@ -34,6 +34,13 @@ DISCOVERY_URLS = (
     "/version/",
 )
 PUBLIC_INFO_URLS = ("/healthz", "/livez", "/readyz", "/version", "/version/")
+ISSUER_DISCOVERY_URLS = (
+    "/.well-known/openid-configuration",
+    "/.well-known/openid-configuration/",
+    "/openid/v1/jwks",
+    "/openid/v1/jwks/",
+)
+SERVICE_ACCOUNTS = "system:serviceaccounts"
 
 Served = set[tuple[str, str]]
 """(group, plural) of every served resource."""
@@ -92,6 +99,14 @@ def cluster_roles(served: Served, custom: Iterable[ResourceType]) -> list[dict[s
             + _rule(["create"], authn, ["selfsubjectreviews"], served),
         ),
         _role("system:public-info-viewer", [_urls(["get"], PUBLIC_INFO_URLS)]),
+        # for components that check others' tokens and rights (kube's system:auth-delegator, bound by
+        # whoever needs it: kr8s's whoami, an aggregated server's delegated authentication)
+        _role(
+            "system:auth-delegator",
+            _rule(["create"], authn, ["tokenreviews"], served)
+            + _rule(["create"], authz, ["subjectaccessreviews"], served),
+        ),
+        _role("system:service-account-issuer-discovery", [_urls(["get"], ISSUER_DISCOVERY_URLS)]),
         _role("admin", [], aggregate_from="admin"),
         _role("edit", [], to["admin"], aggregate_from="edit"),
         _role("view", [], to["edit"], aggregate_from="view"),
@@ -178,5 +193,10 @@ def cluster_role_bindings() -> list[dict[str, Any]]:
             "system:public-info-viewer",
             "system:public-info-viewer",
             [AUTHENTICATED, UNAUTHENTICATED],
+        ),
+        _binding(
+            "system:service-account-issuer-discovery",
+            "system:service-account-issuer-discovery",
+            [SERVICE_ACCOUNTS],
         ),
     ]

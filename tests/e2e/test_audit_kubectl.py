@@ -6,6 +6,7 @@ as kubectl returns: an event is written before its response's last bytes leave."
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +17,7 @@ from tests.kubectl import Kubectl, kubectl_binary
 from tests.serverproc import ServerProcess
 
 pytestmark = [pytest.mark.timeout(120)]
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 POLICY = """apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
@@ -40,7 +42,27 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
         "--audit-log-path",
         str(work / "audit.log"),
     ) as process:
+        grant_edit(process, "jane")
         yield process
+
+
+def grant_edit(server: ServerProcess, user: str) -> None:
+    """Bind ``user`` to the `edit` ClusterRole in default (the server authorizes with RBAC), and wait until
+    the authorizer, which follows the bindings' watch, lets the user list configmaps."""
+    binding = {
+        "metadata": {"name": f"{user}-edit"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    }
+    with server.client(timeout=10) as client:
+        created = client.post(
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", json=binding
+        )
+        assert created.status_code == 201, created.text
+        deadline = time.monotonic() + 10
+        while client.get(CONFIGMAPS, headers={"impersonate-user": user}).status_code != 200:
+            assert time.monotonic() < deadline, "the binding never took effect"
+            time.sleep(0.05)
 
 
 @pytest.fixture(scope="module", params=[27, 33], ids=lambda minor: f"kubectl-1.{minor}")

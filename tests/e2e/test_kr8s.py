@@ -146,9 +146,31 @@ def test_whoami_reviews_a_service_account_token(server: ServerProcess, tmp_path:
     )
     assert answer.status_code == 201
     token = answer.json()["status"]["token"]
+    # a TokenReview needs system:auth-delegator's right, as on kube, where kr8s's whoami also needs it
+    binding = {
+        "metadata": {"name": "default-auth-delegator"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "system:auth-delegator",
+        },
+        "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "default"}],
+    }
+    bound = server.http(
+        "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", json=binding, timeout=10
+    )
+    assert bound.status_code == 201, bound.text
     config = kubeconfig_with_token(server.kubeconfig, token, tmp_path / "token.kubeconfig")
     api = kr8s.api(kubeconfig=str(config))
-    assert api.whoami() == "system:serviceaccount:default:default"
+    deadline = time.monotonic() + 10  # the authorizer follows the bindings' watch
+    while True:
+        try:
+            assert api.whoami() == "system:serviceaccount:default:default"
+            break
+        except kr8s.ServerError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
     # kr8s leaves the files it read this kubeconfig's credentials through to the garbage collector:
     # collected here (and their warning tolerated by this test's mark), so that it cannot surface in
     # whatever test runs next

@@ -172,7 +172,12 @@ def test_insecure_serving_is_plain_http_on_loopback_only(tmp_path: Path) -> None
         assert server.url.startswith("http://")
         assert config["users"][0]["user"] == {}
         assert not (server.data_dir / "pki").exists()
-        assert whoami(kubectl(server.kubeconfig, tmp_path))["username"] == "system:anonymous"
+        # kube's insecure port: a request without credentials is system:unsecured, in system:masters
+        info = whoami(kubectl(server.kubeconfig, tmp_path))
+        assert (info["username"], info["groups"]) == (
+            "system:unsecured",
+            ["system:masters", "system:authenticated"],
+        )
     finally:
         server.stop()
 

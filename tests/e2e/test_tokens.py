@@ -171,8 +171,10 @@ def test_every_bad_token_is_a_401_status_and_the_server_stays_ready(
             )
             assert (name, response.status_code, response.json()) == (name, 401, UNAUTHORIZED)
         assert http.get("/readyz").status_code == 200
-        # a request without a token is still anonymous, not refused
-        assert http.get(f"/api/v1/namespaces/{NAMESPACE}").status_code == 200
+        # a request without a token is still anonymous, not refused 401 (RBAC then forbids it)
+        anonymous = http.get(f"/api/v1/namespaces/{NAMESPACE}")
+        assert anonymous.status_code == 403
+        assert 'User "system:anonymous" cannot get resource' in anonymous.json()["message"]
 
 
 def test_the_issuer_discovery_documents(server: ServerProcess) -> None:

@@ -7,6 +7,7 @@ from apiserver.encoding import protobuf_meta
 from apiserver.encoding.protobuf import Field, ListOf, MapOf, Message
 from apiserver.encoding.protobuf_meta import KindCodec
 
+
 _SELF_SUBJECT_REVIEW_STATUS_USER_INFO = Message(
     "SelfSubjectReview.status.userInfo",
     (

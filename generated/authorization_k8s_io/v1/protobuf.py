@@ -7,6 +7,7 @@ from apiserver.encoding import protobuf_meta
 from apiserver.encoding.protobuf import Field, ListOf, MapOf, Message
 from apiserver.encoding.protobuf_meta import KindCodec
 
+
 _LOCAL_SUBJECT_ACCESS_REVIEW_SPEC_RESOURCE_ATTRIBUTES_FIELD_SELECTOR_REQUIREMENTS = Message(
     "LocalSubjectAccessReview.spec.resourceAttributes.fieldSelector.requirements",
     (

@@ -7,6 +7,7 @@ from apiserver.encoding import protobuf_meta
 from apiserver.encoding.protobuf import Field, ListOf, MapOf, Message
 from apiserver.encoding.protobuf_meta import KindCodec
 
+
 _CLUSTER_ROLE_BINDING_SUBJECTS = Message(
     "ClusterRoleBinding.subjects",
     (

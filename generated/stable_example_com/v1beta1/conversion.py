@@ -4,13 +4,24 @@ kind. The hub of a kind is its storage version; its own conversions are the iden
 
 from typing import Any
 
-from apiserver.machinery.convert import deep_copy, move_field
+from apiserver.machinery.convert import FieldMoves, deep_copy
+
+# CronTab's renames each way; "vacated": parents the target version lacks, dropped when a move
+# leaves them empty (docs/definitions.md, Conversion)
+_CRON_TAB_TO_HUB = FieldMoves(
+    moves=((("spec", "schedule"), ("spec", "cronSpec")),),
+    vacated=(),
+)
+_CRON_TAB_FROM_HUB = FieldMoves(
+    moves=((("spec", "cronSpec"), ("spec", "schedule")),),
+    vacated=(),
+)
 
 
 def cron_tab_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
     """stable.example.com/v1beta1 CronTab → internal (stable.example.com/v1)."""
     out = deep_copy(obj)
-    move_field(out, ("spec", "schedule"), ("spec", "cronSpec"))
+    _CRON_TAB_TO_HUB.apply(out)
     out["apiVersion"] = "stable.example.com/v1"
     return out
 
@@ -18,6 +29,6 @@ def cron_tab_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
 def cron_tab_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
     """internal (stable.example.com/v1) → stable.example.com/v1beta1 CronTab."""
     out = deep_copy(obj)
-    move_field(out, ("spec", "cronSpec"), ("spec", "schedule"))
+    _CRON_TAB_FROM_HUB.apply(out)
     out["apiVersion"] = "stable.example.com/v1beta1"
     return out

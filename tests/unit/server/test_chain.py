@@ -98,12 +98,14 @@ def test_serve_takes_the_chain_flags_and_refuses_a_bad_mode(
         "--read-header-timeout=2",
         "--read-body-timeout=3",
         "--idle-timeout=4",
+        "--anonymous-auth=false",
+        "--authorization-mode=AlwaysAllow",
     ]
     assert serve_command(*flags).exit_code == 0
     assert serve_command().exit_code == 0
     assert [options.chain for options in served] == [
-        ChainOptions(10, 0, "AlwaysAllow", "-", 90.0, 60.0),
-        ChainOptions(400, 200, "AlwaysAllow", "", 60.0, 1800.0),
+        ChainOptions(10, 0, "AlwaysAllow", "-", 90.0, 60.0, anonymous_auth=False),
+        ChainOptions(400, 200, "RBAC", "", 60.0, 1800.0),  # secure by default
     ]
     assert [options.connection for options in served] == [
         ConnectionLimits(2.0, 3.0, 4.0),
@@ -230,3 +232,14 @@ def test_a_review_and_the_request_it_describes_get_one_verdict() -> None:
         return deleted.status_code, answered.json()["status"]
 
     assert serve(ChainOptions(), exchange, RuleAuthorizer(rule)) == (403, {"allowed": False})
+
+
+def test_without_anonymous_auth_a_request_without_credentials_is_401() -> None:
+    """kube's --anonymous-auth=false: no authenticator recognises the request, so it is refused 401
+    (public info included); with the default, it is system:anonymous."""
+
+    async def exchange(client: httpx.AsyncClient) -> list[int]:
+        return [(await client.get(path)).status_code for path in ("/version", "/api")]
+
+    assert serve(ChainOptions(anonymous_auth=False), exchange) == [401, 401]
+    assert serve(ChainOptions(), exchange) == [200, 200]
