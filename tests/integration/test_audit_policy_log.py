@@ -97,9 +97,11 @@ def test_a_write_is_one_line_per_stage_with_kube_s_fields(server: ServerProcess)
     )
     assert event["requestURI"] == f"{CRONTABS}?fieldManager=tester"
     assert event["user"]["username"]
+    # the create's name comes from its body (k8s.io/apiserver pkg/audit/request.go LogRequestObject)
     assert event["objectRef"] == {
         "resource": "crontabs",
         "namespace": "default",
+        "name": body["metadata"]["name"],
         "apiGroup": "stable.example.com",
         "apiVersion": "v1",
     }
