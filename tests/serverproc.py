@@ -142,8 +142,12 @@ class ServerProcess:
         )
         while time.monotonic() - started < READY_TIMEOUT:
             if self.process.poll() is not None:
-                output = self.process.stdout.read().decode() if self.process.stdout else ""
-                raise RuntimeError(f"server exited with {self.process.returncode}:\n{output}")
+                code, output = self.process.returncode, ""
+                if self.process.stdout:  # closed here: left to the collector, its ResourceWarning
+                    with self.process.stdout:  # would fail whichever test runs next
+                        output = self.process.stdout.read().decode()
+                self.process = None
+                raise RuntimeError(f"server exited with {code}:\n{output}")
             if self.kubeconfig.exists():
                 if not credentials_read:
                     self._tls = kubeconfig_tls(self.kubeconfig, self.server_ca)

@@ -8,6 +8,7 @@ spec.customer.name and spec.customer.address.city. Read in v1, an object once ca
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import yaml
 
 from tests.convertproject import generate_project
 from tests.kubectl import Kubectl, kubectl_binary
-from tests.serverproc import ServerProcess, free_port
+from tests.serverproc import REPO, ServerProcess, free_port
 
 ORDER_V1 = """\
 apiVersion: moves.example.com/v1
@@ -38,7 +39,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     # run from the project: its freshly generated package shadows the repository's
     project = generate_project(tmp_path_factory.mktemp("convertproject"))
     process = ServerProcess(tmp_path_factory.mktemp("data"), free_port(), cwd=project)
-    process.start()
+    # the project's hooks are tests.convertproject.hooks: importable from this repository's root
+    process.start(
+        extra_env={
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+        }
+    )
     yield process
     process.stop()
 
