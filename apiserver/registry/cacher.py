@@ -192,13 +192,21 @@ class WatchCache:
         """
         if consistent and not await self._caught_up():
             return MISS
-        memo, render = self._rendered, self._render_current
+        memo = self._rendered
         keys = self._keys_under(prefix)
+        entries = [memo.get(key) for key in keys]
+        if (
+            None not in entries
+        ):  # the usual list: all memoized, one comprehension and a C-speed scan
+            return entries, self.revision  # type: ignore[return-value]
         objects = self.objects
         unrendered = sum(len(objects[key].value) for key in keys if key not in memo)
         if is_heavy(unrendered):
             return await self._render_off_loop(keys, decode)
-        return [memo.get(key) or render(key, decode) for key in keys], self.revision
+        render = self._render_current
+        return [
+            entry or render(key, decode) for key, entry in zip(keys, entries, strict=True)
+        ], self.revision
 
     async def _render_off_loop(self, keys: list[str], decode: Decode) -> tuple[list[Rendered], int]:
         """list_rendered when what is not yet rendered is large (registry.offload): the keys' values as
