@@ -38,12 +38,24 @@ JsonPath = tuple[str | int, ...]
 class DefinitionError(Exception):
     """A definition is invalid; says where (file, line, field path) and what was expected."""
 
-    def __init__(self, file: Path, line: int, field_path: str, message: str) -> None:
+    def __init__(
+        self, file: Path, line: int, field_path: str, message: str, *, cause_line: int | None = None
+    ) -> None:
         self.file = file
         self.line = line
         self.field_path = field_path
         self.message = message
+        self.cause_line = cause_line
+        """The line of the error this one follows from (a misspelt keyword that made a field's mapping an
+        object explains the errors on its other keys): reported right after that one, whatever its line."""
         super().__init__(str(self))
+
+    def order(self) -> tuple[str, int, bool, int]:
+        """Errors are reported by file and line, each consequence right after its cause: a user reads the
+        most useful error first."""
+        if self.cause_line is None:
+            return str(self.file), self.line, False, self.line
+        return str(self.file), self.cause_line, True, self.line
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}"
