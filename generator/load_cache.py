@@ -11,22 +11,19 @@ run over all of them, in milliseconds, since a new file can break them.
 When anything is wrong, the whole directory is loaded and checked again without the cache, so errors are
 reported exactly as a cold run reports them: every error of every file, in file and line order.
 
-The entries are pickled (Definitions are frozen dataclasses holding plain JSON-like data). They live in the
-manifest beside generated Python that the server imports, so unpickling them trusts nothing new; an entry that
-does not unpickle (another Python, a truncated file) is ignored.
+The entries are pickled (``packed``: Definitions are frozen dataclasses holding plain JSON-like data).
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import pickle
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from generator.check_across import across_problems
 from generator.definition import Definition, DefinitionErrors
 from generator.inputs import builtin_definitions, definition_files
+from generator.packed import pack, unpack
 from generator.sourcemap import SourceMap
 from generator.toolprint import package_digest, tool_fingerprint
 
@@ -97,6 +94,12 @@ def _uncached(definitions_dir: Path) -> Checked:
     return Checked(definitions, digests, {})
 
 
+def _entry(value: object) -> FileEntry | None:
+    if isinstance(value, tuple) and len(value) == 2:
+        return value
+    return None
+
+
 def checked_definitions(definitions_dir: Path, previous: FileEntries | None) -> Checked:
     """The built-in and project definitions, loaded and checked; ``previous`` is the last run's entries (None:
     use no cache, as ``--check`` does). Raises DefinitionErrors listing every problem."""
@@ -113,12 +116,12 @@ def checked_definitions(definitions_dir: Path, previous: FileEntries | None) -> 
             except OSError:
                 return _uncached(definitions_dir)
             key = hashlib.sha256(f"{fingerprint}\0{file}\0".encode() + data).hexdigest()
-            entry = _decode(previous.get(key))
+            entry = _entry(unpack(previous.get(key)))
             if entry is None:
                 entry = _loaded_file(file, data, _portable(file, definitions_dir, builtin_dir))
                 if entry is None:
                     return _uncached(definitions_dir)
-                files[key] = _encode(entry)
+                files[key] = pack(entry)
             else:
                 files[key] = previous[key]
             entries.append(entry)
@@ -131,19 +134,3 @@ def checked_definitions(definitions_dir: Path, previous: FileEntries | None) -> 
         for d, digest in zip(found, found_digests, strict=True)
     }
     return Checked(definitions, digests, files)
-
-
-def _encode(entry: FileEntry) -> str:
-    """An entry as one ASCII string (the manifest is JSON)."""
-    return base64.b64encode(pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)).decode()
-
-
-def _decode(text: str | None) -> FileEntry | None:
-    """An entry written by ``_encode``; None when there is none or it does not read back."""
-    if text is None:
-        return None
-    try:
-        entry = pickle.loads(base64.b64decode(text))  # trusted: see the module docstring
-    except Exception:  # whatever does not read back is no cache
-        return None
-    return entry if isinstance(entry, tuple) and len(entry) == 2 else None

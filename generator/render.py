@@ -22,7 +22,9 @@ from generator.openapi_files import aggregate_files, fragments, v3_text
 from generator.plan import GroupPlan, Plan, VersionPlan, snake
 from generator.units import SHARED_UNIT, Job, Progress, Rendered, jobs, unit_key
 
-# Below this many units to render, spawned worker processes cost more than they save.
+# Below this many units to render, worker processes cost more than they save: spawned ones import the
+# generator again (about a second); forked ones start at once, but one added kind (its group-version and its
+# group: two units) took 0.6-0.7 s of CPU in two forked workers against 0.5 s in this process (2026-12-01).
 PARALLEL_FROM_UNITS = 4
 
 
@@ -148,10 +150,8 @@ def _render_jobs(todo: list[Job], workers: int, progress: Progress | None) -> li
     """Each job's rendering, in ``todo``'s order; each group-version is reported as it is done."""
     workers = min(len(todo), workers or os.cpu_count() or 1)
     context = _context()
-    # A forked worker starts in milliseconds, a spawned one imports the generator again (about a second).
-    enough = len(todo) >= (2 if context.get_start_method() == "fork" else PARALLEL_FROM_UNITS)
     results: dict[int, Rendered] = {}
-    if workers > 1 and enough:
+    if workers > 1 and len(todo) >= PARALLEL_FROM_UNITS:
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             futures = {pool.submit(_timed, job): index for index, job in enumerate(todo)}
             for future in as_completed(futures):
