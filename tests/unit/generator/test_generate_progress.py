@@ -11,25 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from apiforge.cli import main
+from tests.unit.generator.onekind import write_kind
 
-WIDGET = """\
-group: example.com
-kind: Widget
-versions:
-  v1:
-    storage: true
-    schema:
-      spec:
-        size: integer
-"""
 PROGRESS = re.compile(r"generated (?P<version>\S+) \((?P<kinds>\d+) kinds?\) \d+\.\d s")
 SUMMARY = re.compile(r"\d+ file\(s\) changed in \S+ \(\d+\.\d s\)")
-
-
-def add_kind(definitions: Path, kind: str) -> None:
-    target = definitions / "example.com" / f"{kind.lower()}.yaml"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(WIDGET.replace("Widget", kind))
 
 
 def generate(definitions: Path, out: Path, *flags: str) -> list[str]:
@@ -44,7 +29,7 @@ def generate(definitions: Path, out: Path, *flags: str) -> list[str]:
 def cold(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str]]:
     """A one-kind project generated once: its definitions, its output and what the run printed."""
     root = tmp_path_factory.mktemp("progress")
-    add_kind(root / "definitions", "Widget")
+    write_kind(root / "definitions", "Widget")
     lines = generate(root / "definitions", root / "generated")
     return root / "definitions", root / "generated", lines
 
@@ -72,7 +57,7 @@ def test_a_cold_run_reports_every_group_version_then_the_total(
 
 def test_an_added_kind_reports_its_group_version_only(copy: tuple[Path, Path]) -> None:
     definitions, out = copy
-    add_kind(definitions, "Gadget")
+    write_kind(definitions, "Gadget")
     progress, summary = generate(definitions, out)
     assert (m := PROGRESS.fullmatch(progress)) and m["version"] == "example.com/v1"
     assert m["kinds"] == "2"
@@ -81,7 +66,7 @@ def test_an_added_kind_reports_its_group_version_only(copy: tuple[Path, Path]) -
 
 def test_quiet_prints_nothing(copy: tuple[Path, Path]) -> None:
     definitions, out = copy
-    add_kind(definitions, "Gadget")
+    write_kind(definitions, "Gadget")
     assert generate(definitions, out, "-q") == []
     assert "class Gadget(" in (out / "example_com" / "v1" / "models.py").read_text()
 

@@ -12,24 +12,7 @@ from generator import load_cache
 from generator.definition import DefinitionErrors
 from generator.load import load_checked
 from generator.load_cache import FileEntry, checked_definitions
-
-WIDGET = """\
-group: example.com
-kind: Widget
-versions:
-  v1:
-    storage: true
-    schema:
-      spec:
-        size: integer
-"""
-
-
-def write(definitions: Path, kind: str, text: str = WIDGET) -> Path:
-    target = definitions / "example.com" / f"{kind.lower()}.yaml"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text.replace("Widget", kind))
-    return target
+from tests.unit.generator.onekind import WIDGET, write_kind
 
 
 @pytest.fixture
@@ -47,11 +30,11 @@ def loaded(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 
 def test_a_run_loads_only_the_files_it_has_not_seen(tmp_path: Path, loaded: list[Path]) -> None:
-    write(tmp_path, "Widget")
+    write_kind(tmp_path, "Widget")
     first = checked_definitions(tmp_path, {})
     assert tmp_path / "example.com" / "widget.yaml" in loaded
     loaded.clear()
-    gadget = write(tmp_path, "Gadget")
+    gadget = write_kind(tmp_path, "Gadget")
     second = checked_definitions(tmp_path, first.files)
     assert loaded == [gadget]
     uncached = checked_definitions(tmp_path, None)  # what --check does
@@ -61,7 +44,7 @@ def test_a_run_loads_only_the_files_it_has_not_seen(tmp_path: Path, loaded: list
 
 
 def test_an_edited_file_is_loaded_again(tmp_path: Path, loaded: list[Path]) -> None:
-    widget = write(tmp_path, "Widget")
+    widget = write_kind(tmp_path, "Widget")
     first = checked_definitions(tmp_path, {})
     loaded.clear()
     widget.write_text(WIDGET.replace("size: integer", "size: string"))
@@ -74,8 +57,8 @@ def test_an_edited_file_is_loaded_again(tmp_path: Path, loaded: list[Path]) -> N
 
 
 def test_an_invalid_file_is_reported_as_a_run_without_the_cache_reports_it(tmp_path: Path) -> None:
-    widget = write(tmp_path, "Widget")
-    write(tmp_path, "Gadget")
+    widget = write_kind(tmp_path, "Widget")
+    write_kind(tmp_path, "Gadget")
     first = checked_definitions(tmp_path, {})
     widget.write_text(WIDGET.replace("size: integer", "size: integr"))
     with pytest.raises(DefinitionErrors) as cached:
@@ -88,7 +71,7 @@ def test_an_invalid_file_is_reported_as_a_run_without_the_cache_reports_it(tmp_p
 
 def test_a_new_file_that_claims_a_cached_kind_is_refused(tmp_path: Path) -> None:
     """The checks between definitions run over cached and new files alike."""
-    write(tmp_path, "Widget")
+    write_kind(tmp_path, "Widget")
     first = checked_definitions(tmp_path, {})
     (tmp_path / "again.yaml").write_text(WIDGET)
     with pytest.raises(DefinitionErrors) as caught:
@@ -100,7 +83,7 @@ def test_another_version_of_the_checks_runtime_loads_every_file_again(
     tmp_path: Path, loaded: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The checks call apiserver.schema (validation, defaulting, CEL): a change there can change a verdict."""
-    write(tmp_path, "Widget")
+    write_kind(tmp_path, "Widget")
     first = checked_definitions(tmp_path, {})
     count = len(loaded)
     real = load_cache.package_digest
@@ -114,7 +97,7 @@ def test_another_version_of_the_checks_runtime_loads_every_file_again(
 def test_an_entry_that_does_not_read_back_is_loaded_again(
     tmp_path: Path, loaded: list[Path]
 ) -> None:
-    write(tmp_path, "Widget")
+    write_kind(tmp_path, "Widget")
     first = checked_definitions(tmp_path, {})
     count = len(loaded)
     garbled = {key: "not a pickle" for key in first.files}
