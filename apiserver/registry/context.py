@@ -14,6 +14,7 @@ from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
 if TYPE_CHECKING:
     from apiserver.admission.interface import Plugin
     from apiserver.registry.store import Store
+    from apiserver.server.served import ServedResources
     from apiserver.storage.interface import Storage
 
 
@@ -38,6 +39,9 @@ class ServerContext:
     filled while the server is built; the server composes its authorizer from them."""
     tokens: TokenAuthentication = field(default_factory=TokenAuthentication)
     """Bearer-token authentication (TokenReview, service-account tokens, the bearer-token filter)."""
+    served: ServedResources | None = None
+    """What the server serves, changeable while it serves (CustomResourceDefinitions install kinds there);
+    set by the server once it is built."""
 
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]

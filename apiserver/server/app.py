@@ -39,6 +39,7 @@ from apiserver.registry.store import Store
 from apiserver.registry.strategy import Strategy
 from apiserver.server.compactor import Compactor
 from apiserver.server.health import Health
+from apiserver.server.served import ServedResources
 from apiserver.storage.interface import Storage, StorageUnavailableError, ValueTooLargeError
 
 log = logging.getLogger(__name__)
@@ -103,9 +104,18 @@ class APIServer:
             )
         self.discovery = Discovery(scheme)
         self.openapi = OpenAPIDocuments(openapi_dir)
+        self.served = ServedResources(
+            scheme, self.context, self.admission, self.compactor, self.openapi
+        )
+        self.served.listeners.append(self._rediscover)
+        self.context.served = self.served
         self.resources = ResourceHandler(scheme, self.stores, self._creaters(scheme))
         self.version_body = orjson.dumps(VERSION_INFO)
         self.health = Health(storage)
+
+    def _rediscover(self) -> None:
+        """Discovery after the served resources changed (its documents are pre-encoded)."""
+        self.discovery = Discovery(self.scheme)
 
     def _creaters(self, scheme: Scheme) -> dict[tuple[str, str, str], BoundCreater]:
         """Every create subresource's handler, built with the context, and its body's kind."""
