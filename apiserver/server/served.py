@@ -60,7 +60,7 @@ class ServedResources:
         current = self.context.stores.get(key)
         if current is not None and key in self.installed:
             # a changed definition: the same stored objects, so the running watch cache is kept
-            current.resource = resource
+            current.reshape(resource)
             self.scheme.replace(resource)
             self._changed()
             return

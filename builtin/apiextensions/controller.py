@@ -129,11 +129,13 @@ class CustomResourceDefinitionController:
             revision = page.revision
             await self._reconcile()
 
-    def _definition(self, crd: Object) -> Definition | None:
+    async def _definition(self, crd: Object) -> Definition | None:
+        """The CRD's checked Definition, judged once per generation (in a thread: a large CRD's schema
+        takes a few hundred milliseconds, which requests need not wait for)."""
         metadata = crd["metadata"]
         key = (str(metadata.get("uid", "")), int(metadata.get("generation", 1)))
         if key not in self._judged:
-            self._judged[key] = judge(crd)[0]
+            self._judged[key] = (await asyncio.to_thread(judge, crd))[0]
         return self._judged[key]
 
     async def _reconcile(self) -> None:
@@ -161,7 +163,7 @@ class CustomResourceDefinitionController:
                 definitions = [
                     s.definition for s in self._served.values() if s.resource.group == group
                 ]
-                v3, v2 = group_documents(definitions)
+                v3, v2 = await asyncio.to_thread(group_documents, definitions)
                 self.served.publish_openapi(f"customresourcedefinitions:{group}", v3, v2)
 
     async def _reconcile_one(self, crd: Object, accepted: dict[str, dict[str, Any]]) -> set[str]:
@@ -180,7 +182,7 @@ class CustomResourceDefinitionController:
             requested, status.get("acceptedNames") or {}, others
         )
         accepted[name] = names
-        definition = self._definition(crd)
+        definition = await self._definition(crd)
         conditions = [_condition("NamesAccepted", **names_condition)]
         changed: set[str] = set()
         if names_condition["status"] == "True" and definition is not None:
@@ -248,7 +250,7 @@ class CustomResourceDefinitionController:
         served = self._served.get(name)
         if served is not None and served.generation == generation:
             return set()
-        resource = resource_type(definition)
+        resource = await asyncio.to_thread(resource_type, definition)
         if served is not None and (served.resource.group, served.resource.plural) != (
             resource.group,
             resource.plural,
