@@ -61,28 +61,36 @@ class OpenAPIDocuments:
             orjson.loads(swagger.read_bytes()) if swagger.exists() else None
         )
         self._published: dict[str, tuple[dict[str, dict[str, Any]], dict[str, Any]]] = {}
-        self.documents: dict[str, OpenAPIDocument] = {}
+        self.documents: dict[str, OpenAPIDocument] = {
+            path: _document(body) for path, body in self._base.items()
+        }
         self.index = b""
-        self._build()
+        self._v2: dict[str, OpenAPIDocument] = {}  # encoded when first asked for
+        self._reindex()
 
     def publish(self, owner: str, v3: Mapping[str, dict[str, Any]], v2: Mapping[str, Any]) -> None:
-        """Replace ``owner``'s documents (none: withdraw them); hashes change where documents do."""
+        """Replace ``owner``'s documents (none: withdraw them); hashes change where documents do, and only
+        the documents of the paths the owner had or has are built again."""
+        before = self._published.pop(owner, ({}, {}))[0]
         if v3 or v2:
             self._published[owner] = (dict(v3), dict(v2))
-        else:
-            self._published.pop(owner, None)
-        self._build()
+        for path in {*before, *v3}:
+            self._rebuild(path)
+        self._reindex()
 
-    def _build(self) -> None:
-        documents = {path: _document(body) for path, body in self._base.items()}
-        extra: dict[str, list[dict[str, Any]]] = {}
-        for v3, _ in self._published.values():
-            for path, document in v3.items():
-                extra.setdefault(path, []).append(document)
-        for path, published in extra.items():
-            base = [orjson.loads(self._base[path])] if path in self._base else []
-            documents[path] = _document(orjson.dumps(_merged_v3([*base, *published])))
-        self.documents = dict(sorted(documents.items()))
+    def _rebuild(self, path: str) -> None:
+        published = [v3[path] for v3, _ in self._published.values() if path in v3]
+        if not published:
+            if path in self._base:
+                self.documents[path] = _document(self._base[path])
+            else:
+                self.documents.pop(path, None)
+            return
+        base = [orjson.loads(self._base[path])] if path in self._base else []
+        self.documents[path] = _document(orjson.dumps(_merged_v3([*base, *published])))
+
+    def _reindex(self) -> None:
+        self.documents = dict(sorted(self.documents.items()))
         self.index = orjson.dumps(
             {
                 "paths": {
@@ -91,7 +99,7 @@ class OpenAPIDocuments:
                 }
             }
         )
-        self._v2: dict[str, OpenAPIDocument] = {}  # encoded when first asked for
+        self._v2 = {}
 
     def _swagger(self) -> dict[str, Any] | None:
         if self._base_v2 is None and not self._published:

@@ -8,6 +8,7 @@ generates its own CronTab in stable.example.com (a CRD claiming its names is ref
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,8 +64,13 @@ def renamed(text: str) -> str:
 
 
 def load(path: Path) -> dict[str, Any]:
-    document: dict[str, Any] = yaml.safe_load(renamed(path.read_text()))
+    """A YAML file, its CronTab group renamed (libyaml: the largest CRDs take seconds in pure Python)."""
+    document: dict[str, Any] = yaml.load(renamed(path.read_text()), Loader=yaml.CSafeLoader)
     return document
+
+
+def dump(document: dict[str, Any]) -> str:
+    return yaml.dump(document, Dumper=yaml.CSafeDumper)
 
 
 def collection(crd: dict[str, Any], version: str | None = None) -> str:
@@ -133,7 +139,7 @@ def installed(http: httpx.Client, kubectl: Kubectl) -> dict[str, dict[str, Any]]
     crds: dict[str, dict[str, Any]] = {}
     for name in CRD_FILES:
         crd = load(CRDS / name)
-        kubectl.run("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(crd))
+        kubectl.run("apply", "--server-side", "-f", "-", stdin=dump(crd))
         for version in (v["name"] for v in crd["spec"]["versions"] if v["served"]):
             assert wait_served(http, collection(crd, version)) < SERVED_WITHIN, name
         crds[crd["metadata"]["name"]] = crd
@@ -218,7 +224,7 @@ def test_each_crontab_crd_is_served_with_its_features(
 ) -> None:
     """The six k8s-docs CRDs are one CRD (crontabs) each; applied in turn, each is an update served live."""
     crd = load(CRDS / "k8s-docs-crontab" / name)
-    kubectl.run("apply", "--server-side", "--force-conflicts", "-f", "-", stdin=yaml.safe_dump(crd))
+    kubectl.run("apply", "--server-side", "--force-conflicts", "-f", "-", stdin=dump(crd))
     wait_served(http, collection(crd))
     sample = SAMPLES / "k8s-docs-crontab"
     namespaced = collection(crd).replace("/v1/", "/v1/namespaces/default/")
@@ -289,7 +295,7 @@ def test_name_conflicts_are_conditions_as_kube_reports_them(http: httpx.Client) 
     first["spec"]["names"] = {"plural": "gizmos", "kind": "Gizmo", "shortNames": ["gz"]}
     assert http.post(CRD_PATH, json=first).status_code == 201
     wait_served(http, collection(first))
-    second = yaml.safe_load(yaml.safe_dump(first))
+    second = copy.deepcopy(first)
     second["metadata"]["name"] = f"doodads.{RUNTIME_GROUP}"
     second["spec"]["names"] = {"plural": "doodads", "kind": "Doodad", "shortNames": ["gz"]}
     assert http.post(CRD_PATH, json=second).status_code == 201
@@ -300,7 +306,7 @@ def test_name_conflicts_are_conditions_as_kube_reports_them(http: httpx.Client) 
     assert http.get(collection(second)).status_code == 404
     # a CRD claiming the names of a generated kind is never served in its place
     generated = load(CRDS / "k8s-docs-crontab" / "crontab-basic.yaml")
-    generated = yaml.safe_load(yaml.safe_dump(generated).replace(RUNTIME_GROUP, "stable.example.com"))
+    generated = yaml.safe_load(dump(generated).replace(RUNTIME_GROUP, "stable.example.com"))
     assert http.post(CRD_PATH, json=generated).status_code == 201
     claimed = wait_condition(http, "crontabs.stable.example.com", "NamesAccepted", "False")
     assert claimed["message"].endswith("is already in use")
@@ -321,9 +327,9 @@ def test_update_adds_a_version_and_tightens_the_schema_live(http: httpx.Client) 
     assert http.post(objects, json={**body, "spec": {"replicas": 50}}).status_code == 201
     current = http.get(f"{CRD_PATH}/{crd['metadata']['name']}").json()
     v1 = current["spec"]["versions"][0]
-    stricter = yaml.safe_load(yaml.safe_dump(v1))
+    stricter = copy.deepcopy(v1)
     stricter["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["replicas"]["maximum"] = 10
-    v2 = {**yaml.safe_load(yaml.safe_dump(stricter)), "name": "v2", "storage": True}
+    v2 = {**copy.deepcopy(stricter), "name": "v2", "storage": True}
     current["spec"]["versions"] = [{**stricter, "storage": False}, v2]
     updated = http.put(f"{CRD_PATH}/{crd['metadata']['name']}", json=current)
     assert updated.status_code == 200, updated.text
