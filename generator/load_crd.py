@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.schema.causes import not_supported
 from generator.definition import Definition, JsonPath, PrinterColumn, ScaleSubresource, Version
 from generator.load_reader import DocumentReader
 from generator.schema_keywords import JSON_SCHEMA_PROPS, check_keyword_value
@@ -157,7 +158,7 @@ def load_crd(
     document: YamlDocument, run_time: bool = False
 ) -> tuple[Definition | None, DefinitionSource, DocumentReader]:
     """One CustomResourceDefinition document → its Definition (None when it has errors). ``run_time``: a
-    CRD posted to a server, which converts through a webhook where a generated server cannot."""
+    CRD posted to a server, whose errors say what the server supports rather than what to write instead."""
     reader = DocumentReader(document)
     source = DefinitionSource(document, "crd")
     crd = reader.mapping(document.value, (), _TOP_KEYS, required=("spec",)) or {}
@@ -246,8 +247,8 @@ def _conversion(reader: DocumentReader, spec: dict[str, Any], run_time: bool) ->
             "conversion webhooks are not supported; declare field moves in the compact format",
         )
     elif strategy == "Webhook":
-        if not isinstance(stanza.get("webhook"), dict):
-            reader.error((*path, "webhook"), 'must be set when strategy is "Webhook"')
+        # a server converts by apiVersion rewrite only, so far: refused rather than converted wrongly
+        reader.error((*path, "strategy"), not_supported("", strategy, ("None",)).message)
     elif reader.choice(strategy, (*path, "strategy"), ("None", "Webhook")) and "webhook" in stanza:
         reader.error((*path, "webhook"), 'must not be set unless strategy is "Webhook"')
 

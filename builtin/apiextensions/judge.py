@@ -1,7 +1,7 @@
 """A CustomResourceDefinition judged as `apiforge generate` judges a CRD file: one implementation of the
 rules (the generator's loader and checks: names, versions, structural schema, defaults, CEL, printer columns,
-scale paths, selectable fields), run on the posted object in the run-time mode (a conversion webhook is
-allowed, and strategy None need not be total, as kube-apiserver prunes what the other version lacks)."""
+scale paths, selectable fields), run on the posted object in the run-time mode (strategy None need not be
+total, as kube-apiserver prunes what the other version lacks)."""
 
 from __future__ import annotations
 

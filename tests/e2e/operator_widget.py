@@ -1,5 +1,5 @@
 """A kopf operator that installs its own CustomResourceDefinition at start (as operators shipped without a
-Helm chart do), run by tests/e2e/test_kopf_crd.py. kopf finds the kind once it is served, through its
+Helm chart do), run by tests/e2e/test_crd_runtime.py. kopf finds the kind once it is served, through its
 watch on CustomResourceDefinitions, and handles its objects; a create writes status.observed."""
 
 from __future__ import annotations
@@ -29,7 +29,10 @@ CRD = {
                         "type": "object",
                         "properties": {
                             "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
-                            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                            "status": {
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            },
                         },
                     }
                 },

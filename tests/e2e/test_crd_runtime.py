@@ -20,12 +20,14 @@ import yaml
 
 from builtin.apiextensions.openapi import group_documents
 from generator.load import load_text
+from tests.e2e.test_kopf_operator import assert_no_fatal_errors, start_operator
 from tests.kubectl import Kubectl, kubectl_binary
 from tests.serverproc import CONFORMANCE, ServerProcess, free_port
 
 CRDS = CONFORMANCE / "crds"
 SAMPLES = CONFORMANCE / "custom-resources"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+WIDGET_OPERATOR = Path(__file__).with_name("operator_widget.py")
 RUNTIME_GROUP = "stable.runtime.example"
 SERVED_WITHIN = 1.0  # seconds from the create's answer to the kind being served (issue 12's target)
 # one file per CRD name, in apply order: where two files define one CRD, the later is an update
@@ -168,7 +170,9 @@ def test_the_sample_resources_work_with_kubectl(
     for sample in SAMPLE_FILES:
         kubectl.run("apply", "--server-side", "-f", str(SAMPLES / sample))
     assert "my-gateway" in kubectl.run("get", "gtw", "-A").stdout
-    v2 = yaml.safe_load(kubectl.run("get", "cronjobs.v2.batch.tutorial.kubebuilder.io", "-o", "yaml").stdout)
+    v2 = yaml.safe_load(
+        kubectl.run("get", "cronjobs.v2.batch.tutorial.kubebuilder.io", "-o", "yaml").stdout
+    )
     assert {item["apiVersion"] for item in v2["items"]} == {"batch.tutorial.kubebuilder.io/v2"}
     kubectl.run("delete", "-f", str(SAMPLES / "cert-manager/issuers.valid.yaml"))
 
@@ -232,9 +236,13 @@ def test_each_crontab_crd_is_served_with_its_features(
     created = http.post(namespaced, json=load(sample / "my-crontab.yaml"))
     assert created.status_code == 201, created.text
     spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
-    if "default" in str(spec):  # crontab-defaulting: replicas defaults to 1, cronSpec to "5 0 * * *"
+    if "default" in str(
+        spec
+    ):  # crontab-defaulting: replicas defaults to 1, cronSpec to "5 0 * * *"
         http.delete(f"{namespaced}/my-new-cron-object")
-        answer = http.post(namespaced, json=load(sample / "my-crontab-defaulting-input.yaml")).json()
+        answer = http.post(
+            namespaced, json=load(sample / "my-crontab-defaulting-input.yaml")
+        ).json()
         assert answer["spec"] == load(sample / "my-crontab-defaulting-expected.yaml")["spec"]
     if "maximum" in str(spec):  # crontab-validation: replicas at most 10, cronSpec's pattern
         invalid = http.post(namespaced, json=load(sample / "my-crontab-invalid.yaml"))
@@ -255,7 +263,9 @@ def test_each_crontab_crd_is_served_with_its_features(
 
 def test_a_malformed_crd_is_kubes_422(http: httpx.Client) -> None:
     """kubectl-validate's recorded kube-apiserver answer to a typo in a CRD's schema."""
-    case = CONFORMANCE / "validation-cases" / "kubectl-validate" / "manifests" / "error_crd_typo.yaml"
+    case = (
+        CONFORMANCE / "validation-cases" / "kubectl-validate" / "manifests" / "error_crd_typo.yaml"
+    )
     recorded = yaml.safe_load(
         "\n".join(line[2:] for line in case.read_text().splitlines() if line.startswith("# "))
     )
@@ -275,8 +285,16 @@ def test_a_malformed_crd_is_kubes_422(http: httpx.Client) -> None:
         {"metadata": {"name": "wrong.name"}},
         {"spec": {"versions": [{"name": "v1", "served": True, "storage": False}]}},
         {"spec": "not an object"},
+        {
+            "spec": {
+                "conversion": {
+                    "strategy": "Webhook",
+                    "webhook": {"conversionReviewVersions": ["v1"]},
+                }
+            }
+        },
     ],
-    ids=["group", "scope", "no-versions", "names", "name", "no-storage", "spec-type"],
+    ids=["group", "scope", "no-versions", "names", "name", "no-storage", "spec-type", "webhook"],
 )
 def test_malformed_crds_are_4xx_never_5xx(http: httpx.Client, change: dict[str, Any]) -> None:
     crd = load(CRDS / "k8s-docs-crontab" / "crontab-basic.yaml")
@@ -300,7 +318,10 @@ def test_name_conflicts_are_conditions_as_kube_reports_them(http: httpx.Client) 
     second["spec"]["names"] = {"plural": "doodads", "kind": "Doodad", "shortNames": ["gz"]}
     assert http.post(CRD_PATH, json=second).status_code == 201
     conflict = wait_condition(http, second["metadata"]["name"], "NamesAccepted", "False")
-    assert (conflict["reason"], conflict["message"]) == ("ShortNamesConflict", '"gz" is already in use')
+    assert (conflict["reason"], conflict["message"]) == (
+        "ShortNamesConflict",
+        '"gz" is already in use',
+    )
     established = condition(http, second["metadata"]["name"], "Established")
     assert (established["status"], established["reason"]) == ("False", "NotAccepted")
     assert http.get(collection(second)).status_code == 404
@@ -328,7 +349,9 @@ def test_update_adds_a_version_and_tightens_the_schema_live(http: httpx.Client) 
     current = http.get(f"{CRD_PATH}/{crd['metadata']['name']}").json()
     v1 = current["spec"]["versions"][0]
     stricter = copy.deepcopy(v1)
-    stricter["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["replicas"]["maximum"] = 10
+    stricter["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["replicas"][
+        "maximum"
+    ] = 10
     v2 = {**copy.deepcopy(stricter), "name": "v2", "storage": True}
     current["spec"]["versions"] = [{**stricter, "storage": False}, v2]
     updated = http.put(f"{CRD_PATH}/{crd['metadata']['name']}", json=current)
@@ -338,7 +361,9 @@ def test_update_adds_a_version_and_tightens_the_schema_live(http: httpx.Client) 
     # ratcheting: the unchanged, now invalid value may stay; a new invalid value may not
     stored["metadata"]["labels"] = {"touched": "yes"}
     assert http.put(f"{objects}/s", json=stored).status_code == 200
-    too_many = http.post(objects, json={**body, "metadata": {"name": "t"}, "spec": {"replicas": 11}})
+    too_many = http.post(
+        objects, json={**body, "metadata": {"name": "t"}, "spec": {"replicas": 11}}
+    )
     assert too_many.status_code == 422
     read = http.get(objects.replace("/v1/", "/v2/") + "/s").json()
     assert read["apiVersion"] == f"{RUNTIME_GROUP}/v2" and read["spec"]["replicas"] == 50
@@ -365,6 +390,32 @@ def test_delete_removes_the_objects_first_then_stops_serving(http: httpx.Client)
     assert http.post(CRD_PATH, json=crd).status_code == 201
     wait_served(http, collection(crd))
     assert http.get(collection(crd)).json()["items"] == []
+
+
+def test_a_kopf_operator_installs_its_crd_and_handles_its_kind(
+    server: ServerProcess, http: httpx.Client, tmp_path: Path
+) -> None:
+    """tests/e2e/operator_widget.py creates its CRD at start; kopf finds the kind through its watch on
+    CRDs once it is served, and handles a Widget created afterwards (writes its status)."""
+    operator = start_operator(server.kubeconfig, tmp_path / "operator.log", WIDGET_OPERATOR)
+    try:
+        widgets = "/apis/kopf.runtime.example/v1/namespaces/default/widgets"
+        wait_served(http, f"{CRD_PATH}/widgets.kopf.runtime.example", timeout=30)
+        wait_served(http, widgets)
+        body = {
+            "apiVersion": "kopf.runtime.example/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w"},
+        }
+        assert http.post(widgets, json={**body, "spec": {"size": 4}}).status_code == 201
+        deadline = time.monotonic() + 30
+        while not (http.get(f"{widgets}/w").json().get("status") or {}).get("observed"):
+            assert time.monotonic() < deadline, operator.output()[-4000:]
+            time.sleep(0.1)
+        assert http.get(f"{widgets}/w").json()["status"]["observed"] == 4
+        assert_no_fatal_errors(operator)
+    finally:
+        operator.stop()
 
 
 def test_crds_survive_a_restart(

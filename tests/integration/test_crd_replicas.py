@@ -68,7 +68,9 @@ def test_a_crd_created_through_one_replica_is_served_by_the_other(
             assert one.post(CRD_PATH, json=CRD).status_code == 201
             assert wait_status(two, WIDGETS, 200, 2.0) < 2.0
             body = {"apiVersion": "replicas.example.com/v1", "kind": "Widget"}
-            created = two.post(WIDGETS, json={**body, "metadata": {"name": "w"}, "spec": {"size": 3}})
+            created = two.post(
+                WIDGETS, json={**body, "metadata": {"name": "w"}, "spec": {"size": 3}}
+            )
             assert created.status_code == 201
             assert one.get(f"{WIDGETS}/w").json()["spec"] == {"size": 3}
             # both replicas write the status they compute: it settles, established, on both
