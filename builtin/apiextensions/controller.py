@@ -29,6 +29,7 @@ from builtin.apiextensions.naming import accepted_names, requested_names
 from builtin.apiextensions.openapi import group_documents
 from builtin.apiextensions.resource import resource_type
 from builtin.apiextensions.strategy import FINALIZER
+from builtin.deletion import delete_all
 from generator.definition import Definition
 
 __all__ = ["CustomResourceDefinitionController"]
@@ -283,7 +284,7 @@ class CustomResourceDefinitionController:
             served = self._served.get(name)
             if served is not None:
                 store = self.context.stores.get((served.resource.group, served.resource.plural))
-                while store is not None and await _delete_all(store):
+                while store is not None and await delete_all(store, None):
                     await asyncio.sleep(RETRY_SECONDS)  # objects with finalizers of their own
 
             def clear_finalizer(current: Object) -> Object:
@@ -299,18 +300,3 @@ class CustomResourceDefinitionController:
                 log.warning("finalizing CRD %s: %s", name, error)
         finally:
             self._finalizing.pop(name, None)
-
-
-async def _delete_all(store: Store) -> int:
-    """Delete every object of the store; returns how many are still there (waiting for finalizers)."""
-    remaining = 0
-    for obj in (await store.list(None, ListOptions())).items:
-        metadata = obj["metadata"]
-        try:
-            _, gone = await store.delete(metadata.get("namespace"), metadata["name"])
-        except errors.APIError as error:
-            if error.code == 404:
-                continue
-            raise
-        remaining += 0 if gone else 1
-    return remaining

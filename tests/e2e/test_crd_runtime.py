@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from builtin.apiextensions.openapi import group_documents
 from generator.load import load_text
 from tests.e2e.test_kopf_operator import assert_no_fatal_errors, start_operator
 from tests.kubectl import Kubectl, kubectl_binary
-from tests.serverproc import CONFORMANCE, ServerProcess, free_port
+from tests.serverproc import CONFORMANCE, ServerProcess
 
 CRDS = CONFORMANCE / "crds"
 SAMPLES = CONFORMANCE / "custom-resources"
@@ -75,58 +74,62 @@ def dump(document: dict[str, Any]) -> str:
     return yaml.dump(document, Dumper=yaml.CSafeDumper)
 
 
+def basic_crd(plural: str, kind: str, short_names: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The k8s-docs basic CronTab CRD renamed to another kind of the run-time group."""
+    crd = load(CRDS / "k8s-docs-crontab" / "crontab-basic.yaml")
+    crd["metadata"]["name"] = f"{plural}.{RUNTIME_GROUP}"
+    crd["spec"]["names"] = {"plural": plural, "kind": kind}
+    if short_names:
+        crd["spec"]["names"]["shortNames"] = list(short_names)
+    return crd
+
+
+def served_crd(client: httpx.Client, plural: str, kind: str) -> tuple[dict[str, Any], str]:
+    """A basic CRD created and served; it and the path of its objects in namespace default."""
+    crd = basic_crd(plural, kind)
+    assert client.post(CRD_PATH, json=crd).status_code == 201
+    wait_served(client, collection(crd))
+    return crd, collection(crd).replace("/v1/", "/v1/namespaces/default/")
+
+
 def collection(crd: dict[str, Any], version: str | None = None) -> str:
     spec = crd["spec"]
     served = version or next(v["name"] for v in spec["versions"] if v["storage"])
     return f"/apis/{spec['group']}/{served}/{spec['names']['plural']}"
 
 
-def wait_served(http: httpx.Client, path: str, timeout: float = 5.0) -> float:
+def wait_served(client: httpx.Client, path: str, timeout: float = 5.0) -> float:
     """Seconds until ``path`` lists (polled every 20 ms)."""
     started = time.monotonic()
     while time.monotonic() - started < timeout:
-        if http.get(path).status_code == 200:
+        if client.get(path).status_code == 200:
             return time.monotonic() - started
         time.sleep(0.02)
     raise AssertionError(f"{path} was not served within {timeout} s")
 
 
-def wait_gone(http: httpx.Client, path: str, timeout: float = 10.0) -> None:
+def wait_gone(client: httpx.Client, path: str, timeout: float = 10.0) -> None:
     started = time.monotonic()
     while time.monotonic() - started < timeout:
-        if http.get(path).status_code == 404:
+        if client.get(path).status_code == 404:
             return
         time.sleep(0.05)
     raise AssertionError(f"{path} is still served after {timeout} s")
 
 
-def condition(http: httpx.Client, name: str, kind: str) -> dict[str, Any]:
-    status = http.get(f"{CRD_PATH}/{name}").json().get("status") or {}
+def condition(client: httpx.Client, name: str, kind: str) -> dict[str, Any]:
+    status = client.get(f"{CRD_PATH}/{name}").json().get("status") or {}
     return next((c for c in status.get("conditions") or [] if c["type"] == kind), {})
 
 
-def wait_condition(http: httpx.Client, name: str, kind: str, status: str) -> dict[str, Any]:
+def wait_condition(client: httpx.Client, name: str, kind: str, status: str) -> dict[str, Any]:
     started = time.monotonic()
     while time.monotonic() - started < 5:
-        found = condition(http, name, kind)
+        found = condition(client, name, kind)
         if found.get("status") == status:
             return found
         time.sleep(0.02)
-    raise AssertionError(f"{name}: {kind} is not {status}: {condition(http, name, kind)}")
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path_factory.mktemp("data"), free_port())
-    process.start()
-    yield process
-    process.stop()
-
-
-@pytest.fixture(scope="module")
-def http(server: ServerProcess) -> Iterator[httpx.Client]:
-    with server.client(timeout=10) as client:
-        yield client
+    raise AssertionError(f"{name}: {kind} is not {status}: {condition(client, name, kind)}")
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +138,7 @@ def kubectl(server: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 @pytest.fixture(scope="module")
-def installed(http: httpx.Client, kubectl: Kubectl) -> dict[str, dict[str, Any]]:
+def installed(client: httpx.Client, kubectl: Kubectl) -> dict[str, dict[str, Any]]:
     """Every conformance CRD applied with kubectl (server-side: some are larger than the annotation a
     client-side apply keeps), each served within SERVED_WITHIN; the CRDs by name."""
     crds: dict[str, dict[str, Any]] = {}
@@ -143,17 +146,17 @@ def installed(http: httpx.Client, kubectl: Kubectl) -> dict[str, dict[str, Any]]
         crd = load(CRDS / name)
         kubectl.run("apply", "--server-side", "-f", "-", stdin=dump(crd))
         for version in (v["name"] for v in crd["spec"]["versions"] if v["served"]):
-            assert wait_served(http, collection(crd, version)) < SERVED_WITHIN, name
+            assert wait_served(client, collection(crd, version)) < SERVED_WITHIN, name
         crds[crd["metadata"]["name"]] = crd
     return crds
 
 
 def test_every_conformance_crd_installs_and_is_established(
-    http: httpx.Client, installed: dict[str, dict[str, Any]]
+    client: httpx.Client, installed: dict[str, dict[str, Any]]
 ) -> None:
     assert len(installed) == 12  # 13 files, the kubebuilder CronJob twice
     for name, crd in installed.items():
-        status = http.get(f"{CRD_PATH}/{name}").json()["status"]
+        status = client.get(f"{CRD_PATH}/{name}").json()["status"]
         conditions = {c["type"]: c for c in status["conditions"]}
         assert conditions["NamesAccepted"]["reason"] == "NoConflicts", name
         assert conditions["Established"]["status"] == "True", name
@@ -189,7 +192,7 @@ def test_discovery_and_explain_see_the_new_kinds(
 
 
 def test_openapi_is_what_generate_writes_for_the_same_crd(
-    http: httpx.Client, installed: dict[str, dict[str, Any]]
+    client: httpx.Client, installed: dict[str, dict[str, Any]]
 ) -> None:
     """Side by side: the generator's documents for each CRD file (run-time rules: the multi-version ones
     convert by apiVersion rewrite) and what the server publishes, per group-version, for every kind."""
@@ -197,71 +200,69 @@ def test_openapi_is_what_generate_writes_for_the_same_crd(
         definitions = load_text(renamed((CRDS / name).read_text()), Path(name)).definitions
         v3, v2 = group_documents(definitions)
         for path, expected in v3.items():
-            served = http.get(f"/openapi/v3/{path}").json()
+            served = client.get(f"/openapi/v3/{path}").json()
             for key, item in expected["paths"].items():
                 assert served["paths"][key] == item, (name, key)
             for key, schema in expected["components"]["schemas"].items():
                 assert served["components"]["schemas"][key] == schema, (name, key)
-        swagger = http.get("/openapi/v2").json()
+        swagger = client.get("/openapi/v2").json()
         for key in v2["definitions"]:
             assert swagger["definitions"][key] == v2["definitions"][key], (name, key)
 
 
-def test_the_openapi_index_changes_hash_when_a_group_changes(http: httpx.Client) -> None:
-    before = http.get("/openapi/v3").json()["paths"]
-    crd = load(CRDS / "k8s-docs-crontab" / "crontab-basic.yaml")
-    crd["metadata"]["name"] = f"widgets.{RUNTIME_GROUP}"
-    crd["spec"]["names"] = {"plural": "widgets", "kind": "Widget"}
-    assert http.post(CRD_PATH, json=crd).status_code == 201
-    wait_served(http, collection(crd))
-    after = http.get("/openapi/v3").json()["paths"]
+def test_the_openapi_index_changes_hash_when_a_group_changes(client: httpx.Client) -> None:
+    before = client.get("/openapi/v3").json()["paths"]
+    crd = basic_crd("widgets", "Widget")
+    assert client.post(CRD_PATH, json=crd).status_code == 201
+    wait_served(client, collection(crd))
+    after = client.get("/openapi/v3").json()["paths"]
     assert f"apis/{RUNTIME_GROUP}/v1" in after and f"apis/{RUNTIME_GROUP}/v1" not in before
     assert after["api/v1"] == before["api/v1"]
-    assert http.delete(f"{CRD_PATH}/widgets.{RUNTIME_GROUP}").status_code == 200
-    wait_gone(http, collection(crd))
-    assert f"apis/{RUNTIME_GROUP}/v1" not in http.get("/openapi/v3").json()["paths"]
+    assert client.delete(f"{CRD_PATH}/widgets.{RUNTIME_GROUP}").status_code == 200
+    wait_gone(client, collection(crd))
+    assert f"apis/{RUNTIME_GROUP}/v1" not in client.get("/openapi/v3").json()["paths"]
 
 
 @pytest.mark.parametrize("name", CRONTAB_FILES)
 def test_each_crontab_crd_is_served_with_its_features(
-    http: httpx.Client, kubectl: Kubectl, name: str
+    client: httpx.Client, kubectl: Kubectl, name: str
 ) -> None:
     """The six k8s-docs CRDs are one CRD (crontabs) each; applied in turn, each is an update served live."""
     crd = load(CRDS / "k8s-docs-crontab" / name)
     kubectl.run("apply", "--server-side", "--force-conflicts", "-f", "-", stdin=dump(crd))
-    wait_served(http, collection(crd))
+    wait_served(client, collection(crd))
     sample = SAMPLES / "k8s-docs-crontab"
     namespaced = collection(crd).replace("/v1/", "/v1/namespaces/default/")
-    http.delete(f"{namespaced}/my-new-cron-object")
-    created = http.post(namespaced, json=load(sample / "my-crontab.yaml"))
+    client.delete(f"{namespaced}/my-new-cron-object")
+    created = client.post(namespaced, json=load(sample / "my-crontab.yaml"))
     assert created.status_code == 201, created.text
     spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     if "default" in str(
         spec
     ):  # crontab-defaulting: replicas defaults to 1, cronSpec to "5 0 * * *"
-        http.delete(f"{namespaced}/my-new-cron-object")
-        answer = http.post(
+        client.delete(f"{namespaced}/my-new-cron-object")
+        answer = client.post(
             namespaced, json=load(sample / "my-crontab-defaulting-input.yaml")
         ).json()
         assert answer["spec"] == load(sample / "my-crontab-defaulting-expected.yaml")["spec"]
     if "maximum" in str(spec):  # crontab-validation: replicas at most 10, cronSpec's pattern
-        invalid = http.post(namespaced, json=load(sample / "my-crontab-invalid.yaml"))
+        invalid = client.post(namespaced, json=load(sample / "my-crontab-invalid.yaml"))
         assert invalid.status_code == 422
-    current = http.get(f"{namespaced}/my-new-cron-object").json()
-    pruned = http.put(
+    current = client.get(f"{namespaced}/my-new-cron-object").json()
+    pruned = client.put(
         f"{namespaced}/my-new-cron-object",
         json={**load(sample / "my-crontab-pruning.yaml"), "metadata": current["metadata"]},
     )
     assert pruned.status_code == 200 and "someRandomField" not in pruned.json()["spec"]
     if "status" in str(crd["spec"]["versions"][0].get("subresources")):
-        scale = http.get(f"{namespaced}/my-new-cron-object/scale")
+        scale = client.get(f"{namespaced}/my-new-cron-object/scale")
         assert scale.status_code == 200 and scale.json()["kind"] == "Scale"
     if "additionalPrinterColumns" in crd["spec"]["versions"][0]:
         header = kubectl.run("get", f"crontabs.{RUNTIME_GROUP}", "-n", "default").stdout
         assert header.split()[:3] == ["NAME", "SPEC", "REPLICAS"]
 
 
-def test_a_malformed_crd_is_kubes_422(http: httpx.Client) -> None:
+def test_a_malformed_crd_is_kubes_422(client: httpx.Client) -> None:
     """kubectl-validate's recorded kube-apiserver answer to a typo in a CRD's schema."""
     case = (
         CONFORMANCE / "validation-cases" / "kubectl-validate" / "manifests" / "error_crd_typo.yaml"
@@ -269,7 +270,7 @@ def test_a_malformed_crd_is_kubes_422(http: httpx.Client) -> None:
     recorded = yaml.safe_load(
         "\n".join(line[2:] for line in case.read_text().splitlines() if line.startswith("# "))
     )
-    answer = http.post(CRD_PATH, json=yaml.safe_load(case.read_text()))
+    answer = client.post(CRD_PATH, json=yaml.safe_load(case.read_text()))
     assert answer.status_code == 422
     assert answer.json()["message"] == recorded["message"]
     assert answer.json()["details"]["causes"] == recorded["details"]["causes"]
@@ -296,57 +297,46 @@ def test_a_malformed_crd_is_kubes_422(http: httpx.Client) -> None:
     ],
     ids=["group", "scope", "no-versions", "names", "name", "no-storage", "spec-type", "webhook"],
 )
-def test_malformed_crds_are_4xx_never_5xx(http: httpx.Client, change: dict[str, Any]) -> None:
-    crd = load(CRDS / "k8s-docs-crontab" / "crontab-basic.yaml")
-    crd["metadata"]["name"] = f"gadgets.{RUNTIME_GROUP}"
-    crd["spec"]["names"] = {"plural": "gadgets", "kind": "Gadget"}
+def test_malformed_crds_are_4xx_never_5xx(client: httpx.Client, change: dict[str, Any]) -> None:
+    crd = basic_crd("gadgets", "Gadget")
     for key, value in change.items():
         crd[key] = {**crd[key], **value} if isinstance(value, dict) else value
-    answer = http.post(CRD_PATH, json=crd)
+    answer = client.post(CRD_PATH, json=crd)
     assert 400 <= answer.status_code < 500, answer.text
-    assert http.get(f"/apis/{RUNTIME_GROUP}/v1/gadgets").status_code == 404
+    assert client.get(f"/apis/{RUNTIME_GROUP}/v1/gadgets").status_code == 404
 
 
-def test_name_conflicts_are_conditions_as_kube_reports_them(http: httpx.Client) -> None:
-    first = load(CRDS / "k8s-docs-crontab" / "crontab-basic.yaml")
-    first["metadata"]["name"] = f"gizmos.{RUNTIME_GROUP}"
-    first["spec"]["names"] = {"plural": "gizmos", "kind": "Gizmo", "shortNames": ["gz"]}
-    assert http.post(CRD_PATH, json=first).status_code == 201
-    wait_served(http, collection(first))
-    second = copy.deepcopy(first)
-    second["metadata"]["name"] = f"doodads.{RUNTIME_GROUP}"
-    second["spec"]["names"] = {"plural": "doodads", "kind": "Doodad", "shortNames": ["gz"]}
-    assert http.post(CRD_PATH, json=second).status_code == 201
-    conflict = wait_condition(http, second["metadata"]["name"], "NamesAccepted", "False")
+def test_name_conflicts_are_conditions_as_kube_reports_them(client: httpx.Client) -> None:
+    first = basic_crd("gizmos", "Gizmo", ("gz",))
+    assert client.post(CRD_PATH, json=first).status_code == 201
+    wait_served(client, collection(first))
+    second = basic_crd("doodads", "Doodad", ("gz",))
+    assert client.post(CRD_PATH, json=second).status_code == 201
+    conflict = wait_condition(client, second["metadata"]["name"], "NamesAccepted", "False")
     assert (conflict["reason"], conflict["message"]) == (
         "ShortNamesConflict",
         '"gz" is already in use',
     )
-    established = condition(http, second["metadata"]["name"], "Established")
+    established = condition(client, second["metadata"]["name"], "Established")
     assert (established["status"], established["reason"]) == ("False", "NotAccepted")
-    assert http.get(collection(second)).status_code == 404
+    assert client.get(collection(second)).status_code == 404
     # a CRD claiming the names of a generated kind is never served in its place
     generated = load(CRDS / "k8s-docs-crontab" / "crontab-basic.yaml")
     generated = yaml.safe_load(dump(generated).replace(RUNTIME_GROUP, "stable.example.com"))
-    assert http.post(CRD_PATH, json=generated).status_code == 201
-    claimed = wait_condition(http, "crontabs.stable.example.com", "NamesAccepted", "False")
+    assert client.post(CRD_PATH, json=generated).status_code == 201
+    claimed = wait_condition(client, "crontabs.stable.example.com", "NamesAccepted", "False")
     assert claimed["message"].endswith("is already in use")
     # freeing the name lets the waiting CRD in, as kube's naming controller requeues the group
-    assert http.delete(f"{CRD_PATH}/{first['metadata']['name']}").status_code == 200
-    wait_condition(http, second["metadata"]["name"], "Established", "True")
-    wait_served(http, collection(second))
+    assert client.delete(f"{CRD_PATH}/{first['metadata']['name']}").status_code == 200
+    wait_condition(client, second["metadata"]["name"], "Established", "True")
+    wait_served(client, collection(second))
 
 
-def test_update_adds_a_version_and_tightens_the_schema_live(http: httpx.Client) -> None:
-    crd = load(CRDS / "k8s-docs-crontab" / "crontab-basic.yaml")
-    crd["metadata"]["name"] = f"sprockets.{RUNTIME_GROUP}"
-    crd["spec"]["names"] = {"plural": "sprockets", "kind": "Sprocket"}
-    assert http.post(CRD_PATH, json=crd).status_code == 201
-    wait_served(http, collection(crd))
-    objects = collection(crd).replace("/v1/", "/v1/namespaces/default/")
+def test_update_adds_a_version_and_tightens_the_schema_live(client: httpx.Client) -> None:
+    crd, objects = served_crd(client, "sprockets", "Sprocket")
     body = {"apiVersion": f"{RUNTIME_GROUP}/v1", "kind": "Sprocket", "metadata": {"name": "s"}}
-    assert http.post(objects, json={**body, "spec": {"replicas": 50}}).status_code == 201
-    current = http.get(f"{CRD_PATH}/{crd['metadata']['name']}").json()
+    assert client.post(objects, json={**body, "spec": {"replicas": 50}}).status_code == 201
+    current = client.get(f"{CRD_PATH}/{crd['metadata']['name']}").json()
     v1 = current["spec"]["versions"][0]
     stricter = copy.deepcopy(v1)
     stricter["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["replicas"][
@@ -354,65 +344,60 @@ def test_update_adds_a_version_and_tightens_the_schema_live(http: httpx.Client) 
     ] = 10
     v2 = {**copy.deepcopy(stricter), "name": "v2", "storage": True}
     current["spec"]["versions"] = [{**stricter, "storage": False}, v2]
-    updated = http.put(f"{CRD_PATH}/{crd['metadata']['name']}", json=current)
+    updated = client.put(f"{CRD_PATH}/{crd['metadata']['name']}", json=current)
     assert updated.status_code == 200, updated.text
-    wait_served(http, collection(crd, "v2"))
-    stored = http.get(f"{objects}/s").json()
+    wait_served(client, collection(crd, "v2"))
+    stored = client.get(f"{objects}/s").json()
     # ratcheting: the unchanged, now invalid value may stay; a new invalid value may not
     stored["metadata"]["labels"] = {"touched": "yes"}
-    assert http.put(f"{objects}/s", json=stored).status_code == 200
-    too_many = http.post(
+    assert client.put(f"{objects}/s", json=stored).status_code == 200
+    too_many = client.post(
         objects, json={**body, "metadata": {"name": "t"}, "spec": {"replicas": 11}}
     )
     assert too_many.status_code == 422
-    read = http.get(objects.replace("/v1/", "/v2/") + "/s").json()
+    read = client.get(objects.replace("/v1/", "/v2/") + "/s").json()
     assert read["apiVersion"] == f"{RUNTIME_GROUP}/v2" and read["spec"]["replicas"] == 50
-    wait_condition(http, crd["metadata"]["name"], "Established", "True")
-    status = http.get(f"{CRD_PATH}/{crd['metadata']['name']}").json()["status"]
+    wait_condition(client, crd["metadata"]["name"], "Established", "True")
+    status = client.get(f"{CRD_PATH}/{crd['metadata']['name']}").json()["status"]
     assert status["storedVersions"] == ["v1", "v2"]
 
 
-def test_delete_removes_the_objects_first_then_stops_serving(http: httpx.Client) -> None:
-    crd = load(CRDS / "k8s-docs-crontab" / "crontab-basic.yaml")
-    crd["metadata"]["name"] = f"cogs.{RUNTIME_GROUP}"
-    crd["spec"]["names"] = {"plural": "cogs", "kind": "Cog"}
-    assert http.post(CRD_PATH, json=crd).status_code == 201
-    wait_served(http, collection(crd))
-    objects = collection(crd).replace("/v1/", "/v1/namespaces/default/")
+def test_delete_removes_the_objects_first_then_stops_serving(client: httpx.Client) -> None:
+    crd, objects = served_crd(client, "cogs", "Cog")
     body = {"apiVersion": f"{RUNTIME_GROUP}/v1", "kind": "Cog", "metadata": {"name": "c"}}
-    assert http.post(objects, json=body).status_code == 201
-    deleted = http.delete(f"{CRD_PATH}/cogs.{RUNTIME_GROUP}")
+    assert client.post(objects, json=body).status_code == 201
+    deleted = client.delete(f"{CRD_PATH}/cogs.{RUNTIME_GROUP}")
     assert deleted.status_code == 200
     assert "customresourcecleanup.apiextensions.k8s.io" in deleted.json()["metadata"]["finalizers"]
-    wait_gone(http, f"{CRD_PATH}/cogs.{RUNTIME_GROUP}")
-    assert http.get(collection(crd)).status_code == 404
+    wait_gone(client, f"{CRD_PATH}/cogs.{RUNTIME_GROUP}")
+    assert client.get(collection(crd)).status_code == 404
     # posted again, the kind starts empty: the objects went with the definition
-    assert http.post(CRD_PATH, json=crd).status_code == 201
-    wait_served(http, collection(crd))
-    assert http.get(collection(crd)).json()["items"] == []
+    assert client.post(CRD_PATH, json=crd).status_code == 201
+    wait_served(client, collection(crd))
+    assert client.get(collection(crd)).json()["items"] == []
 
 
 def test_a_kopf_operator_installs_its_crd_and_handles_its_kind(
-    server: ServerProcess, http: httpx.Client, tmp_path: Path
+    server: ServerProcess, client: httpx.Client, tmp_path: Path
 ) -> None:
     """tests/e2e/operator_widget.py creates its CRD at start; kopf finds the kind through its watch on
     CRDs once it is served, and handles a Widget created afterwards (writes its status)."""
     operator = start_operator(server.kubeconfig, tmp_path / "operator.log", WIDGET_OPERATOR)
     try:
         widgets = "/apis/kopf.runtime.example/v1/namespaces/default/widgets"
-        wait_served(http, f"{CRD_PATH}/widgets.kopf.runtime.example", timeout=30)
-        wait_served(http, widgets)
+        wait_served(client, f"{CRD_PATH}/widgets.kopf.runtime.example", timeout=30)
+        wait_served(client, widgets)
         body = {
             "apiVersion": "kopf.runtime.example/v1",
             "kind": "Widget",
             "metadata": {"name": "w"},
         }
-        assert http.post(widgets, json={**body, "spec": {"size": 4}}).status_code == 201
+        assert client.post(widgets, json={**body, "spec": {"size": 4}}).status_code == 201
         deadline = time.monotonic() + 30
-        while not (http.get(f"{widgets}/w").json().get("status") or {}).get("observed"):
+        while not (client.get(f"{widgets}/w").json().get("status") or {}).get("observed"):
             assert time.monotonic() < deadline, operator.output()[-4000:]
             time.sleep(0.1)
-        assert http.get(f"{widgets}/w").json()["status"]["observed"] == 4
+        assert client.get(f"{widgets}/w").json()["status"]["observed"] == 4
         assert_no_fatal_errors(operator)
     finally:
         operator.stop()
@@ -423,7 +408,7 @@ def test_crds_survive_a_restart(
 ) -> None:
     server.stop()
     server.start()
-    with server.client(timeout=10) as http:
+    with server.client(timeout=10) as client:
         for crd in installed.values():
-            assert http.get(collection(crd)).status_code == 200
+            assert client.get(collection(crd)).status_code == 200
     assert "my-gateway" in kubectl.run("get", "gateways", "-A").stdout

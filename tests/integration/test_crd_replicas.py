@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 
 from tests.etcdproc import EtcdProcess
-from tests.serverproc import ServerProcess, free_port
+from tests.integration.test_etcd_replicas import replica
 
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 WIDGETS = "/apis/replicas.example.com/v1/namespaces/default/widgets"
@@ -38,15 +38,6 @@ CRD = {
         ],
     },
 }
-
-
-def replica(tmp_path: Path, etcd: EtcdProcess, name: str) -> ServerProcess:
-    server = ServerProcess(
-        tmp_path / name, free_port(), storage="etcd", extra_args=("--etcd-servers", etcd.url)
-    )
-    server.data_dir.mkdir(parents=True, exist_ok=True)
-    server.start()
-    return server
 
 
 def wait_status(client: httpx.Client, path: str, code: int, timeout: float) -> float:
