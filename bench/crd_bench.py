@@ -23,7 +23,7 @@ from apiserver.endpoints.http import Message
 from apiserver.server.app import APIServer
 from apiserver.storage import MemoryStorage
 from bench.chain_bench import as_served, scope_of
-from bench.common import Row, median, print_rows, rotated, spread
+from bench.common import Row, interleaved, median, print_rows, spread
 from bench.server_bench import crontab
 from generated.server import OPENAPI_DIR, build_scheme
 from generated.stable_example_com import rest
@@ -180,15 +180,9 @@ async def measure() -> dict[str, list[float]]:
             **variants_of(server, GENERATED, "generated"),
             **variants_of(server, RUNTIME, "run-time"),
         }
-        samples: dict[str, list[float]] = {name: [] for name in variants}
-        for variant in variants.values():  # warm-up
-            await variant()
-        for round_number in range(ROUNDS):
-            for name in rotated(list(variants), round_number):
-                samples[name].append(await variants[name]())
+        return await interleaved(variants, ROUNDS)
     finally:
         await server.stop()
-    return samples
 
 
 def run() -> list[Row]:
