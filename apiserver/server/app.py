@@ -33,6 +33,7 @@ from apiserver.endpoints.resource import BoundCreater, ResourceHandler
 from apiserver.endpoints.routing import parse_resource_path
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import Scheme
+from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
 from apiserver.registry.cacher import WatchCache
 from apiserver.registry.context import Controller, ServerContext
 from apiserver.registry.store import Store
@@ -71,12 +72,19 @@ class APIServer:
         authorizer: Authorizer | None = None,
         tokens: TokenAuthentication | None = None,
         authorization_modes: Sequence[str] = (),
+        service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES,
+        secure_port: int = 6443,
     ) -> None:
         self.scheme = scheme
         self.storage = storage
         self.compactor = Compactor(storage, compaction_interval)
         # every kind's parts are built from what its definition names, with this one shared context
-        self.context = ServerContext(storage, authorizer or AlwaysAllow())
+        self.context = ServerContext(
+            storage,
+            authorizer or AlwaysAllow(),
+            service_ranges=service_ranges,
+            secure_port=secure_port,
+        )
         if tokens is not None:
             self.context.tokens = tokens
         self.stores: dict[tuple[str, str], Store] = self.context.stores

@@ -27,7 +27,9 @@ DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 # kube's NamespaceLifecycle admission refuses to delete these: the server and its clients rely on them
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 FINALIZER = "kubernetes"
-NAME_LABEL = "kubernetes.io/metadata.name"  # k8s.io/api core/v1 well_known_labels.go LabelMetadataName
+NAME_LABEL = (
+    "kubernetes.io/metadata.name"  # k8s.io/api core/v1 well_known_labels.go LabelMetadataName
+)
 RETRY_SECONDS = 1.0
 
 

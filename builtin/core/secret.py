@@ -25,7 +25,9 @@ class SecretStrategy(Strategy):
 
     def prepare_for_update(self, obj: Object, old: Object) -> None:
         _merge_string_data(obj)
-        if not obj.get("type"):  # kube's ValidateSecretUpdate keeps the stored type when none is sent
+        if not obj.get(
+            "type"
+        ):  # kube's ValidateSecretUpdate keeps the stored type when none is sent
             obj["type"] = old.get("type")
 
     def validate(self, obj: Object) -> list[Cause]:

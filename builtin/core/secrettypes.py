@@ -68,7 +68,9 @@ def _go_json_error(error: orjson.JSONDecodeError) -> str:
     the first bad character was)."""
     if not error.doc.strip():
         return "unexpected end of JSON input"
-    return f"invalid character {error.doc[error.pos : error.pos + 1]!r} looking for beginning of value"
+    return (
+        f"invalid character {error.doc[error.pos : error.pos + 1]!r} looking for beginning of value"
+    )
 
 
 def _go_json_type_error(value: object) -> str:

@@ -3,8 +3,10 @@
 schema, defaulter, validator, conversions and model into the generic registry (the per-resource strategy)."""
 
 import builtin.core.configmap
+import builtin.core.kubernetesservice
 import builtin.core.namespace
 import builtin.core.secret
+import builtin.core.service
 import builtin.core.serviceaccount
 from apiserver.machinery.scheme import CreateSubresource
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
@@ -284,6 +286,8 @@ SERVICE = ResourceType(
     short_names=("svc",),
     categories=("all",),
     builtin=True,
+    strategy=builtin.core.service.ServiceStrategy,
+    controllers=(builtin.core.kubernetesservice.KubernetesServiceController,),
     versions=(
         VersionType(
             name="v1",
