@@ -80,8 +80,6 @@ def _set_defaults(spec: dict[str, Any]) -> None:
         spec.setdefault("allocateLoadBalancerNodePorts", True)
     if spec.get("clusterIP") and not spec.get("clusterIPs"):
         spec["clusterIPs"] = [spec["clusterIP"]]
-    elif spec.get("clusterIPs") and not spec.get("clusterIP"):
-        spec["clusterIP"] = spec["clusterIPs"][0]
 
 
 def _patch_allocated_values(spec: dict[str, Any], old: dict[str, Any]) -> None:
@@ -144,8 +142,11 @@ def _validate(spec: dict[str, Any]) -> list[Cause]:
     ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
     headless = (spec.get("clusterIPs") or [""])[0] == NONE
     if kind == "ExternalName":
-        if spec.get("clusterIPs"):
-            found.append(forbidden("spec.clusterIPs", "may not be set for `type` ExternalName"))
+        found.extend(
+            forbidden(f"spec.{key}", "may not be set for ExternalName services")
+            for key in ("clusterIPs", "ipFamilies", "ipFamilyPolicy")
+            if spec.get(key)
+        )
         if not str(spec.get("externalName") or "").rstrip("."):
             found.append(required("spec.externalName"))
     elif not ports and not headless:
@@ -161,14 +162,6 @@ def _validate(spec: dict[str, Any]) -> list[Cause]:
             forbidden(f"spec.ports[{i}].nodePort", f"may not be used when `type` is '{kind}'")
             for i, port in enumerate(ports)
             if port.get("nodePort")
-        )
-    if (
-        spec.get("clusterIP")
-        and spec.get("clusterIPs")
-        and spec["clusterIP"] != spec["clusterIPs"][0]
-    ):
-        found.append(
-            invalid("spec.clusterIPs", spec["clusterIPs"], "element [0] must match clusterIP")
         )
     return found
 

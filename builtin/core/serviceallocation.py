@@ -192,6 +192,12 @@ class ServiceAllocators:
             for i, ip in enumerate(ips)
             if not (i == 0 and ip == NONE) and not _is_ip(ip)
         ]
+        # ValidateServiceClusterIPsRelatedFields: clusterIPs repeats clusterIP first, or both are empty
+        if spec.get("clusterIP") and ips and ips[0] != spec["clusterIP"]:
+            bad.append(causes.invalid("spec.clusterIPs", ips, "first value must match `clusterIP`"))
+        elif not spec.get("clusterIP") and ips:
+            detail = "must be empty when `clusterIP` is not specified"
+            bad.append(causes.invalid("spec.clusterIPs", ips, detail))
         if bad:
             raise _invalid(obj, bad)
         if spec.get("ipFamilyPolicy") is None:
