@@ -115,6 +115,8 @@ class ServeOptions:
     tls: TLSOptions = _TLS_DEFAULTS
     tokens: TokenOptions = _TOKEN_DEFAULTS
     service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
+    verbose: bool = False
+    """A failure to start shows its traceback too, not only its one-line reason."""
 
 
 class _GoDuration(click.ParamType):  # type: ignore[type-arg]
@@ -280,6 +282,12 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         help="The ports (N-M, inclusive) NodePort and LoadBalancer Services' node ports are allocated from.",
     )
     @click.option(
+        "-v",
+        "--verbose",
+        is_flag=True,
+        help="On a failure to start, print the traceback as well as the reason.",
+    )
+    @click.option(
         "--max-requests-inflight",
         type=int,
         default=_CHAIN_DEFAULTS.max_requests_inflight,
@@ -357,6 +365,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         log_level: str,
         service_cluster_ip_range: str,
         service_node_port_range: str,
+        verbose: bool,
         max_requests_inflight: int,
         max_mutating_requests_inflight: int,
         anonymous_auth: bool,
@@ -412,6 +421,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 tls,
                 tokens,
                 service_ranges,
+                verbose,
             )
         )
 
