@@ -70,11 +70,18 @@ class KubernetesServiceController:
                 await store.create(NAMESPACE, self.service())
                 return
             except errors.APIError as error:
-                if error.reason == "AlreadyExists":
-                    return
                 if error.code != 404:  # anything but "no default namespace yet"
-                    log.warning("the kubernetes Service is not created: %s", error)
+                    # another replica may have won the race, and holds the address (422) or the name
+                    if not await self._exists():
+                        log.warning("the kubernetes Service is not created: %s", error)
                     return
             except StorageError as error:
                 log.warning("the kubernetes Service is not created yet: %s", error)
             await asyncio.sleep(RETRY_SECONDS)
+
+    async def _exists(self) -> bool:
+        try:
+            await self.context.store("", "services").get(NAMESPACE, NAME)
+        except errors.APIError:
+            return False
+        return True

@@ -90,6 +90,10 @@ def _patch_allocated_values(spec: dict[str, Any], old: dict[str, Any]) -> None:
             spec["clusterIP"] = old["clusterIP"]
         if not spec.get("clusterIPs") and old.get("clusterIPs"):
             spec["clusterIPs"] = list(old["clusterIPs"])
+        # initIPFamilyFields: an update that names no policy (nor families) keeps the Service's
+        for key in ("ipFamilyPolicy", "ipFamilies"):
+            if not spec.get(key) and old.get(key):
+                spec[key] = old[key]
     if needs_node_ports(old) and needs_node_ports(spec):
         old_ports = [p for p in old.get("ports") or [] if isinstance(p, dict)]
         new_ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
