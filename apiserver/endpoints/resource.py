@@ -36,6 +36,7 @@ from apiserver.endpoints.routing import ResourcePath
 from apiserver.endpoints.scale import apply_scale, scale_of
 from apiserver.endpoints.watch import serve_watch
 from apiserver.machinery import errors
+from apiserver.machinery.convert import deep_copy
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType, Scheme, VersionType
 from apiserver.machinery.selectors import matcher, parse_field_selector, parse_label_selector
@@ -540,15 +541,25 @@ class ResourceHandler:
                     raise patch_failure(error) from None
 
         def try_update(current: Object) -> Object:
-            return apply_scale(current, change(scale_of(current, spec)), spec, target)
+            # on a copy: ``current`` is the old object the write's ownership is computed against
+            return apply_scale(deep_copy(current), change(scale_of(current, spec)), spec, target)
 
+        # kube's ScaleHandler: the Scale's replicas are recorded as the parent's replicas field, owned by
+        # this manager with ``subresource: scale`` and taken from every other manager when they change, so
+        # a later apply of replicas conflicts instead of silently reverting the scale
+        # (k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager/scalehandler.go)
+        options = WriteOptions(
+            user=request.user,
+            warnings=request.warnings,
+            tracker=lambda old: tracker(request, target, old, "scale", shared=False),
+        )
         updated = await store.update(
             target.namespace,
             target.name,
             try_update,
             dry_run=_dry_run(request),
             version=target.version,
-            options=WriteOptions(user=request.user, warnings=request.warnings),
+            options=options,
         )
         versioned = to_version(updated, target.resource, target.version)
         await respond_json(send, 200, scale_of(versioned, spec), request.warnings)
