@@ -40,6 +40,7 @@ from apiserver.machinery.convert import deep_copy
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType, Scheme, VersionType
 from apiserver.machinery.selectors import matcher, parse_field_selector, parse_label_selector
+from apiserver.metrics.registry import Metrics
 from apiserver.patch.jsonpatch import PatchError, apply_json_patch, apply_merge_patch
 from apiserver.patch.strategic import apply_strategic_merge_patch
 from apiserver.registry.admit import Track, Write, WriteOptions, admit, go_quoted
@@ -76,11 +77,13 @@ class ResourceHandler:
         scheme: Scheme,
         stores: dict[tuple[str, str], Store],
         creaters: Mapping[tuple[str, str, str], BoundCreater] | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.scheme = scheme
         self.stores = stores
         self.creaters = creaters or {}
         """The create subresources by (group, plural, subresource)."""
+        self.metrics = metrics if metrics is not None else Metrics()
 
     async def handle(self, request: Request, send: Send, path: ResourcePath) -> None:
         served = self.scheme.served(path.group, path.version, path.plural)
@@ -199,7 +202,9 @@ class ResourceHandler:
     async def _watch(self, request: Request, send: Send, store: Store, target: Target) -> None:
         options = self._list_options(request, target)
         negotiated = _negotiated(request, target)
-        await serve_watch(request, send, store, target, options.predicate, negotiated)
+        kind = (target.resource.group, target.version.name, target.resource.kind)
+        with self.metrics.watcher(kind) as sent:
+            await serve_watch(request, send, store, target, options.predicate, negotiated, sent)
 
     # -- writes ------------------------------------------------------------------------------------
 

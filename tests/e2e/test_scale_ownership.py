@@ -101,9 +101,7 @@ def test_scale_to_the_same_replicas_takes_nothing(kubectl: Kubectl, tmp_path: Pa
     kubectl.run("apply", "--server-side", "-f", str(manifest))
 
 
-def test_status_writes_are_owned_with_subresource_status(
-    kubectl: Kubectl, tmp_path: Path
-) -> None:
+def test_status_writes_are_owned_with_subresource_status(kubectl: Kubectl, tmp_path: Path) -> None:
     manifest = tmp_path / "ct.yaml"
     manifest.write_text(MANIFEST.format(name="status"))
     kubectl.run("apply", "--server-side", "-f", str(manifest))
