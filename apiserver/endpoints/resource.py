@@ -32,6 +32,7 @@ from apiserver.endpoints.output import (
     prefers_protobuf,
     status_body,
 )
+from apiserver.endpoints.resourceversion import EXACT, validate_list_options, wait_until_fresh
 from apiserver.endpoints.routing import ResourcePath
 from apiserver.endpoints.scale import apply_scale, scale_of
 from apiserver.endpoints.watch import serve_watch
@@ -123,6 +124,7 @@ class ResourceHandler:
             else:
                 raise errors.method_not_allowed()
         elif method == "GET":
+            await _wait_until_fresh(request, store)
             obj, raw = await store.get_rendered(namespace, path.name)
             if raw is not None and target.version.storage and _plain_json(request, target):
                 await respond(send, 200, raw, warnings=request.warnings)
@@ -174,7 +176,10 @@ class ResourceHandler:
         )
 
     async def _list(self, request: Request, send: Send, store: Store, target: Target) -> None:
-        page = await store.list(target.namespace, self._list_options(request, target))
+        validate_list_options(request.query)
+        options = self._list_options(request, target)
+        await _wait_until_fresh(request, store)
+        page = await store.list(target.namespace, options)
         metadata: Object = {"resourceVersion": str(page.revision)}
         if page.continue_token:
             metadata["continue"] = page.continue_token
@@ -202,6 +207,9 @@ class ResourceHandler:
     async def _watch(self, request: Request, send: Send, store: Store, target: Target) -> None:
         options = self._list_options(request, target)
         negotiated = _negotiated(request, target)
+        if negotiated.yaml:  # kube streams only what has a stream serializer, which YAML has not
+            codec = [protobuf.CONTENT_TYPE] if target.version.protobuf is not None else []
+            raise errors.not_acceptable(["application/json", *codec])
         kind = (target.resource.group, target.version.name, target.resource.kind)
         with self.metrics.watcher(kind) as sent:
             await serve_watch(request, send, store, target, options.predicate, negotiated, sent)
@@ -449,7 +457,8 @@ class ResourceHandler:
                 raise
             deleted.append(to_version(gone, target.resource, target.version))
         metadata = {"resourceVersion": str(await store.current_revision())}
-        negotiated = Negotiated(Output.OBJECT, _negotiated(request, target).protobuf)
+        asked = _negotiated(request, target)
+        negotiated = Negotiated(Output.OBJECT, asked.protobuf, asked.yaml)
         content_type, body = list_body(deleted, negotiated, target, "", metadata)
         await respond(send, 200, body, content_type, warnings=request.warnings)
 
@@ -604,6 +613,15 @@ def _options(
     return WriteOptions(request.user, mode, request.warnings, tracker, is_heavy(request.body_size))
 
 
+async def _wait_until_fresh(request: Request, store: Store) -> None:
+    """A read at a resourceVersion not reached yet waits for it (kube's cacher, waitUntilFreshAndBlock):
+    ``0`` is any state, and an Exact list is answered by storage at that revision, refused if future."""
+    resource_version = request.query.get("resourceVersion", "")
+    if resource_version in ("", "0") or request.query.get("resourceVersionMatch") == EXACT:
+        return
+    await wait_until_fresh(store.current_revision, parse_resource_version(resource_version))
+
+
 def _accept(request: Request) -> str:
     return request.headers.get("accept", "")
 
@@ -630,7 +648,7 @@ def _check_acceptable(request: Request, target: Target) -> None:
 
 
 def _is_json_object(negotiated: Negotiated) -> bool:
-    return negotiated.output is Output.OBJECT and not negotiated.protobuf
+    return negotiated.output is Output.OBJECT and not negotiated.protobuf and not negotiated.yaml
 
 
 def _plain_json(request: Request, target: Target) -> bool:

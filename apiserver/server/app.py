@@ -41,6 +41,7 @@ from apiserver.registry.store import Store
 from apiserver.registry.strategy import Strategy
 from apiserver.server.compactor import Compactor
 from apiserver.server.health import Check, Health
+from apiserver.server.index import index_body
 from apiserver.storage.interface import Storage, StorageUnavailableError, ValueTooLargeError
 
 log = logging.getLogger(__name__)
@@ -240,6 +241,11 @@ class APIServer:
 
     async def _route(self, request: Request, send: Send) -> None:
         path = request.path.rstrip("/") or "/"
+        if request.path == "/":
+            if request.method not in ("GET", "HEAD"):
+                raise errors.method_not_allowed()
+            await respond(send, 200, self._index())
+            return
         if path == "/version":
             await respond(send, 200, self.version_body)
             return
@@ -274,6 +280,16 @@ class APIServer:
             await self.resources.handle(request, send, resource_path)
             return
         await respond_text(send, 404, "404 page not found\n")
+
+    def _index(self) -> bytes:
+        health = {
+            endpoint: [check.name for check in checks]
+            for endpoint, checks in self.health.checks.items()
+        }
+        issuer = (
+            (OPENID_CONFIGURATION_PATH, JWKS_PATH) if self.context.tokens.keys is not None else ()
+        )
+        return index_body(self.discovery.documents, health, issuer)
 
     async def _openapi(self, request: Request, send: Send, path: str) -> None:
         if path == "/openapi/v2":
