@@ -1,4 +1,5 @@
-"""/metrics, /livez, /readyz and /healthz of a real server, as Prometheus, kubectl and a load balancer use them.
+"""/metrics, /livez, /readyz, /healthz, the index at / and resourceVersion semantics of a real server, as
+Prometheus, kubectl, the kubernetes Python client and a load balancer use them.
 
 The metric names, labels and buckets are kube-apiserver's (k8s.io/apiserver/pkg/endpoints/metrics/metrics.go,
 pkg/storage/etcd3/metrics/metrics.go); /metrics is authorized as kube's bootstrap policy authorizes it
@@ -7,6 +8,7 @@ the group of that name); the exposition is parsed by prometheus-client's own par
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from collections.abc import Iterator
@@ -192,7 +194,7 @@ def test_kubectl_reads_metrics_and_verbose_readiness(server: ServerProcess, tmp_
 
 @pytest.fixture
 def draining(tmp_path: Path) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path, free_port(), extra_args=("--shutdown-delay-duration=3s",))
+    process = ServerProcess(tmp_path, free_port(), extra_args=("--shutdown-delay-duration=2s",))
     process.start()
     yield process
     process.stop(signal.SIGKILL)
@@ -205,7 +207,7 @@ def test_shutdown_delay_fails_readiness_while_still_serving(draining: ServerProc
     with draining.client(timeout=5) as client:
         draining.process.send_signal(signal.SIGTERM)
         signalled = time.monotonic()
-        deadline = signalled + 2
+        deadline = signalled + 1.5
         while (ready := client.get("/readyz")).status_code == 200:
             assert time.monotonic() < deadline, "readiness never failed"
             time.sleep(0.02)
@@ -214,4 +216,31 @@ def test_shutdown_delay_fails_readiness_while_still_serving(draining: ServerProc
         assert client.get("/livez").text == "ok"
         assert client.get("/api/v1/namespaces/default").status_code == 200
     assert draining.process.wait(timeout=15) == 0
-    assert time.monotonic() - signalled >= 2.5  # it served on through the delay
+    assert time.monotonic() - signalled >= 1.5  # it served on through the delay
+
+
+def test_kubectl_reads_the_index(server: ServerProcess, tmp_path: Path) -> None:
+    kubectl = Kubectl(kubectl_binary(33), server.kubeconfig, tmp_path)
+    paths = json.loads(kubectl.run("get", "--raw", "/").stdout)["paths"]
+    assert {"/api", "/apis", "/healthz", "/metrics", "/readyz/etcd", "/version"} <= set(paths)
+
+
+def test_resource_versions_over_http(client: httpx.Client) -> None:
+    """A list at a future resourceVersion waits (kube: 3 s) and is 504 Too large resource version with
+    Retry-After (client-go retries it); a bogus resourceVersionMatch is 422; an empty list is as of the
+    current revision. (kubectl get --raw would retry the 504 ten times, as against kube.)"""
+    now = int(client.get("/api/v1/namespaces").json()["metadata"]["resourceVersion"])
+    started = time.monotonic()
+    too_large = client.get("/api/v1/namespaces", params={"resourceVersion": str(now + 10**6)})
+    assert time.monotonic() - started >= 2.9
+    assert too_large.status_code == 504
+    assert too_large.headers["retry-after"] == "1"
+    status = too_large.json()
+    assert status["reason"] == "Timeout"
+    assert status["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
+    invalid = client.get(
+        "/api/v1/namespaces", params={"resourceVersion": "1", "resourceVersionMatch": "Newest"}
+    )
+    assert invalid.status_code == 422
+    empty = client.get("/api/v1/namespaces/kube-public/configmaps").json()
+    assert empty["items"] == [] and int(empty["metadata"]["resourceVersion"]) >= now
