@@ -102,6 +102,7 @@ class APIServer:
         self.controllers: list[Controller] = [
             controller(self.context) for resource in scheme for controller in resource.controllers
         ]
+        self._caches_started = False
         self.health.add(Check("informer-sync", self._informers_synced), "readyz")
         self._started_hooks = [self.health.post_start_hook("generic-apiserver-start-informers")]
         self._controller_hooks = [
@@ -166,6 +167,7 @@ class APIServer:
                 store.cache = WatchCache(self.storage, store.resource.key_prefix())
                 await store.cache.start()
                 self.compactor.listeners.append(store.cache.forget_before)
+        self._caches_started = True
         for started in self._started_hooks:
             started()
         for controller, hook in zip(self.controllers, self._controller_hooks, strict=True):
@@ -175,8 +177,11 @@ class APIServer:
         self.compactor.start()
 
     async def _informers_synced(self) -> None:
-        """kube's informer-sync: every stored resource's watch cache has listed (one added at run time
-        too, once its cache has)."""
+        """kube's informer-sync: the watch caches of the resources served from the start have listed.
+        (A resource added at run time, a CRD, is not waited for, as kube's informer-sync does not wait
+        for CRD watch caches: it serves from storage until its cache is up.)"""
+        if self._caches_started:
+            return
         waiting = sorted(
             store.resource.group_resource
             for store in list(self.stores.values())
