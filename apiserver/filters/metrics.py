@@ -120,7 +120,8 @@ def _dry_run(query: bytes) -> str:
     """kube's cleanDryRun: the distinct values, sorted and joined; ``invalid`` for any but ``All``."""
     if b"dryRun" not in query:
         return ""
-    values = sorted({value for key, value in parse_qsl(query.decode("latin-1")) if key == "dryRun"})
+    pairs = parse_qsl(query.decode("latin-1"), keep_blank_values=True)
+    values = sorted({value for key, value in pairs if key == "dryRun"})
     return "invalid" if any(value != "All" for value in values) else ",".join(values)
 
 
