@@ -28,7 +28,7 @@ from apiserver.server.chain import build_handler_chain
 from apiserver.server.options import ChainOptions
 from apiserver.storage import MemoryStorage
 from bench.chain_bench import KUBECTL_HEADERS, PATH, as_served, receive, scope_of, seed
-from bench.common import Row, median, print_rows, rotated, spread
+from bench.common import Row, interleaved, median, print_rows, spread
 from bench.server_bench import crontab
 from generated.server import OPENAPI_DIR, build_scheme
 
@@ -106,15 +106,9 @@ async def measure() -> dict[str, list[float]]:
             "create without metrics": create(bare, False, "bare"),
             "create with metrics": create(measured, True, "measured"),
         }
-        samples: dict[str, list[float]] = {name: [] for name in variants}
-        for variant in variants.values():  # warm-up
-            await variant()
-        for round_number in range(ROUNDS):
-            for name in rotated(list(variants), round_number):
-                samples[name].append(await variants[name]())
+        return await interleaved(variants, ROUNDS)
     finally:
         await server.stop()
-    return samples
 
 
 def run() -> list[Row]:

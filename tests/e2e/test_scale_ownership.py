@@ -13,19 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.e2e.test_kubectl import CRONTAB
 from tests.kubectl import Kubectl, kubectl_binary
 from tests.serverproc import ServerProcess
-
-MANIFEST = """\
-apiVersion: stable.example.com/v1
-kind: CronTab
-metadata:
-  name: {name}
-spec:
-  cronSpec: "* * * * */5"
-  image: img:1
-  replicas: 2
-"""
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +38,7 @@ def replicas(kubectl: Kubectl, name: str) -> str:
 
 def test_scale_then_server_side_apply_conflicts(kubectl: Kubectl, tmp_path: Path) -> None:
     manifest = tmp_path / "ct.yaml"
-    manifest.write_text(MANIFEST.format(name="scaled"))
+    manifest.write_text(CRONTAB.format(name="scaled", image="img:1", replicas=2))
     kubectl.run("apply", "--server-side", "-f", str(manifest))
     assert kubectl.run("scale", "ct", "scaled", "--replicas=5").stdout.strip() == (
         "crontab.stable.example.com/scaled scaled"
@@ -81,10 +71,10 @@ def test_scale_then_server_side_apply_conflicts(kubectl: Kubectl, tmp_path: Path
 def test_apply_without_replicas_keeps_the_scale(kubectl: Kubectl, tmp_path: Path) -> None:
     """An applier that drops replicas after a scale does not own them any more: the scale stays."""
     manifest = tmp_path / "ct.yaml"
-    manifest.write_text(MANIFEST.format(name="dropped"))
+    manifest.write_text(CRONTAB.format(name="dropped", image="img:1", replicas=2))
     kubectl.run("apply", "--server-side", "-f", str(manifest))
     kubectl.run("scale", "ct", "dropped", "--replicas=7")
-    without = yaml.safe_load(MANIFEST.format(name="dropped"))
+    without = yaml.safe_load(CRONTAB.format(name="dropped", image="img:1", replicas=2))
     del without["spec"]["replicas"]
     manifest.write_text(yaml.safe_dump(without))
     kubectl.run("apply", "--server-side", "-f", str(manifest))
@@ -93,7 +83,7 @@ def test_apply_without_replicas_keeps_the_scale(kubectl: Kubectl, tmp_path: Path
 
 def test_scale_to_the_same_replicas_takes_nothing(kubectl: Kubectl, tmp_path: Path) -> None:
     manifest = tmp_path / "ct.yaml"
-    manifest.write_text(MANIFEST.format(name="same"))
+    manifest.write_text(CRONTAB.format(name="same", image="img:1", replicas=2))
     kubectl.run("apply", "--server-side", "-f", str(manifest))
     kubectl.run("scale", "ct", "same", "--replicas=2")
     owners = {(e["manager"], e.get("subresource", "")) for e in managed(kubectl, "same")}
@@ -103,7 +93,7 @@ def test_scale_to_the_same_replicas_takes_nothing(kubectl: Kubectl, tmp_path: Pa
 
 def test_status_writes_are_owned_with_subresource_status(kubectl: Kubectl, tmp_path: Path) -> None:
     manifest = tmp_path / "ct.yaml"
-    manifest.write_text(MANIFEST.format(name="status"))
+    manifest.write_text(CRONTAB.format(name="status", image="img:1", replicas=2))
     kubectl.run("apply", "--server-side", "-f", str(manifest))
     kubectl.run(
         "patch", "ct", "status", "--subresource=status", "--type=merge",
