@@ -14,7 +14,13 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Final
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -80,6 +86,9 @@ class Metrics:
         self._counted: dict[tuple[RequestLabels, int], Callable[[float], None]] = {}
         self._timed: dict[tuple[str, str], Callable[[float], None]] = {}
         self.registry.register(_StateCollector(self))
+        ProcessCollector(
+            registry=self.registry
+        )  # process_cpu_seconds_total &c., as kube exposes them
 
     def request(self, labels: RequestLabels, code: int, seconds: float) -> None:
         """A finished request: counted under its code, its duration observed."""
