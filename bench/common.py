@@ -14,7 +14,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -57,11 +57,11 @@ def rotated(names: Sequence[str], round_number: int) -> list[str]:
 
 
 async def interleaved(
-    variants: Mapping[str, Callable[[], Awaitable[float]]], rounds: int
+    variants: dict[str, Callable[[], Awaitable[float]]], rounds: int
 ) -> dict[str, list[float]]:
-    """One sample of every variant per round, after one warm-up each, in a rotated order each round."""
+    """One sample of every variant per round, after one warm-up of each, in a rotated order per round."""
     samples: dict[str, list[float]] = {name: [] for name in variants}
-    for variant in variants.values():
+    for variant in variants.values():  # warm-up
         await variant()
     for round_number in range(rounds):
         for name in rotated(list(variants), round_number):
