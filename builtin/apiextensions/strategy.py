@@ -5,7 +5,7 @@ go before their definition does."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from apiserver.machinery.objects import Object
 from apiserver.registry.strategy import Strategy
@@ -37,6 +37,9 @@ def _immutable(field: str, new: Any, old: Any) -> list[Cause]:
 
 class CustomResourceDefinitionStrategy(Strategy):
     """What kube does to a CRD beyond its schema."""
+
+    sets_generation: ClassVar[bool | None] = True
+    """kube's CRD strategy keeps metadata.generation (the controller serves each generation once)."""
 
     def prepare_for_create(self, obj: Object) -> None:
         obj.pop("status", None)  # the controllers fill it in
