@@ -17,7 +17,7 @@ from generator.check_conversion import HOOK_REFERENCE, check_conversion
 from generator.check_fields import check_field_references
 from generator.check_protobuf import check_protobuf
 from generator.check_schema import check_schema
-from generator.definition import Definition, DefinitionError, DefinitionErrors, JsonPath
+from generator.definition import Definition, DefinitionError, DefinitionErrors, JsonPath, Version
 
 __all__ = [
     "DNS1123_LABEL",
@@ -153,8 +153,24 @@ def _check_versions(d: Definition, found: _Findings) -> None:
                 f"must be at most {MAX_DEPRECATION_WARNING} characters",
             )
         check_schema(version.schema, found.reporter(d, (*here, "schema")))
+        _check_cells(d, version, found)
         check_field_references(version, found.reporter(d, here))
         check_protobuf(d, version, found.reporter(d, here))
+
+
+def _check_cells(d: Definition, version: Version, found: _Findings) -> None:
+    """Columns computed by a function name it well, and only built-in kinds (kube's own printers) place the
+    name column themselves: a CRD's table always starts with it."""
+    for index, column in enumerate(version.printer_columns):
+        here: JsonPath = ("versions", version.name, "printerColumns", index)
+        if column.cell and not HOOK_REFERENCE.match(column.cell):
+            found.add(
+                d, (*here, "cell"), f'"{column.cell}" must be a "package.module:name" reference'
+            )
+        if column.format == "name" and not d.server.builtin:
+            found.add(
+                d, (*here, "format"), 'only a builtin kind may declare a column of format "name"'
+            )
 
 
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")

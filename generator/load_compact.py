@@ -109,7 +109,7 @@ class _CompactLoader:
         shared = {
             "subresources": self._subresources(top.get("subresources"), ("subresources",)),
             "printerColumns": read_printer_columns(
-                reader, top.get("printerColumns", []), ("printerColumns",)
+                reader, top.get("printerColumns", []), ("printerColumns",), compact=True
             ),
             "selectableFields": reader.opt_strings(top, "selectableFields", ()),
         }
@@ -243,7 +243,7 @@ class _CompactLoader:
         columns: tuple[PrinterColumn, ...] = shared["printerColumns"]
         if entry.get("printerColumns") is not None:
             columns = read_printer_columns(
-                reader, entry["printerColumns"], (*here, "printerColumns")
+                reader, entry["printerColumns"], (*here, "printerColumns"), compact=True
             )
         selectable: tuple[str, ...] = shared["selectableFields"]
         if entry.get("selectableFields") is not None:

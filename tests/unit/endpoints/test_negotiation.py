@@ -140,11 +140,6 @@ def test_each_version_prints_its_own_columns(api: httpx.Client) -> None:
     assert table["rows"][0]["cells"][:3] == ["tabled", "* * * * */5", 3]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kube prints ConfigMaps with Name, Data (the number of keys), Age; apiforge's ConfigMap "
-    "definition declares no Data column",
-)
 def test_configmaps_print_as_kube_prints_them(api: httpx.Client) -> None:
     table = get(api, CONFIGMAPS, TABLE).json()
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Data", "Age"]
