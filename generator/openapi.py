@@ -26,6 +26,14 @@ PATCH_TYPES = (
     "application/json-patch+json",
     "application/merge-patch+json",
 )
+INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+INT_OR_STRING_SCHEMA = {  # as in kube's api__v1_openapi.json
+    "description": "IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML "
+    "marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for "
+    "example, a JSON field that can accept a name or number.",
+    "format": "int-or-string",
+    "oneOf": [{"type": "integer"}, {"type": "string"}],
+}
 # Listed only where the server applies it: for other kinds kubectl then sends a merge patch (§4.1).
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
@@ -114,8 +122,34 @@ def _response(ref: str, description: str = "OK") -> dict[str, Any]:
     return {"description": description, "content": _json_content(ref)}
 
 
+def _component(kind: KindPlan, name: str) -> str:
+    definition = kind.definition
+    return component_name(definition.group, kind.version.name, name, definition.server.builtin)
+
+
+def _named_types(node: Any) -> Any:
+    """A built-in kind's int-or-string fields refer to kube's IntOrString, as kube-openapi publishes Go's
+    intstr.IntOrString: `kubectl explain` then shows ``<IntOrString>`` where an inline schema says ``<Object>``."""
+    if isinstance(node, list):
+        return [_named_types(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("x-kubernetes-int-or-string") is True:
+        named: dict[str, Any] = {"allOf": [{"$ref": f"{REF}{INT_OR_STRING}"}]}
+        if "description" in node:
+            named["description"] = node["description"]
+        return named
+    return {key: _named_types(value) for key, value in node.items()}
+
+
+def _uses(node: Any, component: str) -> bool:
+    return f'"{REF}{component}"' in json.dumps(node)
+
+
 def _kind_schema(kind: KindPlan) -> dict[str, Any]:
     schema = copy.deepcopy(kind.version.schema)
+    if kind.definition.server.builtin:
+        schema = _named_types(schema)
     schema.setdefault("type", "object")
     properties = schema.setdefault("properties", {})
     properties["apiVersion"] = {
@@ -211,8 +245,8 @@ def _paths(kind: KindPlan) -> dict[str, Any]:
     definition = kind.definition
     base = f"{'/apis/' + definition.group if definition.group else '/api'}/{kind.version.name}"
     name = kind.definition.kind
-    ref = f"{REF}{component_name(definition.group, kind.version.name, name)}"
-    list_ref = f"{REF}{component_name(definition.group, kind.version.name, definition.list_kind)}"
+    ref = f"{REF}{_component(kind, name)}"
+    list_ref = f"{REF}{_component(kind, definition.list_kind)}"
     ns_param = [
         _path_param("namespace", "object name and auth scope, such as for teams and projects")
     ]
@@ -375,11 +409,11 @@ def group_version_document(version: VersionPlan) -> dict[str, Any]:
         if not kind.version.served:
             continue
         definition = kind.definition
-        item = component_name(definition.group, version.name, definition.kind)
+        item = _component(kind, definition.kind)
         schemas[item] = _kind_schema(kind)
-        schemas[component_name(definition.group, version.name, definition.list_kind)] = (
-            _list_schema(kind, f"{REF}{item}")
-        )
+        schemas[_component(kind, definition.list_kind)] = _list_schema(kind, f"{REF}{item}")
+        if definition.server.builtin and _uses(schemas[item], INT_OR_STRING):
+            schemas[INT_OR_STRING] = INT_OR_STRING_SCHEMA
         if definition.server.standalone:  # a subresource's body has no path of its own
             paths.update(_paths(kind))
     document = {

@@ -121,6 +121,8 @@ def test_a_cluster_scoped_table_has_its_columns_and_null_for_a_missing_value(
         "Nodes",
         "Phase",
         "Age",
+        "Labels",
+        "Max Pods",
     ]
     [row] = table["rows"]
     assert row["cells"][:4] == ["eu-1", "eu", 3, None]  # nodeCount defaulted to 3; no status yet
