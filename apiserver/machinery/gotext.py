@@ -75,7 +75,7 @@ def _json_float(value: float) -> str:
     if 1e-6 <= abs(value) < 1e21:
         return sign + _fixed_form(digits, point)
     text = _exponent_form(digits, point)
-    if text[-4:-2] == "-0":  # json cleans e-07 up to e-7
+    if text[-4:-1] == "e-0":  # json cleans e-07 up to e-7
         text = text[:-2] + text[-1]
     return sign + text
 

@@ -434,6 +434,61 @@ selectableFields: [.spec.tags, .spec.replicas, .spec.replicas, .spec.free.x, ".s
     ]
 
 
+def test_columns_computed_by_a_function() -> None:
+    """A column names a function (``cell:``) or a JSONPath, not both nor neither; only a built-in kind (kube's
+    own printers, such as the events' NAME in -o wide) places the name column itself."""
+    columns = """\
+printerColumns:
+  - {name: A, type: string, cell: builtin.printers:age}
+  - {name: C, type: string, cell: builtin.printers:age, jsonPath: .spec.replicas}
+  - {name: D, type: string}
+"""
+    with pytest.raises(DefinitionErrors) as caught:
+        load_text(yaml(one_version("spec: {replicas: int32}", columns)), FILE)
+    assert [str(error) for error in caught.value.errors] == [
+        f"{FILE}:5: printerColumns[1]: expected exactly one of jsonPath and cell",
+        f"{FILE}:6: printerColumns[2]: expected exactly one of jsonPath and cell",
+    ]
+    columns = """\
+printerColumns:
+  - {name: B, type: string, cell: not a reference}
+  - {name: E, type: string, format: name, jsonPath: .metadata.name}
+"""
+    assert check_errors(one_version("spec: {replicas: int32}", columns)) == [
+        f'{FILE}:4: printerColumns[0].cell: "not a reference" must be a "package.module:name" reference',
+        f'{FILE}:5: printerColumns[1].format: only a builtin kind may declare a column of format "name"',
+    ]
+    passes(one_version("{}", f"builtin: true\n{columns.replace('not a reference', 'a.b:c')}"))
+
+
+def test_crds_have_no_cell_columns() -> None:
+    """``cell`` and the ``name`` format are the compact format's: a CRD is judged as apiextensions judges it."""
+    crd = """\
+        apiVersion: apiextensions.k8s.io/v1
+        kind: CustomResourceDefinition
+        metadata: {name: crontabs.stable.example.com}
+        spec:
+          group: stable.example.com
+          names: {kind: CronTab, plural: crontabs}
+          scope: Namespaced
+          versions:
+            - name: v1
+              served: true
+              storage: true
+              schema: {openAPIV3Schema: {type: object}}
+              additionalPrinterColumns:
+                - {name: A, type: string, jsonPath: .metadata.name, format: name, cell: x.y:z}
+        """
+    with pytest.raises(DefinitionErrors) as caught:
+        load_text(yaml(crd), FILE)
+    assert [str(error) for error in caught.value.errors] == [
+        f'{FILE}:14: spec.versions[0].additionalPrinterColumns[0].cell: unknown key "cell"; expected one '
+        "of description, format, jsonPath, name, priority, type",
+        f"{FILE}:14: spec.versions[0].additionalPrinterColumns[0].format: expected one of int32, int64, "
+        'float, double, byte, date, date-time, password, got "name"',
+    ]
+
+
 # --- conversion ---------------------------------------------------------------------------------------------------
 
 TWO_VERSIONS = """\
