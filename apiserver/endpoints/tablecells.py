@@ -3,7 +3,7 @@
 ``duration.HumanDuration``, which built-in printers share (pkg/printers/internalversion).
 
 kubectl prints what the server sends, so these decide what a user reads: ``["foo.com"]`` and ``{"app":"web"}``
-(Go's JSON), ``3`` for an integer column holding 3.7, ``<invalid>`` for a date that is no RFC 3339 time.
+(Go's JSON, as ``schema.causes`` writes it for kube's messages), ``3`` for an integer column holding 3.7, ``<invalid>`` for a date that is no RFC 3339 time.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from apiserver.machinery.gotext import go_text
+from apiserver.schema.causes import go_json, go_value
 
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
 _ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
@@ -119,6 +119,18 @@ def cell_for_json_value(column_type: str, value: Any, now: datetime) -> Any:
     if column_type == "date":
         return _date(value, now)
     return None
+
+
+def go_text(value: Any) -> str:
+    """client-go JSONPath's text of one value (PrintResults): Go's JSON for maps and slices, ``fmt.Print``
+    for scalars, and text/template's ``<no value>`` for a null."""
+    if value is None:
+        return "<no value>"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return go_value(value)
+    return go_json(value)
 
 
 def json_path_cell(column_type: str, values: list[Any], now: datetime) -> Any:

@@ -463,28 +463,17 @@ printerColumns:
 
 def test_crds_have_no_cell_columns() -> None:
     """``cell`` and the ``name`` format are the compact format's: a CRD is judged as apiextensions judges it."""
-    crd = """\
-        apiVersion: apiextensions.k8s.io/v1
-        kind: CustomResourceDefinition
-        metadata: {name: crontabs.stable.example.com}
-        spec:
-          group: stable.example.com
-          names: {kind: CronTab, plural: crontabs}
-          scope: Namespaced
-          versions:
-            - name: v1
-              served: true
-              storage: true
-              schema: {openAPIV3Schema: {type: object}}
-              additionalPrinterColumns:
-                - {name: A, type: string, jsonPath: .metadata.name, format: name, cell: x.y:z}
-        """
+    crd = (
+        CRD_HEAD
+        + "          type: object\n      additionalPrinterColumns:\n"
+        + "        - {name: A, type: string, jsonPath: .metadata.name, format: name, cell: x.y:z}\n"
+    )
     with pytest.raises(DefinitionErrors) as caught:
-        load_text(yaml(crd), FILE)
+        load_text(crd, FILE)
     assert [str(error) for error in caught.value.errors] == [
-        f'{FILE}:14: spec.versions[0].additionalPrinterColumns[0].cell: unknown key "cell"; expected one '
+        f'{FILE}:15: spec.versions[0].additionalPrinterColumns[0].cell: unknown key "cell"; expected one '
         "of description, format, jsonPath, name, priority, type",
-        f"{FILE}:14: spec.versions[0].additionalPrinterColumns[0].format: expected one of int32, int64, "
+        f"{FILE}:15: spec.versions[0].additionalPrinterColumns[0].format: expected one of int32, int64, "
         'float, double, byte, date, date-time, password, got "name"',
     ]
 
