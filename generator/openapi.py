@@ -16,6 +16,7 @@ from openapi_spec_validator import validate as validate_spec
 from generator.modelschema import SHARED_SCHEMAS
 from generator.naming import component_name, pascal
 from generator.plan import KindPlan, VersionPlan
+from generator.schema_shorthand import QUANTITY_PATTERN
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 OPENAPI_VERSION = "3.0.0"
@@ -34,6 +35,13 @@ INT_OR_STRING_SCHEMA = {  # as in kube's api__v1_openapi.json
     "format": "int-or-string",
     "oneOf": [{"type": "integer"}, {"type": "string"}],
 }
+QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+QUANTITY_SCHEMA = {  # kube's, its description's first paragraph
+    "description": "Quantity is a fixed-point representation of a number. It provides convenient "
+    "marshaling/unmarshaling in JSON and YAML, in addition to String() and AsInt64() accessors.",
+    "oneOf": [{"type": "string"}, {"type": "number"}],
+}
+NAMED_TYPES = {INT_OR_STRING: INT_OR_STRING_SCHEMA, QUANTITY: QUANTITY_SCHEMA}
 # Listed only where the server applies it: for other kinds kubectl then sends a merge patch (§4.1).
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
@@ -128,14 +136,16 @@ def _component(kind: KindPlan, name: str) -> str:
 
 
 def _named_types(node: Any) -> Any:
-    """A built-in kind's int-or-string fields refer to kube's IntOrString, as kube-openapi publishes Go's
-    intstr.IntOrString: `kubectl explain` then shows ``<IntOrString>`` where an inline schema says ``<Object>``."""
+    """A built-in kind's int-or-string fields refer to kube's IntOrString (its quantities to Quantity), as
+    kube-openapi publishes Go's intstr.IntOrString and resource.Quantity: `kubectl explain` then shows
+    ``<IntOrString>`` and ``<Quantity>`` where an inline schema says ``<Object>``."""
     if isinstance(node, list):
         return [_named_types(item) for item in node]
     if not isinstance(node, dict):
         return node
     if node.get("x-kubernetes-int-or-string") is True:
-        named: dict[str, Any] = {"allOf": [{"$ref": f"{REF}{INT_OR_STRING}"}]}
+        target = QUANTITY if node.get("pattern") == QUANTITY_PATTERN else INT_OR_STRING
+        named: dict[str, Any] = {"allOf": [{"$ref": f"{REF}{target}"}]}
         if "description" in node:
             named["description"] = node["description"]
         return named
@@ -412,8 +422,10 @@ def group_version_document(version: VersionPlan) -> dict[str, Any]:
         item = _component(kind, definition.kind)
         schemas[item] = _kind_schema(kind)
         schemas[_component(kind, definition.list_kind)] = _list_schema(kind, f"{REF}{item}")
-        if definition.server.builtin and _uses(schemas[item], INT_OR_STRING):
-            schemas[INT_OR_STRING] = INT_OR_STRING_SCHEMA
+        if definition.server.builtin:
+            schemas.update(
+                (name, schema) for name, schema in NAMED_TYPES.items() if _uses(schemas[item], name)
+            )
         if definition.server.standalone:  # a subresource's body has no path of its own
             paths.update(_paths(kind))
     document = {
