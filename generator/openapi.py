@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import copy
 import json
+from functools import partial
 from typing import Any
 
 from openapi_spec_validator import validate as validate_spec
 
 from generator.modelschema import SHARED_SCHEMAS
 from generator.naming import component_name, pascal
+from generator.openapi_types import hoist
 from generator.plan import KindPlan, VersionPlan
 from generator.schema_shorthand import QUANTITY_PATTERN
 
@@ -150,6 +152,14 @@ def _named_types(node: Any) -> Any:
             named["description"] = node["description"]
         return named
     return {key: _named_types(value) for key, value in node.items()}
+
+
+def _add_components(schemas: dict[str, Any], added: dict[str, Any]) -> None:
+    """Components of one document; two kinds naming one type (ObjectReference) must agree on it."""
+    for name, schema in added.items():
+        if schemas.get(name, schema) != schema:
+            raise ValueError(f"two definitions publish different schemas as {name}")
+        schemas[name] = schema
 
 
 def _uses(node: Any, component: str) -> bool:
@@ -420,11 +430,14 @@ def group_version_document(version: VersionPlan) -> dict[str, Any]:
             continue
         definition = kind.definition
         item = _component(kind, definition.kind)
-        schemas[item] = _kind_schema(kind)
+        schema, named = hoist(
+            _kind_schema(kind), definition.server.openapi_types, partial(_component, kind)
+        )
+        _add_components(schemas, {item: schema, **named})
         schemas[_component(kind, definition.list_kind)] = _list_schema(kind, f"{REF}{item}")
         if definition.server.builtin:
             schemas.update(
-                (name, schema) for name, schema in NAMED_TYPES.items() if _uses(schemas[item], name)
+                (name, schema) for name, schema in NAMED_TYPES.items() if _uses(schemas, name)
             )
         if definition.server.standalone:  # a subresource's body has no path of its own
             paths.update(_paths(kind))

@@ -175,6 +175,7 @@ def test_crd_columns_print_maps_as_json(kubectl: Kubectl) -> None:
 
 def test_explain_service_ports_shows_int_or_string(kubectl: Kubectl) -> None:
     output = kubectl.run("explain", "svc.spec.ports").stdout
+    assert "FIELD: ports <[]ServicePort>" in output
     assert "targetPort\t<IntOrString>" in output
     assert "port\t<integer> -required-" in output
 
@@ -183,5 +184,7 @@ def test_explain_the_auth_groups(kubectl: Kubectl) -> None:
     output = kubectl.run("explain", "selfsubjectreview").stdout
     assert "GROUP:      authentication.k8s.io" in output
     assert "KIND:       SelfSubjectReview" in output
+    assert "status\t<SelfSubjectReviewStatus>" in output
     review = kubectl.run("explain", "subjectaccessreview.spec").stdout
-    assert "resourceAttributes\t<ResourceAttributes>" in review or "resourceAttributes" in review
+    assert "FIELD: spec <SubjectAccessReviewSpec>" in review
+    assert "resourceAttributes\t<ResourceAttributes>" in review

@@ -478,6 +478,32 @@ def test_crds_have_no_cell_columns() -> None:
     ]
 
 
+def test_openapi_types_name_object_fields_of_built_in_kinds() -> None:
+    """``openapiTypes`` publishes a sub-schema as a named component (kube's ServicePort); it must name an
+    object field of every version with a Go type's name, and only a built-in kind has Go types."""
+    schema = (
+        "spec: {size: int32, ports: {type: array, items: {type: object, properties: {p: int32}}}}"
+    )
+    assert check_errors(one_version(schema, "openapiTypes: {spec: WidgetSpec}\n")) == [
+        f"{FILE}:3: openapiTypes.spec: only a builtin kind may name OpenAPI types"
+    ]
+    types = """\
+builtin: true
+openapiTypes:
+  spec: lowercase
+  spec.ports[]: WidgetPort
+  spec.size: WidgetSize
+  spec.missing: Missing
+  "spec..x": Bad
+"""
+    assert check_errors(one_version(schema, types)) == [
+        f'{FILE}:5: openapiTypes.spec: "lowercase" is not a type name such as ServicePort',
+        f'{FILE}:7: openapiTypes["spec.size"]: spec.size is no object with properties in version v1',
+        f'{FILE}:8: openapiTypes["spec.missing"]: spec.missing is no object with properties in version v1',
+        f'{FILE}:9: openapiTypes["spec..x"]: "spec..x" is not a field path such as spec.ports[]',
+    ]
+
+
 # --- conversion ---------------------------------------------------------------------------------------------------
 
 TWO_VERSIONS = """\

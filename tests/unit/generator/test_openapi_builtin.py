@@ -1,6 +1,7 @@
 """The built-in kinds' OpenAPI documents against kube 1.35's (../shared/conformance/kubernetes/openapi-v3, the
 release-1.35 api/openapi-spec/v3 files): the same component names and group-version-kinds, and every field we
-publish with kube's type (``$ref``s followed), so that `kubectl explain` reads the same types from either server.
+publish with kube's type (``$ref``s followed) and the Go types named as kube names them, so that `kubectl explain`
+reads the same types from either server.
 Every served group, the auth groups included, has a v3 document and its definitions in /openapi/v2."""
 
 from __future__ import annotations
@@ -99,6 +100,10 @@ def test_built_in_kinds_have_kube_names_and_types(
         )
         problems += differences(mine[name], kube[name], mine, kube, kind)
     assert problems == []
+    # the Go types the definitions name (openapiTypes) are kube's components, ServicePort, PolicyRule...
+    named = {name for name in mine if name.startswith(prefix)}
+    assert len(named) > 2 * len(kinds)
+    assert named <= set(kube)
 
 
 def test_int_or_string_is_kubes_named_type_in_v3_and_v2() -> None:
@@ -108,7 +113,7 @@ def test_int_or_string_is_kubes_named_type_in_v3_and_v2() -> None:
     mine = load(GENERATED / "api__v1.json")["components"]["schemas"]
     kube = load(KUBE / "api__v1_openapi.json")["components"]["schemas"]
     assert mine[name] == kube[name]
-    port = mine["io.k8s.api.core.v1.Service"]["properties"]["spec"]["properties"]["ports"]["items"]
+    port = mine["io.k8s.api.core.v1.ServicePort"]
     assert port["properties"]["targetPort"]["allOf"] == [{"$ref": f"#/components/schemas/{name}"}]
     swagger = load(GENERATED / "swagger.json")["definitions"]
     assert (swagger[name]["type"], swagger[name]["format"]) == ("string", "int-or-string")
