@@ -16,9 +16,8 @@ from openapi_spec_validator import validate as validate_spec
 
 from generator.modelschema import SHARED_SCHEMAS
 from generator.naming import component_name, pascal
-from generator.openapi_types import hoist
+from generator.openapi_types import hoist, scalar_components, with_scalar_references
 from generator.plan import KindPlan, VersionPlan
-from generator.schema_shorthand import QUANTITY_PATTERN
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 OPENAPI_VERSION = "3.0.0"
@@ -29,21 +28,6 @@ PATCH_TYPES = (
     "application/json-patch+json",
     "application/merge-patch+json",
 )
-INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
-INT_OR_STRING_SCHEMA = {  # as in kube's api__v1_openapi.json
-    "description": "IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML "
-    "marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for "
-    "example, a JSON field that can accept a name or number.",
-    "format": "int-or-string",
-    "oneOf": [{"type": "integer"}, {"type": "string"}],
-}
-QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
-QUANTITY_SCHEMA = {  # kube's, its description's first paragraph
-    "description": "Quantity is a fixed-point representation of a number. It provides convenient "
-    "marshaling/unmarshaling in JSON and YAML, in addition to String() and AsInt64() accessors.",
-    "oneOf": [{"type": "string"}, {"type": "number"}],
-}
-NAMED_TYPES = {INT_OR_STRING: INT_OR_STRING_SCHEMA, QUANTITY: QUANTITY_SCHEMA}
 # Listed only where the server applies it: for other kinds kubectl then sends a merge patch (§4.1).
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
@@ -137,23 +121,6 @@ def _component(kind: KindPlan, name: str) -> str:
     return component_name(definition.group, kind.version.name, name, definition.server.builtin)
 
 
-def _named_types(node: Any) -> Any:
-    """A built-in kind's int-or-string fields refer to kube's IntOrString (its quantities to Quantity), as
-    kube-openapi publishes Go's intstr.IntOrString and resource.Quantity: `kubectl explain` then shows
-    ``<IntOrString>`` and ``<Quantity>`` where an inline schema says ``<Object>``."""
-    if isinstance(node, list):
-        return [_named_types(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    if node.get("x-kubernetes-int-or-string") is True:
-        target = QUANTITY if node.get("pattern") == QUANTITY_PATTERN else INT_OR_STRING
-        named: dict[str, Any] = {"allOf": [{"$ref": f"{REF}{target}"}]}
-        if "description" in node:
-            named["description"] = node["description"]
-        return named
-    return {key: _named_types(value) for key, value in node.items()}
-
-
 def _add_components(schemas: dict[str, Any], added: dict[str, Any]) -> None:
     """Components of one document; two kinds naming one type (ObjectReference) must agree on it."""
     for name, schema in added.items():
@@ -162,14 +129,10 @@ def _add_components(schemas: dict[str, Any], added: dict[str, Any]) -> None:
         schemas[name] = schema
 
 
-def _uses(node: Any, component: str) -> bool:
-    return f'"{REF}{component}"' in json.dumps(node)
-
-
 def _kind_schema(kind: KindPlan) -> dict[str, Any]:
     schema = copy.deepcopy(kind.version.schema)
     if kind.definition.server.builtin:
-        schema = _named_types(schema)
+        schema = with_scalar_references(schema)
     schema.setdefault("type", "object")
     properties = schema.setdefault("properties", {})
     properties["apiVersion"] = {
@@ -436,9 +399,7 @@ def group_version_document(version: VersionPlan) -> dict[str, Any]:
         _add_components(schemas, {item: schema, **named})
         schemas[_component(kind, definition.list_kind)] = _list_schema(kind, f"{REF}{item}")
         if definition.server.builtin:
-            schemas.update(
-                (name, schema) for name, schema in NAMED_TYPES.items() if _uses(schemas, name)
-            )
+            schemas.update(scalar_components(schemas))
         if definition.server.standalone:  # a subresource's body has no path of its own
             paths.update(_paths(kind))
     document = {
