@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Protocol
 
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
+from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
 
 if TYPE_CHECKING:
     from apiserver.admission.interface import Plugin
     from apiserver.registry.store import Store
+    from apiserver.server.served import ServedResources
     from apiserver.storage.interface import Storage
 
 
@@ -41,6 +43,14 @@ class ServerContext:
     filled while the server is built; the server composes its authorizer from them."""
     tokens: TokenAuthentication = field(default_factory=TokenAuthentication)
     """Bearer-token authentication (TokenReview, service-account tokens, the bearer-token filter)."""
+    service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
+    """The cluster IPs and node ports Services are given (--service-cluster-ip-range,
+    --service-node-port-range)."""
+    secure_port: int = 6443
+    """The port the server serves on (--secure-port), which the `kubernetes` Service targets."""
+    served: ServedResources | None = None
+    """What the server serves, changeable while it serves (CustomResourceDefinitions install kinds there);
+    set by the server once it is built."""
 
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]

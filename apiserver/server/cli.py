@@ -227,6 +227,8 @@ def _serve_process(
         options.etcd_compaction_interval,
         authorization_modes=options.chain.authorization_modes,
         tokens=tokens,
+        service_ranges=options.service_ranges,
+        secure_port=options.port,
     )
     # A server allocates many short-lived dicts per request; CPython's default first-generation threshold
     # (700) ran ~107 ms full collections many times a second under watch fan-out (docs/performance.md, E3).

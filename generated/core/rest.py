@@ -3,9 +3,11 @@
 schema, defaulter, validator, conversions and model into the generic registry (the per-resource strategy)."""
 
 import builtin.core.configmap
+import builtin.core.kubernetesservice
 import builtin.core.namespace
 import builtin.core.printers
 import builtin.core.secret
+import builtin.core.service
 import builtin.core.serviceaccount
 import builtin.printers
 from apiserver.machinery.scheme import CreateSubresource
@@ -183,7 +185,9 @@ EVENT = ResourceType(
                 ".involvedObject.uid",
                 ".involvedObject.apiVersion",
                 ".involvedObject.fieldPath",
+                ".involvedObject.resourceVersion",
                 ".reason",
+                ".reportingComponent",
                 ".type",
             ),
             strategic_merge_patch=True,
@@ -237,7 +241,7 @@ NAMESPACE = ResourceType(
                     cell="builtin.printers:age",
                 ),
             ),
-            selectable_fields=(),
+            selectable_fields=(".status.phase",),
             strategic_merge_patch=True,
             to_internal=v1_conversion.namespace_to_internal,
             from_internal=v1_conversion.namespace_from_internal,
@@ -296,7 +300,7 @@ SECRET = ResourceType(
                     cell="builtin.printers:age",
                 ),
             ),
-            selectable_fields=(),
+            selectable_fields=(".type",),
             strategic_merge_patch=True,
             to_internal=v1_conversion.secret_to_internal,
             from_internal=v1_conversion.secret_from_internal,
@@ -379,6 +383,8 @@ SERVICE = ResourceType(
     short_names=("svc",),
     categories=("all",),
     builtin=True,
+    strategy=builtin.core.service.ServiceStrategy,
+    controllers=(builtin.core.kubernetesservice.KubernetesServiceController,),
     versions=(
         VersionType(
             name="v1",
@@ -443,7 +449,7 @@ SERVICE = ResourceType(
                     cell="builtin.core.printers:service_selector",
                 ),
             ),
-            selectable_fields=(),
+            selectable_fields=(".spec.clusterIP", ".spec.type"),
             strategic_merge_patch=True,
             to_internal=v1_conversion.service_to_internal,
             from_internal=v1_conversion.service_from_internal,
