@@ -6,6 +6,7 @@ import builtin.core.configmap
 import builtin.core.namespace
 import builtin.core.secret
 import builtin.core.serviceaccount
+import builtin.garbagecollector.collector
 from apiserver.machinery.scheme import CreateSubresource
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
 
@@ -58,6 +59,7 @@ EVENT = ResourceType(
     short_names=("ev",),
     categories=(),
     builtin=True,
+    controllers=(builtin.garbagecollector.collector.GarbageCollector,),
     versions=(
         VersionType(
             name="v1",
