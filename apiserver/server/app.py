@@ -34,7 +34,7 @@ from apiserver.endpoints.routing import parse_resource_path
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import Scheme
 from apiserver.registry.cacher import WatchCache
-from apiserver.registry.context import Controller, ServerContext
+from apiserver.registry.context import Controller, LeaderElection, ServerContext, leader_only
 from apiserver.registry.store import Store
 from apiserver.registry.strategy import Strategy
 from apiserver.server.compactor import Compactor
@@ -71,12 +71,15 @@ class APIServer:
         authorizer: Authorizer | None = None,
         tokens: TokenAuthentication | None = None,
         authorization_modes: Sequence[str] = (),
+        leader_election: LeaderElection | None = None,
     ) -> None:
         self.scheme = scheme
         self.storage = storage
         self.compactor = Compactor(storage, compaction_interval)
         # every kind's parts are built from what its definition names, with this one shared context
-        self.context = ServerContext(storage, authorizer or AlwaysAllow())
+        self.context = ServerContext(
+            storage, authorizer or AlwaysAllow(), leader_election=leader_election
+        )
         if tokens is not None:
             self.context.tokens = tokens
         self.stores: dict[tuple[str, str], Store] = self.context.stores
@@ -89,9 +92,7 @@ class APIServer:
         for resource in scheme:
             for plugin in resource.admission:
                 self.admission.add(plugin(self.context))
-        self.controllers: list[Controller] = [
-            controller(self.context) for resource in scheme for controller in resource.controllers
-        ]
+        self.controllers = self._controllers(scheme)
         self.context.tokens.authenticators.extend(
             authenticator(self.context)
             for resource in scheme
@@ -106,6 +107,22 @@ class APIServer:
         self.resources = ResourceHandler(scheme, self.stores, self._creaters(scheme))
         self.version_body = orjson.dumps(VERSION_INFO)
         self.health = Health(storage)
+
+    def _controllers(self, scheme: Scheme) -> list[Controller]:
+        """The controllers this replica starts: every one when it is the only replica (or nothing
+        elects); otherwise the leader-only ones (the compactor's among them) go to the elector, which runs
+        them while this replica leads."""
+        built: list[Controller] = [
+            controller(self.context) for resource in scheme for controller in resource.controllers
+        ]
+        everywhere = [c for c in built if not leader_only(c)]
+        leading = [c for c in [*built, self.compactor] if leader_only(c)]
+        elector = self.context.elector
+        if elector is None or self.context.leader_election is None:
+            return [*everywhere, *leading]
+        for controller in leading:
+            elector.add(controller)
+        return everywhere
 
     def _creaters(self, scheme: Scheme) -> dict[tuple[str, str, str], BoundCreater]:
         """Every create subresource's handler, built with the context, and its body's kind."""
@@ -132,10 +149,8 @@ class APIServer:
                 self.compactor.listeners.append(store.cache.forget_before)
         for controller in self.controllers:
             await controller.start()
-        self.compactor.start()
 
     async def stop(self) -> None:
-        await self.compactor.stop()
         for controller in reversed(self.controllers):
             await controller.stop()
         for store in self.stores.values():

@@ -19,6 +19,7 @@ from apiserver.audit.options import (
     AuditOptions,
 )
 from apiserver.machinery.goduration import parse_go_duration
+from apiserver.registry.context import LeaderElection
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.tlsoptions import TLSOptions, tls_flags
 from apiserver.server.token_options import TokenOptions, token_flags
@@ -88,6 +89,7 @@ _CHAIN_DEFAULTS = ChainOptions()
 _CONNECTION_DEFAULTS = ConnectionLimits()
 _TLS_DEFAULTS = TLSOptions()
 _TOKEN_DEFAULTS = TokenOptions()
+_ELECTION_DEFAULTS = LeaderElection()
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,7 @@ class ServeOptions:
     connection: ConnectionLimits = _CONNECTION_DEFAULTS
     tls: TLSOptions = _TLS_DEFAULTS
     tokens: TokenOptions = _TOKEN_DEFAULTS
+    leader_election: LeaderElection = _ELECTION_DEFAULTS
 
 
 class _GoDuration(click.ParamType):  # type: ignore[type-arg]
@@ -301,6 +304,28 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         help="How long a non-long-running request may take before it is answered 504 (a Go duration).",
     )
     @click.option(
+        "--leader-elect-lease-duration",
+        type=_GoDuration(),
+        default="15s",
+        show_default=True,
+        help="On etcd, how long a replica waits after the leader's last renewal before it takes over the"
+        " leader-only controllers (kube-controller-manager's flag; a Go duration).",
+    )
+    @click.option(
+        "--leader-elect-renew-deadline",
+        type=_GoDuration(),
+        default="10s",
+        show_default=True,
+        help="How long the leader retries renewing before it gives the leadership up.",
+    )
+    @click.option(
+        "--leader-elect-retry-period",
+        type=_GoDuration(),
+        default="2s",
+        show_default=True,
+        help="How often a replica tries to acquire or renew the leadership.",
+    )
+    @click.option(
         "--min-request-timeout",
         type=int,
         default=int(_CHAIN_DEFAULTS.min_request_timeout),
@@ -341,6 +366,9 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         authorization_mode: str,
         audit_log_path: str,
         request_timeout: float,
+        leader_elect_lease_duration: float,
+        leader_elect_renew_deadline: float,
+        leader_elect_retry_period: float,
         min_request_timeout: int,
         read_header_timeout: float,
         read_body_timeout: float,
@@ -366,6 +394,15 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         storage = storage or ("etcd" if servers else "sqlite")
         if storage == "etcd" and not servers:
             raise click.UsageError("--storage etcd needs --etcd-servers")
+        election = LeaderElection(
+            leader_elect_lease_duration, leader_elect_renew_deadline, leader_elect_retry_period
+        )
+        if not 0 < election.retry_period < election.renew_deadline < election.lease_duration:
+            # kube-controller-manager's leaderelection.NewLeaderElector refuses the same
+            raise click.UsageError(
+                "leader election needs 0 < --leader-elect-retry-period < "
+                "--leader-elect-renew-deadline < --leader-elect-lease-duration"
+            )
         if workers > 1 and storage != "etcd":
             raise click.UsageError(
                 f"--workers {workers} needs --storage etcd: {storage} storage belongs to one process"
@@ -385,6 +422,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 ConnectionLimits(read_header_timeout, read_body_timeout, idle_timeout),
                 tls,
                 tokens,
+                election,
             )
         )
 

@@ -38,6 +38,8 @@ SOLID, DANGLING, WAITING, UNRESOLVED, CLUSTER_DEPENDENT = range(5)
 class GarbageCollector:
     """A controller of the server (it names no kind: every persisted resource is watched)."""
 
+    leader_only = True
+
     def __init__(self, context: ServerContext) -> None:
         self.context = context
         self.graph = Graph()
@@ -51,6 +53,10 @@ class GarbageCollector:
         self._running = False
 
     async def start(self) -> None:
+        """Builds the graph afresh: a replica that leads again starts from what is stored."""
+        self.graph = Graph()
+        self._synced.clear()
+        self._running = False
         self._scan()
         self._tasks.append(asyncio.create_task(self._run()))
 
@@ -63,6 +69,8 @@ class GarbageCollector:
                 await task
         self._tasks.clear()
         self._informers.clear()
+        self._queue = asyncio.Queue()
+        self._queued.clear()
 
     # -- informers ---------------------------------------------------------------------------------
 

@@ -143,7 +143,10 @@ NAMESPACE = ResourceType(
     builtin=True,
     strategy=builtin.core.namespace.NamespaceStrategy,
     admission=(builtin.core.namespace.NamespaceLifecycle,),
-    controllers=(builtin.core.namespace.NamespaceController,),
+    controllers=(
+        builtin.core.namespace.DefaultNamespaces,
+        builtin.core.namespace.NamespaceController,
+    ),
     versions=(
         VersionType(
             name="v1",
