@@ -74,7 +74,8 @@ class LeaderElector:
             config = self.context.leader_election
             if config is not None:
                 with contextlib.suppress(errors.APIError, StorageError, TimeoutError):
-                    await asyncio.wait_for(self._release(config), config.retry_period)
+                    async with asyncio.timeout(config.renew_deadline):
+                        await self._release(config)
 
     async def _campaign(self, config: LeaderElection) -> None:
         while True:
@@ -105,7 +106,9 @@ class LeaderElector:
     async def _try(self, config: LeaderElection) -> bool:
         """client-go's tryAcquireOrRenew, bounded by the renew deadline; a failure is a lost round."""
         try:
-            return await asyncio.wait_for(self._acquire_or_renew(config), config.renew_deadline)
+            # asyncio.timeout, not wait_for: wait_for of Python 3.11 may swallow a cancellation (stop)
+            async with asyncio.timeout(config.renew_deadline):
+                return await self._acquire_or_renew(config)
         except (errors.APIError, StorageError, TimeoutError) as error:
             log.info("leader election: %s", error)
             return False
