@@ -68,6 +68,8 @@ class ServerContext:
     leader_election: LeaderElection | None = None
     """None: this server is the only replica of its storage (SQLite, memory), so it leads from the start."""
     elector: Elector | None = None
+    event_ttl: float = 3600.0
+    """kube-apiserver's --event-ttl in seconds: how long an event is kept after its last report."""
     """The part that elects (the Lease kind's), set while the server is built."""
 
     def store(self, group: str, plural: str) -> Store:

@@ -72,13 +72,17 @@ class APIServer:
         tokens: TokenAuthentication | None = None,
         authorization_modes: Sequence[str] = (),
         leader_election: LeaderElection | None = None,
+        event_ttl: float = 3600.0,
     ) -> None:
         self.scheme = scheme
         self.storage = storage
         self.compactor = Compactor(storage, compaction_interval)
         # every kind's parts are built from what its definition names, with this one shared context
         self.context = ServerContext(
-            storage, authorizer or AlwaysAllow(), leader_election=leader_election
+            storage,
+            authorizer or AlwaysAllow(),
+            leader_election=leader_election,
+            event_ttl=event_ttl,
         )
         if tokens is not None:
             self.context.tokens = tokens

@@ -110,6 +110,7 @@ class ServeOptions:
     tls: TLSOptions = _TLS_DEFAULTS
     tokens: TokenOptions = _TOKEN_DEFAULTS
     leader_election: LeaderElection = _ELECTION_DEFAULTS
+    event_ttl: float = 3600.0
 
 
 class _GoDuration(click.ParamType):  # type: ignore[type-arg]
@@ -304,6 +305,13 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         help="How long a non-long-running request may take before it is answered 504 (a Go duration).",
     )
     @click.option(
+        "--event-ttl",
+        type=_GoDuration(),
+        default="1h0m0s",
+        show_default=True,
+        help="How long an event is kept after its last report (kube-apiserver's flag; a Go duration).",
+    )
+    @click.option(
         "--leader-elect-lease-duration",
         type=_GoDuration(),
         default="15s",
@@ -366,6 +374,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         authorization_mode: str,
         audit_log_path: str,
         request_timeout: float,
+        event_ttl: float,
         leader_elect_lease_duration: float,
         leader_elect_renew_deadline: float,
         leader_elect_retry_period: float,
@@ -403,6 +412,8 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 "leader election needs 0 < --leader-elect-retry-period < "
                 "--leader-elect-renew-deadline < --leader-elect-lease-duration"
             )
+        if event_ttl <= 0:
+            raise click.UsageError("--event-ttl must be positive")
         if workers > 1 and storage != "etcd":
             raise click.UsageError(
                 f"--workers {workers} needs --storage etcd: {storage} storage belongs to one process"
@@ -423,6 +434,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 tls,
                 tokens,
                 election,
+                event_ttl,
             )
         )
 

@@ -3,6 +3,7 @@
 schema, defaulter, validator, conversions and model into the generic registry (the per-resource strategy)."""
 
 import builtin.core.configmap
+import builtin.core.eventttl
 import builtin.core.namespace
 import builtin.core.secret
 import builtin.core.serviceaccount
@@ -59,7 +60,10 @@ EVENT = ResourceType(
     short_names=("ev",),
     categories=(),
     builtin=True,
-    controllers=(builtin.garbagecollector.collector.GarbageCollector,),
+    controllers=(
+        builtin.core.eventttl.EventExpiry,
+        builtin.garbagecollector.collector.GarbageCollector,
+    ),
     versions=(
         VersionType(
             name="v1",
