@@ -131,6 +131,17 @@ class _GoDuration(click.ParamType):  # type: ignore[type-arg]
             self.fail(str(error), param, ctx)
 
 
+def _duration(flag: str, default: str, help_text: str) -> Callable[[FC], FC]:
+    """A flag that takes a Go duration, as kube's duration flags do."""
+    return click.option(
+        flag,
+        type=_GoDuration(),
+        default=default,
+        show_default=True,
+        help=f"{help_text} A Go duration.",
+    )
+
+
 def _hidden_seconds(flag: str, default: float, help_text: str) -> Callable[[FC], FC]:
     """A connection timeout: apiforge's own flag (kube-apiserver has none), hidden from --help."""
     return click.option(
@@ -312,34 +323,26 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         show_default=True,
         help="How long a non-long-running request may take before it is answered 504 (a Go duration).",
     )
-    @click.option(
+    @_duration(
         "--event-ttl",
-        type=_GoDuration(),
-        default="1h0m0s",
-        show_default=True,
-        help="How long an event is kept after its last report (kube-apiserver's flag; a Go duration).",
+        "1h0m0s",
+        "How long an event is kept after its last report (kube-apiserver's flag).",
     )
-    @click.option(
+    @_duration(
         "--leader-elect-lease-duration",
-        type=_GoDuration(),
-        default="15s",
-        show_default=True,
-        help="On etcd, how long a replica waits after the leader's last renewal before it takes over the"
-        " leader-only controllers (kube-controller-manager's flag; a Go duration).",
+        "15s",
+        "On etcd, how long a replica waits after the leader's last renewal before it takes over the"
+        " leader-only controllers (kube-controller-manager's flag).",
     )
-    @click.option(
+    @_duration(
         "--leader-elect-renew-deadline",
-        type=_GoDuration(),
-        default="10s",
-        show_default=True,
-        help="How long the leader retries renewing before it gives the leadership up.",
+        "10s",
+        "How long the leader retries renewing before it gives the leadership up.",
     )
-    @click.option(
+    @_duration(
         "--leader-elect-retry-period",
-        type=_GoDuration(),
-        default="2s",
-        show_default=True,
-        help="How often a replica tries to acquire or renew the leadership.",
+        "2s",
+        "How often a replica tries to acquire or renew the leadership.",
     )
     @click.option(
         "--min-request-timeout",

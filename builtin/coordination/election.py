@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from apiserver.machinery import errors
+from apiserver.machinery.tasks import cancel_and_wait
 from apiserver.registry.context import Controller, LeaderElection, ServerContext
 from apiserver.registry.store import Store
 from apiserver.storage.interface import StorageError
@@ -64,11 +65,8 @@ class LeaderElector:
         self._task = asyncio.create_task(self._campaign(config))
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
         if self.leading:
             await self._step_down()
             config = self.context.leader_election

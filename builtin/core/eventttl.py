@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from apiserver.machinery import errors
+from apiserver.machinery.tasks import cancel_and_wait
 from apiserver.registry.context import ServerContext
 from apiserver.registry.store import ListOptions, Store
 from apiserver.storage.interface import StorageError
@@ -56,11 +57,8 @@ class EventExpiry:
         self._task = asyncio.create_task(self._run())
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
     async def _run(self) -> None:
         ttl = self.context.event_ttl

@@ -7,12 +7,12 @@ resourceVersion they were decided on, so a lagging graph never deletes the wrong
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from apiserver.machinery import errors
+from apiserver.machinery.tasks import cancel_and_wait
 from apiserver.registry.context import ServerContext
 from apiserver.registry.deletion import (
     BACKGROUND,
@@ -61,12 +61,7 @@ class GarbageCollector:
         self._tasks.append(asyncio.create_task(self._run()))
 
     async def stop(self) -> None:
-        tasks = [*self._tasks, *self._informers.values()]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*self._tasks, *self._informers.values())
         self._tasks.clear()
         self._informers.clear()
         self._queue = asyncio.Queue()
