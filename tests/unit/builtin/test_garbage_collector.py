@@ -4,17 +4,25 @@ what happens to dependents; test/integration/garbagecollector in kubernetes for 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from apiserver.registry.store import ListOptions
+from apiserver.server.app import APIServer
+from apiserver.storage import open_storage
+from builtin.garbagecollector.collector import GarbageCollector
+from generated.server import OPENAPI_DIR, build_scheme
 from tests.inprocess import InProcessServer
 
 CM = "/api/v1/namespaces/{ns}/configmaps"
 WAIT = 10.0
+CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap"}
 
 
 @pytest.fixture(scope="module")
@@ -204,3 +212,38 @@ def test_a_wrongly_typed_policy_is_a_bad_request(client: httpx.Client) -> None:
         == 400
     )
     assert exists(client, "bad-type")
+
+
+def test_work_left_by_a_stopped_server_is_done_by_the_next(tmp_path: Path) -> None:
+    """Across restarts: the owner is deleted while no collector runs (it had stopped first, as a crash
+    would leave it); the next server, on the same SQLite, collects the dependents from what is stored."""
+
+    async def body() -> None:
+        first = APIServer(build_scheme(), open_storage("sqlite", tmp_path), OPENAPI_DIR)
+        await first.start()
+        store = first.context.store("", "configmaps")
+        owner = await store.create("default", {**CONFIGMAP, "metadata": {"name": "restart-owner"}})
+        for i in range(3):
+            meta = {"name": f"restart-dep-{i}", "ownerReferences": [owner_ref(owner)]}
+            await store.create("default", {**CONFIGMAP, "metadata": meta})
+        [collector] = [c for c in first.controllers if isinstance(c, GarbageCollector)]
+        await collector.stop()
+        await store.delete("default", "restart-owner")
+        await first.stop()
+        second = APIServer(build_scheme(), open_storage("sqlite", tmp_path), OPENAPI_DIR)
+        await second.start()
+        store = second.context.store("", "configmaps")
+        for _ in range(500):
+            left = [
+                item["metadata"]["name"]
+                for item in (await store.list("default", ListOptions())).items
+                if item["metadata"]["name"].startswith("restart-dep-")
+            ]
+            if not left:
+                break
+            await asyncio.sleep(0.02)
+        else:
+            pytest.fail(f"never collected: {left}")
+        await second.stop()
+
+    asyncio.run(asyncio.wait_for(body(), timeout=20))
