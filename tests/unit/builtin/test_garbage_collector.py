@@ -197,6 +197,8 @@ def test_a_cross_namespace_owner_is_reported_and_the_dependent_collected(
 def test_bad_propagation_is_refused_as_kube_does(
     client: httpx.Client, options: dict[str, Any], message: str
 ) -> None:
+    """A 422 on DeleteOptions.meta.k8s.io, not a 400: kube's delete handler wraps ValidateDeleteOptions'
+    field errors in NewInvalid (apimachinery pkg/apis/meta/v1/validation, apiserver handlers/delete.go)."""
     configmap(client, f"bad-{len(options)}")
     response = delete(client, f"bad-{len(options)}", **options)
     assert response.status_code == 422
