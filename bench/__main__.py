@@ -1,6 +1,10 @@
 """`python -m bench [NAME ...]`: run the benches (all, or those named) in sequence, then a summary.
 
+<<<<<<< HEAD
 Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, gc. Each bench prints its
+=======
+Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, metrics, crd. Each bench prints its
+>>>>>>> main
 own detail table as it goes;
 the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
 missed: the machines are noisy, so a verdict is something to read, not to gate on.
@@ -16,9 +20,11 @@ from bench import (
     attack_bench,
     celcost_bench,
     chain_bench,
+    crd_bench,
     engine_bench,
     gc_bench,
     generate_bench,
+    metrics_bench,
     rbac_bench,
     security_bench,
     server_bench,
@@ -39,8 +45,13 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
     "tls": tls_bench.run,
     "rbac": rbac_bench.run,
     "celcost": celcost_bench.run,
+    "metrics": metrics_bench.run,
     "security": security_bench.run,
+<<<<<<< HEAD
     "gc": gc_bench.run,
+=======
+    "crd": crd_bench.run,
+>>>>>>> main
 }
 
 

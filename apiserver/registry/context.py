@@ -10,15 +10,20 @@ from typing import TYPE_CHECKING, Protocol
 
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
+from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
 
 if TYPE_CHECKING:
     from apiserver.admission.interface import Plugin
     from apiserver.registry.store import Store
+    from apiserver.server.served import ServedResources
     from apiserver.storage.interface import Storage
 
 
 class Controller(Protocol):
-    """A loop the server runs beside serving (kube's post-start hooks and in-process controllers)."""
+    """A loop the server runs beside serving (kube's post-start hooks and in-process controllers).
+
+    One with a ``post_start_hook`` name (a class attribute) is listed by the health endpoints as
+    ``poststarthook/<name>``, failing until its ``start`` has returned."""
 
     async def start(self) -> None:
         """Runs once the stores and their watch caches are up; returns once the loop is running."""
@@ -65,12 +70,23 @@ class ServerContext:
     filled while the server is built; the server composes its authorizer from them."""
     tokens: TokenAuthentication = field(default_factory=TokenAuthentication)
     """Bearer-token authentication (TokenReview, service-account tokens, the bearer-token filter)."""
+<<<<<<< HEAD
     leader_election: LeaderElection | None = None
     """None: this server is the only replica of its storage (SQLite, memory), so it leads from the start."""
     elector: Elector | None = None
     event_ttl: float = 3600.0
     """kube-apiserver's --event-ttl in seconds: how long an event is kept after its last report."""
     """The part that elects (the Lease kind's), set while the server is built."""
+=======
+    service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
+    """The cluster IPs and node ports Services are given (--service-cluster-ip-range,
+    --service-node-port-range)."""
+    secure_port: int = 6443
+    """The port the server serves on (--secure-port), which the `kubernetes` Service targets."""
+    served: ServedResources | None = None
+    """What the server serves, changeable while it serves (CustomResourceDefinitions install kinds there);
+    set by the server once it is built."""
+>>>>>>> main
 
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]

@@ -3,11 +3,11 @@
 schema, defaulter, validator, conversions and model into the generic registry (the per-resource strategy)."""
 
 import builtin.core.configmap
-import builtin.core.eventttl
+import builtin.core.kubernetesservice
 import builtin.core.namespace
 import builtin.core.secret
+import builtin.core.service
 import builtin.core.serviceaccount
-import builtin.garbagecollector.collector
 from apiserver.machinery.scheme import CreateSubresource
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
 
@@ -60,10 +60,6 @@ EVENT = ResourceType(
     short_names=("ev",),
     categories=(),
     builtin=True,
-    controllers=(
-        builtin.core.eventttl.EventExpiry,
-        builtin.garbagecollector.collector.GarbageCollector,
-    ),
     versions=(
         VersionType(
             name="v1",
@@ -122,7 +118,9 @@ EVENT = ResourceType(
                 ".involvedObject.uid",
                 ".involvedObject.apiVersion",
                 ".involvedObject.fieldPath",
+                ".involvedObject.resourceVersion",
                 ".reason",
+                ".reportingComponent",
                 ".type",
             ),
             strategic_merge_patch=True,
@@ -147,10 +145,7 @@ NAMESPACE = ResourceType(
     builtin=True,
     strategy=builtin.core.namespace.NamespaceStrategy,
     admission=(builtin.core.namespace.NamespaceLifecycle,),
-    controllers=(
-        builtin.core.namespace.DefaultNamespaces,
-        builtin.core.namespace.NamespaceController,
-    ),
+    controllers=(builtin.core.namespace.NamespaceController,),
     versions=(
         VersionType(
             name="v1",
@@ -178,7 +173,7 @@ NAMESPACE = ResourceType(
                     priority=0,
                 ),
             ),
-            selectable_fields=(),
+            selectable_fields=(".status.phase",),
             strategic_merge_patch=True,
             to_internal=v1_conversion.namespace_to_internal,
             from_internal=v1_conversion.namespace_from_internal,
@@ -227,7 +222,7 @@ SECRET = ResourceType(
                     priority=0,
                 ),
             ),
-            selectable_fields=(),
+            selectable_fields=(".type",),
             strategic_merge_patch=True,
             to_internal=v1_conversion.secret_to_internal,
             from_internal=v1_conversion.secret_from_internal,
@@ -291,6 +286,8 @@ SERVICE = ResourceType(
     short_names=("svc",),
     categories=("all",),
     builtin=True,
+    strategy=builtin.core.service.ServiceStrategy,
+    controllers=(builtin.core.kubernetesservice.KubernetesServiceController,),
     versions=(
         VersionType(
             name="v1",
@@ -342,7 +339,7 @@ SERVICE = ResourceType(
                     priority=1,
                 ),
             ),
-            selectable_fields=(),
+            selectable_fields=(".spec.clusterIP", ".spec.type"),
             strategic_merge_patch=True,
             to_internal=v1_conversion.service_to_internal,
             from_internal=v1_conversion.service_from_internal,
