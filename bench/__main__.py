@@ -1,10 +1,6 @@
 """`python -m bench [NAME ...]`: run the benches (all, or those named) in sequence, then a summary.
 
-<<<<<<< HEAD
-Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, gc. Each bench prints its
-=======
-Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, metrics, crd. Each bench prints its
->>>>>>> main
+Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, metrics, crd, gc. Each bench prints its
 own detail table as it goes;
 the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
 missed: the machines are noisy, so a verdict is something to read, not to gate on.
@@ -47,11 +43,8 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
     "celcost": celcost_bench.run,
     "metrics": metrics_bench.run,
     "security": security_bench.run,
-<<<<<<< HEAD
-    "gc": gc_bench.run,
-=======
     "crd": crd_bench.run,
->>>>>>> main
+    "gc": gc_bench.run,
 }
 
 

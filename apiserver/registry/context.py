@@ -70,14 +70,12 @@ class ServerContext:
     filled while the server is built; the server composes its authorizer from them."""
     tokens: TokenAuthentication = field(default_factory=TokenAuthentication)
     """Bearer-token authentication (TokenReview, service-account tokens, the bearer-token filter)."""
-<<<<<<< HEAD
     leader_election: LeaderElection | None = None
     """None: this server is the only replica of its storage (SQLite, memory), so it leads from the start."""
     elector: Elector | None = None
+    """The part that elects (the Lease kind's), set while the server is built."""
     event_ttl: float = 3600.0
     """kube-apiserver's --event-ttl in seconds: how long an event is kept after its last report."""
-    """The part that elects (the Lease kind's), set while the server is built."""
-=======
     service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
     """The cluster IPs and node ports Services are given (--service-cluster-ip-range,
     --service-node-port-range)."""
@@ -86,7 +84,6 @@ class ServerContext:
     served: ServedResources | None = None
     """What the server serves, changeable while it serves (CustomResourceDefinitions install kinds there);
     set by the server once it is built."""
->>>>>>> main
 
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]

@@ -79,13 +79,10 @@ class APIServer:
         authorizer: Authorizer | None = None,
         tokens: TokenAuthentication | None = None,
         authorization_modes: Sequence[str] = (),
-<<<<<<< HEAD
         leader_election: LeaderElection | None = None,
         event_ttl: float = 3600.0,
-=======
         service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES,
         secure_port: int = 6443,
->>>>>>> main
     ) -> None:
         self.scheme = scheme
         self.metrics = Metrics(self._object_counts)
@@ -98,13 +95,10 @@ class APIServer:
         self.context = ServerContext(
             storage,
             authorizer or AlwaysAllow(),
-<<<<<<< HEAD
             leader_election=leader_election,
             event_ttl=event_ttl,
-=======
             service_ranges=service_ranges,
             secure_port=secure_port,
->>>>>>> main
         )
         if tokens is not None:
             self.context.tokens = tokens
@@ -118,12 +112,7 @@ class APIServer:
         for resource in scheme:
             for plugin in resource.admission:
                 self.admission.add(plugin(self.context))
-<<<<<<< HEAD
         self.controllers = self._controllers(scheme)
-=======
-        self.controllers: list[Controller] = [
-            controller(self.context) for resource in scheme for controller in resource.controllers
-        ]
         self._caches_started = False
         self.health.add(Check("informer-sync", self._informers_synced), "readyz")
         self._started_hooks = [self.health.post_start_hook("generic-apiserver-start-informers")]
@@ -132,7 +121,6 @@ class APIServer:
             for name in (getattr(c, "post_start_hook", "") for c in self.controllers)
         ]
         self.health.add_shutdown_check()
->>>>>>> main
         self.context.tokens.authenticators.extend(
             authenticator(self.context)
             for resource in scheme
@@ -220,12 +208,8 @@ class APIServer:
             started()
         for controller, hook in zip(self.controllers, self._controller_hooks, strict=True):
             await controller.start()
-<<<<<<< HEAD
-=======
             if hook is not None:
                 hook()
-        self.compactor.start()
->>>>>>> main
 
     async def _informers_synced(self) -> None:
         """kube's informer-sync: the watch caches of the resources served from the start have listed.
@@ -246,11 +230,7 @@ class APIServer:
         self.health.shutting_down = True
 
     async def stop(self) -> None:
-<<<<<<< HEAD
-=======
         self.shutdown_initiated()
-        await self.compactor.stop()
->>>>>>> main
         for controller in reversed(self.controllers):
             await controller.stop()
         for store in self.stores.values():

@@ -227,14 +227,11 @@ def _serve_process(
         options.etcd_compaction_interval,
         authorization_modes=options.chain.authorization_modes,
         tokens=tokens,
-<<<<<<< HEAD
+        service_ranges=options.service_ranges,
+        secure_port=options.port,
         # replicas share etcd only: on SQLite this process is the only replica, so it leads at once
         leader_election=options.leader_election if options.storage == "etcd" else None,
         event_ttl=options.event_ttl,
-=======
-        service_ranges=options.service_ranges,
-        secure_port=options.port,
->>>>>>> main
     )
     # A server allocates many short-lived dicts per request; CPython's default first-generation threshold
     # (700) ran ~107 ms full collections many times a second under watch fan-out (docs/performance.md, E3).

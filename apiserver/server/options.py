@@ -19,9 +19,6 @@ from apiserver.audit.options import (
     AuditOptions,
 )
 from apiserver.machinery.goduration import parse_go_duration
-<<<<<<< HEAD
-from apiserver.registry.context import LeaderElection
-=======
 from apiserver.machinery.serviceranges import (
     DEFAULT_CLUSTER_IP_RANGE,
     DEFAULT_NODE_PORT_RANGE,
@@ -29,7 +26,7 @@ from apiserver.machinery.serviceranges import (
     ServiceRanges,
     parse_service_ranges,
 )
->>>>>>> main
+from apiserver.registry.context import LeaderElection
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.tlsoptions import TLSOptions, tls_flags
 from apiserver.server.token_options import TokenOptions, token_flags
@@ -122,14 +119,11 @@ class ServeOptions:
     service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
     verbose: bool = False
     """A failure to start shows its traceback too, not only its one-line reason."""
-<<<<<<< HEAD
-    leader_election: LeaderElection = _ELECTION_DEFAULTS
-    event_ttl: float = 3600.0
-=======
     shutdown_delay: float = 0.0
     """``--shutdown-delay-duration``: seconds between the shutdown signal and the listener closing, with
     /readyz failing meanwhile, so that load balancers stop sending first."""
->>>>>>> main
+    leader_election: LeaderElection = _ELECTION_DEFAULTS
+    event_ttl: float = 3600.0
 
 
 class _GoDuration(click.ParamType):  # type: ignore[type-arg]
@@ -491,12 +485,9 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 tokens,
                 service_ranges,
                 verbose,
-<<<<<<< HEAD
+                shutdown_delay_duration,
                 election,
                 event_ttl,
-=======
-                shutdown_delay_duration,
->>>>>>> main
             )
         )
 

@@ -128,6 +128,9 @@ class DefaultNamespaces:
     """Creates the default namespaces at start, on every replica (kube's bootstrap controller runs in
     every kube-apiserver): the leader's controllers and its Lease live in them."""
 
+    post_start_hook = "bootstrap-controller"
+    """kube's hook that creates the default namespaces: its health check passes once they exist."""
+
     def __init__(self, context: ServerContext) -> None:
         self.context = context
 
@@ -151,9 +154,6 @@ class NamespaceController:
     the `kubernetes` finalizer (kube's namespace controller, on the elected replica)."""
 
     leader_only = True
-
-    post_start_hook = "bootstrap-controller"
-    """kube's hook that creates the default namespaces: its health check passes once they exist."""
 
     def __init__(self, context: ServerContext) -> None:
         self.context = context
