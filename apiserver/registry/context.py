@@ -32,6 +32,33 @@ class Controller(Protocol):
     async def stop(self) -> None: ...
 
 
+def leader_only(controller: object) -> bool:
+    """Whether a controller runs on the elected replica only (its class says ``leader_only = True``):
+    loops that write on the cluster's behalf, which two replicas would run twice (kube runs them in
+    kube-controller-manager, under leader election). Controllers that serve their own replica (informers of
+    the authorizer, the bootstrap writes every kube-apiserver makes at start) run everywhere."""
+    return bool(getattr(controller, "leader_only", False))
+
+
+class Elector(Protocol):
+    """Runs the leader-only controllers it is given while its replica holds the leadership."""
+
+    def add(self, controller: Controller) -> None: ...
+
+
+@dataclass(frozen=True)
+class LeaderElection:
+    """How replicas sharing a storage elect the one that runs the leader-only controllers (the flags of
+    kube-controller-manager: --leader-elect-lease-duration, -renew-deadline, -retry-period, and the lock's
+    namespace and name)."""
+
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    namespace: str = "kube-system"
+    name: str = "apiforge-controller-manager"
+
+
 @dataclass
 class ServerContext:
     storage: Storage
@@ -43,6 +70,12 @@ class ServerContext:
     filled while the server is built; the server composes its authorizer from them."""
     tokens: TokenAuthentication = field(default_factory=TokenAuthentication)
     """Bearer-token authentication (TokenReview, service-account tokens, the bearer-token filter)."""
+    leader_election: LeaderElection | None = None
+    """None: this server is the only replica of its storage (SQLite, memory), so it leads from the start."""
+    elector: Elector | None = None
+    """The part that elects (the Lease kind's), set while the server is built."""
+    event_ttl: float = 3600.0
+    """kube-apiserver's --event-ttl in seconds: how long an event is kept after its last report."""
     service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
     """The cluster IPs and node ports Services are given (--service-cluster-ip-range,
     --service-node-port-range)."""

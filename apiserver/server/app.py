@@ -37,7 +37,7 @@ from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRan
 from apiserver.metrics.registry import Metrics
 from apiserver.metrics.storage import InstrumentedStorage
 from apiserver.registry.cacher import WatchCache
-from apiserver.registry.context import Controller, ServerContext
+from apiserver.registry.context import Controller, LeaderElection, ServerContext, leader_only
 from apiserver.registry.store import Store
 from apiserver.registry.strategy import Strategy
 from apiserver.server.compactor import Compactor
@@ -79,6 +79,8 @@ class APIServer:
         authorizer: Authorizer | None = None,
         tokens: TokenAuthentication | None = None,
         authorization_modes: Sequence[str] = (),
+        leader_election: LeaderElection | None = None,
+        event_ttl: float = 3600.0,
         service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES,
         secure_port: int = 6443,
     ) -> None:
@@ -93,6 +95,8 @@ class APIServer:
         self.context = ServerContext(
             storage,
             authorizer or AlwaysAllow(),
+            leader_election=leader_election,
+            event_ttl=event_ttl,
             service_ranges=service_ranges,
             secure_port=secure_port,
         )
@@ -108,9 +112,7 @@ class APIServer:
         for resource in scheme:
             for plugin in resource.admission:
                 self.admission.add(plugin(self.context))
-        self.controllers: list[Controller] = [
-            controller(self.context) for resource in scheme for controller in resource.controllers
-        ]
+        self.controllers = self._controllers(scheme)
         self._caches_started = False
         self.health.add(Check("informer-sync", self._informers_synced), "readyz")
         self._started_hooks = [self.health.post_start_hook("generic-apiserver-start-informers")]
@@ -162,6 +164,22 @@ class APIServer:
         """Discovery after the served resources changed (its documents are pre-encoded)."""
         self.discovery = Discovery(self.scheme)
 
+    def _controllers(self, scheme: Scheme) -> list[Controller]:
+        """The controllers this replica starts: every one when it is the only replica (or nothing
+        elects); otherwise the leader-only ones (the compactor's among them) go to the elector, which runs
+        them while this replica leads."""
+        built: list[Controller] = [
+            controller(self.context) for resource in scheme for controller in resource.controllers
+        ]
+        everywhere = [c for c in built if not leader_only(c)]
+        leading = [c for c in [*built, self.compactor] if leader_only(c)]
+        elector = self.context.elector
+        if elector is None or self.context.leader_election is None:
+            return [*everywhere, *leading]
+        for controller in leading:
+            elector.add(controller)
+        return everywhere
+
     def _creaters(self, scheme: Scheme) -> dict[tuple[str, str, str], BoundCreater]:
         """Every create subresource's handler, built with the context, and its body's kind."""
         creaters = {}
@@ -192,7 +210,6 @@ class APIServer:
             await controller.start()
             if hook is not None:
                 hook()
-        self.compactor.start()
 
     async def _informers_synced(self) -> None:
         """kube's informer-sync: the watch caches of the resources served from the start have listed.
@@ -214,7 +231,6 @@ class APIServer:
 
     async def stop(self) -> None:
         self.shutdown_initiated()
-        await self.compactor.stop()
         for controller in reversed(self.controllers):
             await controller.stop()
         for store in self.stores.values():

@@ -229,6 +229,9 @@ def _serve_process(
         tokens=tokens,
         service_ranges=options.service_ranges,
         secure_port=options.port,
+        # replicas share etcd only: on SQLite this process is the only replica, so it leads at once
+        leader_election=options.leader_election if options.storage == "etcd" else None,
+        event_ttl=options.event_ttl,
     )
     # A server allocates many short-lived dicts per request; CPython's default first-generation threshold
     # (700) ran ~107 ms full collections many times a second under watch fan-out (docs/performance.md, E3).
