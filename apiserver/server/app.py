@@ -16,7 +16,7 @@ from apiserver.admission.chain import AdmissionChain
 from apiserver.authentication.jwtkeys import JWKS_PATH, OPENID_CONFIGURATION_PATH
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
-from apiserver.authorization.union import authorizer_for_modes
+from apiserver.authorization.union import WEBHOOK_MODE, authorizer_for_modes
 from apiserver.endpoints.discovery import AGGREGATED_TYPES, Discovery, aggregated_version
 from apiserver.endpoints.http import (
     Receive,
@@ -71,6 +71,7 @@ class APIServer:
         authorizer: Authorizer | None = None,
         tokens: TokenAuthentication | None = None,
         authorization_modes: Sequence[str] = (),
+        delegated_authorizer: Authorizer | None = None,
     ) -> None:
         self.scheme = scheme
         self.storage = storage
@@ -97,6 +98,11 @@ class APIServer:
             for resource in scheme
             for authenticator in resource.authenticators
         )
+        if (
+            delegated_authorizer is not None
+        ):  # an extension server: asked after --authorization-mode's
+            self.context.authorizer_modes[WEBHOOK_MODE] = delegated_authorizer
+            authorization_modes = (*authorization_modes, WEBHOOK_MODE)
         if authorization_modes:  # composed once every part has provided its modes
             self.context.authorizer = authorizer_for_modes(
                 authorization_modes, self.context.authorizer_modes

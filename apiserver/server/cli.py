@@ -30,6 +30,7 @@ from apiserver.machinery.scheme import Scheme
 from apiserver.server.app import APIServer
 from apiserver.server.chain import build_handler_chain
 from apiserver.server.connection import protocol_class
+from apiserver.server.delegation_options import DelegationError
 from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.server.options import ServeOptions
 from apiserver.server.security import Security, SecurityError, prepare
@@ -141,7 +142,8 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
     url = client_url(options.bind_address, options.port, "http" if security is None else "https")
     try:  # before any worker forks: every worker verifies what any other signs
         tokens = token_authentication(options.tokens, options.data_dir, url)
-    except TokenSetupError as error:
+        options.delegation.check()
+    except (TokenSetupError, DelegationError) as error:
         log.error("%s", error)
         sys.exit(1)
     if options.workers == 1:
@@ -187,13 +189,20 @@ def _serve_process(
         options.etcd_compaction_interval,
         authorization_modes=options.chain.authorization_modes,
         tokens=tokens,
+        delegated_authorizer=options.delegation.authorizer(),
     )
+    delegated_tokens = options.delegation.token_authenticator()
+    if delegated_tokens is not None:  # after the server's own token authenticators
+        server.context.tokens.authenticators.append(delegated_tokens)
     # A server allocates many short-lived dicts per request; CPython's default first-generation threshold
     # (700) ran ~107 ms full collections many times a second under watch fan-out (docs/performance.md, E3).
     gc.set_threshold(GC_THRESHOLD, 20, 100)
     # uvicorn applies loop="uvloop" only in Server.run(); serving from our own coroutine needs the loop here
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         authenticators = security.authenticators() if security is not None else []
+        request_header = options.delegation.request_header_authenticator()
+        if request_header is not None and security is not None:  # kube's order: before x509
+            authenticators.insert(0, request_header)
         chain = build_handler_chain(
             server, options.chain, authenticators, insecure=security is None
         )

@@ -19,6 +19,7 @@ from apiserver.audit.options import (
     AuditOptions,
 )
 from apiserver.machinery.goduration import parse_go_duration
+from apiserver.server.delegation_options import DelegationOptions, delegation_flags
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.tlsoptions import TLSOptions, tls_flags
 from apiserver.server.token_options import TokenOptions, token_flags
@@ -88,6 +89,7 @@ _CHAIN_DEFAULTS = ChainOptions()
 _CONNECTION_DEFAULTS = ConnectionLimits()
 _TLS_DEFAULTS = TLSOptions()
 _TOKEN_DEFAULTS = TokenOptions()
+_DELEGATION_DEFAULTS = DelegationOptions()
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,7 @@ class ServeOptions:
     connection: ConnectionLimits = _CONNECTION_DEFAULTS
     tls: TLSOptions = _TLS_DEFAULTS
     tokens: TokenOptions = _TOKEN_DEFAULTS
+    delegation: DelegationOptions = _DELEGATION_DEFAULTS
 
 
 class _GoDuration(click.ParamType):  # type: ignore[type-arg]
@@ -324,6 +327,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
     )
     @tls_flags
     @token_flags
+    @delegation_flags
     @functools.wraps(command)
     def parsed(
         data_dir: Path,
@@ -348,6 +352,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         tls: TLSOptions,
         audit: AuditOptions,
         tokens: TokenOptions,
+        delegation: DelegationOptions,
     ) -> None:
         chain = ChainOptions(
             max_requests_inflight,
@@ -385,6 +390,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 ConnectionLimits(read_header_timeout, read_body_timeout, idle_timeout),
                 tls,
                 tokens,
+                delegation,
             )
         )
 
