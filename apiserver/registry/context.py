@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from apiserver.authentication.token import TokenAuthentication
@@ -13,6 +14,7 @@ from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
 
 if TYPE_CHECKING:
     from apiserver.admission.interface import Plugin
+    from apiserver.endpoints.aggregation import Aggregation
     from apiserver.registry.store import Store
     from apiserver.storage.interface import Storage
 
@@ -38,6 +40,12 @@ class ServerContext:
     filled while the server is built; the server composes its authorizer from them."""
     tokens: TokenAuthentication = field(default_factory=TokenAuthentication)
     """Bearer-token authentication (TokenReview, service-account tokens, the bearer-token filter)."""
+    aggregation: Aggregation | None = None
+    """The aggregator in front of the server's own handlers, set by the part that provides it (the
+    APIService kind's); None: every request is served here."""
+    proxy_client_cert: tuple[Path, Path] | None = None
+    """The certificate and key the server presents to the API servers it proxies to
+    (``--proxy-client-cert-file``, ``--proxy-client-key-file``; kubeadm's front-proxy-client by default)."""
 
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]

@@ -155,6 +155,14 @@ class APIServer:
             return
         if scope["type"] != "http":
             return
+        aggregation = self.context.aggregation
+        if aggregation is not None and aggregation.claims(scope["path"]):
+            await aggregation.serve(scope, receive, send, self.serve_local)
+            return
+        await self.serve_local(scope, receive, send)
+
+    async def serve_local(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """An HTTP request served by this server itself (what an aggregator delegates)."""
         if self.health.handles(scope["path"]):
             await self.health.serve(scope, send)
             return

@@ -191,6 +191,9 @@ def _serve_process(
         tokens=tokens,
         delegated_authorizer=options.delegation.authorizer(),
     )
+    server.context.proxy_client_cert = options.delegation.proxy_client_cert(
+        security.pki.directory if security is not None else None
+    )
     delegated_tokens = options.delegation.token_authenticator()
     if delegated_tokens is not None:  # after the server's own token authenticators
         server.context.tokens.authenticators.append(delegated_tokens)

@@ -55,6 +55,17 @@ class DelegationOptions:
     authorization_allow_ttl: float = DEFAULT_ALLOW_TTL
     authorization_deny_ttl: float = DEFAULT_DENY_TTL
     always_allow_paths: tuple[str, ...] = DEFAULT_ALWAYS_ALLOW_PATHS
+    proxy_client_cert_file: str = ""
+    proxy_client_key_file: str = ""
+
+    def proxy_client_cert(self, pki_directory: Path | None) -> tuple[Path, Path] | None:
+        """The certificate this server presents to the backends of its APIServices: the flags', else
+        kubeadm's front-proxy-client of the PKI (None over plain HTTP without the flags)."""
+        if self.proxy_client_cert_file:
+            return Path(self.proxy_client_cert_file), Path(self.proxy_client_key_file)
+        if pki_directory is None:
+            return None
+        return pki_directory / "front-proxy-client.crt", pki_directory / "front-proxy-client.key"
 
     def request_header_authenticator(self) -> RequestHeaderAuthenticator | None:
         """None without ``--requestheader-client-ca-file`` (as kube: no CA, no trusted proxy)."""
@@ -101,6 +112,10 @@ class DelegationOptions:
     def check(self) -> None:
         """Read every file once before serving, so that a bad one stops the server at start."""
         self.request_header_authenticator()
+        if bool(self.proxy_client_cert_file) != bool(self.proxy_client_key_file):
+            raise DelegationError(
+                "--proxy-client-cert-file and --proxy-client-key-file must be given together"
+            )
         for path, flag in (
             (self.authentication_kubeconfig, "--authentication-kubeconfig"),
             (self.authorization_kubeconfig, "--authorization-kubeconfig"),
@@ -191,6 +206,15 @@ def delegation_flags(parsed: Callable[..., None]) -> Callable[..., None]:
         multiple=True,
         help="Paths allowed without an access review (default /healthz, /readyz, /livez).",
     )
+    @click.option(
+        "--proxy-client-cert-file",
+        default="",
+        help="The client certificate presented to the backends of APIServices (default: the PKI's"
+        " front-proxy-client.crt).",
+    )
+    @click.option(
+        "--proxy-client-key-file", default="", help="The key of --proxy-client-cert-file."
+    )
     @functools.wraps(parsed)
     def with_delegation(
         *args: object,
@@ -205,6 +229,8 @@ def delegation_flags(parsed: Callable[..., None]) -> Callable[..., None]:
         authorization_webhook_cache_authorized_ttl: str,
         authorization_webhook_cache_unauthorized_ttl: str,
         authorization_always_allow_paths: tuple[str, ...],
+        proxy_client_cert_file: str,
+        proxy_client_key_file: str,
         **kwargs: object,
     ) -> None:
         delegation = DelegationOptions(
@@ -227,6 +253,8 @@ def delegation_flags(parsed: Callable[..., None]) -> Callable[..., None]:
                 "--authorization-webhook-cache-unauthorized-ttl",
             ),
             _split(authorization_always_allow_paths) or DEFAULT_ALWAYS_ALLOW_PATHS,
+            proxy_client_cert_file,
+            proxy_client_key_file,
         )
         parsed(*args, delegation=delegation, **kwargs)
 
