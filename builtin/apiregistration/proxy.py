@@ -7,7 +7,6 @@ with the error as plain text; nothing here answers another 5xx."""
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import httpx
 

@@ -286,7 +286,7 @@ def test_a_backend_that_hangs_or_answers_garbage_is_unavailable(chain: ServerPro
         assert condition["status"] == "False"
         assert condition["reason"] == "FailedDiscoveryCheck"
         assert condition["message"].startswith(
-            f"failing or missing response from https://127.0.0.1:"
+            "failing or missing response from https://127.0.0.1:"
         )
         started = time.monotonic()
         answer = chain.http("GET", f"/apis/{name}.example.com/v1/things", timeout=10)
