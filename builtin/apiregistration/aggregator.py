@@ -120,6 +120,7 @@ class Aggregator:
         self.merged: dict[tuple[str, str], tuple[bytes, int, bytes]] = {}
         self._dirty = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._checks: dict[str, asyncio.Task[None]] = {}
 
     def wake(self) -> None:
         self._dirty.set()
@@ -135,6 +136,9 @@ class Aggregator:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        for check_task in self._checks.values():
+            check_task.cancel()
+        await asyncio.gather(*self._checks.values(), return_exceptions=True)
         for informer in self.informers:
             await informer.stop()
         for backend in self.backends.values():
@@ -152,30 +156,40 @@ class Aggregator:
                 log.warning("the APIService checks retry after: %s", error)
 
     async def sync(self) -> None:
-        """Check every APIService, update the proxy table and write the conditions that changed."""
-        objects = list(self.apiservices.objects.values())
-        verdicts = await asyncio.gather(*(self._check(obj) for obj in objects))
+        """Bring the proxy table in line with the APIServices, then check each in a task of its own, so
+        that a backend that hangs delays no other's verdict (one still running is checked next round)."""
+        objects = {obj["metadata"]["name"]: obj for obj in self.apiservices.objects.values()}
         backends: dict[tuple[str, str], _Backend] = {}
-        for obj, verdict in zip(objects, verdicts, strict=True):
-            spec = obj.get("spec") or {}
-            if spec.get("service") is not None:
+        for obj in objects.values():
+            if (obj.get("spec") or {}).get("service") is not None:
                 backend = self._backend(obj)
-                backend.verdict = verdict
                 backends[(backend.group, backend.version)] = backend
-            await self._write_condition(obj, verdict)
         for key, gone in self.backends.items():
-            if key not in backends and gone.client is not None:
+            if backends.get(key) is not gone and gone.client is not None:
                 await gone.client.aclose()
-        before = [b.remote_version() for b in self.backends.values()]
-        before_openapi = [
-            (b.verdict.openapi_v3, b.verdict.openapi_v2) for b in self.backends.values()
-        ]
+        if backends.keys() != self.backends.keys():
+            self.generation += 1
         self.backends = backends
         self.remote_groups = frozenset(group for group, _ in backends)
-        after = [b.remote_version() for b in backends.values()]
-        after_openapi = [(b.verdict.openapi_v3, b.verdict.openapi_v2) for b in backends.values()]
-        if before != after or before_openapi != after_openapi:
-            self.generation += 1
+        for name in set(self._checks) - set(objects):
+            self._checks.pop(name).cancel()
+        for name, obj in objects.items():
+            task = self._checks.get(name)
+            if task is None or task.done():
+                self._checks[name] = asyncio.create_task(self._check_and_record(obj))
+
+    async def _check_and_record(self, obj: dict[str, Any]) -> None:
+        try:
+            verdict = await self._check(obj)
+            spec = obj["spec"]
+            backend = self.backends.get((spec.get("group", ""), spec.get("version", "")))
+            if backend is not None and backend.name == obj["metadata"]["name"]:
+                if backend.verdict != verdict:
+                    self.generation += 1
+                backend.verdict = verdict
+            await self._write_condition(obj, verdict)
+        except (errors.APIError, StorageError) as error:
+            log.warning("the check of APIService %s failed: %s", obj["metadata"]["name"], error)
 
     def _backend(self, obj: dict[str, Any]) -> _Backend:
         """The backend of ``obj``, its connection kept while its TLS settings stay the same."""
@@ -214,7 +228,6 @@ class Aggregator:
                 await backend.client.aclose()
             backend.client, backend.tls_key = backend_client(context), tls_key
         backend.endpoint = endpoint
-        self.backends.setdefault((backend.group, backend.version), backend)
         return await check(backend.client, endpoint, backend.sni, backend.group, backend.version)
 
     async def _write_condition(self, obj: dict[str, Any], verdict: Verdict) -> None:
@@ -275,7 +288,8 @@ class Aggregator:
         if not backend.verdict.available or backend.client is None or backend.endpoint is None:
             await respond_text(send, 503, "service unavailable\n")
             return
-        await proxy(backend.client, backend.endpoint.url, backend.sni, scope, receive, send)
+        if not await proxy(backend.client, backend.endpoint.url, backend.sni, scope, receive, send):
+            self.wake()  # check it now: the next requests get the 503 at once if it is down
 
     def _remotes(self) -> list[merge.RemoteVersion]:
         return [b.remote_version() for b in self.backends.values() if b.verdict.resources]

@@ -62,8 +62,9 @@ async def proxy(
     scope: Scope,
     receive: Receive,
     send: Send,
-) -> None:
-    """Send the request to ``base_url`` (``https://host:port``) and stream the answer back."""
+) -> bool:
+    """Send the request to ``base_url`` (``https://host:port``) and stream the answer back; False when
+    the backend could not be reached."""
     target = base_url + scope.get("raw_path", scope["path"].encode()).decode("latin-1")
     if scope.get("query_string"):
         target += "?" + scope["query_string"].decode("latin-1")
@@ -80,7 +81,7 @@ async def proxy(
     except httpx.HTTPError as error:
         log.warning("error while proxying %s: %s", target, error)
         await respond_text(send, 503, _error_text(error))
-        return
+        return False
     try:
         await send(
             {
@@ -101,6 +102,7 @@ async def proxy(
         await send({"type": "http.response.body", "body": b""})
     finally:
         await response.aclose()
+    return True
 
 
 def _error_text(error: Exception) -> str:

@@ -1,26 +1,35 @@
-"""Two apiforge servers in a chain (issue 12, item 2), as kube-aggregator fronts an extension API server: the
+"""Two apiforge servers in a chain (issue 12, items 2 and 3), as kube-aggregator fronts an extension API server: the
 ``front`` serves this repository's kinds and an APIService for tools.example.com/v1 whose Service (a
 ClusterIP of 127.0.0.1) points at the ``back``, a server generated from another project (the Gadget kind),
 started as kube's extension servers are (request-header CA: the front's front-proxy-ca; delegated
 authentication and authorization to the front; a serving certificate for back.default.svc). kubectl
 against the front lists, watches, applies, explains and deletes the back's kinds; the back sees the real user
-(its audit log); stopping the back gives 503 for its group only and the front stays ready."""
+(its audit log); stopping the back gives 503 for its group only and the front stays ready.
+
+The back alone, as an extension API server (k8s.io/apiserver's headerrequest authenticator and delegating
+options): X-Remote-* headers are believed from the front's proxy certificate only, its unknown tokens are
+reviewed by the front (TokenReview) and what its own RBAC has no opinion on is decided there
+(SubjectAccessReview). One module, so that both servers start once."""
 
 from __future__ import annotations
 
 import base64
 import json
+import signal
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from generator.pipeline import GenerateConfig, generate
+from tests import certs
 from tests.kubectl import Kubectl, kubectl_binary
-from tests.serverproc import ServerProcess, free_port
+from tests.serverproc import CA_FILE, ServerProcess, free_port
 
 pytestmark = [
     pytest.mark.timeout(180),
@@ -45,6 +54,10 @@ versions:
 APISERVICES = "/apis/apiregistration.k8s.io/v1/apiservices"
 GADGETS = "/apis/tools.example.com/v1/namespaces/default/gadgets"
 SERVICES = "/api/v1/namespaces/default/services"
+CAROL_TOKEN = "carol-0b6f2c1d-token"
+REVIEW = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+SELF_REVIEW = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 15.0) -> Any:
@@ -58,7 +71,12 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 15.0) -> Any:
 
 @pytest.fixture(scope="module")
 def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    server = ServerProcess(tmp_path_factory.mktemp("front") / "data", free_port())
+    directory = tmp_path_factory.mktemp("front")
+    tokens = directory / "tokens.csv"
+    tokens.write_text(f'{CAROL_TOKEN},carol,uid-carol,"qa,ops"\n')
+    server = ServerProcess(
+        directory / "data", free_port(), extra_args=("--token-auth-file", str(tokens))
+    )
     server.start()
     yield server
     server.stop()
@@ -149,6 +167,113 @@ def chain(front: ServerProcess, back: ServerProcess) -> ServerProcess:
 @pytest.fixture(scope="module")
 def kubectl(chain: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
     return Kubectl(kubectl_binary(33), chain.kubeconfig, tmp_path_factory.mktemp("cache"))
+
+
+def as_proxy(
+    back: ServerProcess, certificate: tuple[Path, Path] | None, **options: Any
+) -> httpx.Client:
+    """A client of ``back`` presenting ``certificate`` (None: none)."""
+    context = ssl.create_default_context(cafile=str(back.data_dir / CA_FILE))
+    if certificate is not None:
+        context.load_cert_chain(*map(str, certificate))
+    return httpx.Client(base_url=back.url, verify=context, timeout=10, **options)
+
+
+def front_proxy(front: ServerProcess) -> tuple[Path, Path]:
+    pki = front.data_dir / "pki"
+    return pki / "front-proxy-client.crt", pki / "front-proxy-client.key"
+
+
+def who(client: httpx.Client, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    answer = client.post(REVIEW, json=SELF_REVIEW, headers=headers or {})
+    assert answer.status_code == 201, answer.text
+    info: dict[str, Any] = answer.json()["status"]["userInfo"]
+    return info
+
+
+JANE = {
+    "X-Remote-User": "jane",
+    "X-Remote-Group": "devs",
+    "X-Remote-Extra-Example.org%2fscope": "read",
+}
+
+
+def test_the_front_proxy_certificate_makes_the_x_remote_headers_the_user(
+    front: ServerProcess, back: ServerProcess
+) -> None:
+    with as_proxy(back, front_proxy(front)) as client:
+        answer = client.post(
+            REVIEW,
+            json=SELF_REVIEW,
+            headers=[  # type: ignore[arg-type]
+                *JANE.items(),
+                ("X-Remote-Group", "qa"),
+            ],
+        )
+    assert answer.status_code == 201, answer.text
+    info = answer.json()["status"]["userInfo"]
+    assert info["username"] == "jane"
+    assert info["groups"] == ["devs", "qa", "system:authenticated"]
+    # kube's unescapeExtraKey: the key was percent-encoded, and header names are case-insensitive
+    assert info["extra"] == {"example.org/scope": ["read"]}
+
+
+def test_without_the_proxy_certificate_the_headers_are_ignored(
+    front: ServerProcess, back: ServerProcess
+) -> None:
+    with as_proxy(back, None) as client:
+        answer = client.post(REVIEW, json=SELF_REVIEW, headers=JANE)
+    assert answer.status_code == 403  # the anonymous user's, as the 403 says
+    assert 'User "system:anonymous" cannot create' in answer.json()["message"]
+    with back.client(timeout=10) as admin:  # the back's own admin, whose CA is not the proxies'
+        assert who(admin, JANE)["username"] == "system:admin"
+
+
+def test_a_proxy_certificate_with_a_cn_not_allowed_is_refused(
+    front: ServerProcess, back: ServerProcess, tmp_path: Path
+) -> None:
+    pki = front.data_dir / "pki"
+    proxy_ca = certs.load(pki / "front-proxy-ca.crt", pki / "front-proxy-ca.key")
+    intruder = certs.client(proxy_ca, "intruder").write(tmp_path, "intruder")
+    with as_proxy(back, intruder) as client:
+        answer = client.post(REVIEW, json=SELF_REVIEW, headers=JANE)
+    assert answer.status_code == 401
+    assert answer.json()["reason"] == "Unauthorized"
+
+
+def test_a_token_of_the_front_is_reviewed_by_the_front(
+    front: ServerProcess, back: ServerProcess
+) -> None:
+    with as_proxy(back, None, headers={"Authorization": f"Bearer {CAROL_TOKEN}"}) as client:
+        info = who(client)
+    assert info["username"] == "carol"
+    assert info["uid"] == "uid-carol"
+    assert info["groups"] == ["qa", "ops", "system:authenticated"]
+    with as_proxy(back, None, headers={"Authorization": "Bearer nobody-knows-me"}) as client:
+        answer = client.get(CONFIGMAPS)
+    assert answer.status_code == 401
+
+
+def test_what_the_back_has_no_rule_for_the_front_decides(
+    front: ServerProcess, back: ServerProcess
+) -> None:
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "alice-view"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}],
+    }
+    bindings = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+    assert front.http("POST", bindings, json=binding).status_code == 201
+    with as_proxy(back, front_proxy(front)) as client:
+        allowed = client.get(CONFIGMAPS, headers={"X-Remote-User": "alice"})
+        refused = client.get(CONFIGMAPS, headers={"X-Remote-User": "jane"})
+        probe = client.get("/readyz", headers={"X-Remote-User": "jane"})
+    assert allowed.status_code == 200, allowed.text
+    assert refused.status_code == 403
+    assert refused.json()["message"].startswith('configmaps is forbidden: User "jane" cannot list')
+    assert probe.status_code == 200  # kube's always-allowed health paths
 
 
 def test_discovery_through_the_front_shows_both_servers_kinds(kubectl: Kubectl) -> None:
@@ -274,8 +399,15 @@ def serve_forever(respond: Callable[[Any], None]) -> int:
 def test_a_backend_that_hangs_or_answers_garbage_is_unavailable(chain: ServerProcess) -> None:
     hanging = serve_forever(lambda connection: time.sleep(3600))
     garbage = serve_forever(lambda connection: connection.sendall(b"\x16\x03\x01garbage" * 10))
+    register(chain, "hangs", hanging)
+    external = {  # resolved as kube-aggregator resolves an ExternalName: its name, the APIService's port
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "garbage"},
+        "spec": {"type": "ExternalName", "externalName": "127.0.0.1"},
+    }
+    assert chain.http("POST", SERVICES, json=external).status_code == 201
     for name, port in (("hangs", hanging), ("garbage", garbage)):
-        register(chain, name, port)
         group = f"{name}.example.com"
         registration = api_service(
             group, {"namespace": "default", "name": name, "port": port}, insecureSkipTLSVerify=True
@@ -298,7 +430,7 @@ def test_a_backend_that_hangs_or_answers_garbage_is_unavailable(chain: ServerPro
 def test_stopping_the_back_gives_503_for_its_group_only(
     chain: ServerProcess, back: ServerProcess, kubectl: Kubectl
 ) -> None:
-    back.stop()
+    back.stop(signal.SIGKILL)
     answer = chain.http("GET", GADGETS)
     assert answer.status_code == 503
     assert chain.http("GET", "/readyz").status_code == 200
