@@ -28,6 +28,7 @@ from apiserver.registry.context import ServerContext
 from apiserver.storage.interface import StorageError
 from builtin.apiregistration import merge
 from builtin.apiregistration.availability import LOCAL, Verdict, check, unavailable, with_condition
+from builtin.apiregistration.pool import Pool
 from builtin.apiregistration.proxy import proxy
 from builtin.apiregistration.resolver import Endpoint, Unresolved, resolve
 from builtin.apiregistration.transport import backend_client, server_name, ssl_context
@@ -50,9 +51,17 @@ class _Backend:
     version: str
     spec: dict[str, Any]
     client: httpx.AsyncClient | None = None
+    """For the checks (off the hot path); requests are proxied over ``pool``."""
+    pool: Pool | None = None
     tls_key: bytes = b""
     endpoint: Endpoint | None = None
     verdict: Verdict = field(default_factory=lambda: unavailable("Unknown", "not checked yet"))
+
+    async def close(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
+        if self.pool is not None:
+            await self.pool.close()
 
     @property
     def sni(self) -> str:
@@ -142,8 +151,7 @@ class Aggregator:
         for informer in self.informers:
             await informer.stop()
         for backend in self.backends.values():
-            if backend.client is not None:
-                await backend.client.aclose()
+            await backend.close()
 
     async def _run(self) -> None:
         while True:
@@ -165,8 +173,8 @@ class Aggregator:
                 backend = self._backend(obj)
                 backends[(backend.group, backend.version)] = backend
         for key, gone in self.backends.items():
-            if backends.get(key) is not gone and gone.client is not None:
-                await gone.client.aclose()
+            if backends.get(key) is not gone:
+                await gone.close()
         if backends.keys() != self.backends.keys():
             self.generation += 1
         self.backends = backends
@@ -219,14 +227,14 @@ class Aggregator:
                 str(self.context.proxy_client_cert),
             ]
         )
-        if backend.client is None or backend.tls_key != tls_key:
+        if backend.client is None or backend.tls_key != tls_key or backend.endpoint != endpoint:
             try:
                 context = ssl_context(spec, self.context.proxy_client_cert)
             except (ValueError, OSError) as error:
                 return unavailable("FailedDiscoveryCheck", str(error))
-            if backend.client is not None:
-                await backend.client.aclose()
+            await backend.close()
             backend.client, backend.tls_key = backend_client(context), tls_key
+            backend.pool = Pool(endpoint.host, endpoint.port, context, backend.sni)
         backend.endpoint = endpoint
         return await check(backend.client, endpoint, backend.sni, backend.group, backend.version)
 
@@ -285,10 +293,10 @@ class Aggregator:
             await self._proxy(scope, receive, send, self.backends[(group, version)])
 
     async def _proxy(self, scope: Scope, receive: Receive, send: Send, backend: _Backend) -> None:
-        if not backend.verdict.available or backend.client is None or backend.endpoint is None:
+        if not backend.verdict.available or backend.pool is None:
             await respond_text(send, 503, "service unavailable\n")
             return
-        if not await proxy(backend.client, backend.endpoint.url, backend.sni, scope, receive, send):
+        if not await proxy(backend.pool, scope, receive, send):
             self.wake()  # check it now: the next requests get the 503 at once if it is down
 
     def _remotes(self) -> list[merge.RemoteVersion]:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import logging
 
-import httpx
-
 from apiserver.authentication.user import ANONYMOUS
 from apiserver.endpoints.http import SCOPE_USER, Receive, Scope, Send, respond_text
+from builtin.apiregistration.pool import BackendError, Pool
 from builtin.apiregistration.transport import user_headers
 
 log = logging.getLogger(__name__)
@@ -55,56 +54,19 @@ def forwarded_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
     return headers
 
 
-async def proxy(
-    client: httpx.AsyncClient,
-    base_url: str,
-    sni_hostname: str,
-    scope: Scope,
-    receive: Receive,
-    send: Send,
-) -> bool:
-    """Send the request to ``base_url`` (``https://host:port``) and stream the answer back; False when
-    the backend could not be reached."""
-    target = base_url + scope.get("raw_path", scope["path"].encode()).decode("latin-1")
+async def proxy(pool: Pool, scope: Scope, receive: Receive, send: Send) -> bool:
+    """Send the request to the backend of ``pool`` and stream the answer back; False when the backend
+    could not be reached (answered kube's 503 with the error)."""
+    target = scope.get("raw_path") or scope["path"].encode()
     if scope.get("query_string"):
-        target += "?" + scope["query_string"].decode("latin-1")
+        target += b"?" + scope["query_string"]
     body = await read_body(receive)
-    request = client.build_request(
-        scope["method"],
-        target,
-        headers=forwarded_headers(scope),
-        content=body or None,
-        extensions={"sni_hostname": sni_hostname},
-    )
     try:
-        response = await client.send(request, stream=True)
-    except httpx.HTTPError as error:
-        log.warning("error while proxying %s: %s", target, error)
-        await respond_text(send, 503, _error_text(error))
-        return False
-    try:
-        await send(
-            {
-                "type": "http.response.start",
-                "status": response.status_code,
-                "headers": [
-                    (name, value)
-                    for name, value in response.headers.raw
-                    if name.lower() not in HOP_BY_HOP
-                ],
-            }
+        await pool.forward(
+            scope["method"], target.decode("latin-1"), forwarded_headers(scope), body, receive, send
         )
-        try:
-            async for chunk in response.aiter_raw():
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except httpx.HTTPError as error:  # the backend went away mid-answer: end what was sent
-            log.warning("the backend of %s broke off: %s", target, error)
-        await send({"type": "http.response.body", "body": b""})
-    finally:
-        await response.aclose()
+    except BackendError as error:
+        log.warning("error while proxying %s: %s", scope["path"], error)
+        await respond_text(send, 503, f"{error}\n")
+        return False
     return True
-
-
-def _error_text(error: Exception) -> str:
-    text = str(error) or type(error).__name__
-    return f"{text}\n"
