@@ -79,16 +79,16 @@ def until_proxied(client: httpx.Client) -> None:
         time.sleep(0.05)
 
 
-def measure(client: httpx.Client, pids: tuple[int, ...]) -> tuple[float, float]:
-    """µs of CPU of ``pids`` together, and µs of latency, per GET on ``client``'s connection."""
+def measure(client: httpx.Client, pids: tuple[int, int]) -> tuple[float, float, float]:
+    """µs of the front's CPU, of the back's, and of latency, per GET on ``client``'s connection."""
     client.get(PATH).raise_for_status()
-    before = sum(thread_cpu_seconds(pid) for pid in pids)
+    before = [thread_cpu_seconds(pid) for pid in pids]
     started = time.perf_counter()
     for _ in range(GETS):
         client.get(PATH).raise_for_status()
     elapsed = time.perf_counter() - started
-    cpu = sum(thread_cpu_seconds(pid) for pid in pids) - before
-    return cpu / GETS * 1e6, elapsed / GETS * 1e6
+    front, back = (thread_cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True))
+    return front / GETS * 1e6, back / GETS * 1e6, elapsed / GETS * 1e6
 
 
 def run() -> list[Row]:
@@ -116,25 +116,31 @@ def run() -> list[Row]:
                 }
                 cpu: dict[str, list[float]] = {name: [] for name in phases}
                 latency: dict[str, list[float]] = {name: [] for name in phases}
+                fronts: list[float] = []
                 for name in phases:  # warm-up
                     measure(*phases[name])
                 for round_number in range(ROUNDS):
                     for name in rotated(list(phases), round_number):
-                        used, waited = measure(*phases[name])
-                        cpu[name].append(used)
+                        front_cpu, back_cpu, waited = measure(*phases[name])
+                        cpu[name].append(front_cpu + back_cpu)
                         latency[name].append(waited)
+                        if name.startswith("proxied"):
+                            fronts.append(front_cpu)
         finally:
             back.stop()
             front.stop()
-    return report(cpu, latency)
+    return report(cpu, latency, fronts)
 
 
-def report(cpu: dict[str, list[float]], latency: dict[str, list[float]]) -> list[Row]:
+def report(
+    cpu: dict[str, list[float]], latency: dict[str, list[float]], fronts: list[float]
+) -> list[Row]:
     direct, proxied = (median(cpu[name]) for name in cpu)
     direct_wait, proxied_wait = (median(latency[name]) for name in latency)
     rows = [
         Row("aggregation", f"{name}: server CPU µs per GET", spread(v)) for name, v in cpu.items()
     ]
+    rows.append(Row("aggregation", "the front's share of the proxied GET: CPU µs", spread(fronts)))
     rows += [Row("aggregation", f"{name}: µs per GET", spread(v)) for name, v in latency.items()]
     rows += [
         Row(

@@ -20,6 +20,9 @@ READ_SIZE = 65536
 _HOP_BY_HOP = frozenset(
     {b"connection", b"keep-alive", b"transfer-encoding", b"upgrade", b"te", b"trailer"}
 )
+_FRONTS_OWN = frozenset({b"date", b"audit-id"})
+"""Response headers the front's server and filter chain write themselves (uvicorn's Date, the Audit-Id of
+the front's request, which the backend was given as its own)."""
 _Stream = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
 
@@ -35,14 +38,20 @@ class _Response:
         self.headers_complete = False
         self.chunks: list[bytes] = []
         self.complete = False
+        self.answered = False
+        """Whether the whole answer went to the client."""
+        self.parser: httptools.HttpResponseParser | None = None
+        self.keep_alive = False
 
     def on_header(self, name: bytes, value: bytes) -> None:
         name = name.lower()
-        if name not in _HOP_BY_HOP:
+        if name not in _HOP_BY_HOP and name not in _FRONTS_OWN:
             self.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
         self.headers_complete = True
+        # llhttp answers this right only until the message completes (then it says False)
+        self.keep_alive = self.parser is not None and self.parser.should_keep_alive()
 
     def on_body(self, body: bytes) -> None:
         self.chunks.append(body)
@@ -132,10 +141,10 @@ async def _exchange(
     """One request and its streamed answer; whether the connection may be kept. A client that goes away
     (a watch it stops) closes the backend connection, which ends the read."""
     response = _Response()
-    parser = httptools.HttpResponseParser(response)
+    parser = response.parser = httptools.HttpResponseParser(response)
     started = False
     watcher = asyncio.ensure_future(_disconnected(receive))
-    watcher.add_done_callback(lambda task: _close_unless_cancelled(task, writer))
+    watcher.add_done_callback(lambda task: _close_unless_answered(task, response, writer))
     try:
         writer.write(request)
         while not response.complete:
@@ -166,10 +175,11 @@ async def _exchange(
                 await send(
                     {"type": "http.response.body", "body": b"".join(chunks), "more_body": True}
                 )
+        response.answered = True  # ASGI servers report a finished response as a disconnect
         await send({"type": "http.response.body", "body": b""})
     finally:
         watcher.cancel()
-    return response.complete and parser.should_keep_alive() and not writer.is_closing()
+    return response.complete and response.keep_alive and not writer.is_closing()
 
 
 async def _disconnected(receive: Receive) -> None:
@@ -178,6 +188,8 @@ async def _disconnected(receive: Receive) -> None:
         pass
 
 
-def _close_unless_cancelled(task: asyncio.Future[None], writer: asyncio.StreamWriter) -> None:
-    if not task.cancelled():
+def _close_unless_answered(
+    task: asyncio.Future[None], response: _Response, writer: asyncio.StreamWriter
+) -> None:
+    if not task.cancelled() and not response.answered:
         writer.close()

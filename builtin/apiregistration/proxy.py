@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 
 from apiserver.authentication.user import ANONYMOUS
-from apiserver.endpoints.http import SCOPE_USER, Receive, Scope, Send, respond_text
+from apiserver.endpoints.http import SCOPE_AUDIT_ID, SCOPE_USER, Receive, Scope, Send, respond_text
 from builtin.apiregistration.pool import BackendError, Pool
 from builtin.apiregistration.transport import user_headers
 
@@ -28,7 +28,7 @@ HOP_BY_HOP = frozenset(
         b"host",
     }
 )
-_SPENT_PREFIXES = (b"x-remote-", b"impersonate-")
+_SPENT_PREFIXES = (b"x-remote-", b"impersonate-", b"audit-id")
 
 
 async def read_body(receive: Receive) -> bytes:
@@ -51,6 +51,9 @@ def forwarded_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
         if name not in HOP_BY_HOP and not name.startswith(_SPENT_PREFIXES)
     ]
     headers.extend(user_headers(scope.get(SCOPE_USER, ANONYMOUS)))
+    audit_id = scope.get(SCOPE_AUDIT_ID)
+    if audit_id:  # kube's NewRequestForProxy: the backend records the request under the front's ID
+        headers.append((b"audit-id", audit_id.encode("latin-1")))
     return headers
 
 
