@@ -34,6 +34,7 @@ from apiserver.authorization.webhook import (
 )
 from apiserver.client.kubeconfig import KubeconfigError, RemoteServer, load_kubeconfig
 from apiserver.machinery.goduration import parse_go_duration
+from apiserver.server.token_options import split_values
 
 __all__ = ["DelegationError", "DelegationOptions", "delegation_flags"]
 
@@ -129,11 +130,6 @@ def _remote(path: str, flag: str) -> RemoteServer:
         return load_kubeconfig(Path(path))
     except KubeconfigError as error:
         raise DelegationError(f"{flag}: {error}") from None
-
-
-def _split(values: tuple[str, ...]) -> tuple[str, ...]:
-    """Comma-separated values, as pflag's StringSlice reads them (repeating the flag adds more)."""
-    return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
 
 
 def _duration(value: str, flag: str) -> float:
@@ -235,10 +231,10 @@ def delegation_flags(parsed: Callable[..., None]) -> Callable[..., None]:
     ) -> None:
         delegation = DelegationOptions(
             requestheader_client_ca_file,
-            _split(requestheader_allowed_names),
-            _split(requestheader_username_headers) or DEFAULT_USERNAME_HEADERS,
-            _split(requestheader_group_headers) or DEFAULT_GROUP_HEADERS,
-            _split(requestheader_extra_headers_prefix) or DEFAULT_EXTRA_HEADERS_PREFIXES,
+            split_values(requestheader_allowed_names),
+            split_values(requestheader_username_headers) or DEFAULT_USERNAME_HEADERS,
+            split_values(requestheader_group_headers) or DEFAULT_GROUP_HEADERS,
+            split_values(requestheader_extra_headers_prefix) or DEFAULT_EXTRA_HEADERS_PREFIXES,
             authentication_kubeconfig,
             _duration(
                 authentication_token_webhook_cache_ttl, "--authentication-token-webhook-cache-ttl"
@@ -252,7 +248,7 @@ def delegation_flags(parsed: Callable[..., None]) -> Callable[..., None]:
                 authorization_webhook_cache_unauthorized_ttl,
                 "--authorization-webhook-cache-unauthorized-ttl",
             ),
-            _split(authorization_always_allow_paths) or DEFAULT_ALWAYS_ALLOW_PATHS,
+            split_values(authorization_always_allow_paths) or DEFAULT_ALWAYS_ALLOW_PATHS,
             proxy_client_cert_file,
             proxy_client_key_file,
         )
