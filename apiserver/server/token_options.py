@@ -25,8 +25,8 @@ from apiserver.authentication.tokenfile import TokenFileAuthenticator, TokenFile
 __all__ = [
     "TokenOptions",
     "TokenSetupError",
-    "token_authentication",
     "split_values",
+    "token_authentication",
     "token_flags",
 ]
 
