@@ -236,7 +236,9 @@ class Aggregator:
             backend.client, backend.tls_key = backend_client(context), tls_key
             backend.pool = Pool(endpoint.host, endpoint.port, context, backend.sni)
         backend.endpoint = endpoint
-        return await check(backend.client, endpoint, backend.sni, backend.group, backend.version)
+        return await check(
+            backend.client, endpoint, backend.sni, backend.group, backend.version, backend.verdict
+        )
 
     async def _write_condition(self, obj: dict[str, Any], verdict: Verdict) -> None:
         name = obj["metadata"]["name"]

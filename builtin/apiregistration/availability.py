@@ -6,6 +6,7 @@ The check also returns what the backend's discovery and OpenAPI say, which the a
 from __future__ import annotations
 
 import datetime
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,9 @@ from builtin.apiregistration.resolver import Endpoint
 from builtin.apiregistration.transport import user_headers
 
 CHECK_TIMEOUT = 5.0
+OPENAPI_REFRESH = 60.0
+"""Seconds a backend's OpenAPI is kept while its discovery does not change: the documents are large, the
+checks frequent."""
 AGGREGATOR_USER = UserInfo("system:kube-aggregator", groups=(MASTERS_GROUP,))
 _HEADERS = [(b"accept", b"application/json"), *user_headers(AGGREGATOR_USER)]
 
@@ -30,6 +34,8 @@ class Verdict:
     openapi_v3: dict[str, Any] = field(default_factory=dict)
     """The backend's /openapi/v3 entry of the group-version (``serverRelativeURL``), when it has one."""
     openapi_v2: dict[str, Any] = field(default_factory=dict)
+    openapi_fetched: float = field(default=0.0, compare=False)
+    """When (monotonic seconds) the OpenAPI was fetched."""
 
 
 LOCAL = Verdict(True, "Local", "Local APIServices are always available")
@@ -40,9 +46,15 @@ def unavailable(reason: str, message: str) -> Verdict:
 
 
 async def check(
-    client: httpx.AsyncClient, endpoint: Endpoint, sni: str, group: str, version: str
+    client: httpx.AsyncClient,
+    endpoint: Endpoint,
+    sni: str,
+    group: str,
+    version: str,
+    previous: Verdict,
 ) -> Verdict:
-    """The discovery check, then (best effort) the backend's OpenAPI."""
+    """The discovery check, then (best effort) the backend's OpenAPI, fetched again when its discovery
+    changed or the ``previous`` verdict's is older than ``OPENAPI_REFRESH``."""
     url = f"{endpoint.url}/apis/{group}/{version}"
     try:
         answer = await _get(client, url, sni)
@@ -63,8 +75,16 @@ async def check(
             "FailedDiscoveryCheck",
             f"failing or missing response from {url}: not an APIResourceList: {_text(error)}",
         )
-    v3, v2 = await _openapi(client, endpoint, sni, group, version)
-    return Verdict(True, "Passed", "all checks passed", resources, v3, v2)
+    now = time.monotonic()
+    if (
+        previous.available
+        and previous.resources == resources
+        and now - previous.openapi_fetched < OPENAPI_REFRESH
+    ):
+        v3, v2, fetched = previous.openapi_v3, previous.openapi_v2, previous.openapi_fetched
+    else:
+        (v3, v2), fetched = await _openapi(client, endpoint, sni, group, version), now
+    return Verdict(True, "Passed", "all checks passed", resources, v3, v2, fetched)
 
 
 async def _get(client: httpx.AsyncClient, url: str, sni: str) -> httpx.Response:
