@@ -1,6 +1,6 @@
 """`python -m bench [NAME ...]`: run the benches (all, or those named) in sequence, then a summary.
 
-Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security,
+Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, metrics,
 aggregation. Each bench prints its
 own detail table as it goes;
 the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
@@ -20,6 +20,7 @@ from bench import (
     chain_bench,
     engine_bench,
     generate_bench,
+    metrics_bench,
     rbac_bench,
     security_bench,
     server_bench,
@@ -40,6 +41,7 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
     "tls": tls_bench.run,
     "rbac": rbac_bench.run,
     "celcost": celcost_bench.run,
+    "metrics": metrics_bench.run,
     "security": security_bench.run,
     "aggregation": aggregation_bench.run,
 }

@@ -20,7 +20,10 @@ if TYPE_CHECKING:
 
 
 class Controller(Protocol):
-    """A loop the server runs beside serving (kube's post-start hooks and in-process controllers)."""
+    """A loop the server runs beside serving (kube's post-start hooks and in-process controllers).
+
+    One with a ``post_start_hook`` name (a class attribute) is listed by the health endpoints as
+    ``poststarthook/<name>``, failing until its ``start`` has returned."""
 
     async def start(self) -> None:
         """Runs once the stores and their watch caches are up; returns once the loop is running."""

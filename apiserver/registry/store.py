@@ -229,11 +229,7 @@ class Store:
                 "in this response to retrieve the remainder of the results."
             ) from None
         except FutureRevisionError as error:
-            raise errors.APIError(
-                504,
-                "Timeout",
-                f"Too large resource version: {error.requested}, current: {error.current}",
-            ) from None
+            raise errors.too_large_resource_version(error.requested, error.current) from None
         token = ""
         if remaining:
             token = encode_continue(revision, last_key[len(prefix) :] + "\x00")

@@ -112,6 +112,9 @@ class ServeOptions:
     delegation: DelegationOptions = _DELEGATION_DEFAULTS
     verbose: bool = False
     """A failure to start shows its traceback too, not only its one-line reason."""
+    shutdown_delay: float = 0.0
+    """``--shutdown-delay-duration``: seconds between the shutdown signal and the listener closing, with
+    /readyz failing meanwhile, so that load balancers stop sending first."""
 
 
 class _GoDuration(click.ParamType):  # type: ignore[type-arg]
@@ -318,6 +321,14 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         show_default=True,
         help="Seconds a watch without timeoutSeconds lasts at least (at random, up to twice it).",
     )
+    @click.option(
+        "--shutdown-delay-duration",
+        type=_GoDuration(),
+        default="0s",
+        show_default=True,
+        help="After SIGTERM, keep serving this long with /readyz failing before shutting down, so that"
+        " load balancers stop sending first (a Go duration; a second signal ends it at once).",
+    )
     @_hidden_seconds(
         "--read-header-timeout",
         _CONNECTION_DEFAULTS.read_header_timeout,
@@ -355,6 +366,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         audit_log_path: str,
         request_timeout: float,
         min_request_timeout: int,
+        shutdown_delay_duration: float,
         read_header_timeout: float,
         read_body_timeout: float,
         idle_timeout: float,
@@ -401,6 +413,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 tokens,
                 delegation,
                 verbose,
+                shutdown_delay_duration,
             )
         )
 

@@ -115,6 +115,9 @@ class NamespaceController:
     """Creates the default namespaces at start (kube's bootstrap controller), then finalizes every namespace
     that is (or becomes) marked for deletion: deletes its content, then clears the `kubernetes` finalizer."""
 
+    post_start_hook = "bootstrap-controller"
+    """kube's hook that creates the default namespaces: its health check passes once they exist."""
+
     def __init__(self, context: ServerContext) -> None:
         self.context = context
         self._controller: asyncio.Task[None] | None = None
