@@ -1,6 +1,6 @@
 """`python -m bench [NAME ...]`: run the benches (all, or those named) in sequence, then a summary.
 
-Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, metrics,
+Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, metrics, crd,
 aggregation. Each bench prints its
 own detail table as it goes;
 the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
@@ -18,6 +18,7 @@ from bench import (
     attack_bench,
     celcost_bench,
     chain_bench,
+    crd_bench,
     engine_bench,
     generate_bench,
     metrics_bench,
@@ -44,6 +45,7 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
     "metrics": metrics_bench.run,
     "security": security_bench.run,
     "aggregation": aggregation_bench.run,
+    "crd": crd_bench.run,
 }
 
 

@@ -161,7 +161,9 @@ class ResourceHandler:
         labels = parse_label_selector(request.query.get("labelSelector", ""))
         selectable = ["metadata.name", "metadata.namespace"]
         selectable += [f.lstrip(".") for f in target.version.selectable_fields]
-        fields = parse_field_selector(request.query.get("fieldSelector", ""), selectable)
+        fields = parse_field_selector(
+            request.query.get("fieldSelector", ""), selectable, builtin=target.resource.builtin
+        )
         try:
             limit = int(request.query.get("limit") or 0)
             if not -(2**63) <= limit < 2**63:  # kube reads it as an int64

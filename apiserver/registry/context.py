@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
+from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
 
 if TYPE_CHECKING:
     from apiserver.admission.interface import Plugin
     from apiserver.endpoints.aggregation import Aggregation
     from apiserver.registry.store import Store
+    from apiserver.server.served import ServedResources
     from apiserver.storage.interface import Storage
 
 
@@ -49,6 +51,14 @@ class ServerContext:
     proxy_client_cert: tuple[Path, Path] | None = None
     """The certificate and key the server presents to the API servers it proxies to
     (``--proxy-client-cert-file``, ``--proxy-client-key-file``; kubeadm's front-proxy-client by default)."""
+    service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
+    """The cluster IPs and node ports Services are given (--service-cluster-ip-range,
+    --service-node-port-range)."""
+    secure_port: int = 6443
+    """The port the server serves on (--secure-port), which the `kubernetes` Service targets."""
+    served: ServedResources | None = None
+    """What the server serves, changeable while it serves (CustomResourceDefinitions install kinds there);
+    set by the server once it is built."""
 
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]

@@ -33,6 +33,7 @@ from apiserver.endpoints.resource import BoundCreater, ResourceHandler
 from apiserver.endpoints.routing import parse_resource_path
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import Scheme
+from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
 from apiserver.metrics.registry import Metrics
 from apiserver.metrics.storage import InstrumentedStorage
 from apiserver.registry.cacher import WatchCache
@@ -42,6 +43,7 @@ from apiserver.registry.strategy import Strategy
 from apiserver.server.compactor import Compactor
 from apiserver.server.health import Check, Health
 from apiserver.server.index import index_body
+from apiserver.server.served import ServedResources
 from apiserver.storage.interface import Storage, StorageUnavailableError, ValueTooLargeError
 
 log = logging.getLogger(__name__)
@@ -78,6 +80,8 @@ class APIServer:
         tokens: TokenAuthentication | None = None,
         authorization_modes: Sequence[str] = (),
         delegated_authorizer: Authorizer | None = None,
+        service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES,
+        secure_port: int = 6443,
     ) -> None:
         self.scheme = scheme
         self.metrics = Metrics(self._object_counts)
@@ -87,7 +91,12 @@ class APIServer:
         self.storage: Storage = storage
         self.compactor = Compactor(storage, compaction_interval)
         # every kind's parts are built from what its definition names, with this one shared context
-        self.context = ServerContext(storage, authorizer or AlwaysAllow())
+        self.context = ServerContext(
+            storage,
+            authorizer or AlwaysAllow(),
+            service_ranges=service_ranges,
+            secure_port=secure_port,
+        )
         if tokens is not None:
             self.context.tokens = tokens
         self.stores: dict[tuple[str, str], Store] = self.context.stores
@@ -127,6 +136,11 @@ class APIServer:
             )
         self.discovery = Discovery(scheme)
         self.openapi = OpenAPIDocuments(openapi_dir)
+        self.served = ServedResources(
+            scheme, self.context, self.admission, self.compactor, self.openapi
+        )
+        self.served.listeners.append(self._rediscover)
+        self.context.served = self.served
         self.resources = ResourceHandler(
             scheme, self.stores, self._creaters(scheme), metrics=self.metrics
         )
@@ -149,6 +163,10 @@ class APIServer:
             for store in list(self.stores.values())
             if store.resource.persisted
         }
+
+    def _rediscover(self) -> None:
+        """Discovery after the served resources changed (its documents are pre-encoded)."""
+        self.discovery = Discovery(self.scheme)
 
     def _creaters(self, scheme: Scheme) -> dict[tuple[str, str, str], BoundCreater]:
         """Every create subresource's handler, built with the context, and its body's kind."""

@@ -230,6 +230,8 @@ def _serve_process(
         authorization_modes=options.chain.authorization_modes,
         tokens=tokens,
         delegated_authorizer=options.delegation.authorizer(),
+        service_ranges=options.service_ranges,
+        secure_port=options.port,
     )
     server.context.proxy_client_cert = options.delegation.proxy_client_cert(
         security.pki.directory if security is not None else None

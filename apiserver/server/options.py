@@ -19,6 +19,13 @@ from apiserver.audit.options import (
     AuditOptions,
 )
 from apiserver.machinery.goduration import parse_go_duration
+from apiserver.machinery.serviceranges import (
+    DEFAULT_CLUSTER_IP_RANGE,
+    DEFAULT_NODE_PORT_RANGE,
+    DEFAULT_SERVICE_RANGES,
+    ServiceRanges,
+    parse_service_ranges,
+)
 from apiserver.server.delegation_options import DelegationOptions, delegation_flags
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.tlsoptions import TLSOptions, tls_flags
@@ -110,6 +117,7 @@ class ServeOptions:
     tls: TLSOptions = _TLS_DEFAULTS
     tokens: TokenOptions = _TOKEN_DEFAULTS
     delegation: DelegationOptions = _DELEGATION_DEFAULTS
+    service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
     verbose: bool = False
     """A failure to start shows its traceback too, not only its one-line reason."""
     shutdown_delay: float = 0.0
@@ -268,6 +276,18 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
     )
     @click.option("--log-level", default="warning", show_default=True, help="uvicorn's log level.")
     @click.option(
+        "--service-cluster-ip-range",
+        default=DEFAULT_CLUSTER_IP_RANGE,
+        show_default=True,
+        help="The CIDR Services' cluster IPs are allocated from.",
+    )
+    @click.option(
+        "--service-node-port-range",
+        default=DEFAULT_NODE_PORT_RANGE,
+        show_default=True,
+        help="The ports (N-M, inclusive) NodePort and LoadBalancer Services' node ports are allocated from.",
+    )
+    @click.option(
         "-v",
         "--verbose",
         is_flag=True,
@@ -358,6 +378,8 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         etcd_compaction_interval: float,
         workers: int,
         log_level: str,
+        service_cluster_ip_range: str,
+        service_node_port_range: str,
         verbose: bool,
         max_requests_inflight: int,
         max_mutating_requests_inflight: int,
@@ -388,6 +410,10 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         problems = chain.validate()
         if problems:
             raise click.UsageError("; ".join(problems))
+        try:
+            service_ranges = parse_service_ranges(service_cluster_ip_range, service_node_port_range)
+        except ValueError as error:
+            raise click.UsageError(str(error)) from None
         servers = [url.strip() for url in etcd_servers.split(",") if url.strip()]
         storage = storage or ("etcd" if servers else "sqlite")
         if storage == "etcd" and not servers:
@@ -412,6 +438,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 tls,
                 tokens,
                 delegation,
+                service_ranges,
                 verbose,
                 shutdown_delay_duration,
             )

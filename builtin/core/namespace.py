@@ -19,6 +19,7 @@ from apiserver.schema import causes
 from apiserver.schema.causes import Cause
 from apiserver.schema.objectmeta import is_dns1123_label
 from apiserver.storage.interface import StorageError
+from builtin.deletion import delete_all
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,9 @@ DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 # kube's NamespaceLifecycle admission refuses to delete these: the server and its clients rely on them
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 FINALIZER = "kubernetes"
+NAME_LABEL = (
+    "kubernetes.io/metadata.name"  # k8s.io/api core/v1 well_known_labels.go LabelMetadataName
+)
 RETRY_SECONDS = 1.0
 
 
@@ -49,6 +53,15 @@ class NamespaceStrategy(Strategy):
         dot or over 63 characters could not be used in the names of what lives in it."""
         name = (obj.get("metadata") or {}).get("name") or ""
         return [causes.invalid("metadata.name", name, error) for error in is_dns1123_label(name)]
+
+    def canonicalize(self, obj: Object) -> None:
+        """The ``kubernetes.io/metadata.name`` label always equals the name (kube's namespace strategy
+        Canonicalize), so that a namespace selector can pick namespaces by name; here, once a generated name
+        is final, and on every update, whatever the client sent."""
+        metadata = obj["metadata"]
+        labels = metadata.get("labels") or {}
+        labels[NAME_LABEL] = metadata["name"]
+        metadata["labels"] = labels
 
     def finalized_later(self, obj: Object) -> bool:
         return bool((obj.get("spec") or {}).get("finalizers"))
@@ -198,14 +211,4 @@ class NamespaceController:
 
     async def _delete_contents(self, namespace: str) -> int:
         """Delete everything in the namespace; returns how many objects are still there."""
-        remaining = 0
-        for store in self.contents:
-            for obj in (await store.list(namespace, ListOptions())).items:
-                try:
-                    _, gone = await store.delete(namespace, obj["metadata"]["name"])
-                except errors.APIError as error:
-                    if error.code == 404:
-                        continue
-                    raise
-                remaining += 0 if gone else 1
-        return remaining
+        return sum([await delete_all(store, namespace) for store in self.contents])
