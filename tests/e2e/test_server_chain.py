@@ -55,6 +55,9 @@ APISERVICES = "/apis/apiregistration.k8s.io/v1/apiservices"
 GADGETS = "/apis/tools.example.com/v1/namespaces/default/gadgets"
 SERVICES = "/api/v1/namespaces/default/services"
 CAROL_TOKEN = "carol-0b6f2c1d-token"
+BACK_IP = "127.0.0.2"
+"""The back's address and its Service's cluster IP (the front's range is 127.0.0.0/24; the `kubernetes`
+Service has 127.0.0.1)."""
 REVIEW = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 SELF_REVIEW = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
@@ -75,7 +78,10 @@ def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     tokens = directory / "tokens.csv"
     tokens.write_text(f'{CAROL_TOKEN},carol,uid-carol,"qa,ops"\n')
     server = ServerProcess(
-        directory / "data", free_port(), extra_args=("--token-auth-file", str(tokens))
+        directory / "data",
+        free_port(),
+        # Services given loopback cluster IPs, so that a Service can point at a server on this machine
+        extra_args=("--token-auth-file", str(tokens), "--service-cluster-ip-range", "127.0.0.0/24"),
     )
     server.start()
     yield server
@@ -94,6 +100,7 @@ def back(front: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iter
         data,
         free_port(),
         cwd=project,
+        bind_address=BACK_IP,
         extra_args=(
             "--tls-san",
             "back.default.svc",
@@ -114,7 +121,7 @@ def back(front: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iter
     server.stop()
 
 
-def register(front: ServerProcess, name: str, port: int, cluster_ip: str = "127.0.0.1") -> None:
+def register(front: ServerProcess, name: str, port: int, cluster_ip: str) -> None:
     service = {
         "apiVersion": "v1",
         "kind": "Service",
@@ -149,7 +156,7 @@ def available(front: ServerProcess, name: str) -> dict[str, Any] | None:
 @pytest.fixture(scope="module")
 def chain(front: ServerProcess, back: ServerProcess) -> ServerProcess:
     """The front with the back registered and available."""
-    register(front, "back", back.port)
+    register(front, "back", back.port, BACK_IP)
     bundle = base64.b64encode((back.data_dir / "pki" / "ca.crt").read_bytes()).decode()
     registration = api_service(
         "tools.example.com",
@@ -357,7 +364,7 @@ def test_the_back_sees_the_real_user(chain: ServerProcess, back: ServerProcess) 
 def test_an_apiservice_pointing_nowhere_is_unavailable_and_503(chain: ServerProcess) -> None:
     missing = api_service("missing.example.com", {"namespace": "default", "name": "absent"})
     assert chain.http("POST", APISERVICES, json=missing).status_code == 201
-    register(chain, "wrong-port", 1)
+    register(chain, "wrong-port", 1, "127.0.0.3")
     wrong_port = api_service(
         "wrongport.example.com",
         {"namespace": "default", "name": "wrong-port", "port": 2},
@@ -399,14 +406,14 @@ def serve_forever(respond: Callable[[Any], None]) -> int:
 def test_a_backend_that_hangs_or_answers_garbage_is_unavailable(chain: ServerProcess) -> None:
     hanging = serve_forever(lambda connection: time.sleep(3600))
     garbage = serve_forever(lambda connection: connection.sendall(b"\x16\x03\x01garbage" * 10))
-    register(chain, "hangs", hanging)
-    external = {  # resolved as kube-aggregator resolves an ExternalName: its name, the APIService's port
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {"name": "garbage"},
-        "spec": {"type": "ExternalName", "externalName": "127.0.0.1"},
-    }
-    assert chain.http("POST", SERVICES, json=external).status_code == 201
+    for name in ("hangs", "garbage"):
+        external = {  # resolved as kube-aggregator resolves an ExternalName: its name, the APIService's port
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name},
+            "spec": {"type": "ExternalName", "externalName": "127.0.0.1"},
+        }
+        assert chain.http("POST", SERVICES, json=external).status_code == 201
     for name, port in (("hangs", hanging), ("garbage", garbage)):
         group = f"{name}.example.com"
         registration = api_service(
