@@ -8,6 +8,7 @@ from apiserver.machinery.scheme import Scheme
 
 from .core import rest as core_rest
 from .apiextensions_k8s_io import rest as apiextensions_k8s_io_rest
+from .apiregistration_k8s_io import rest as apiregistration_k8s_io_rest
 from .authentication_k8s_io import rest as authentication_k8s_io_rest
 from .authorization_k8s_io import rest as authorization_k8s_io_rest
 from .coordination_k8s_io import rest as coordination_k8s_io_rest
@@ -24,6 +25,8 @@ def build_scheme() -> Scheme:
     for resource in core_rest.RESOURCES:
         scheme.add(resource)
     for resource in apiextensions_k8s_io_rest.RESOURCES:
+        scheme.add(resource)
+    for resource in apiregistration_k8s_io_rest.RESOURCES:
         scheme.add(resource)
     for resource in authentication_k8s_io_rest.RESOURCES:
         scheme.add(resource)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from apiserver.authentication.token import TokenAuthentication
@@ -14,6 +15,7 @@ from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRan
 
 if TYPE_CHECKING:
     from apiserver.admission.interface import Plugin
+    from apiserver.endpoints.aggregation import Aggregation
     from apiserver.registry.store import Store
     from apiserver.server.served import ServedResources
     from apiserver.storage.interface import Storage
@@ -76,6 +78,12 @@ class ServerContext:
     """The part that elects (the Lease kind's), set while the server is built."""
     event_ttl: float = 3600.0
     """kube-apiserver's --event-ttl in seconds: how long an event is kept after its last report."""
+    aggregation: Aggregation | None = None
+    """The aggregator in front of the server's own handlers, set by the part that provides it (the
+    APIService kind's); None: every request is served here."""
+    proxy_client_cert: tuple[Path, Path] | None = None
+    """The certificate and key the server presents to the API servers it proxies to
+    (``--proxy-client-cert-file``, ``--proxy-client-key-file``; kubeadm's front-proxy-client by default)."""
     service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
     """The cluster IPs and node ports Services are given (--service-cluster-ip-range,
     --service-node-port-range)."""

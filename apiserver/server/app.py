@@ -16,7 +16,7 @@ from apiserver.admission.chain import AdmissionChain
 from apiserver.authentication.jwtkeys import JWKS_PATH, OPENID_CONFIGURATION_PATH
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
-from apiserver.authorization.union import authorizer_for_modes
+from apiserver.authorization.union import WEBHOOK_MODE, authorizer_for_modes
 from apiserver.endpoints.discovery import AGGREGATED_TYPES, Discovery, aggregated_version
 from apiserver.endpoints.http import (
     Receive,
@@ -81,6 +81,7 @@ class APIServer:
         authorization_modes: Sequence[str] = (),
         leader_election: LeaderElection | None = None,
         event_ttl: float = 3600.0,
+        delegated_authorizer: Authorizer | None = None,
         service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES,
         secure_port: int = 6443,
     ) -> None:
@@ -126,6 +127,11 @@ class APIServer:
             for resource in scheme
             for authenticator in resource.authenticators
         )
+        if (
+            delegated_authorizer is not None
+        ):  # an extension server: asked after --authorization-mode's
+            self.context.authorizer_modes[WEBHOOK_MODE] = delegated_authorizer
+            authorization_modes = (*authorization_modes, WEBHOOK_MODE)
         if authorization_modes:  # composed once every part has provided its modes
             self.context.authorizer = authorizer_for_modes(
                 authorization_modes, self.context.authorizer_modes
@@ -244,6 +250,14 @@ class APIServer:
             return
         if scope["type"] != "http":
             return
+        aggregation = self.context.aggregation
+        if aggregation is not None and aggregation.claims(scope["path"]):
+            await aggregation.serve(scope, receive, send, self.serve_local)
+            return
+        await self.serve_local(scope, receive, send)
+
+    async def serve_local(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """An HTTP request served by this server itself (what an aggregator delegates)."""
         if self.health.handles(scope["path"]):
             await self.health.serve(scope, send)
             return

@@ -27,6 +27,7 @@ from apiserver.machinery.serviceranges import (
     parse_service_ranges,
 )
 from apiserver.registry.context import LeaderElection
+from apiserver.server.delegation_options import DelegationOptions, delegation_flags
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.tlsoptions import TLSOptions, tls_flags
 from apiserver.server.token_options import TokenOptions, token_flags
@@ -97,6 +98,7 @@ _CONNECTION_DEFAULTS = ConnectionLimits()
 _TLS_DEFAULTS = TLSOptions()
 _TOKEN_DEFAULTS = TokenOptions()
 _ELECTION_DEFAULTS = LeaderElection()
+_DELEGATION_DEFAULTS = DelegationOptions()
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,7 @@ class ServeOptions:
     connection: ConnectionLimits = _CONNECTION_DEFAULTS
     tls: TLSOptions = _TLS_DEFAULTS
     tokens: TokenOptions = _TOKEN_DEFAULTS
+    delegation: DelegationOptions = _DELEGATION_DEFAULTS
     service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
     verbose: bool = False
     """A failure to start shows its traceback too, not only its one-line reason."""
@@ -399,6 +402,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
     )
     @tls_flags
     @token_flags
+    @delegation_flags
     @functools.wraps(command)
     def parsed(
         data_dir: Path,
@@ -431,6 +435,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         tls: TLSOptions,
         audit: AuditOptions,
         tokens: TokenOptions,
+        delegation: DelegationOptions,
     ) -> None:
         chain = ChainOptions(
             max_requests_inflight,
@@ -483,6 +488,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 ConnectionLimits(read_header_timeout, read_body_timeout, idle_timeout),
                 tls,
                 tokens,
+                delegation,
                 service_ranges,
                 verbose,
                 shutdown_delay_duration,
