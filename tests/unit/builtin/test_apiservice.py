@@ -135,6 +135,7 @@ def registration(http: httpx.Client, name: str) -> dict[str, Any] | None:
     answer = http.get(f"{APISERVICES}/{name}")
     return answer.json() if answer.status_code == 200 else None
 
+
 AUTOMANAGED = "kube-aggregator.kubernetes.io/automanaged"
 
 
