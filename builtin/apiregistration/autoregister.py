@@ -7,8 +7,9 @@ and 1000/100 (crdregistration's) for the others, and the label
 for a CustomResourceDefinition's versions, registered while served and removed when no longer served.
 
 Only automanaged APIServices are changed: one a user made for the same group-version (to proxy it
-elsewhere) is left as it is, as kube's autoregister leaves it. A ``true`` one is removed only by the replica
-that registered it, so that a replica which has not yet installed a new CRD does not remove its APIService.
+elsewhere) is left as it is, as kube's autoregister leaves it. While serving, a ``true`` one is removed only
+by the replica that registered it, so that a replica which has not yet installed a new CRD does not remove
+its APIService.
 """
 
 from __future__ import annotations
@@ -128,8 +129,9 @@ class Autoregister:
                 log.warning("autoregistration of APIServices failed: %s", error)
 
     async def sync(self, at_start: bool) -> None:
-        """Create the missing, correct the changed, and remove the unwanted automanaged APIServices
-        (``onstart`` ones at start only, as kube's autoregister does)."""
+        """Create the missing, correct the changed, and remove the unwanted automanaged APIServices: at
+        start every one (the stored CRDs are served by then, so a ``true`` one unwanted now belongs to a CRD
+        deleted while the server was down), later the ``true`` ones this replica registered."""
         wanted = self.served()
         page = await self.store.list(None, ListOptions())
         current = {obj["metadata"]["name"]: obj for obj in page.items}
@@ -145,7 +147,7 @@ class Autoregister:
             sync = (existing["metadata"].get("labels") or {}).get(LABEL)
             if name in wanted or sync is None:
                 continue
-            if (sync == ON_START and at_start) or (sync == SYNCED and name in self.registered):
+            if at_start or (sync == SYNCED and name in self.registered):
                 self.registered.discard(name)
                 await self._delete(name)
 
