@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
@@ -39,8 +39,22 @@ class ServerContext:
     tokens: TokenAuthentication = field(default_factory=TokenAuthentication)
     """Bearer-token authentication (TokenReview, service-account tokens, the bearer-token filter)."""
 
+    parts: dict[Callable[..., Any], Any] = field(default_factory=dict)
+    """Parts made once per server and shared, by their maker (see ``part``)."""
+
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]
+
+    def part(self, make: Callable[[ServerContext], T]) -> T:
+        """The one ``make(self)`` of this server: a definition that names one class both as its admission
+        plugin and as its controller (the webhook plugins follow their configurations) gets one object."""
+        if make not in self.parts:
+            self.parts[make] = make(self)
+        made: T = self.parts[make]
+        return made
+
+
+T = TypeVar("T")
 
 
 PluginFactory = Callable[[ServerContext], "Plugin"]
