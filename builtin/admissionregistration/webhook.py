@@ -169,9 +169,7 @@ def denied(name: str, status: dict[str, Any]) -> errors.APIError:
     return errors.APIError(code, str(reason or ""), text)
 
 
-def _versioned(
-    obj: Object | None, source: VersionType | None, target: VersionType
-) -> Object | None:
+def versioned(obj: Object | None, source: VersionType | None, target: VersionType) -> Object | None:
     """``obj`` (in ``source``, or the hub when None) in ``target``, a copy the webhook may not change."""
     if obj is None:
         return None
@@ -192,8 +190,8 @@ class ValidatingWebhooks(Webhooks):
         for hook in list(self.hooks):
             version = await self.selected(hook, attributes, written)
             if version is not None:
-                obj = _versioned(attributes.obj, None, version)
-                old = _versioned(attributes.old, None, version)
+                obj = versioned(attributes.obj, None, version)
+                old = versioned(attributes.old, None, version)
                 calls.append(self.call(hook, attributes, obj, old, version))
         results = await asyncio.gather(*calls, return_exceptions=True)
         for result in results:
@@ -229,8 +227,8 @@ class MutatingWebhooks(Webhooks):
         version = await self.selected(hook, attributes, written)
         if version is None:
             return False
-        obj = _versioned(attributes.obj, written, version)
-        old = _versioned(attributes.old, written, version)
+        obj = versioned(attributes.obj, written, version)
+        old = versioned(attributes.old, written, version)
         verdict = await self.call(hook, attributes, obj, old, version)
         if verdict is None:
             return False

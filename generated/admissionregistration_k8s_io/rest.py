@@ -2,6 +2,8 @@
 """REST bindings of the admissionregistration.k8s.io group: one ResourceType per resource, wiring each version's
 schema, defaulter, validator, conversions and model into the generic registry (the per-resource strategy)."""
 
+import builtin.admissionregistration.policy
+import builtin.admissionregistration.policystrategy
 import builtin.admissionregistration.strategy
 import builtin.admissionregistration.webhook
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
@@ -55,6 +57,115 @@ MUTATING_WEBHOOK_CONFIGURATION = ResourceType(
     ),
 )
 
+VALIDATING_ADMISSION_POLICY = ResourceType(
+    group="admissionregistration.k8s.io",
+    kind="ValidatingAdmissionPolicy",
+    plural="validatingadmissionpolicies",
+    singular="validatingadmissionpolicy",
+    list_kind="ValidatingAdmissionPolicyList",
+    namespaced=False,
+    short_names=(),
+    categories=(),
+    builtin=True,
+    strategy=builtin.admissionregistration.policystrategy.PolicyStrategy,
+    admission=(builtin.admissionregistration.policy.validating_policies,),
+    controllers=(builtin.admissionregistration.policy.validating_policies,),
+    versions=(
+        VersionType(
+            name="v1",
+            served=True,
+            storage=True,
+            schema=v1_schemas.VALIDATING_ADMISSION_POLICY,
+            deprecated=False,
+            deprecation_warning="",
+            status_subresource=True,
+            printer_columns=(
+                PrinterColumn(
+                    name="ParamKind",
+                    type="string",
+                    json_path=".spec.paramKind.kind",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+                PrinterColumn(
+                    name="Age",
+                    type="date",
+                    json_path=".metadata.creationTimestamp",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+            ),
+            selectable_fields=(),
+            strategic_merge_patch=False,
+            to_internal=v1_conversion.validating_admission_policy_to_internal,
+            from_internal=v1_conversion.validating_admission_policy_from_internal,
+            defaulter=v1_defaults.default_validating_admission_policy,
+            validator=v1_validation.validate_validating_admission_policy,
+            model=v1_models.ValidatingAdmissionPolicy,
+        ),
+    ),
+)
+
+VALIDATING_ADMISSION_POLICY_BINDING = ResourceType(
+    group="admissionregistration.k8s.io",
+    kind="ValidatingAdmissionPolicyBinding",
+    plural="validatingadmissionpolicybindings",
+    singular="validatingadmissionpolicybinding",
+    list_kind="ValidatingAdmissionPolicyBindingList",
+    namespaced=False,
+    short_names=(),
+    categories=(),
+    builtin=True,
+    strategy=builtin.admissionregistration.policystrategy.BindingStrategy,
+    controllers=(builtin.admissionregistration.policy.validating_policies,),
+    versions=(
+        VersionType(
+            name="v1",
+            served=True,
+            storage=True,
+            schema=v1_schemas.VALIDATING_ADMISSION_POLICY_BINDING,
+            deprecated=False,
+            deprecation_warning="",
+            status_subresource=False,
+            printer_columns=(
+                PrinterColumn(
+                    name="PolicyName",
+                    type="string",
+                    json_path=".spec.policyName",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+                PrinterColumn(
+                    name="ParamRef",
+                    type="string",
+                    json_path=".spec.paramRef.name",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+                PrinterColumn(
+                    name="Age",
+                    type="date",
+                    json_path=".metadata.creationTimestamp",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+            ),
+            selectable_fields=(),
+            strategic_merge_patch=False,
+            to_internal=v1_conversion.validating_admission_policy_binding_to_internal,
+            from_internal=v1_conversion.validating_admission_policy_binding_from_internal,
+            defaulter=v1_defaults.default_validating_admission_policy_binding,
+            validator=v1_validation.validate_validating_admission_policy_binding,
+            model=v1_models.ValidatingAdmissionPolicyBinding,
+        ),
+    ),
+)
+
 VALIDATING_WEBHOOK_CONFIGURATION = ResourceType(
     group="admissionregistration.k8s.io",
     kind="ValidatingWebhookConfiguration",
@@ -100,5 +211,7 @@ VALIDATING_WEBHOOK_CONFIGURATION = ResourceType(
 
 RESOURCES: tuple[ResourceType, ...] = (
     MUTATING_WEBHOOK_CONFIGURATION,
+    VALIDATING_ADMISSION_POLICY,
+    VALIDATING_ADMISSION_POLICY_BINDING,
     VALIDATING_WEBHOOK_CONFIGURATION,
 )

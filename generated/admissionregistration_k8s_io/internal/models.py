@@ -4,9 +4,15 @@ its internal model is that version's model."""
 
 from ..v1.models import MutatingWebhookConfiguration as MutatingWebhookConfiguration
 
+from ..v1.models import ValidatingAdmissionPolicy as ValidatingAdmissionPolicy
+
+from ..v1.models import ValidatingAdmissionPolicyBinding as ValidatingAdmissionPolicyBinding
+
 from ..v1.models import ValidatingWebhookConfiguration as ValidatingWebhookConfiguration
 
 __all__ = [
     "MutatingWebhookConfiguration",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
     "ValidatingWebhookConfiguration",
 ]

@@ -15,6 +15,26 @@ def mutating_webhook_configuration_from_internal(obj: dict[str, Any]) -> dict[st
     return obj
 
 
+def validating_admission_policy_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """admissionregistration.k8s.io/v1 is the hub of ValidatingAdmissionPolicy: its wire form is the internal form."""
+    return obj
+
+
+def validating_admission_policy_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """admissionregistration.k8s.io/v1 is the hub of ValidatingAdmissionPolicy: its wire form is the internal form."""
+    return obj
+
+
+def validating_admission_policy_binding_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """admissionregistration.k8s.io/v1 is the hub of ValidatingAdmissionPolicyBinding: its wire form is the internal form."""
+    return obj
+
+
+def validating_admission_policy_binding_from_internal(obj: dict[str, Any]) -> dict[str, Any]:
+    """admissionregistration.k8s.io/v1 is the hub of ValidatingAdmissionPolicyBinding: its wire form is the internal form."""
+    return obj
+
+
 def validating_webhook_configuration_to_internal(obj: dict[str, Any]) -> dict[str, Any]:
     """admissionregistration.k8s.io/v1 is the hub of ValidatingWebhookConfiguration: its wire form is the internal form."""
     return obj

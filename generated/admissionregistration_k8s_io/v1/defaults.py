@@ -48,6 +48,85 @@ def default_mutating_webhook_configuration(obj: dict[str, Any]) -> None:
     apply_defaults(obj, _MUTATING_WEBHOOK_CONFIGURATION_DEFAULTS)
 
 
+_VALIDATING_ADMISSION_POLICY_DEFAULTS: dict[str, Any] = {
+    "properties": {
+        "spec": {
+            "properties": {
+                "matchConstraints": {
+                    "properties": {
+                        "namespaceSelector": {"default": {}, "type": "object"},
+                        "objectSelector": {"default": {}, "type": "object"},
+                        "matchPolicy": {"default": "Equivalent", "type": "string"},
+                        "resourceRules": {
+                            "items": {
+                                "properties": {"scope": {"default": "*", "type": "string"}},
+                                "type": "object",
+                            },
+                            "type": "array",
+                        },
+                        "excludeResourceRules": {
+                            "items": {
+                                "properties": {"scope": {"default": "*", "type": "string"}},
+                                "type": "object",
+                            },
+                            "type": "array",
+                        },
+                    },
+                    "type": "object",
+                },
+                "failurePolicy": {"default": "Fail", "type": "string"},
+            },
+            "type": "object",
+        }
+    },
+    "type": "object",
+}
+
+
+def default_validating_admission_policy(obj: dict[str, Any]) -> None:
+    """Fill in the defaults admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy declares, in place."""
+    apply_defaults(obj, _VALIDATING_ADMISSION_POLICY_DEFAULTS)
+
+
+_VALIDATING_ADMISSION_POLICY_BINDING_DEFAULTS: dict[str, Any] = {
+    "properties": {
+        "spec": {
+            "properties": {
+                "matchResources": {
+                    "properties": {
+                        "namespaceSelector": {"default": {}, "type": "object"},
+                        "objectSelector": {"default": {}, "type": "object"},
+                        "matchPolicy": {"default": "Equivalent", "type": "string"},
+                        "resourceRules": {
+                            "items": {
+                                "properties": {"scope": {"default": "*", "type": "string"}},
+                                "type": "object",
+                            },
+                            "type": "array",
+                        },
+                        "excludeResourceRules": {
+                            "items": {
+                                "properties": {"scope": {"default": "*", "type": "string"}},
+                                "type": "object",
+                            },
+                            "type": "array",
+                        },
+                    },
+                    "type": "object",
+                }
+            },
+            "type": "object",
+        }
+    },
+    "type": "object",
+}
+
+
+def default_validating_admission_policy_binding(obj: dict[str, Any]) -> None:
+    """Fill in the defaults admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding declares, in place."""
+    apply_defaults(obj, _VALIDATING_ADMISSION_POLICY_BINDING_DEFAULTS)
+
+
 _VALIDATING_WEBHOOK_CONFIGURATION_DEFAULTS: dict[str, Any] = {
     "properties": {
         "webhooks": {

@@ -7,7 +7,7 @@ from enum import StrEnum
 from apiserver.machinery.model import ResourceModel
 from typing import Annotated, Any
 from pydantic import Field
-from ...meta.v1.models import ObjectMeta
+from ...meta.v1.models import Condition, ObjectMeta
 
 
 class FailurePolicy(StrEnum):
@@ -56,6 +56,88 @@ class MutatingWebhookConfigurationWebhooksItemRulesItem(ResourceModel):
     scope: Scope | None = Scope.field_
 
 
+class ValidatingAdmissionPolicyBindingSpecMatchResourcesExcludeResourceRulesItem(ResourceModel):
+    api_groups: Annotated[list[str] | None, Field(alias="apiGroups")] = None
+    api_versions: Annotated[list[str] | None, Field(alias="apiVersions")] = None
+    operations: list[str] | None = None
+    resource_names: Annotated[list[str] | None, Field(alias="resourceNames")] = None
+    resources: list[str] | None = None
+    scope: Scope | None = Scope.field_
+
+
+class ValidatingAdmissionPolicyBindingSpecMatchResourcesResourceRulesItem(ResourceModel):
+    api_groups: Annotated[list[str] | None, Field(alias="apiGroups")] = None
+    api_versions: Annotated[list[str] | None, Field(alias="apiVersions")] = None
+    operations: list[str] | None = None
+    resource_names: Annotated[list[str] | None, Field(alias="resourceNames")] = None
+    resources: list[str] | None = None
+    scope: Scope | None = Scope.field_
+
+
+class ParameterNotFoundAction(StrEnum):
+    allow = "Allow"
+    deny = "Deny"
+
+
+class ValidatingAdmissionPolicyBindingSpecParamRef(ResourceModel):
+    name: str | None = None
+    namespace: str | None = None
+    parameter_not_found_action: Annotated[
+        ParameterNotFoundAction | None, Field(alias="parameterNotFoundAction")
+    ] = None
+    selector: dict[str, Any] | None = None
+
+
+class ValidatingAdmissionPolicySpecAuditAnnotationsItem(ResourceModel):
+    key: str
+    value_expression: Annotated[str, Field(alias="valueExpression")]
+
+
+class ValidatingAdmissionPolicySpecMatchConditionsItem(ResourceModel):
+    expression: str
+    name: str
+
+
+class ValidatingAdmissionPolicySpecMatchConstraintsExcludeResourceRulesItem(ResourceModel):
+    api_groups: Annotated[list[str] | None, Field(alias="apiGroups")] = None
+    api_versions: Annotated[list[str] | None, Field(alias="apiVersions")] = None
+    operations: list[str] | None = None
+    resource_names: Annotated[list[str] | None, Field(alias="resourceNames")] = None
+    resources: list[str] | None = None
+    scope: Scope | None = Scope.field_
+
+
+class ValidatingAdmissionPolicySpecMatchConstraintsResourceRulesItem(ResourceModel):
+    api_groups: Annotated[list[str] | None, Field(alias="apiGroups")] = None
+    api_versions: Annotated[list[str] | None, Field(alias="apiVersions")] = None
+    operations: list[str] | None = None
+    resource_names: Annotated[list[str] | None, Field(alias="resourceNames")] = None
+    resources: list[str] | None = None
+    scope: Scope | None = Scope.field_
+
+
+class ValidatingAdmissionPolicySpecParamKind(ResourceModel):
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    kind: str | None = None
+
+
+class ValidatingAdmissionPolicySpecValidationsItem(ResourceModel):
+    expression: str
+    message: str | None = None
+    message_expression: Annotated[str | None, Field(alias="messageExpression")] = None
+    reason: str | None = None
+
+
+class ValidatingAdmissionPolicySpecVariablesItem(ResourceModel):
+    expression: str
+    name: str
+
+
+class ValidatingAdmissionPolicyStatusTypeCheckingExpressionWarningsItem(ResourceModel):
+    field_ref: Annotated[str, Field(alias="fieldRef")]
+    warning: str
+
+
 class ValidatingWebhookConfigurationWebhooksItemClientConfigService(ResourceModel):
     name: str
     namespace: str
@@ -84,6 +166,41 @@ class MutatingWebhookConfigurationWebhooksItemClientConfig(ResourceModel):
     ca_bundle: Annotated[str | None, Field(alias="caBundle")] = None
     service: MutatingWebhookConfigurationWebhooksItemClientConfigService | None = None
     url: str | None = None
+
+
+class ValidatingAdmissionPolicyBindingSpecMatchResources(ResourceModel):
+    exclude_resource_rules: Annotated[
+        list[ValidatingAdmissionPolicyBindingSpecMatchResourcesExcludeResourceRulesItem] | None,
+        Field(alias="excludeResourceRules"),
+    ] = None
+    match_policy: Annotated[MatchPolicy | None, Field(alias="matchPolicy")] = MatchPolicy.equivalent
+    namespace_selector: Annotated[dict[str, Any] | None, Field(alias="namespaceSelector")] = {}
+    object_selector: Annotated[dict[str, Any] | None, Field(alias="objectSelector")] = {}
+    resource_rules: Annotated[
+        list[ValidatingAdmissionPolicyBindingSpecMatchResourcesResourceRulesItem] | None,
+        Field(alias="resourceRules"),
+    ] = None
+
+
+class ValidatingAdmissionPolicySpecMatchConstraints(ResourceModel):
+    exclude_resource_rules: Annotated[
+        list[ValidatingAdmissionPolicySpecMatchConstraintsExcludeResourceRulesItem] | None,
+        Field(alias="excludeResourceRules"),
+    ] = None
+    match_policy: Annotated[MatchPolicy | None, Field(alias="matchPolicy")] = MatchPolicy.equivalent
+    namespace_selector: Annotated[dict[str, Any] | None, Field(alias="namespaceSelector")] = {}
+    object_selector: Annotated[dict[str, Any] | None, Field(alias="objectSelector")] = {}
+    resource_rules: Annotated[
+        list[ValidatingAdmissionPolicySpecMatchConstraintsResourceRulesItem] | None,
+        Field(alias="resourceRules"),
+    ] = None
+
+
+class ValidatingAdmissionPolicyStatusTypeChecking(ResourceModel):
+    expression_warnings: Annotated[
+        list[ValidatingAdmissionPolicyStatusTypeCheckingExpressionWarningsItem] | None,
+        Field(alias="expressionWarnings"),
+    ] = None
 
 
 class ValidatingWebhookConfigurationWebhooksItemClientConfig(ResourceModel):
@@ -121,6 +238,59 @@ class MutatingWebhookConfigurationWebhooksItem(ResourceModel):
     rules: list[MutatingWebhookConfigurationWebhooksItemRulesItem] | None = None
     side_effects: Annotated[SideEffects, Field(alias="sideEffects")]
     timeout_seconds: Annotated[int | None, Field(alias="timeoutSeconds", ge=1, le=30)] = 10
+
+
+class ValidatingAdmissionPolicyBindingSpec(ResourceModel):
+    """
+    Specification of the desired behavior of ValidatingAdmissionPolicyBinding.
+    """
+
+    match_resources: Annotated[
+        ValidatingAdmissionPolicyBindingSpecMatchResources | None, Field(alias="matchResources")
+    ] = None
+    param_ref: Annotated[
+        ValidatingAdmissionPolicyBindingSpecParamRef | None, Field(alias="paramRef")
+    ] = None
+    policy_name: Annotated[str | None, Field(alias="policyName")] = None
+    validation_actions: Annotated[list[str] | None, Field(alias="validationActions")] = None
+
+
+class ValidatingAdmissionPolicySpec(ResourceModel):
+    """
+    Specification of the desired behavior of the ValidatingAdmissionPolicy.
+    """
+
+    audit_annotations: Annotated[
+        list[ValidatingAdmissionPolicySpecAuditAnnotationsItem] | None,
+        Field(alias="auditAnnotations"),
+    ] = None
+    failure_policy: Annotated[FailurePolicy | None, Field(alias="failurePolicy")] = (
+        FailurePolicy.fail
+    )
+    match_conditions: Annotated[
+        list[ValidatingAdmissionPolicySpecMatchConditionsItem] | None,
+        Field(alias="matchConditions"),
+    ] = None
+    match_constraints: Annotated[
+        ValidatingAdmissionPolicySpecMatchConstraints | None, Field(alias="matchConstraints")
+    ] = None
+    param_kind: Annotated[
+        ValidatingAdmissionPolicySpecParamKind | None, Field(alias="paramKind")
+    ] = None
+    validations: list[ValidatingAdmissionPolicySpecValidationsItem] | None = None
+    variables: list[ValidatingAdmissionPolicySpecVariablesItem] | None = None
+
+
+class ValidatingAdmissionPolicyStatus(ResourceModel):
+    """
+    The status of the ValidatingAdmissionPolicy, including warnings that are useful to determine if the policy behaves in the expected way.
+    """
+
+    conditions: list[Condition] | None = None
+    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
+    type_checking: Annotated[
+        ValidatingAdmissionPolicyStatusTypeChecking | None, Field(alias="typeChecking")
+    ] = None
 
 
 class ValidatingWebhookConfigurationWebhooksItem(ResourceModel):
@@ -161,6 +331,29 @@ class MutatingWebhookConfiguration(ResourceModel):
     """
 
 
+class ValidatingAdmissionPolicy(ResourceModel):
+    """
+    ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.
+    """
+
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    kind: str | None = None
+    metadata: ObjectMeta | None = None
+    spec: ValidatingAdmissionPolicySpec | None = None
+    status: ValidatingAdmissionPolicyStatus | None = None
+
+
+class ValidatingAdmissionPolicyBinding(ResourceModel):
+    """
+    ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized resources.
+    """
+
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    kind: str | None = None
+    metadata: ObjectMeta | None = None
+    spec: ValidatingAdmissionPolicyBindingSpec | None = None
+
+
 class ValidatingWebhookConfiguration(ResourceModel):
     """
     ValidatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and object without changing it.
@@ -177,6 +370,9 @@ class ValidatingWebhookConfiguration(ResourceModel):
 
 # The names this module gave the shared meta/v1 types before they moved to meta/v1/models.py.
 from ...meta.v1.models import (
+    ConditionStatus as Status,
     ManagedFieldsEntry as ManagedFieldsEntry,
     OwnerReference as OwnerReference,
 )
+
+ValidatingAdmissionPolicyStatusConditionsItem = Condition

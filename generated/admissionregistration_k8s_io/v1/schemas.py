@@ -12,4 +12,8 @@ _SCHEMAS: dict[str, Any] = orjson.loads(Path(__file__).with_name("schemas.json")
 
 MUTATING_WEBHOOK_CONFIGURATION: dict[str, Any] = _SCHEMAS["MutatingWebhookConfiguration"]
 
+VALIDATING_ADMISSION_POLICY: dict[str, Any] = _SCHEMAS["ValidatingAdmissionPolicy"]
+
+VALIDATING_ADMISSION_POLICY_BINDING: dict[str, Any] = _SCHEMAS["ValidatingAdmissionPolicyBinding"]
+
 VALIDATING_WEBHOOK_CONFIGURATION: dict[str, Any] = _SCHEMAS["ValidatingWebhookConfiguration"]

@@ -14,6 +14,16 @@ def validate_mutating_webhook_configuration(obj: dict[str, Any]) -> list[Cause]:
     return validate(obj, schemas.MUTATING_WEBHOOK_CONFIGURATION)
 
 
+def validate_validating_admission_policy(obj: dict[str, Any]) -> list[Cause]:
+    """Check an object of admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy against its schema."""
+    return validate(obj, schemas.VALIDATING_ADMISSION_POLICY)
+
+
+def validate_validating_admission_policy_binding(obj: dict[str, Any]) -> list[Cause]:
+    """Check an object of admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding against its schema."""
+    return validate(obj, schemas.VALIDATING_ADMISSION_POLICY_BINDING)
+
+
 def validate_validating_webhook_configuration(obj: dict[str, Any]) -> list[Cause]:
     """Check an object of admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration against its schema."""
     return validate(obj, schemas.VALIDATING_WEBHOOK_CONFIGURATION)
