@@ -15,6 +15,7 @@ from typing import Protocol
 
 from generator.check_conversion import HOOK_REFERENCE, check_conversion
 from generator.check_fields import check_field_references
+from generator.check_hooks import check_admission_hooks
 from generator.check_protobuf import check_protobuf
 from generator.check_schema import check_schema
 from generator.definition import Definition, DefinitionError, DefinitionErrors, JsonPath
@@ -230,6 +231,7 @@ def check_definitions(definitions: list[Definition], locate: Locator) -> None:
     for definition in definitions:
         _check_names(definition, found)
         _check_server_parts(definition, found)
+        check_admission_hooks(definition, found.reporter(definition))
         if definition.versions:
             _check_versions(definition, found)
             if sum(v.storage for v in definition.versions) == 1:

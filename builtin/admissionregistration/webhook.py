@@ -97,6 +97,10 @@ class Webhooks:
 
     # -- one webhook --------------------------------------------------------------------------------------
 
+    async def send(self, hook: dict[str, Any], review: dict[str, Any], timeout: int) -> Any:
+        """The hook's answer to ``review`` (an AdmissionReview); raises CallFailed."""
+        return await self.clients.post(hook.get("clientConfig"), review, timeout)
+
     async def selected(
         self, hook: dict[str, Any], attributes: Attributes, written: VersionType
     ) -> VersionType | None:
@@ -134,7 +138,7 @@ class Webhooks:
             ) from None
         timeout = hook.get("timeoutSeconds", 10)
         try:
-            answer = await self.clients.post(hook.get("clientConfig"), review, int(timeout))
+            answer = await self.send(hook, review, int(timeout))
             verdict = verify_response(answer, request["uid"], self.mutating)
         except (CallFailed, InvalidResponse) as error:
             reason = (
