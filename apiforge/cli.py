@@ -5,6 +5,7 @@ Every command works on the project in the current directory by default (its defi
 from __future__ import annotations
 
 import sys
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -131,11 +132,18 @@ def init(directory: Path, group: str, kind: str, scope: str) -> None:
 @serve_options
 def serve(options: ServeOptions) -> None:
     """Serve the generated API of the project in the current directory until SIGTERM or SIGINT (then exit 0).
-    Once it listens (every worker), it writes DATA_DIR/admin.kubeconfig."""
+    Once it listens (every worker), it writes DATA_DIR/admin.kubeconfig. A failure to start is one line on
+    stderr and exit 1, as kube-apiserver's `Error: ...`."""
     from apiserver.server.cli import run
+    from apiserver.server.startup import StartupError
 
     scheme, openapi_dir = _project_api()
-    run(scheme, openapi_dir, options)
+    try:
+        run(scheme, openapi_dir, options)
+    except StartupError as error:
+        if options.verbose:
+            traceback.print_exception(error.__cause__ or error, file=sys.stderr)
+        raise click.ClickException(str(error)) from None
 
 
 def _project_api() -> tuple[Scheme, Path]:

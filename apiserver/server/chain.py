@@ -41,7 +41,12 @@ class HandlerChain:
             await self.handler(scope, receive, send)
             return
         await self.server(scope, receive, send)
-        if scope["type"] == "lifespan" and self.auditor is not None:
+        if scope["type"] == "lifespan":
+            self.close()
+
+    def close(self) -> None:
+        """Once the server has stopped (after its lifespan, or `apiforge serve`'s own stop)."""
+        if self.auditor is not None:
             self.auditor.backend.close()
 
 

@@ -33,9 +33,11 @@ from apiserver.server.connection import protocol_class
 from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.server.options import ServeOptions
 from apiserver.server.security import Security, SecurityError, prepare
+from apiserver.server.startup import StartupError, bind_failure, bind_listener
 from apiserver.server.token_options import TokenSetupError, token_authentication
 from apiserver.server.workers import Supervisor, claim_port
 from apiserver.storage import open_storage
+from apiserver.storage.interface import StorageError
 
 log = logging.getLogger(__name__)
 GC_THRESHOLD = 50_000
@@ -61,17 +63,17 @@ async def _serve(
     server: ASGIApp,
     options: ServeOptions,
     security: Security | None,
-    listener: socket.socket | None = None,
+    listener: socket.socket,
     on_ready: Callable[[], None] | None = None,
 ) -> None:
-    """Serve until SIGTERM/SIGINT. Alone, the process announces itself once listening (the kubeconfig);
-    as a worker on the supervisor's ``listener``, it tells the supervisor (``on_ready``), which does."""
+    """Serve on ``listener`` until SIGTERM/SIGINT. Alone, the process announces itself once listening (the
+    kubeconfig); as a worker on the supervisor's port, it tells the supervisor (``on_ready``), which does."""
     context = security.context if security is not None else None
     config = uvicorn.Config(
         server,
         host=options.bind_address,
         port=options.port,
-        lifespan="on",
+        lifespan="off",  # the server starts and stops around uvicorn (_serve_process)
         log_level=options.log_level,
         access_log=False,
         loop="uvloop",
@@ -88,14 +90,14 @@ async def _serve(
         ssl_context_factory=(lambda _config, _default: context) if context is not None else None,
     )
     runner = _Server(config)
-    task = asyncio.create_task(runner.serve(sockets=[listener] if listener is not None else None))
+    task = asyncio.create_task(runner.serve(sockets=[listener]))
     while not runner.started and not task.done():
         await asyncio.sleep(0.01)
     if runner.started:
         if on_ready is not None:
             on_ready()
         else:
-            announce(options, security, options.port)
+            announce(options, security, listener.getsockname()[1])
     await task
 
 
@@ -111,12 +113,22 @@ def client_url(bind_address: str, port: int, scheme: str = "https") -> str:
 
 
 def announce(options: ServeOptions, security: Security | None, port: int) -> None:
+    """Write the kubeconfig (its presence means ready) and say so in one line that names what a user needs
+    next: the URL and the kubeconfig to export."""
     url = client_url(options.bind_address, port, "http" if security is None else "https")
     credentials = security.credentials() if security is not None else None
-    write_kubeconfig(options.data_dir / "admin.kubeconfig", url, credentials)
+    kubeconfig = options.data_dir / "admin.kubeconfig"
+    write_kubeconfig(kubeconfig, url, credentials)
     where = ",".join(options.etcd_servers) if options.storage == "etcd" else options.data_dir
     workers = f", {options.workers} workers" if options.workers > 1 else ""
-    log.info("apiforge serving on %s (storage: %s at %s%s)", url, options.storage, where, workers)
+    log.info(
+        "apiforge serving on %s (storage: %s at %s%s); ready: export KUBECONFIG=%s",
+        url,
+        options.storage,
+        where,
+        workers,
+        kubeconfig,
+    )
 
 
 def prepare_data_dir(data_dir: Path) -> None:
@@ -127,36 +139,35 @@ def prepare_data_dir(data_dir: Path) -> None:
 
 
 def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
-    """Serve ``scheme``: one process, or with --workers a supervisor of forked workers."""
+    """Serve ``scheme``: one process, or with --workers a supervisor of forked workers. A reason not to start
+    is a :class:`StartupError` (the command line prints it as one line)."""
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     prepare_data_dir(options.data_dir)
+    listener = bind_listener(options.bind_address, options.port) if options.workers == 1 else None
     try:
         security = prepare(options.data_dir, options.bind_address, options.tls)
     # as kube-apiserver, which will not serve without its certificates
     except SecurityError as error:
-        log.error("cannot serve TLS: %s", error)
-        sys.exit(1)
+        raise StartupError(f"cannot serve TLS: {error}") from error
     url = client_url(options.bind_address, options.port, "http" if security is None else "https")
     try:  # before any worker forks: every worker verifies what any other signs
         tokens = token_authentication(options.tokens, options.data_dir, url)
     except TokenSetupError as error:
-        log.error("%s", error)
-        sys.exit(1)
-    if options.workers == 1:
-        _serve_process(scheme, openapi_dir, options, security, tokens)
+        raise StartupError(str(error)) from error
+    if listener is not None:
+        _serve_process(scheme, openapi_dir, options, security, tokens, listener)
         return
     try:
         reservation = claim_port(options.bind_address, options.port)
-    except OSError as error:  # as a single process fails when the port is taken (uvicorn exits 1)
-        log.error("cannot serve on %s:%s: %s", options.bind_address, options.port, error)
-        sys.exit(1)
+    except OSError as error:  # as a single process fails when the port is taken
+        raise bind_failure(options.bind_address, options.port, error) from error
     supervisor = Supervisor(
         options.workers,
         reservation,
-        lambda listener, on_ready: _serve_process(
-            scheme, openapi_dir, options, security, tokens, listener, on_ready
+        lambda worker_listener, on_ready: _serve_process(
+            scheme, openapi_dir, options, security, tokens, worker_listener, on_ready
         ),
         lambda port: announce(options, security, port),
     )
@@ -169,11 +180,12 @@ def _serve_process(
     options: ServeOptions,
     security: Security | None,
     tokens: TokenAuthentication,
-    listener: socket.socket | None = None,
+    listener: socket.socket,
     on_ready: Callable[[], None] | None = None,
 ) -> None:
     """One server process: its storage client, its APIServer, its event loop (a worker's, after the fork,
-    so that no gRPC channel or loop is ever shared across a fork)."""
+    so that no gRPC channel or loop is ever shared across a fork). The server starts before uvicorn serves
+    (not in uvicorn's lifespan), so that a failure to start is ours to report, as one line."""
     storage = open_storage(
         options.storage,
         options.data_dir,
@@ -193,8 +205,24 @@ def _serve_process(
     gc.set_threshold(GC_THRESHOLD, 20, 100)
     # uvicorn applies loop="uvloop" only in Server.run(); serving from our own coroutine needs the loop here
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        try:
+            runner.run(server.start())
+        except Exception as error:  # the process ends: what did start goes with it
+            raise StartupError(_start_failure(error)) from error
         authenticators = security.authenticators() if security is not None else []
         chain = build_handler_chain(
             server, options.chain, authenticators, insecure=security is None
         )
-        runner.run(_serve(chain, options, security, listener, on_ready))
+        try:
+            runner.run(_serve(chain, options, security, listener, on_ready))
+        finally:
+            runner.run(server.stop())
+            chain.close()
+
+
+def _start_failure(error: Exception) -> str:
+    """What stopped the server's start: storage and OS errors speak for themselves; anything else is named
+    by its type too (a defect, whose traceback `serve -v` shows)."""
+    if isinstance(error, StorageError | OSError):
+        return str(error)
+    return f"start-up failed: {type(error).__name__}: {error}"

@@ -107,6 +107,8 @@ class ServeOptions:
     connection: ConnectionLimits = _CONNECTION_DEFAULTS
     tls: TLSOptions = _TLS_DEFAULTS
     tokens: TokenOptions = _TOKEN_DEFAULTS
+    verbose: bool = False
+    """A failure to start shows its traceback too, not only its one-line reason."""
 
 
 class _GoDuration(click.ParamType):  # type: ignore[type-arg]
@@ -260,6 +262,12 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
     )
     @click.option("--log-level", default="warning", show_default=True, help="uvicorn's log level.")
     @click.option(
+        "-v",
+        "--verbose",
+        is_flag=True,
+        help="On a failure to start, print the traceback as well as the reason.",
+    )
+    @click.option(
         "--max-requests-inflight",
         type=int,
         default=_CHAIN_DEFAULTS.max_requests_inflight,
@@ -335,6 +343,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         etcd_compaction_interval: float,
         workers: int,
         log_level: str,
+        verbose: bool,
         max_requests_inflight: int,
         max_mutating_requests_inflight: int,
         anonymous_auth: bool,
@@ -385,6 +394,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 ConnectionLimits(read_header_timeout, read_body_timeout, idle_timeout),
                 tls,
                 tokens,
+                verbose,
             )
         )
 

@@ -52,11 +52,11 @@ def claim_port(host: str, port: int) -> socket.socket:
     this user's sockets join a port already served (by another server, or by workers left over) and
     split its connections. Hence the probe first; and no SO_REUSEADDR on the reservation, which would
     let any SO_REUSEADDR socket (uvicorn's, another probe) take the port while all workers are down."""
-    with socket.socket(_family(host), socket.SOCK_STREAM) as probe:
+    with socket.socket(address_family(host), socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         probe.bind((host, port))  # OSError(EADDRINUSE) when taken
         port = probe.getsockname()[1]
-    reservation = socket.socket(_family(host), socket.SOCK_STREAM)
+    reservation = socket.socket(address_family(host), socket.SOCK_STREAM)
     try:
         reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         reservation.bind((host, port))
@@ -68,7 +68,7 @@ def claim_port(host: str, port: int) -> socket.socket:
 
 def listening_socket(host: str, port: int) -> socket.socket:
     """A worker's socket on the supervisor's port: the kernel balances connections over those listening."""
-    sock = socket.socket(_family(host), socket.SOCK_STREAM)
+    sock = socket.socket(address_family(host), socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
@@ -77,7 +77,8 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _family(host: str) -> socket.AddressFamily:
+def address_family(host: str) -> socket.AddressFamily:
+    """IPv6 for an address literal with colons; IPv4 for anything else, host names included."""
     return socket.AF_INET6 if ":" in host else socket.AF_INET
 
 
