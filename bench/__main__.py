@@ -1,6 +1,6 @@
 """`python -m bench [NAME ...]`: run the benches (all, or those named) in sequence, then a summary.
 
-Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security. Each bench prints its
+Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, admission. Each bench prints its
 own detail table as it goes;
 the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
 missed: the machines are noisy, so a verdict is something to read, not to gate on.
@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from bench import (
+    admission_bench,
     attack_bench,
     celcost_bench,
     chain_bench,
@@ -39,6 +40,7 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
     "rbac": rbac_bench.run,
     "celcost": celcost_bench.run,
     "security": security_bench.run,
+    "admission": admission_bench.run,
 }
 
 

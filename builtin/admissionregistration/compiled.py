@@ -9,6 +9,7 @@ from typing import Any
 
 from apiserver.schema.cel import MAX_MESSAGE_LENGTH
 from builtin.admissionregistration.celenv import admission_context, compile_expression
+from builtin.admissionregistration.projection import Fields, needed_fields, project
 
 
 class EvaluationError(Exception):
@@ -70,19 +71,24 @@ class CompiledPolicy:
     variables: tuple[tuple[str, Expression], ...]
     conditions: tuple[tuple[str, Expression], ...]
     annotations: tuple[tuple[str, Expression], ...]
+    needed: dict[str, Fields | bool]
+    """What of each admission variable the expressions read (projection.py); the others are null."""
 
     def bind(self, variables: dict[str, Any]) -> Any:
         """The evaluation context with the admission variables and the policy's ``variables`` (evaluated in
         order, each seeing those before it; one that fails is left out, so only expressions reading it
         fail)."""
+        bound = {name: project(variables.get(name), fields) for name, fields in self.needed.items()}
         values: dict[str, Any] = {}
-        context = admission_context({**variables, "variables": values})
+        if len(self.variables) > 1:  # the first variable can read none (kube's are ordered)
+            bound["variables"] = values
+        context = admission_context(bound)
         for name, expression in self.variables:
             try:
                 values[name] = expression.evaluate(context)
             except EvaluationError:
                 continue
-            context = admission_context({**variables, "variables": values})
+            context.add_variable("variables", values)
         return context
 
     def matches(self, context: Any) -> bool:
@@ -146,6 +152,12 @@ def _message(validation: Validation, context: Any) -> str:
 def compile_policy(policy: dict[str, Any]) -> CompiledPolicy:
     """Raises ValueError (the CEL parser's message) when an expression does not compile."""
     spec = policy.get("spec") or {}
+    sources = [
+        str(item.get(key) or "")
+        for field, keys in _EXPRESSION_FIELDS
+        for item in spec.get(field) or ()
+        for key in keys
+    ]
     validations = tuple(
         Validation(
             index,
@@ -172,4 +184,13 @@ def compile_policy(policy: dict[str, Any]) -> CompiledPolicy:
             (str(a.get("key")), _expression(a.get("valueExpression")))
             for a in spec.get("auditAnnotations") or ()
         ),
+        needed=needed_fields(sources),
     )
+
+
+_EXPRESSION_FIELDS = (
+    ("validations", ("expression", "messageExpression")),
+    ("variables", ("expression",)),
+    ("matchConditions", ("expression",)),
+    ("auditAnnotations", ("valueExpression",)),
+)

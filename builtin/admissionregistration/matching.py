@@ -23,6 +23,8 @@ def _labels(obj: Object | None) -> dict[str, str]:
 
 
 def _selects(selector: Any, labels: dict[str, str]) -> bool:
+    if not selector:  # absent or {}: everything (the common case, asked on every write)
+        return True
     requirements = selector_requirements(selector if selector is not None else {})
     return requirements is not None and all(r.matches(labels) for r in requirements)
 

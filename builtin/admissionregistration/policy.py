@@ -37,13 +37,16 @@ from builtin.admissionregistration.matching import namespace_selected, object_se
 from builtin.admissionregistration.review import admission_review
 from builtin.admissionregistration.rules import matched_version
 from builtin.admissionregistration.typecheck import type_warnings
-from builtin.admissionregistration.webhook import versioned
 from builtin.rbac.aggregation import selector_requirements
 from builtin.rbac.informer import Informer
 
 log = logging.getLogger(__name__)
 GROUP = "admissionregistration.k8s.io"
 FAILURE_ANNOTATION = "validation.policy.admission.k8s.io/validation_failure"
+MEMO_SIZE = 4096
+_UNKNOWN = object()
+_BY_NAME = object()
+"""Memoized for a match whose rules name resources: the answer depends on the write's name."""
 _CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge": 413, "Invalid": 422}
 
 
@@ -75,10 +78,13 @@ class ValidatingPolicies:
     def __init__(self, context: ServerContext) -> None:
         self.context = context
         self.policies = _Follow(self._policy_changed)
-        self.bindings = _Follow(lambda binding: None)
+        self.bindings = _Follow(self._forget_rules)
         self.compiled: dict[tuple[str, str], CompiledPolicy | str] = {}
         """By (name, resourceVersion): the compiled policy, or why it does not compile."""
         self.informers: list[Informer] = []
+        self.ruled: dict[tuple[Any, ...], VersionType | object | None] = {}
+        """Memo of ``_ruled``, forgotten whenever a policy or binding changes."""
+        self.ruled_matches: dict[int, Any] = {}
         self.status_writes: set[asyncio.Task[None]] = set()
 
     # -- following policies and bindings -------------------------------------------------------------------
@@ -103,7 +109,12 @@ class ValidatingPolicies:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
+    def _forget_rules(self, changed: Object) -> None:
+        self.ruled.clear()
+        self.ruled_matches.clear()
+
     def _policy_changed(self, policy: Object) -> None:
+        self._forget_rules(policy)
         status = policy.get("status") or {}
         generation = policy["metadata"].get("generation", 1)
         if status.get("observedGeneration") != generation:
@@ -204,20 +215,43 @@ class ValidatingPolicies:
     async def _matched(self, match: Any, attributes: Attributes) -> VersionType | None:
         if not isinstance(match, dict):
             return None
-        written = attributes.request_version or attributes.version
-        rules = [r for r in match.get("resourceRules") or () if _named(r, attributes)]
-        version = matched_version(
-            rules, attributes, written, match.get("matchPolicy", "Equivalent") == "Equivalent"
-        )
+        version = self._ruled(match, attributes)
         if version is None:
-            return None
-        excluded = [r for r in match.get("excludeResourceRules") or () if _named(r, attributes)]
-        if excluded and matched_version(excluded, attributes, version, False) is not None:
             return None
         if not object_selected(match, attributes):
             return None
         if not await namespace_selected(match, attributes, self.context):
             return None
+        return version
+
+    def _ruled(self, match: dict[str, Any], attributes: Attributes) -> VersionType | None:
+        """The version ``match``'s resource rules select the write in (and its exclusions do not), None
+        when they do not. Memoized by what the rules look at (and the match itself, by identity: a changed
+        policy or binding is a new object), since every write of every kind asks every binding."""
+        written = attributes.request_version or attributes.version
+        resource = attributes.resource
+        key = (
+            id(match), resource.group, resource.plural, written.name, attributes.subresource,
+            attributes.operation, bool(attributes.namespace),
+        )  # fmt: skip
+        cached = self.ruled.get(key, _UNKNOWN)
+        if cached is not _UNKNOWN and cached is not _BY_NAME:
+            return cached  # type: ignore[return-value]
+        rules = [r for r in match.get("resourceRules") or () if _named(r, attributes)]
+        version = matched_version(
+            rules, attributes, written, match.get("matchPolicy", "Equivalent") == "Equivalent"
+        )
+        excluded = [r for r in match.get("excludeResourceRules") or () if _named(r, attributes)]
+        if (
+            version is not None
+            and excluded
+            and matched_version(excluded, attributes, version, False) is not None
+        ):
+            version = None
+        if len(self.ruled) >= MEMO_SIZE:
+            self.ruled.clear()
+        self.ruled[key] = _BY_NAME if cached is _BY_NAME or _names(match) else version
+        self.ruled_matches[id(match)] = match  # keeps the id from being reused while memoized
         return version
 
     async def _failures(
@@ -233,23 +267,20 @@ class ValidatingPolicies:
             all_params = await self._params(policy, binding, attributes)
         except ConfigurationError as error:
             return [Failure(0, f"failed to configure binding: {error}", "")] if fails_closed else []
-        obj = versioned(attributes.obj, None, version)
-        old = versioned(attributes.old, None, version)
-        request = admission_review(attributes, version, obj, old)["request"]
-        namespace_object = await self._namespace(attributes)
+        needed = compiled.needed
+        obj = _in_version(attributes.obj, version)
+        old = _in_version(attributes.old, version)
+        variables = {"object": obj, "oldObject": old}
+        if "request" in needed:
+            variables["request"] = cel_request(attributes, version)
+        if "namespaceObject" in needed:
+            variables["namespaceObject"] = await self._namespace(attributes)
+        if "authorizer" in needed:
+            variables["authorizer"] = authorizer_value(attributes)
         found: list[Failure] = []
         with Asking(self.context.authorizer, attributes.user):
             for params in all_params:
-                context = compiled.bind(
-                    {
-                        "object": obj,
-                        "oldObject": old,
-                        "request": request,
-                        "params": params,
-                        "namespaceObject": namespace_object,
-                        "authorizer": authorizer_value(attributes),
-                    }
-                )
+                context = compiled.bind({**variables, "params": params})
                 try:
                     if not compiled.matches(context):
                         continue
@@ -347,6 +378,28 @@ class ValidatingPolicies:
         error.code = _CODES.get(error.reason, 422)
         error.causes = [errors.StatusCause("", message)]
         return error
+
+
+def _in_version(obj: Object | None, version: VersionType) -> Object | None:
+    """The hub object in ``version``, not copied when that is the hub (expressions never change it)."""
+    return None if obj is None else version.from_internal(obj)
+
+
+def cel_request(attributes: Attributes, version: VersionType) -> dict[str, Any]:
+    """The ``request`` variable: the AdmissionRequest without its objects (kube's CreateAdmissionRequest
+    leaves them to ``object`` and ``oldObject``)."""
+    request: dict[str, Any] = admission_review(attributes, version, None, None)["request"]
+    del request["object"], request["oldObject"]
+    return request
+
+
+def _names(match: dict[str, Any]) -> bool:
+    """Whether any of ``match``'s rules names resources (then the write's name is part of the answer)."""
+    return any(
+        isinstance(r, dict) and r.get("resourceNames")
+        for key in ("resourceRules", "excludeResourceRules")
+        for r in match.get(key) or ()
+    )
 
 
 def _named(rule: Any, attributes: Attributes) -> bool:
