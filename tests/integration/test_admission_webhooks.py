@@ -5,6 +5,7 @@ pkg/admission/plugin/webhook: ToStatusErr, ErrCallingWebhook, NewDryRunUnsupport
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.serverproc import ServerProcess, free_port
+from tests.serverproc import REPO, ServerProcess, free_port
 from tests.webhookserver import WebhookServer, webhook_server
 
 ADMISSION = "/apis/admissionregistration.k8s.io/v1"
@@ -92,7 +93,10 @@ def active(client: httpx.Client, label: str, seen: int, hooks: WebhookServer) ->
 
 @pytest.fixture(scope="module")
 def webhooks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path_factory.mktemp("data"), free_port())
+    data = tmp_path_factory.mktemp("data")
+    audit = ("--audit-policy-file", str(REPO / "docs" / "audit-policy.yaml"))
+    audit += ("--audit-log-path", str(data / "audit.log"))
+    process = ServerProcess(data, free_port(), extra_args=audit)
     process.start()
     yield process
     process.stop()
@@ -174,11 +178,25 @@ def test_a_patch_the_schema_refuses_is_invalid(client: httpx.Client, hooks: Webh
     assert client.get(f"{CRONTABS}/{ct['metadata']['name']}").status_code == 404
 
 
-def test_warnings_are_passed_through(client: httpx.Client, hooks: WebhookServer) -> None:
+def test_warnings_and_audit_annotations_are_passed_through(
+    client: httpx.Client, hooks: WebhookServer, webhooks_server: ServerProcess
+) -> None:
     label = enforced(client, hooks, "Validating", "/warn")
-    response = client.post(CRONTABS, json=crontab(label))
+    ct = crontab(label)
+    response = client.post(CRONTABS, json=ct)
     assert response.status_code == 201, response.text
     assert response.headers["warning"] == '299 - "think twice"'
+    events = [
+        json.loads(line)
+        for line in (webhooks_server.data_dir / "audit.log").read_text().splitlines()
+    ]
+    created = [
+        e
+        for e in events
+        if e["verb"] == "create" and e.get("objectRef", {}).get("name") == ct["metadata"]["name"]
+    ]
+    # kube keys a webhook's audit annotation by the webhook's name
+    assert created[-1]["annotations"][f"{label}.hooks.example.com/checked"] == "yes"
 
 
 @pytest.mark.parametrize(
