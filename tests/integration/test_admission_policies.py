@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from tests.auditlog import audited_server
+from tests.kubectl import Kubectl, kubectl_binary
 from tests.serverproc import REPO, ServerProcess
 
 ADMISSION = "/apis/admissionregistration.k8s.io/v1"
@@ -297,3 +298,35 @@ def test_type_checking_is_reported_in_status(client: httpx.Client) -> None:
             "'replicaz'\n | object.spec.replicaz > 1\n | ...........^",
         }
     ]
+
+
+def test_kubectl_applies_a_policy_and_prints_kubes_denial(
+    server: ServerProcess, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The example of docs/admission.md through kubectl 1.33: kubectl prints the 422 as the Kubernetes docs
+    show it (validating-admission-policy: `The deployments "nginx" is invalid: : ValidatingAdmissionPolicy
+    'demo-policy.example.com' with binding 'demo-binding-test.example.com' denied request: ...`)."""
+    kubectl = Kubectl(
+        kubectl_binary(33), server.kubeconfig, tmp_path_factory.mktemp("kubectl"), "default"
+    )
+    documented = (REPO / "docs" / "admission.md").read_text()
+    manifest = documented.split("```yaml\n")[1].split("```")[0]
+    kubectl.run("create", "configmap", "limits", "--from-literal=maxReplicas=3")
+    kubectl.run("apply", "-f", "-", stdin=manifest)
+    listed = kubectl.run("get", "validatingadmissionpolicies", "max-replicas", "-o", "name")
+    assert (
+        listed.stdout.strip()
+        == "validatingadmissionpolicy.admissionregistration.k8s.io/max-replicas"
+    )
+    ct = crontab("documented", 5, name="too-many")
+    deadline = time.monotonic() + 10
+    while True:
+        result = kubectl.run("create", "-f", "-", stdin=json.dumps(ct), check=False)
+        if result.returncode != 0 or time.monotonic() > deadline:
+            break
+        kubectl.run("delete", "crontab", "too-many")
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        'The crontabs "too-many" is invalid: : ValidatingAdmissionPolicy '
+        "'max-replicas' with binding 'max-replicas' denied request: replicas must be at most 3"
+    )
