@@ -103,12 +103,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     process.stop()
 
 
-@pytest.fixture(scope="module")
-def client(server: ServerProcess) -> Iterator[httpx.Client]:
-    with server.client(timeout=20) as http:
-        yield http
-
-
 def gizmo(name: str, **spec: Any) -> dict[str, Any]:
     return {
         "apiVersion": "hooks.example.com/v1",

@@ -48,12 +48,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
         yield process
 
 
-@pytest.fixture(scope="module")
-def client(server: ServerProcess) -> Iterator[httpx.Client]:
-    with server.client(timeout=20) as http:
-        yield http
-
-
 def crontab(label: str, replicas: int, name: str = "") -> dict[str, Any]:
     return {
         "apiVersion": "stable.example.com/v1",

@@ -92,7 +92,7 @@ def active(client: httpx.Client, label: str, seen: int, hooks: WebhookServer) ->
 
 
 @pytest.fixture(scope="module")
-def webhooks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     data = tmp_path_factory.mktemp("data")
     audit = ("--audit-policy-file", str(REPO / "docs" / "audit-policy.yaml"))
     audit += ("--audit-log-path", str(data / "audit.log"))
@@ -100,12 +100,6 @@ def webhooks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
     process.start()
     yield process
     process.stop()
-
-
-@pytest.fixture(scope="module")
-def client(webhooks_server: ServerProcess) -> Iterator[httpx.Client]:
-    with webhooks_server.client(timeout=30) as http:
-        yield http
 
 
 def enforced(
@@ -179,17 +173,14 @@ def test_a_patch_the_schema_refuses_is_invalid(client: httpx.Client, hooks: Webh
 
 
 def test_warnings_and_audit_annotations_are_passed_through(
-    client: httpx.Client, hooks: WebhookServer, webhooks_server: ServerProcess
+    client: httpx.Client, hooks: WebhookServer, server: ServerProcess
 ) -> None:
     label = enforced(client, hooks, "Validating", "/warn")
     ct = crontab(label)
     response = client.post(CRONTABS, json=ct)
     assert response.status_code == 201, response.text
     assert response.headers["warning"] == '299 - "think twice"'
-    events = [
-        json.loads(line)
-        for line in (webhooks_server.data_dir / "audit.log").read_text().splitlines()
-    ]
+    events = [json.loads(line) for line in (server.data_dir / "audit.log").read_text().splitlines()]
     created = [
         e
         for e in events
