@@ -302,3 +302,33 @@ def test_configuration_validation(client: httpx.Client, hooks: WebhookServer) ->
         "webhooks[0].admissionReviewVersions",
         "webhooks[0].matchConditions[0].expression",
     ]
+
+
+def test_equivalent_match_policy_sends_the_version_the_webhook_asks_for(
+    client: httpx.Client, hooks: WebhookServer
+) -> None:
+    """A webhook registered for v1beta1 only is sent a v1 write converted to v1beta1 (kube's
+    matchPolicy Equivalent, the default): spec.cronSpec is v1beta1's spec.schedule; its patch, made in
+    v1beta1, is converted back."""
+    rules = [
+        {
+            "operations": ["CREATE"],
+            "apiGroups": ["stable.example.com"],
+            "apiVersions": ["v1beta1"],
+            "resources": ["crontabs"],
+        }
+    ]
+    label = enforced(client, hooks, "Mutating", "/patch", rules=rules)
+    request = hooks.reviews[-1]["request"]
+    assert request["kind"] == {
+        "group": "stable.example.com",
+        "version": "v1beta1",
+        "kind": "CronTab",
+    }
+    assert request["requestKind"]["version"] == "v1"
+    assert request["object"]["spec"]["schedule"] == "* * * * */5"
+    assert "cronSpec" not in request["object"]["spec"]
+    response = client.post(CRONTABS, json=crontab(label))
+    assert response.status_code == 201, response.text
+    assert response.json()["metadata"]["labels"] == {"patched": "yes"}
+    assert response.json()["spec"]["cronSpec"] == "* * * * */5"
