@@ -1,6 +1,7 @@
 """`python -m bench [NAME ...]`: run the benches (all, or those named) in sequence, then a summary.
 
-Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, admission. Each bench prints its
+Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, metrics, admission. Each bench
+prints its
 own detail table as it goes;
 the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
 missed: the machines are noisy, so a verdict is something to read, not to gate on.
@@ -19,6 +20,7 @@ from bench import (
     chain_bench,
     engine_bench,
     generate_bench,
+    metrics_bench,
     rbac_bench,
     security_bench,
     server_bench,
@@ -39,6 +41,7 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
     "tls": tls_bench.run,
     "rbac": rbac_bench.run,
     "celcost": celcost_bench.run,
+    "metrics": metrics_bench.run,
     "security": security_bench.run,
     "admission": admission_bench.run,
 }

@@ -33,7 +33,7 @@ from apiserver.server.cli import GC_THRESHOLD
 from apiserver.server.options import ChainOptions
 from apiserver.server.pki import bootstrap, serving_names
 from apiserver.storage import MemoryStorage
-from bench.common import Row, median, print_rows, rotated, spread
+from bench.common import Row, interleaved, median, print_rows, spread
 from bench.server_bench import crontab
 from generated.server import OPENAPI_DIR, build_scheme
 
@@ -140,12 +140,7 @@ async def measure() -> dict[str, list[float]]:
                 "chain audit RequestResponse": lambda: cpu_per_request(bodies, KUBECTL_HEADERS),
                 "chain x509": lambda: cpu_per_request(certified, KUBECTL_HEADERS, tls),
             }
-            samples: dict[str, list[float]] = {name: [] for name in variants}
-            for variant in variants.values():  # warm-up
-                await variant()
-            for round_number in range(ROUNDS):
-                for name in rotated(list(variants), round_number):
-                    samples[name].append(await variants[name]())
+            samples = await interleaved(variants, ROUNDS)
             for chain in (audited, bodies):
                 assert chain.auditor is not None
                 chain.auditor.backend.close()

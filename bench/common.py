@@ -14,7 +14,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -54,6 +54,19 @@ def rotated(names: Sequence[str], round_number: int) -> list[str]:
     """The phases in a different order each round, so no variant always runs first or last."""
     shift = round_number % len(names) if names else 0
     return [*names[shift:], *names[:shift]]
+
+
+async def interleaved(
+    variants: dict[str, Callable[[], Awaitable[float]]], rounds: int
+) -> dict[str, list[float]]:
+    """One sample of every variant per round, after one warm-up of each, in a rotated order per round."""
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    for variant in variants.values():  # warm-up
+        await variant()
+    for round_number in range(rounds):
+        for name in rotated(list(variants), round_number):
+            samples[name].append(await variants[name]())
+    return samples
 
 
 def run_uvloop(main: Coroutine[Any, Any, T]) -> T:

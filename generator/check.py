@@ -154,7 +154,7 @@ def _check_versions(d: Definition, found: _Findings) -> None:
                 f"must be at most {MAX_DEPRECATION_WARNING} characters",
             )
         check_schema(version.schema, found.reporter(d, (*here, "schema")))
-        check_field_references(version, found.reporter(d, here))
+        check_field_references(version, found.reporter(d, here), builtin=d.server.builtin)
         check_protobuf(d, version, found.reporter(d, here))
 
 

@@ -211,7 +211,13 @@ async def respond_error(
 ) -> None:
     """The error's Status, in protobuf when the request's Accept puts protobuf first (as kube negotiates it)."""
     content_type, body = status_body(error.status(), prefers_protobuf(accept))
-    await respond(send, error.code, body, content_type, warnings=warnings)
+    # kube's ErrorNegotiated: a Status that says when to retry says it in Retry-After too
+    headers = (
+        [(b"retry-after", str(error.retry_after_seconds).encode())]
+        if error.retry_after_seconds
+        else None
+    )
+    await respond(send, error.code, body, content_type, headers=headers, warnings=warnings)
 
 
 async def respond_text(send: Send, status: int, text: str) -> None:

@@ -18,6 +18,7 @@ import logging
 from dataclasses import dataclass
 
 import orjson
+import yaml
 
 from apiserver.encoding import protobuf
 from apiserver.encoding.protobuf_meta import (
@@ -32,6 +33,15 @@ from apiserver.machinery.objects import Object
 log = logging.getLogger(__name__)
 
 
+class _GoYAMLDumper(yaml.SafeDumper):
+    """go-yaml v2's choice of quotes: a string that cannot be plain is double-quoted (``"1"``), where
+    PyYAML would single-quote it."""
+
+    def choose_scalar_style(self) -> str:
+        style: str = super().choose_scalar_style()
+        return '"' if style == "'" else style
+
+
 class Output(enum.Enum):
     OBJECT = "object"
     TABLE = "table"
@@ -44,6 +54,8 @@ class Negotiated:
 
     output: Output
     protobuf: bool = False
+    yaml: bool = False
+    """The object or list as YAML (``Accept: application/yaml``), as kube serves it."""
 
 
 TABLE_TYPE = b"application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -56,6 +68,8 @@ PROTOBUF_PARTIAL_LIST_TYPE = PROTOBUF_TYPE + b";as=PartialObjectMetadataList;v=v
 PROTOBUF_WATCH_TYPE = protobuf.WATCH_CONTENT_TYPE.encode()
 _ANY_JSON = ("application/json", "*/*", "application/*", "")
 JSON_OBJECT = Negotiated(Output.OBJECT)
+YAML_OBJECT = Negotiated(Output.OBJECT, yaml=True)
+YAML_TYPE = b"application/yaml"
 
 
 @functools.lru_cache(maxsize=256)  # a client sends the same Accept header on every request
@@ -73,6 +87,8 @@ def negotiate(accept: str, has_codec: bool = False) -> Negotiated:
         if as_kind is None:
             if media_type in _ANY_JSON:
                 return JSON_OBJECT
+            if media_type == "application/yaml":
+                return YAML_OBJECT
             if is_protobuf and has_codec:
                 return Negotiated(Output.OBJECT, protobuf=True)
             continue
@@ -141,6 +157,8 @@ def object_body(
         except protobuf.ProtobufError as error:
             _unencodable(target, error)
     content_type, document = render_object(obj, negotiated.output, target, include_object)
+    if negotiated.yaml:
+        return YAML_TYPE, to_yaml(document)
     return content_type, orjson.dumps(document)
 
 
@@ -189,7 +207,23 @@ def list_body(
             return PROTOBUF_TYPE, protobuf.encode(document, codec.list)
         except protobuf.ProtobufError as error:
             _unencodable(target, error)
+    if negotiated.yaml:
+        return YAML_TYPE, to_yaml(document)
     return JSON_TYPE, orjson.dumps(document)
+
+
+def to_yaml(document: Object) -> bytes:
+    """A JSON document as kube writes it in YAML (sigs.k8s.io/yaml JSONToYAML over go-yaml: keys sorted,
+    block style, strings YAML would read as something else quoted)."""
+    text: str = yaml.dump(
+        document,
+        Dumper=_GoYAMLDumper,
+        sort_keys=True,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=2**31 - 1,  # go-yaml does not fold long strings
+    )
+    return text.encode()
 
 
 def render_event_object(

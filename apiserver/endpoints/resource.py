@@ -32,13 +32,16 @@ from apiserver.endpoints.output import (
     prefers_protobuf,
     status_body,
 )
+from apiserver.endpoints.resourceversion import EXACT, validate_list_options, wait_until_fresh
 from apiserver.endpoints.routing import ResourcePath
 from apiserver.endpoints.scale import apply_scale, scale_of
 from apiserver.endpoints.watch import serve_watch
 from apiserver.machinery import errors
+from apiserver.machinery.convert import deep_copy
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType, Scheme, VersionType
 from apiserver.machinery.selectors import matcher, parse_field_selector, parse_label_selector
+from apiserver.metrics.registry import Metrics
 from apiserver.patch.jsonpatch import PatchError, apply_json_patch, apply_merge_patch
 from apiserver.patch.strategic import apply_strategic_merge_patch
 from apiserver.registry.admit import Track, Write, WriteOptions, admit, go_quoted
@@ -75,11 +78,13 @@ class ResourceHandler:
         scheme: Scheme,
         stores: dict[tuple[str, str], Store],
         creaters: Mapping[tuple[str, str, str], BoundCreater] | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.scheme = scheme
         self.stores = stores
         self.creaters = creaters or {}
         """The create subresources by (group, plural, subresource)."""
+        self.metrics = metrics if metrics is not None else Metrics()
 
     async def handle(self, request: Request, send: Send, path: ResourcePath) -> None:
         served = self.scheme.served(path.group, path.version, path.plural)
@@ -119,6 +124,7 @@ class ResourceHandler:
             else:
                 raise errors.method_not_allowed()
         elif method == "GET":
+            await _wait_until_fresh(request, store)
             obj, raw = await store.get_rendered(namespace, path.name)
             if raw is not None and target.version.storage and _plain_json(request, target):
                 await respond(send, 200, raw, warnings=request.warnings)
@@ -139,9 +145,14 @@ class ResourceHandler:
         self, request: Request, send: Send, status: int, obj: Object, target: Target
     ) -> None:
         versioned = to_version(obj, target.resource, target.version)
-        content_type, body = object_body(
-            versioned, _negotiated(request, target), target, request.query.get("includeObject", "")
-        )
+        negotiated = _negotiated(request, target)
+        include_object = request.query.get("includeObject", "")
+        if negotiated.yaml:  # ~0.8 ms per KiB on the loop: every YAML answer is rendered off it
+            content_type, body = await run_heavy(
+                object_body, versioned, negotiated, target, include_object
+            )
+        else:
+            content_type, body = object_body(versioned, negotiated, target, include_object)
         await respond(send, status, body, content_type, warnings=request.warnings)
 
     # -- reads -------------------------------------------------------------------------------------
@@ -150,7 +161,9 @@ class ResourceHandler:
         labels = parse_label_selector(request.query.get("labelSelector", ""))
         selectable = ["metadata.name", "metadata.namespace"]
         selectable += [f.lstrip(".") for f in target.version.selectable_fields]
-        fields = parse_field_selector(request.query.get("fieldSelector", ""), selectable)
+        fields = parse_field_selector(
+            request.query.get("fieldSelector", ""), selectable, builtin=target.resource.builtin
+        )
         try:
             limit = int(request.query.get("limit") or 0)
             if not -(2**63) <= limit < 2**63:  # kube reads it as an int64
@@ -170,7 +183,10 @@ class ResourceHandler:
         )
 
     async def _list(self, request: Request, send: Send, store: Store, target: Target) -> None:
-        page = await store.list(target.namespace, self._list_options(request, target))
+        validate_list_options(request.query)
+        options = self._list_options(request, target)
+        await _wait_until_fresh(request, store)
+        page = await store.list(target.namespace, options)
         metadata: Object = {"resourceVersion": str(page.revision)}
         if page.continue_token:
             metadata["continue"] = page.continue_token
@@ -192,13 +208,23 @@ class ResourceHandler:
             return
         items = [to_version(obj, target.resource, target.version) for obj in page.items]
         include_object = request.query.get("includeObject", "")
-        content_type, body = list_body(items, negotiated, target, include_object, metadata)
+        if negotiated.yaml:  # rendered off the loop, as one object is
+            content_type, body = await run_heavy(
+                list_body, items, negotiated, target, include_object, metadata
+            )
+        else:
+            content_type, body = list_body(items, negotiated, target, include_object, metadata)
         await respond(send, 200, body, content_type, warnings=request.warnings)
 
     async def _watch(self, request: Request, send: Send, store: Store, target: Target) -> None:
         options = self._list_options(request, target)
         negotiated = _negotiated(request, target)
-        await serve_watch(request, send, store, target, options.predicate, negotiated)
+        if negotiated.yaml:  # kube streams only what has a stream serializer, which YAML has not
+            codec = [protobuf.CONTENT_TYPE] if target.version.protobuf is not None else []
+            raise errors.not_acceptable(["application/json", *codec])
+        kind = (target.resource.group, target.version.name, target.resource.kind)
+        with self.metrics.watcher(kind) as sent:
+            await serve_watch(request, send, store, target, options.predicate, negotiated, sent)
 
     # -- writes ------------------------------------------------------------------------------------
 
@@ -443,7 +469,8 @@ class ResourceHandler:
                 raise
             deleted.append(to_version(gone, target.resource, target.version))
         metadata = {"resourceVersion": str(await store.current_revision())}
-        negotiated = Negotiated(Output.OBJECT, _negotiated(request, target).protobuf)
+        asked = _negotiated(request, target)
+        negotiated = Negotiated(Output.OBJECT, asked.protobuf, asked.yaml)
         content_type, body = list_body(deleted, negotiated, target, "", metadata)
         await respond(send, 200, body, content_type, warnings=request.warnings)
 
@@ -540,15 +567,25 @@ class ResourceHandler:
                     raise patch_failure(error) from None
 
         def try_update(current: Object) -> Object:
-            return apply_scale(current, change(scale_of(current, spec)), spec, target)
+            # on a copy: ``current`` is the old object the write's ownership is computed against
+            return apply_scale(deep_copy(current), change(scale_of(current, spec)), spec, target)
 
+        # kube's ScaleHandler: the Scale's replicas are recorded as the parent's replicas field, owned by
+        # this manager with ``subresource: scale`` and taken from every other manager when they change, so
+        # a later apply of replicas conflicts instead of silently reverting the scale
+        # (k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager/scalehandler.go)
+        options = WriteOptions(
+            user=request.user,
+            warnings=request.warnings,
+            tracker=lambda old: tracker(request, target, old, "scale", shared=False),
+        )
         updated = await store.update(
             target.namespace,
             target.name,
             try_update,
             dry_run=_dry_run(request),
             version=target.version,
-            options=WriteOptions(user=request.user, warnings=request.warnings),
+            options=options,
         )
         versioned = to_version(updated, target.resource, target.version)
         await respond_json(send, 200, scale_of(versioned, spec), request.warnings)
@@ -588,6 +625,15 @@ def _options(
     return WriteOptions(request.user, mode, request.warnings, tracker, is_heavy(request.body_size))
 
 
+async def _wait_until_fresh(request: Request, store: Store) -> None:
+    """A read at a resourceVersion not reached yet waits for it (kube's cacher, waitUntilFreshAndBlock):
+    ``0`` is any state, and an Exact list is answered by storage at that revision, refused if future."""
+    resource_version = request.query.get("resourceVersion", "")
+    if resource_version in ("", "0") or request.query.get("resourceVersionMatch") == EXACT:
+        return
+    await wait_until_fresh(store.current_revision, parse_resource_version(resource_version))
+
+
 def _accept(request: Request) -> str:
     return request.headers.get("accept", "")
 
@@ -614,7 +660,7 @@ def _check_acceptable(request: Request, target: Target) -> None:
 
 
 def _is_json_object(negotiated: Negotiated) -> bool:
-    return negotiated.output is Output.OBJECT and not negotiated.protobuf
+    return negotiated.output is Output.OBJECT and not negotiated.protobuf and not negotiated.yaml
 
 
 def _plain_json(request: Request, target: Target) -> bool:

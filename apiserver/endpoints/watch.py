@@ -45,14 +45,16 @@ async def serve_watch(
     target: Target,
     predicate: Predicate | None,
     negotiated: Negotiated,
+    sent: Callable[[int], None],
 ) -> None:
+    """Stream the watch; ``sent`` counts the events written (apiserver_watch_events_total)."""
     deadline = asyncio.get_running_loop().time() + _timeout(
         request.query.get("timeoutSeconds", ""), request.min_request_timeout
     )
     # a malformed resourceVersion is a 400 before the stream starts, as kube answers it
     resource_version = request.query.get("resourceVersion", "")
     start = None if resource_version in ("", "0") else parse_resource_version(resource_version)
-    writer = WatchWriter(send, target, negotiated, request.query.get("includeObject", ""))
+    writer = WatchWriter(send, target, negotiated, request.query.get("includeObject", ""), sent)
     if start is not None:
         writer.last_revision = str(start)  # what the client has seen: a bookmark may say so
     headers = [

@@ -15,7 +15,7 @@ import fcntl
 import socket
 import struct
 import termios
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import orjson
@@ -85,9 +85,16 @@ class WatchWriter:
     """Writes one watch's lines."""
 
     def __init__(
-        self, send: Send, target: Target, negotiated: Negotiated, include_object: str
+        self,
+        send: Send,
+        target: Target,
+        negotiated: Negotiated,
+        include_object: str,
+        sent: Callable[[int], None] = lambda _: None,
     ) -> None:
         self._send = send
+        self._sent = sent
+        """Told how many events each write carried (bookmarks and errors are not events)."""
         self._connection = _Connection(send)
         self._target = target
         self._negotiated = negotiated
@@ -109,6 +116,7 @@ class WatchWriter:
             return
         await self.write(b"".join([self._event_line(event) for event in events]))
         self.last_revision = str(events[-1].revision)
+        self._sent(len(events))
 
     @property
     def writes_at_once(self) -> bool:
@@ -130,6 +138,7 @@ class WatchWriter:
                 sending.send(None)  # uvicorn's send only waits while flow control pauses writing
             except StopIteration:
                 self.last_revision = str(events[-1].revision)
+                self._sent(len(events))
                 return True
             sending.close()  # it waited before writing anything: the events stay queued
         except BaseException:

@@ -184,3 +184,16 @@ def internal_error(message: str) -> APIError:
 
 def service_unavailable(message: str) -> APIError:
     return APIError(503, "ServiceUnavailable", message)
+
+
+def too_large_resource_version(wanted: int, current: int, retry_after_seconds: int = 1) -> APIError:
+    """kube's NewTooLargeResourceVersionError (k8s.io/apiserver/pkg/storage/errors.go): a Timeout (504) with
+    the ResourceVersionTooLarge cause, which client-go's reflector retries after ``retryAfterSeconds`` (1: kube's
+    resourceVersionTooHighRetrySeconds)."""
+    return APIError(
+        504,
+        "Timeout",
+        f"Timeout: Too large resource version: {wanted}, current: {current}",
+        causes=[StatusCause("ResourceVersionTooLarge", "Too large resource version")],
+        retry_after_seconds=retry_after_seconds,
+    )

@@ -122,13 +122,19 @@ def field_selector_terms(text: str) -> list[tuple[str, str, str]]:
     return terms
 
 
-def parse_field_selector(text: str, allowed: Iterable[str]) -> tuple[FieldRequirement, ...]:
-    """Parse a field selector, refusing fields the resource does not make selectable (400, as kube does)."""
+def parse_field_selector(
+    text: str, allowed: Iterable[str], *, builtin: bool = False
+) -> tuple[FieldRequirement, ...]:
+    """Parse a field selector, refusing fields the resource does not make selectable (400, as kube does:
+    for a built-in kind in the words of its field label conversion function, pkg/apis/core/v1/conversion.go;
+    for a custom resource in those of the apiextensions handler)."""
     if not text.strip():
         return ()
     allowed_fields = set(allowed)
     requirements = []
     for field, operator, value in field_selector_terms(text):
+        if field not in allowed_fields and builtin:
+            raise bad_request(f"field label not supported: {field}")
         if field not in allowed_fields:
             raise APIError(
                 400,

@@ -187,9 +187,25 @@ class WatchCache:
         """The rendered objects under ``prefix`` in key order and the revision they reflect; MISS when
         ``consistent`` asks for every acknowledged write and the cache cannot vouch for that.
 
-        Every memo entry is for its key's current value, so a hit is a plain lookup (no revision check)
-        and the whole list is one comprehension.
+        The revision is the store's, not only that of the last change under ``prefix``, whenever the
+        cache holds every write acknowledged so far: an empty list, or one of a resource nobody wrote for
+        a while, is as of now (kube's consistent list answers etcd's current revision), so a watch from it
+        does not replay every other resource's history first.
         """
+        local = self._local
+        known = 0
+        if local is not None and (consistent or not local.backlog):
+            known = await self.storage.current_revision()  # before the catch-up that covers it
+        listed = await self._list_rendered(prefix, decode, consistent=consistent)
+        if listed is MISS or known <= listed[1]:
+            return listed
+        return listed[0], known
+
+    async def _list_rendered(
+        self, prefix: str, decode: Decode, *, consistent: bool
+    ) -> tuple[list[Rendered], int] | Miss:
+        """list_rendered at the cache's own revision. Every memo entry is for its key's current value,
+        so a hit is a plain lookup (no revision check) and the whole list is one comprehension."""
         if consistent and not await self._caught_up():
             return MISS
         memo = self._rendered

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
+from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
 
 if TYPE_CHECKING:
     from apiserver.admission.interface import Plugin
@@ -18,7 +19,10 @@ if TYPE_CHECKING:
 
 
 class Controller(Protocol):
-    """A loop the server runs beside serving (kube's post-start hooks and in-process controllers)."""
+    """A loop the server runs beside serving (kube's post-start hooks and in-process controllers).
+
+    One with a ``post_start_hook`` name (a class attribute) is listed by the health endpoints as
+    ``poststarthook/<name>``, failing until its ``start`` has returned."""
 
     async def start(self) -> None:
         """Runs once the stores and their watch caches are up; returns once the loop is running."""
@@ -38,6 +42,11 @@ class ServerContext:
     filled while the server is built; the server composes its authorizer from them."""
     tokens: TokenAuthentication = field(default_factory=TokenAuthentication)
     """Bearer-token authentication (TokenReview, service-account tokens, the bearer-token filter)."""
+    service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
+    """The cluster IPs and node ports Services are given (--service-cluster-ip-range,
+    --service-node-port-range)."""
+    secure_port: int = 6443
+    """The port the server serves on (--secure-port), which the `kubernetes` Service targets."""
 
     parts: dict[Callable[..., Any], Any] = field(default_factory=dict)
     """Parts made once per server and shared, by their maker (see ``part``)."""

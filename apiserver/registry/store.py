@@ -35,7 +35,7 @@ from apiserver.registry.cacher import MISS, WatchCache
 from apiserver.registry.context import ServerContext
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
 from apiserver.registry.offload import is_heavy, run_heavy
-from apiserver.registry.strategy import Strategy
+from apiserver.registry.strategy import Finish, Strategy, finish_nothing
 from apiserver.registry.versioning import to_version
 from apiserver.schema import Cause
 from apiserver.storage.fanout import DEFAULT_WATCH_CAPACITY, PumpedStream, WatchStream
@@ -151,6 +151,12 @@ class Store:
         self._written: OrderedDict[str, KeyValue] = OrderedDict()
 
     @property
+    def sets_generation(self) -> bool:
+        """Whether ``metadata.generation`` is kept, as the strategy or kube's default for the kind says."""
+        choice = self.strategy.sets_generation
+        return (not self.resource.builtin) if choice is None else choice
+
+    @property
     def delete_returns_object(self) -> bool:
         """Whether a finished DELETE answers the object (else a Status), as the strategy or kube's default
         for the kind (built-ins a Status, custom resources the object) says."""
@@ -229,11 +235,7 @@ class Store:
                 "in this response to retrieve the remainder of the results."
             ) from None
         except FutureRevisionError as error:
-            raise errors.APIError(
-                504,
-                "Timeout",
-                f"Too large resource version: {error.requested}, current: {error.current}",
-            ) from None
+            raise errors.too_large_resource_version(error.requested, error.current) from None
         token = ""
         if remaining:
             token = encode_continue(revision, last_key[len(prefix) :] + "\x00")
@@ -302,7 +304,9 @@ class Store:
             metadata.pop(key, None)
         metadata["uid"] = new_uid()
         metadata["creationTimestamp"] = now_rfc3339()
-        metadata["generation"] = 1
+        metadata.pop("generation", None)
+        if self.sets_generation:
+            metadata["generation"] = 1
         if self.resource.storage_version.status_subresource:
             obj.pop(
                 "status", None
@@ -311,8 +315,23 @@ class Store:
         generated = not metadata.get("name")
         if generated:
             metadata["name"] = generate_name(metadata.get("generateName", ""))
-        self._refuse_invalid(obj, self.strategy.validate(obj))
-        await validate_admission(obj, None, write, self.admission, options)
+        finish = await self.strategy.begin_create(obj, dry_run)
+        stored = False
+        try:
+            self._refuse_invalid(obj, self.strategy.validate(obj))
+            self.strategy.canonicalize(obj)
+            await validate_admission(obj, None, write, self.admission, options)
+            created = await self._store_new(namespace, obj, generated, dry_run)
+            stored = not dry_run
+            return created
+        finally:
+            await finish(stored)
+
+    async def _store_new(
+        self, namespace: str | None, obj: Object, generated: bool, dry_run: bool
+    ) -> Object:
+        """Store the admitted object under its name (a fresh one on each clash of a generated name)."""
+        metadata = obj["metadata"]
         for attempt in range(_GENERATE_NAME_ATTEMPTS if generated else 1):
             if generated and attempt:
                 metadata["name"] = generate_name(metadata.get("generateName", ""))
@@ -365,31 +384,27 @@ class Store:
             if kv is None:
                 raise self._not_found(name)
             try:
-                current, updated = await self._try(kv, try_update, write, options)
+                current, updated, finish = await self._try(kv, try_update, write, options)
             except errors.APIError:
                 if not authoritative:  # judged on a guess: only storage's value can say it fails
                     kv = None
                     continue
                 raise
-            if not authoritative and (updated is None or dry_run):
-                kv = None  # likewise for "nothing changes", and for what a dry run shows
-                continue
             if updated is None:
+                if not authoritative:
+                    kv = None  # likewise for "nothing changes"
+                    continue
                 return current  # a no-op write changes nothing and emits no event
-            if dry_run:
-                return updated
-            finished = self._finalized(updated)
+            stored = False
             try:
-                if finished:
-                    deleted = await self.storage.delete(key, kv.mod_revision)
-                    self._written.pop(key, None)
-                    return codec.decode(self.resource, deleted)
-                stored = await self.storage.update(
-                    key,
-                    codec.encode(self.resource, updated),
-                    kv.mod_revision,
-                    create_revision=kv.create_revision,
-                )
+                if dry_run:
+                    if not authoritative:
+                        kv = None  # and for what a dry run shows
+                        continue
+                    return updated
+                result = await self._write_update(kv, updated)
+                stored = True
+                return result
             except RevisionConflictError as conflict:
                 # Someone wrote in between: re-apply to what is stored now. A resourceVersion the client
                 # sent is checked against it at the top of the loop (kube's GuaranteedUpdate).
@@ -397,15 +412,34 @@ class Store:
                 continue
             except KeyNotFoundError:
                 raise self._not_found(name) from None
-            self._remember(stored)
-            return codec.as_stored(updated, stored)
+            finally:
+                await finish(stored)
+
+    async def _write_update(self, kv: KeyValue, updated: Object) -> Object:
+        """Store ``updated`` over ``kv`` (the stored value it was made from), or delete the object when the
+        update finished its deletion (its last finalizer gone). Raises RevisionConflictError when ``kv`` is
+        no longer the stored value."""
+        if self._finalized(updated):
+            deleted = await self.storage.delete(kv.key, kv.mod_revision)
+            self._written.pop(kv.key, None)
+            gone = codec.decode(self.resource, deleted)
+            await self.strategy.after_delete(gone)
+            return gone
+        stored = await self.storage.update(
+            kv.key,
+            codec.encode(self.resource, updated),
+            kv.mod_revision,
+            create_revision=kv.create_revision,
+        )
+        self._remember(stored)
+        return codec.as_stored(updated, stored)
 
     async def _try(
         self, kv: KeyValue, try_update: UpdateFunction, write: Write, options: WriteOptions
-    ) -> tuple[Object, Object | None]:
-        """(the stored object, the one to store instead), or None for the latter when nothing changes.
-        Raises the update function's or admission's APIError, and 409 when the resourceVersion precondition
-        fails."""
+    ) -> tuple[Object, Object | None, Finish]:
+        """(the stored object, the one to store instead, the strategy's FinishFunc for it), or None for the
+        second when nothing changes. Raises the update function's or admission's APIError, and 409 when the
+        resourceVersion precondition fails."""
         # a large stored object makes even a small patch's work large (registry.offload)
         heavy = options.heavy or is_heavy(len(kv.value))
         if heavy:
@@ -418,9 +452,9 @@ class Store:
             raise self._conflict(write.name)
         updated = self._prepare_update(current, desired, write.subresource)
         if updated == current:
-            return current, None
+            return current, None, finish_nothing
         await validate_admission(updated, current, write, self.admission, options)
-        return current, updated
+        return current, updated, await self.strategy.begin_update(updated, current, write.dry_run)
 
     def _proposed(
         self, kv: KeyValue, try_update: UpdateFunction, write: Write
@@ -504,6 +538,7 @@ class Store:
         metadata["resourceVersion"] = old_metadata["resourceVersion"]
         self.strategy.prepare_for_update(updated, current)
         self._refuse_invalid(updated, self.strategy.validate_update(updated, current))
+        self.strategy.canonicalize(updated)
         if old_metadata.get("deletionTimestamp"):
             new_finalizers = [
                 f
@@ -529,7 +564,7 @@ class Store:
             else {k: v for k, v in updated.items() if k != "metadata"}
             != {k: v for k, v in current.items() if k != "metadata"}
         )
-        if changed:
+        if changed and self.sets_generation:
             metadata["generation"] = int(old_metadata.get("generation", 1)) + 1
         return updated
 
@@ -600,7 +635,9 @@ class Store:
             except (RevisionConflictError, KeyNotFoundError):
                 continue
             self._written.pop(key, None)
-            return codec.decode(self.resource, deleted), True
+            gone = codec.decode(self.resource, deleted)
+            await self.strategy.after_delete(gone)
+            return gone, True
 
     # -- watch -------------------------------------------------------------------------------------
 

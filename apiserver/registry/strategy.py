@@ -9,6 +9,7 @@ stored; a hook may change the object it is given and nothing else.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from apiserver.machinery import errors
@@ -19,6 +20,13 @@ from apiserver.schema.objectmeta import name_is_dns_subdomain
 if TYPE_CHECKING:
     from apiserver.admission.interface import Attributes
     from apiserver.registry.context import ServerContext
+
+Finish = Callable[[bool], Awaitable[None]]
+"""kube's FinishFunc: told whether the write it began was stored (True) or not (False: undo what began)."""
+
+
+async def finish_nothing(stored: bool) -> None:
+    """The FinishFunc of a write that began nothing outside the object."""
 
 
 class Strategy:
@@ -34,6 +42,11 @@ class Strategy:
         generateName). A lowercase RFC 1123 subdomain unless the kind says otherwise (the RBAC kinds take
         any path segment, such as `system:discovery`)."""
         return name_is_dns_subdomain(name, prefix)
+
+    sets_generation: ClassVar[bool | None] = None
+    """Whether the server keeps ``metadata.generation`` (1 on create, +1 on each change of the spec): kube's
+    strategies set it per kind, the custom-resource strategy always and the built-in kinds' only for
+    workloads (None: kube's default for the kind, custom resources yes, built-ins no)."""
 
     def __init__(self, context: ServerContext) -> None:
         """Strategies are built once per server, with what the server shares (its authorizer, stores)."""
@@ -54,6 +67,23 @@ class Strategy:
         """kube's RESTUpdateStrategy.ValidateUpdate: the kind's own rules on the object about to replace
         ``old``, after ``prepare_for_update``; any cause makes the write a 422 Invalid."""
         return []
+
+    async def begin_create(self, obj: Object, dry_run: bool) -> Finish:
+        """kube's Store.BeginCreate: runs after ``prepare_for_create`` and before validation, to take what
+        the object needs outside itself (a Service's ClusterIP and node ports); the FinishFunc it returns
+        gives it back when the create is not stored. A dry run only checks."""
+        return finish_nothing
+
+    async def begin_update(self, obj: Object, old: Object, dry_run: bool) -> Finish:
+        """kube's Store.BeginUpdate: as ``begin_create``, for an update that passed validation."""
+        return finish_nothing
+
+    async def after_delete(self, obj: Object) -> None:
+        """kube's Store.AfterDelete: runs once the object is gone from storage (release what it held)."""
+
+    def canonicalize(self, obj: Object) -> None:
+        """kube's Canonicalize: runs after validation passed, on create (once the name is final, generated
+        or not) and on every update, to put the object in its normal form."""
 
     def finalized_later(self, obj: Object) -> bool:
         """Whether deletion must wait for something besides ``metadata.finalizers``."""

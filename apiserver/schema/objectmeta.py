@@ -21,6 +21,7 @@ from apiserver.schema.causes import Cause
 from apiserver.schema.structural import Schema
 
 __all__ = [
+    "is_config_map_key",
     "is_dns1123_label",
     "is_dns1123_subdomain",
     "is_label_value",
@@ -122,6 +123,33 @@ def is_dns1123_subdomain(value: str) -> list[str]:
                 "example.com",
             )
         )
+    return errs
+
+
+_CONFIG_MAP_KEY_FMT = "[-._a-zA-Z0-9]+"
+_RX_CONFIG_MAP_KEY = re.compile(_CONFIG_MAP_KEY_FMT)
+
+
+def is_config_map_key(value: str) -> list[str]:
+    """apimachinery's IsConfigMapKey: a key of a ConfigMap's or a Secret's data becomes a file name when
+    mounted, so it is a DNS subdomain's length of file-name-safe characters and never a ``..`` path."""
+    errs = []
+    if len(value) > 253:
+        errs.append(_max_len_error(253))
+    if not _RX_CONFIG_MAP_KEY.fullmatch(value):
+        errs.append(
+            _regex_error(
+                "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+                _CONFIG_MAP_KEY_FMT,
+                "key.name",
+                "KEY_NAME",
+                "key-name",
+            )
+        )
+    if value in (".", ".."):
+        errs.append(f"must not be '{value}'")
+    elif value.startswith(".."):
+        errs.append("must not start with '..'")
     return errs
 
 

@@ -33,15 +33,22 @@ from apiserver.endpoints.resource import BoundCreater, ResourceHandler
 from apiserver.endpoints.routing import parse_resource_path
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import Scheme
+from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
+from apiserver.metrics.registry import Metrics
+from apiserver.metrics.storage import InstrumentedStorage
 from apiserver.registry.cacher import WatchCache
 from apiserver.registry.context import Controller, ServerContext
 from apiserver.registry.store import Store
 from apiserver.registry.strategy import Strategy
 from apiserver.server.compactor import Compactor
-from apiserver.server.health import Health
+from apiserver.server.health import Check, Health
+from apiserver.server.index import index_body
 from apiserver.storage.interface import Storage, StorageUnavailableError, ValueTooLargeError
 
 log = logging.getLogger(__name__)
+
+PROMETHEUS_TEXT = b"text/plain; version=0.0.4; charset=utf-8"
+"""The Prometheus text format's type, as kube's /metrics (Go's expfmt) answers it."""
 
 KUBERNETES_VERSION = ("1", "32")
 VERSION_INFO = {
@@ -71,12 +78,23 @@ class APIServer:
         authorizer: Authorizer | None = None,
         tokens: TokenAuthentication | None = None,
         authorization_modes: Sequence[str] = (),
+        service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES,
+        secure_port: int = 6443,
     ) -> None:
         self.scheme = scheme
-        self.storage = storage
+        self.metrics = Metrics(self._object_counts)
+        # every storage request is timed, the health check's excepted (kube's is not a store request)
+        self.health = Health(storage)
+        storage = InstrumentedStorage(storage, self.metrics, self._key_prefixes)
+        self.storage: Storage = storage
         self.compactor = Compactor(storage, compaction_interval)
         # every kind's parts are built from what its definition names, with this one shared context
-        self.context = ServerContext(storage, authorizer or AlwaysAllow())
+        self.context = ServerContext(
+            storage,
+            authorizer or AlwaysAllow(),
+            service_ranges=service_ranges,
+            secure_port=secure_port,
+        )
         if tokens is not None:
             self.context.tokens = tokens
         self.stores: dict[tuple[str, str], Store] = self.context.stores
@@ -92,6 +110,14 @@ class APIServer:
         self.controllers: list[Controller] = [
             controller(self.context) for resource in scheme for controller in resource.controllers
         ]
+        self._caches_started = False
+        self.health.add(Check("informer-sync", self._informers_synced), "readyz")
+        self._started_hooks = [self.health.post_start_hook("generic-apiserver-start-informers")]
+        self._controller_hooks = [
+            self.health.post_start_hook(name) if name else None
+            for name in (getattr(c, "post_start_hook", "") for c in self.controllers)
+        ]
+        self.health.add_shutdown_check()
         self.context.tokens.authenticators.extend(
             authenticator(self.context)
             for resource in scheme
@@ -103,9 +129,28 @@ class APIServer:
             )
         self.discovery = Discovery(scheme)
         self.openapi = OpenAPIDocuments(openapi_dir)
-        self.resources = ResourceHandler(scheme, self.stores, self._creaters(scheme))
+        self.resources = ResourceHandler(
+            scheme, self.stores, self._creaters(scheme), metrics=self.metrics
+        )
         self.version_body = orjson.dumps(VERSION_INFO)
-        self.health = Health(storage)
+
+    def _object_counts(self) -> list[tuple[str, int]]:
+        """apiserver_storage_objects: every stored resource's count, from its watch cache (kube counts in
+        etcd once a minute; the cache holds every object already). Read from the stores when scraped, so
+        resources added at run time are counted too."""
+        return [
+            (store.resource.group_resource, len(store.cache.objects))
+            for store in list(self.stores.values())
+            if store.cache is not None
+        ]
+
+    def _key_prefixes(self) -> dict[str, str]:
+        """Each stored resource's key prefix and its name as kube's storage metrics label it."""
+        return {
+            store.resource.key_prefix(): store.resource.group_resource
+            for store in list(self.stores.values())
+            if store.resource.persisted
+        }
 
     def _creaters(self, scheme: Scheme) -> dict[tuple[str, str, str], BoundCreater]:
         """Every create subresource's handler, built with the context, and its body's kind."""
@@ -130,11 +175,35 @@ class APIServer:
                 store.cache = WatchCache(self.storage, store.resource.key_prefix())
                 await store.cache.start()
                 self.compactor.listeners.append(store.cache.forget_before)
-        for controller in self.controllers:
+        self._caches_started = True
+        for started in self._started_hooks:
+            started()
+        for controller, hook in zip(self.controllers, self._controller_hooks, strict=True):
             await controller.start()
+            if hook is not None:
+                hook()
         self.compactor.start()
 
+    async def _informers_synced(self) -> None:
+        """kube's informer-sync: the watch caches of the resources served from the start have listed.
+        (A resource added at run time, a CRD, is not waited for, as kube's informer-sync does not wait
+        for CRD watch caches: it serves from storage until its cache is up.)"""
+        if self._caches_started:
+            return
+        waiting = sorted(
+            store.resource.group_resource
+            for store in list(self.stores.values())
+            if store.resource.persisted and store.cache is None
+        )
+        if waiting:
+            raise RuntimeError(f"{len(waiting)} informers not started yet: {waiting}")
+
+    def shutdown_initiated(self) -> None:
+        """kube's ShutdownInitiated: readiness fails from now on, while requests are still served."""
+        self.health.shutting_down = True
+
     async def stop(self) -> None:
+        self.shutdown_initiated()
         await self.compactor.stop()
         for controller in reversed(self.controllers):
             await controller.stop()
@@ -185,8 +254,18 @@ class APIServer:
 
     async def _route(self, request: Request, send: Send) -> None:
         path = request.path.rstrip("/") or "/"
+        if request.path == "/":
+            if request.method not in ("GET", "HEAD"):
+                raise errors.method_not_allowed()
+            await respond(send, 200, self._index())
+            return
         if path == "/version":
             await respond(send, 200, self.version_body)
+            return
+        if path == "/metrics":
+            if request.method not in ("GET", "HEAD"):
+                raise errors.method_not_allowed()
+            await respond(send, 200, self.metrics.exposition(), PROMETHEUS_TEXT)
             return
         keys = self.context.tokens.keys
         if keys is not None and path in (OPENID_CONFIGURATION_PATH, JWKS_PATH):
@@ -214,6 +293,16 @@ class APIServer:
             await self.resources.handle(request, send, resource_path)
             return
         await respond_text(send, 404, "404 page not found\n")
+
+    def _index(self) -> bytes:
+        health = {
+            endpoint: [check.name for check in checks]
+            for endpoint, checks in self.health.checks.items()
+        }
+        issuer = (
+            (OPENID_CONFIGURATION_PATH, JWKS_PATH) if self.context.tokens.keys is not None else ()
+        )
+        return index_body(self.discovery.documents, health, issuer)
 
     async def _openapi(self, request: Request, send: Send, path: str) -> None:
         if path == "/openapi/v2":

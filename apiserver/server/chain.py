@@ -1,5 +1,5 @@
 """The filter chain around the API server, composed here and nowhere else, in kube-apiserver's order
-(k8s.io/apiserver pkg/server/config.go, DefaultBuildHandlerChain): audit ID → request info → request deadline
+(k8s.io/apiserver pkg/server/config.go, DefaultBuildHandlerChain): audit ID → request info → metrics → request deadline
 and timeout → authentication → audit → impersonation → max-in-flight → authorization → the APIServer, as
 `serve`'s options (server/options.py) shape it."""
 
@@ -21,6 +21,7 @@ from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.authorization import AuthorizationFilter
 from apiserver.filters.impersonation import ImpersonationFilter
 from apiserver.filters.maxinflight import MaxInFlightFilter
+from apiserver.filters.metrics import MetricsFilter
 from apiserver.filters.requestinfo import RequestInfoFilter
 from apiserver.filters.timeout import TimeoutFilter
 from apiserver.server.app import APIServer
@@ -81,6 +82,7 @@ def build_handler_chain(
     handler = AuthenticationFilter(handler, authenticator, auditor)
     # kube wraps WithTimeoutForNonLongRunningRequests, then WithRequestDeadline, just inside WithRequestInfo
     handler = TimeoutFilter(handler, options.request_timeout, options.min_request_timeout, auditor)
+    handler = MetricsFilter(handler, server.metrics)
     return HandlerChain(server, AuditInitFilter(RequestInfoFilter(handler)), auditor)
 
 

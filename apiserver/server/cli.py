@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 import uvicorn
 import uvloop
@@ -45,7 +46,32 @@ GC_THRESHOLD = 50_000
 
 class _Server(uvicorn.Server):
     """uvicorn re-raises SIGTERM after its graceful shutdown, so the process would die by the signal; an API
-    server that shut down cleanly exits 0 (as kube-apiserver does)."""
+    server that shut down cleanly exits 0 (as kube-apiserver does).
+
+    The first signal tells the server it is shutting down (``shutting_down``: /readyz fails) and, with a
+    ``delay`` (``--shutdown-delay-duration``), serves on that long before uvicorn stops listening, as kube's
+    ShutdownDelayDuration; a second signal stops at once."""
+
+    def __init__(
+        self, config: uvicorn.Config, shutting_down: Callable[[], None], delay: float
+    ) -> None:
+        super().__init__(config)
+        self.shutting_down = shutting_down
+        self.delay = delay
+        self.draining = False
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.shutting_down()
+        if self.draining or not self.delay or self.loop is None:
+            super().handle_exit(sig, frame)
+            return
+        self.draining = True
+        log.info(
+            "shutting down in %gs (--shutdown-delay-duration): /readyz fails meanwhile", self.delay
+        )
+        stop = super().handle_exit
+        self.loop.call_soon_threadsafe(self.loop.call_later, self.delay, stop, sig, frame)
 
     @contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -61,6 +87,7 @@ class _Server(uvicorn.Server):
 
 async def _serve(
     server: ASGIApp,
+    shutting_down: Callable[[], None],
     options: ServeOptions,
     security: Security | None,
     listener: socket.socket,
@@ -89,7 +116,8 @@ async def _serve(
         server_header=False,
         ssl_context_factory=(lambda _config, _default: context) if context is not None else None,
     )
-    runner = _Server(config)
+    runner = _Server(config, shutting_down, options.shutdown_delay)
+    runner.loop = asyncio.get_running_loop()
     task = asyncio.create_task(runner.serve(sockets=[listener]))
     while not runner.started and not task.done():
         await asyncio.sleep(0.01)
@@ -199,6 +227,8 @@ def _serve_process(
         options.etcd_compaction_interval,
         authorization_modes=options.chain.authorization_modes,
         tokens=tokens,
+        service_ranges=options.service_ranges,
+        secure_port=options.port,
     )
     # A server allocates many short-lived dicts per request; CPython's default first-generation threshold
     # (700) ran ~107 ms full collections many times a second under watch fan-out (docs/performance.md, E3).
@@ -214,7 +244,9 @@ def _serve_process(
             server, options.chain, authenticators, insecure=security is None
         )
         try:
-            runner.run(_serve(chain, options, security, listener, on_ready))
+            runner.run(
+                _serve(chain, server.shutdown_initiated, options, security, listener, on_ready)
+            )
         finally:
             runner.run(server.stop())
             chain.close()

@@ -10,6 +10,12 @@ The storage check is named ``etcd`` whatever the backend, as kube names it, and 
 etcd health check does (``GET /registry/health`` with a 2 s timeout,
 k8s.io/apiserver/pkg/storage/storagebackend/factory/etcd3.go). /livez does not run it: restarting the
 server does not bring a database back, so liveness tells only whether this process answers.
+
+The checks are a registry (kube's AddHealthChecks, AddReadyzChecks, AddLivezChecks): the server registers
+``ping``, ``log``, ``etcd``, ``informer-sync`` (readyz: every watch cache has listed), one
+``poststarthook/<name>`` per post-start hook (failing until the hook has run) and ``shutdown`` (readyz: fails
+from the moment the server starts shutting down, through ``--shutdown-delay-duration``, so load balancers
+stop sending before the listener closes); any other component adds its own with :meth:`Health.add`.
 """
 
 from __future__ import annotations
@@ -52,16 +58,42 @@ class Health:
 
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
-        ping = Check("ping", _ok)
-        logging_check = Check(
-            "log", _ok
-        )  # kube's checks that the log flushes; ours writes synchronously
-        storage_check = Check("etcd", self._storage_probe)
-        self.checks: dict[str, tuple[Check, ...]] = {
-            "healthz": (ping, logging_check, storage_check),
-            "livez": (ping, logging_check),
-            "readyz": (ping, logging_check, storage_check),
-        }
+        self.checks: dict[str, list[Check]] = {endpoint: [] for endpoint in ENDPOINTS}
+        self.shutting_down = False
+        """Set when shutdown begins: readiness fails from then on (kube's ShutdownInitiated)."""
+        self.add(Check("ping", _ok))
+        self.add(Check("log", _ok))  # kube's checks that the log flushes; ours writes synchronously
+        self.add(Check("etcd", self._storage_probe), "healthz", "readyz")
+
+    def add(self, check: Check, *endpoints: str) -> None:
+        """Register ``check`` on ``endpoints`` (all three when none are named), after those there.
+        A name is registered once per endpoint, as kube refuses a second check of one name."""
+        for endpoint in endpoints or ENDPOINTS:
+            listed = self.checks[endpoint]
+            if any(known.name == check.name for known in listed):
+                raise ValueError(f"{endpoint}: a health check named {check.name!r} is registered")
+            listed.append(check)
+
+    def post_start_hook(self, name: str) -> Callable[[], None]:
+        """Register ``poststarthook/<name>`` on every endpoint, failing until the returned callable is
+        called once the hook has run (kube's postStartHookHealthz: ``not finished``)."""
+        done = asyncio.Event()
+
+        async def probe() -> None:
+            if not done.is_set():
+                raise RuntimeError("not finished")
+
+        self.add(Check(f"poststarthook/{name}", probe))
+        return done.set
+
+    def add_shutdown_check(self) -> None:
+        """The readyz ``shutdown`` check, registered last as kube lists it."""
+
+        async def probe() -> None:
+            if self.shutting_down:
+                raise RuntimeError("process is shutting down")
+
+        self.add(Check("shutdown", probe), "readyz")
 
     def handles(self, path: str) -> bool:
         endpoint = path.strip("/").partition("/")[0]
@@ -70,7 +102,7 @@ class Health:
     async def serve(self, scope: Scope, send: Send) -> None:
         """Answer a request whose path :meth:`handles`."""
         endpoint, _, name = scope["path"].strip("/").partition("/")
-        checks = self.checks[endpoint]
+        checks = list(self.checks[endpoint])  # as registered now: a check added meanwhile waits
         if name:
             await self._serve_one(send, checks, name)
             return
@@ -79,7 +111,7 @@ class Health:
         excluded = {value for key, value in query if key == "exclude"}
         await self._serve_all(send, endpoint, checks, excluded, verbose)
 
-    async def _serve_one(self, send: Send, checks: tuple[Check, ...], name: str) -> None:
+    async def _serve_one(self, send: Send, checks: list[Check], name: str) -> None:
         check = next((c for c in checks if c.name == name), None)
         if check is None:
             await _respond(send, 404, "404 page not found\n")
@@ -94,7 +126,7 @@ class Health:
         self,
         send: Send,
         endpoint: str,
-        checks: tuple[Check, ...],
+        checks: list[Check],
         excluded: set[str],
         verbose: bool,
     ) -> None:

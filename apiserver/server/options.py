@@ -19,6 +19,13 @@ from apiserver.audit.options import (
     AuditOptions,
 )
 from apiserver.machinery.goduration import parse_go_duration
+from apiserver.machinery.serviceranges import (
+    DEFAULT_CLUSTER_IP_RANGE,
+    DEFAULT_NODE_PORT_RANGE,
+    DEFAULT_SERVICE_RANGES,
+    ServiceRanges,
+    parse_service_ranges,
+)
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.tlsoptions import TLSOptions, tls_flags
 from apiserver.server.token_options import TokenOptions, token_flags
@@ -107,8 +114,12 @@ class ServeOptions:
     connection: ConnectionLimits = _CONNECTION_DEFAULTS
     tls: TLSOptions = _TLS_DEFAULTS
     tokens: TokenOptions = _TOKEN_DEFAULTS
+    service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
     verbose: bool = False
     """A failure to start shows its traceback too, not only its one-line reason."""
+    shutdown_delay: float = 0.0
+    """``--shutdown-delay-duration``: seconds between the shutdown signal and the listener closing, with
+    /readyz failing meanwhile, so that load balancers stop sending first."""
 
 
 class _GoDuration(click.ParamType):  # type: ignore[type-arg]
@@ -262,6 +273,18 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
     )
     @click.option("--log-level", default="warning", show_default=True, help="uvicorn's log level.")
     @click.option(
+        "--service-cluster-ip-range",
+        default=DEFAULT_CLUSTER_IP_RANGE,
+        show_default=True,
+        help="The CIDR Services' cluster IPs are allocated from.",
+    )
+    @click.option(
+        "--service-node-port-range",
+        default=DEFAULT_NODE_PORT_RANGE,
+        show_default=True,
+        help="The ports (N-M, inclusive) NodePort and LoadBalancer Services' node ports are allocated from.",
+    )
+    @click.option(
         "-v",
         "--verbose",
         is_flag=True,
@@ -315,6 +338,14 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         show_default=True,
         help="Seconds a watch without timeoutSeconds lasts at least (at random, up to twice it).",
     )
+    @click.option(
+        "--shutdown-delay-duration",
+        type=_GoDuration(),
+        default="0s",
+        show_default=True,
+        help="After SIGTERM, keep serving this long with /readyz failing before shutting down, so that"
+        " load balancers stop sending first (a Go duration; a second signal ends it at once).",
+    )
     @_hidden_seconds(
         "--read-header-timeout",
         _CONNECTION_DEFAULTS.read_header_timeout,
@@ -343,6 +374,8 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         etcd_compaction_interval: float,
         workers: int,
         log_level: str,
+        service_cluster_ip_range: str,
+        service_node_port_range: str,
         verbose: bool,
         max_requests_inflight: int,
         max_mutating_requests_inflight: int,
@@ -351,6 +384,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         audit_log_path: str,
         request_timeout: float,
         min_request_timeout: int,
+        shutdown_delay_duration: float,
         read_header_timeout: float,
         read_body_timeout: float,
         idle_timeout: float,
@@ -371,6 +405,10 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         problems = chain.validate()
         if problems:
             raise click.UsageError("; ".join(problems))
+        try:
+            service_ranges = parse_service_ranges(service_cluster_ip_range, service_node_port_range)
+        except ValueError as error:
+            raise click.UsageError(str(error)) from None
         servers = [url.strip() for url in etcd_servers.split(",") if url.strip()]
         storage = storage or ("etcd" if servers else "sqlite")
         if storage == "etcd" and not servers:
@@ -394,7 +432,9 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 ConnectionLimits(read_header_timeout, read_body_timeout, idle_timeout),
                 tls,
                 tokens,
+                service_ranges,
                 verbose,
+                shutdown_delay_duration,
             )
         )
 

@@ -27,6 +27,9 @@ DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 # kube's NamespaceLifecycle admission refuses to delete these: the server and its clients rely on them
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 FINALIZER = "kubernetes"
+NAME_LABEL = (
+    "kubernetes.io/metadata.name"  # k8s.io/api core/v1 well_known_labels.go LabelMetadataName
+)
 RETRY_SECONDS = 1.0
 
 
@@ -49,6 +52,15 @@ class NamespaceStrategy(Strategy):
         dot or over 63 characters could not be used in the names of what lives in it."""
         name = (obj.get("metadata") or {}).get("name") or ""
         return [causes.invalid("metadata.name", name, error) for error in is_dns1123_label(name)]
+
+    def canonicalize(self, obj: Object) -> None:
+        """The ``kubernetes.io/metadata.name`` label always equals the name (kube's namespace strategy
+        Canonicalize), so that a namespace selector can pick namespaces by name; here, once a generated name
+        is final, and on every update, whatever the client sent."""
+        metadata = obj["metadata"]
+        labels = metadata.get("labels") or {}
+        labels[NAME_LABEL] = metadata["name"]
+        metadata["labels"] = labels
 
     def finalized_later(self, obj: Object) -> bool:
         return bool((obj.get("spec") or {}).get("finalizers"))
@@ -114,6 +126,9 @@ class NamespaceLifecycle:
 class NamespaceController:
     """Creates the default namespaces at start (kube's bootstrap controller), then finalizes every namespace
     that is (or becomes) marked for deletion: deletes its content, then clears the `kubernetes` finalizer."""
+
+    post_start_hook = "bootstrap-controller"
+    """kube's hook that creates the default namespaces: its health check passes once they exist."""
 
     def __init__(self, context: ServerContext) -> None:
         self.context = context

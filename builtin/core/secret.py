@@ -1,4 +1,5 @@
-"""core/v1 Secret (kube's pkg/registry/core/secret)."""
+"""core/v1 Secret (kube's pkg/registry/core/secret, validated as kube's ValidateSecret and
+ValidateSecretUpdate in pkg/apis/core/validation/validation.go)."""
 
 from __future__ import annotations
 
@@ -7,25 +8,38 @@ import base64
 from apiserver.machinery.objects import Object
 from apiserver.registry.strategy import Strategy
 from apiserver.schema import Cause
+from apiserver.schema.causes import invalid
 from builtin.core.datasize import binary_bytes, data_too_large
+from builtin.core.immutable import immutable_data, invalid_keys
+from builtin.core.secrettypes import type_causes
 
 
 class SecretStrategy(Strategy):
     """`stringData` is write-only: merged into `data` (base64) and dropped, as kube's secret strategy does.
     The merged `data` may hold at most 1 MiB (decoded), reported on `data` as kube's ValidateSecret does
-    (``field.TooLong(dataPath, "", core.MaxSecretSize)``)."""
+    (``field.TooLong(dataPath, "", core.MaxSecretSize)``); its keys are config keys and its type's
+    required keys are there. The type never changes, and an immutable Secret's data never does."""
 
     def prepare_for_create(self, obj: Object) -> None:
         _merge_string_data(obj)
 
     def prepare_for_update(self, obj: Object, old: Object) -> None:
         _merge_string_data(obj)
+        if not obj.get(
+            "type"
+        ):  # kube's ValidateSecretUpdate keeps the stored type when none is sent
+            obj["type"] = old.get("type")
 
     def validate(self, obj: Object) -> list[Cause]:
-        return data_too_large("data", binary_bytes(obj.get("data")))
+        causes = invalid_keys(obj, "data") + data_too_large("data", binary_bytes(obj.get("data")))
+        return causes + type_causes(obj)
 
     def validate_update(self, obj: Object, old: Object) -> list[Cause]:
-        return self.validate(obj)
+        causes = []
+        if obj.get("type") != old.get("type"):
+            # ValidateImmutableField: field.Invalid(path, newVal, "field is immutable")
+            causes.append(invalid("type", obj.get("type"), "field is immutable"))
+        return causes + immutable_data(obj, old, ("data",)) + self.validate(obj)
 
 
 def _merge_string_data(obj: Object) -> None:

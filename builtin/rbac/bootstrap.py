@@ -74,6 +74,9 @@ def _merge_meta(metadata: dict[str, Any], expected: dict[str, Any]) -> bool:
 class BootstrapPolicy:
     """Reconciles the default policy once the stores are up; runs no loop."""
 
+    post_start_hook = "rbac/bootstrap-roles"
+    """kube's post-start hook of the same job: its health check passes once the policy is in place."""
+
     def __init__(self, context: ServerContext) -> None:
         self.context = context
 

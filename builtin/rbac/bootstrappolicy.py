@@ -34,6 +34,18 @@ DISCOVERY_URLS = (
     "/version/",
 )
 PUBLIC_INFO_URLS = ("/healthz", "/livez", "/readyz", "/version", "/version/")
+MONITORING = "system:monitoring"
+MONITORING_URLS = (
+    "/metrics",
+    "/metrics/slis",
+    "/livez",
+    "/readyz",
+    "/healthz",
+    "/livez/*",
+    "/readyz/*",
+    "/healthz/*",
+)
+"""kube's system:monitoring role, bound to the group of that name (user.MonitoringGroup)."""
 ISSUER_DISCOVERY_URLS = (
     "/.well-known/openid-configuration",
     "/.well-known/openid-configuration/",
@@ -99,6 +111,7 @@ def cluster_roles(served: Served, custom: Iterable[ResourceType]) -> list[dict[s
             + _rule(["create"], authn, ["selfsubjectreviews"], served),
         ),
         _role("system:public-info-viewer", [_urls(["get"], PUBLIC_INFO_URLS)]),
+        _role(MONITORING, [_urls(["get"], MONITORING_URLS)]),
         # for components that check others' tokens and rights (kube's system:auth-delegator, bound by
         # whoever needs it: kr8s's whoami, an aggregated server's delegated authentication)
         _role(
@@ -194,6 +207,7 @@ def cluster_role_bindings() -> list[dict[str, Any]]:
             "system:public-info-viewer",
             [AUTHENTICATED, UNAUTHENTICATED],
         ),
+        _binding(MONITORING, MONITORING, [MONITORING]),
         _binding(
             "system:service-account-issuer-discovery",
             "system:service-account-issuer-discovery",

@@ -3,8 +3,10 @@
 schema, defaulter, validator, conversions and model into the generic registry (the per-resource strategy)."""
 
 import builtin.core.configmap
+import builtin.core.kubernetesservice
 import builtin.core.namespace
 import builtin.core.secret
+import builtin.core.service
 import builtin.core.serviceaccount
 from apiserver.machinery.scheme import CreateSubresource
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
@@ -116,7 +118,9 @@ EVENT = ResourceType(
                 ".involvedObject.uid",
                 ".involvedObject.apiVersion",
                 ".involvedObject.fieldPath",
+                ".involvedObject.resourceVersion",
                 ".reason",
+                ".reportingComponent",
                 ".type",
             ),
             strategic_merge_patch=True,
@@ -169,7 +173,7 @@ NAMESPACE = ResourceType(
                     priority=0,
                 ),
             ),
-            selectable_fields=(),
+            selectable_fields=(".status.phase",),
             strategic_merge_patch=True,
             to_internal=v1_conversion.namespace_to_internal,
             from_internal=v1_conversion.namespace_from_internal,
@@ -218,7 +222,7 @@ SECRET = ResourceType(
                     priority=0,
                 ),
             ),
-            selectable_fields=(),
+            selectable_fields=(".type",),
             strategic_merge_patch=True,
             to_internal=v1_conversion.secret_to_internal,
             from_internal=v1_conversion.secret_from_internal,
@@ -282,6 +286,8 @@ SERVICE = ResourceType(
     short_names=("svc",),
     categories=("all",),
     builtin=True,
+    strategy=builtin.core.service.ServiceStrategy,
+    controllers=(builtin.core.kubernetesservice.KubernetesServiceController,),
     versions=(
         VersionType(
             name="v1",
@@ -333,7 +339,7 @@ SERVICE = ResourceType(
                     priority=1,
                 ),
             ),
-            selectable_fields=(),
+            selectable_fields=(".spec.clusterIP", ".spec.type"),
             strategic_merge_patch=True,
             to_internal=v1_conversion.service_to_internal,
             from_internal=v1_conversion.service_from_internal,

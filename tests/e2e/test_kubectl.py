@@ -303,7 +303,8 @@ def test_edit_cluster_info_and_services(kubectl: Kubectl, tmp_path: Path) -> Non
     assert kubectl.run("get", "ct", "kc-edit", "-o", "jsonpath={.spec.image}").stdout == "after"
     info = re.sub(r"\x1b\[[0-9;]*m", "", kubectl.run("cluster-info").stdout)  # without its colours
     assert "Kubernetes control plane is running at https://127.0.0.1:" in info
-    service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: kc-svc\nspec:\n  ports:\n  - port: 80\n    targetPort: 8080\n"
+    # kube's ValidateService: with more than one port, each is named
+    service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: kc-svc\nspec:\n  ports:\n  - port: 80\n    name: http\n    targetPort: 8080\n"
     kubectl.run("apply", "-f", str(write(tmp_path, service)))
     kubectl.run(
         "patch",

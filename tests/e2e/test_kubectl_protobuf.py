@@ -93,8 +93,10 @@ def test_create_service_clusterip_and_nodeport(kubectl: Kubectl) -> None:
     ):  # the POST went as protobuf and the 201 came back as protobuf
         response = created.stderr[created.stderr.index('"Response" status="201 Created"') :]
         assert "Content-Type: application/vnd.kubernetes.protobuf" in response
+    # one node port per kubectl version: node ports are unique across the server's namespaces
+    node_port = 30000 + int(kubectl.namespace.rsplit("-", 1)[1])
     assert kubectl.run(
-        "create", "service", "nodeport", "np", "--tcp=81:8081", "--node-port=30081"
+        "create", "service", "nodeport", "np", "--tcp=81:8081", f"--node-port={node_port}"
     ).stdout.strip() == ("service/np created")
     web = get_yaml(kubectl, "service", "web")
     assert web["spec"]["type"] == "ClusterIP"
@@ -104,7 +106,7 @@ def test_create_service_clusterip_and_nodeport(kubectl: Kubectl) -> None:
     ]
     np = get_yaml(kubectl, "svc", "np")
     assert np["spec"]["type"] == "NodePort"
-    assert np["spec"]["ports"][0]["nodePort"] == 30081
+    assert np["spec"]["ports"][0]["nodePort"] == node_port
     assert np["spec"]["ports"][0]["targetPort"] == 8081
     rows = [line.split()[0] for line in kubectl.run("get", "services").stdout.splitlines()[1:]]
     assert {"web", "np"} <= set(rows)

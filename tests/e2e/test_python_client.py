@@ -56,7 +56,10 @@ def api_client(
     yield api, dyn
     api.close()
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "unclosed <socket.socket", ResourceWarning)
+        # the client's dropped sockets, TLS ones (the server's default) as plain ones
+        warnings.filterwarnings(
+            "ignore", r"unclosed <(socket\.socket|ssl\.SSLSocket)", ResourceWarning
+        )
         gc.collect()
 
 

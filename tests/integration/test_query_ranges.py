@@ -56,7 +56,7 @@ def test_a_huge_exact_resource_version_is_too_large_or_invalid(
     response = http.get(CONFIGMAPS, params=query)
     if value < 2**64:  # a valid uint64 beyond the store: kube's "Too large resource version"
         assert response.status_code == 504, response.text
-        assert response.json()["message"].startswith("Too large resource version")
+        assert response.json()["message"].startswith("Timeout: Too large resource version")
     else:
         assert response.status_code == 400, response.text
         assert "invalid resource version" in response.json()["message"]

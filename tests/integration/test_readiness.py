@@ -31,6 +31,14 @@ def server(
         yield request.param, client
 
 
+HOOKS = (
+    "[+]poststarthook/generic-apiserver-start-informers ok\n"
+    "[+]poststarthook/bootstrap-controller ok\n"
+    "[+]poststarthook/rbac/bootstrap-roles ok\n"
+)
+"""Every endpoint lists the post-start hooks after the server's own checks, as kube does."""
+
+
 def wait_for(client: httpx.Client, path: str, status: int, within: float = 20.0) -> httpx.Response:
     deadline = time.monotonic() + within
     while True:
@@ -47,8 +55,13 @@ def test_ready_and_verbose(server: tuple[str, httpx.Client]) -> None:
     assert response.headers["content-type"] == "text/plain; charset=utf-8"
     assert response.headers["x-content-type-options"] == "nosniff"
     verbose = client.get("/readyz?verbose")
-    assert verbose.text == "[+]ping ok\n[+]log ok\n[+]etcd ok\nreadyz check passed\n"
-    assert client.get("/livez?verbose").text == "[+]ping ok\n[+]log ok\nlivez check passed\n"
+    assert verbose.text == (
+        f"[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]informer-sync ok\n{HOOKS}[+]shutdown ok\n"
+        "readyz check passed\n"
+    )
+    assert (
+        client.get("/livez?verbose").text == f"[+]ping ok\n[+]log ok\n{HOOKS}livez check passed\n"
+    )
     assert client.get("/healthz/etcd").text == "ok"
 
 
@@ -56,7 +69,7 @@ def test_exclude_and_unknown_checks(server: tuple[str, httpx.Client]) -> None:
     _, client = server
     response = client.get("/readyz?verbose&exclude=etcd&exclude=nope")
     assert response.text == (
-        "[+]ping ok\n[+]log ok\n[+]etcd excluded: ok\n"
+        f"[+]ping ok\n[+]log ok\n[+]etcd excluded: ok\n[+]informer-sync ok\n{HOOKS}[+]shutdown ok\n"
         'warn: some health checks cannot be excluded: no matches for "nope"\nreadyz check passed\n'
     )
     missing = client.get("/readyz/bogus")
@@ -76,7 +89,8 @@ def test_not_ready_while_etcd_is_down_and_ready_again_after(
         down = wait_for(client, "/readyz", 500)
         assert down.status_code == 500, down.text
         assert down.text == (
-            "[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\nreadyz check failed\n"
+            "[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n[+]informer-sync ok\n"
+            f"{HOOKS}[+]shutdown ok\nreadyz check failed\n"
         )
         verbose = client.get("/readyz?verbose")
         assert (verbose.status_code, verbose.text) == (500, down.text)

@@ -41,10 +41,12 @@ def links(chain: HandlerChain) -> list[str]:
 def test_the_filters_are_in_kube_apiserver_order(tmp_path: Path) -> None:
     server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
     chain = build_handler_chain(server, ChainOptions(audit_log_path=str(tmp_path / "audit.log")))
-    # WithTimeoutForNonLongRunningRequests and WithRequestDeadline sit just inside WithRequestInfo
+    # the metrics see what every later filter answers (kube records them in the handler, whose timeouts
+    # and refusals they count too); WithTimeoutForNonLongRunningRequests and WithRequestDeadline come next
     assert links(chain) == [
         "AuditInitFilter",
         "RequestInfoFilter",
+        "MetricsFilter",
         "TimeoutFilter",
         "AuthenticationFilter",
         "AuditFilter",
@@ -58,6 +60,7 @@ def test_the_filters_are_in_kube_apiserver_order(tmp_path: Path) -> None:
     assert links(bare) == [
         "AuditInitFilter",
         "RequestInfoFilter",
+        "MetricsFilter",
         "TimeoutFilter",
         "AuthenticationFilter",
         "ImpersonationFilter",

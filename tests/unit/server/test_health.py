@@ -12,11 +12,22 @@ import httpx
 import pytest
 
 from apiserver.server import health
+from apiserver.server.chain import HandlerChain
 from apiserver.storage.interface import KeyValue, StorageUnavailableError
 from apiserver.storage.memory import MemoryStorage
 from tests.inprocess import InProcessServer, build_app
 
-LISTING_DOWN = "[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n"
+HOOKS = (
+    "[+]poststarthook/generic-apiserver-start-informers ok\n"
+    "[+]poststarthook/bootstrap-controller ok\n"
+    "[+]poststarthook/rbac/bootstrap-roles ok\n"
+)
+"""The post-start hooks, listed by every endpoint after the server's own checks, as kube lists them."""
+DOWN = "[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n"
+LISTING_DOWN = {
+    "healthz": DOWN + HOOKS,
+    "readyz": DOWN + "[+]informer-sync ok\n" + HOOKS + "[+]shutdown ok\n",
+}
 
 
 class FlakyStorage(MemoryStorage):
@@ -54,7 +65,7 @@ def test_a_failing_storage_fails_the_endpoint_with_the_reason_withheld(
         for query in ("", "?verbose"):
             response = client.get(f"/{endpoint}{query}")
             assert response.status_code == 500
-            assert response.text == f"{LISTING_DOWN}{endpoint} check failed\n"
+            assert response.text == f"{LISTING_DOWN[endpoint]}{endpoint} check failed\n"
             assert response.headers["content-type"] == "text/plain; charset=utf-8"
     assert "error getting data from etcd: connection refused" in caplog.text  # logged, not shown
     one = client.get(f"/{endpoint}/etcd")
@@ -72,7 +83,7 @@ def test_livez_does_not_depend_on_storage(client: httpx.Client, storage: FlakySt
     response = client.get("/livez?verbose")
     assert (response.status_code, response.text) == (
         200,
-        "[+]ping ok\n[+]log ok\nlivez check passed\n",
+        f"[+]ping ok\n[+]log ok\n{HOOKS}livez check passed\n",
     )
 
 
@@ -94,17 +105,69 @@ def test_a_hanging_storage_fails_within_the_timeout_and_recovery_needs_nothing(
         ("/readyz", 200, "ok"),
         ("/readyz?exclude=dontexist", 200, "ok"),
         ("/readyz?verbose=true&exclude=etcd", 200,
-         "[+]ping ok\n[+]log ok\n[+]etcd excluded: ok\nreadyz check passed\n"),
+         "[+]ping ok\n[+]log ok\n[+]etcd excluded: ok\n[+]informer-sync ok\n"
+         f"{HOOKS}[+]shutdown ok\nreadyz check passed\n"),
         ("/healthz?verbose&exclude=dontexist", 200,
-         "[+]ping ok\n[+]log ok\n[+]etcd ok\n"
+         f"[+]ping ok\n[+]log ok\n[+]etcd ok\n{HOOKS}"
          'warn: some health checks cannot be excluded: no matches for "dontexist"\n'
          "healthz check passed\n"),
         ("/readyz/log", 200, "ok"),
         ("/readyz/bogus", 404, "404 page not found\n"),
         ("/livez/etcd", 404, "404 page not found\n"),
+        ("/livez/shutdown", 404, "404 page not found\n"),
+        ("/readyz/poststarthook/rbac/bootstrap-roles", 200, "ok"),
+        ("/readyz/informer-sync", 200, "ok"),
     ],
 )  # fmt: skip
 def test_healthy_answers(client: httpx.Client, path: str, status: int, body: str) -> None:
     response = client.get(path)
     assert (response.status_code, response.text) == (status, body)
     assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_components_register_checks_and_hooks_of_their_own(storage: FlakyStorage) -> None:
+    """The registry others add to (a leader election's readiness, an aggregated API's availability): a
+    check on the endpoints it names only, a hook failing ``not finished`` until it has run, a name once."""
+    app = build_app(storage)
+    assert isinstance(app, HandlerChain)
+    registry = app.server.health
+    healthy = True
+
+    async def probe() -> None:
+        if not healthy:
+            raise RuntimeError("no leader")
+
+    registry.add(health.Check("leader-election", probe), "readyz")
+    finished = registry.post_start_hook("start-leader-election")
+    with pytest.raises(ValueError, match="leader-election"):
+        registry.add(health.Check("leader-election", probe), "readyz")
+    with InProcessServer(app) as server, server.client() as client:
+        hook = client.get("/livez/poststarthook/start-leader-election")
+        assert (hook.status_code, hook.text) == (500, "internal server error: not finished\n")
+        assert "[-]poststarthook/start-leader-election failed: reason withheld\n" in (
+            client.get("/healthz").text
+        )
+        finished()
+        assert client.get("/livez").text == "ok"
+        assert client.get("/readyz/leader-election").text == "ok"
+        assert client.get("/livez/leader-election").status_code == 404
+        healthy = False
+        down = client.get("/readyz?verbose")
+        assert down.status_code == 500
+        assert "[-]leader-election failed: reason withheld\n" in down.text
+        assert client.get("/livez").status_code == 200
+
+
+def test_readiness_fails_once_shutdown_begins(storage: FlakyStorage) -> None:
+    app = build_app(storage)
+    assert isinstance(app, HandlerChain)
+    with InProcessServer(app) as server, server.client() as client:
+        assert client.get("/readyz/shutdown").text == "ok"
+        app.server.health.shutting_down = True
+        down = client.get("/readyz")
+        assert down.status_code == 500
+        assert "[-]shutdown failed: reason withheld\n" in down.text
+        assert client.get("/readyz/shutdown").text == (
+            "internal server error: process is shutting down\n"
+        )
+        assert client.get("/livez").text == "ok"  # alive while it drains
