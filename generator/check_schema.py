@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from apiserver.schema import apply_defaults, prune, validate
+from apiserver.schema.causes import not_supported
 from apiserver.schema.cel import RuleSyntaxError, compile_rule, unsupported_functions
 from apiserver.schema.celstatic import cost_problems
 from apiserver.schema.regex import compile_go_regexp
@@ -117,7 +118,8 @@ class _Structure:
         if kind == "null":
             report((*path, "type"), "type cannot be null; use nullable: true")
         elif kind is not None and kind not in TYPES:
-            report((*path, "type"), f'unknown type "{kind}"; expected one of {", ".join(TYPES)}')
+            # kube's apiextensions validation: field.NotSupported of the type
+            report((*path, "type"), not_supported("", kind, TYPES).message)
         if s.get("uniqueItems") is True:
             report(
                 (*path, "uniqueItems"),

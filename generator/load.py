@@ -57,7 +57,8 @@ def _load_document(
         if api_version == CRD_API_VERSION and kind == _CRD_KIND:
             definition, source, reader = load_crd(document)
             return definition, source, reader.errors
-        if api_version is None and kind != _CRD_KIND:
+        # a compact definition may define the CustomResourceDefinition kind itself (builtin/definitions)
+        if api_version is None and (kind != _CRD_KIND or "spec" not in value):
             definition, source, reader = load_compact(document)
             return definition, source, reader.errors
     reader = DocumentReader(document)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.schema.causes import not_supported
 from generator.definition import Definition, JsonPath, PrinterColumn, ScaleSubresource, Version
 from generator.load_reader import DocumentReader
 from generator.schema_keywords import JSON_SCHEMA_PROPS, check_keyword_value
@@ -153,8 +154,11 @@ def check_schema_props(reader: DocumentReader, node: Any, path: JsonPath) -> Non
             check_keyword_value(reader, key, value, here)
 
 
-def load_crd(document: YamlDocument) -> tuple[Definition | None, DefinitionSource, DocumentReader]:
-    """One CustomResourceDefinition document → its Definition (None when it has errors)."""
+def load_crd(
+    document: YamlDocument, run_time: bool = False
+) -> tuple[Definition | None, DefinitionSource, DocumentReader]:
+    """One CustomResourceDefinition document → its Definition (None when it has errors). ``run_time``: a
+    CRD posted to a server, whose errors say what the server supports rather than what to write instead."""
     reader = DocumentReader(document)
     source = DefinitionSource(document, "crd")
     crd = reader.mapping(document.value, (), _TOP_KEYS, required=("spec",)) or {}
@@ -174,7 +178,7 @@ def load_crd(document: YamlDocument) -> tuple[Definition | None, DefinitionSourc
     group = reader.opt_string(spec, "group", sp)
     scope = reader.choice(spec["scope"], (*sp, "scope"), SCOPES) if "scope" in spec else None
     names = _names(reader, source, spec.get("names"))
-    _conversion(reader, spec)
+    _conversion(reader, spec, run_time)
     if spec.get("preserveUnknownFields") is not None:
         keep = reader.boolean(spec["preserveUnknownFields"], (*sp, "preserveUnknownFields"))
         if keep:
@@ -228,7 +232,7 @@ def _names(reader: DocumentReader, source: DefinitionSource, value: Any) -> dict
     return out
 
 
-def _conversion(reader: DocumentReader, spec: dict[str, Any]) -> None:
+def _conversion(reader: DocumentReader, spec: dict[str, Any], run_time: bool) -> None:
     path = ("spec", "conversion")
     conversion = spec.get("conversion")
     if conversion is None:
@@ -237,11 +241,14 @@ def _conversion(reader: DocumentReader, spec: dict[str, Any]) -> None:
     if stanza is None:
         return
     strategy = stanza.get("strategy", "None")
-    if strategy == "Webhook":
+    if strategy == "Webhook" and not run_time:
         reader.error(
             (*path, "strategy"),
             "conversion webhooks are not supported; declare field moves in the compact format",
         )
+    elif strategy == "Webhook":
+        # a server converts by apiVersion rewrite only, so far: refused rather than converted wrongly
+        reader.error((*path, "strategy"), not_supported("", strategy, ("None",)).message)
     elif reader.choice(strategy, (*path, "strategy"), ("None", "Webhook")) and "webhook" in stanza:
         reader.error((*path, "webhook"), 'must not be set unless strategy is "Webhook"')
 

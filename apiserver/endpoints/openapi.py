@@ -9,8 +9,10 @@ changes (API-CONVENTIONS.md §4.1).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -23,45 +25,103 @@ class OpenAPIDocument:
     hash: str
 
 
+def _document(body: bytes) -> OpenAPIDocument:
+    return OpenAPIDocument(body, hashlib.sha512(body).hexdigest()[:128].upper())
+
+
+def _merged_v3(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    """Documents of one group-version from several owners (generated kinds, CRDs of the same group) as
+    one: their paths and component schemas joined, the later owner's entry winning."""
+    merged: dict[str, Any] = dict(documents[0])
+    paths: dict[str, Any] = {}
+    schemas: dict[str, Any] = {}
+    for document in documents:
+        paths.update(document.get("paths", {}))
+        schemas.update(document.get("components", {}).get("schemas", {}))
+    merged["paths"] = dict(sorted(paths.items()))
+    merged["components"] = {
+        **merged.get("components", {}),
+        "schemas": dict(sorted(schemas.items())),
+    }
+    return merged
+
+
 class OpenAPIDocuments:
-    """The generated documents (``generated/openapi/*.json``), keyed by path (``apis/<g>/<v>``, ``api/v1``)."""
+    """The generated documents (``generated/openapi/*.json``), keyed by path (``apis/<g>/<v>``, ``api/v1``),
+    and those published while serving (``publish``: CustomResourceDefinitions), merged per path."""
 
     def __init__(self, directory: Path) -> None:
-        self.documents: dict[str, OpenAPIDocument] = {}
+        self._base: dict[str, bytes] = {}
         for file in sorted(directory.glob("*.json")):
             if file.stem in ("aggregate", "swagger"):
                 continue
-            body = orjson.dumps(orjson.loads(file.read_bytes()))
-            digest = hashlib.sha512(body).hexdigest()[:128].upper()
-            self.documents[file.stem.replace("__", "/")] = OpenAPIDocument(body, digest)
+            self._base[file.stem.replace("__", "/")] = orjson.dumps(orjson.loads(file.read_bytes()))
+        swagger = directory / "swagger.json"
+        self._base_v2: dict[str, Any] | None = (
+            orjson.loads(swagger.read_bytes()) if swagger.exists() else None
+        )
+        self._published: dict[str, tuple[dict[str, dict[str, Any]], dict[str, Any]]] = {}
+        self.documents: dict[str, OpenAPIDocument] = {
+            path: _document(body) for path, body in self._base.items()
+        }
+        self.index = b""
+        self._v2: dict[str, OpenAPIDocument] = {}  # encoded when first asked for
+        self._reindex()
+
+    def publish(self, owner: str, v3: Mapping[str, dict[str, Any]], v2: Mapping[str, Any]) -> None:
+        """Replace ``owner``'s documents (none: withdraw them); hashes change where documents do, and only
+        the documents of the paths the owner had or has are built again."""
+        before = self._published.pop(owner, ({}, {}))[0]
+        if v3 or v2:
+            self._published[owner] = (dict(v3), dict(v2))
+        for path in {*before, *v3}:
+            self._rebuild(path)
+        self._reindex()
+
+    def _rebuild(self, path: str) -> None:
+        published = [v3[path] for v3, _ in self._published.values() if path in v3]
+        if not published:
+            if path in self._base:
+                self.documents[path] = _document(self._base[path])
+            else:
+                self.documents.pop(path, None)
+            return
+        base = [orjson.loads(self._base[path])] if path in self._base else []
+        self.documents[path] = _document(orjson.dumps(_merged_v3([*base, *published])))
+
+    def _reindex(self) -> None:
+        self.documents = dict(sorted(self.documents.items()))
         self.index = orjson.dumps(
             {
                 "paths": {
                     path: {"serverRelativeURL": f"/openapi/v3/{path}?hash={document.hash}"}
-                    for path, document in sorted(self.documents.items())
+                    for path, document in self.documents.items()
                 }
             }
         )
+        self._v2 = {}
 
-        swagger = directory / "swagger.json"
-        self.v2_json: OpenAPIDocument | None = None
-        self.v2_protobuf: OpenAPIDocument | None = None
-        if swagger.exists():
-            document = orjson.loads(swagger.read_bytes())
-            body = orjson.dumps(document)
-            self.v2_json = OpenAPIDocument(body, hashlib.sha512(body).hexdigest()[:128].upper())
-            encoded = encode_swagger(document)
-            self.v2_protobuf = OpenAPIDocument(
-                encoded, hashlib.sha512(encoded).hexdigest()[:128].upper()
-            )
+    def _swagger(self) -> dict[str, Any] | None:
+        if self._base_v2 is None and not self._published:
+            return None
+        swagger: dict[str, Any] = dict(self._base_v2 or {"swagger": "2.0", "info": {}})
+        for _, v2 in self._published.values():
+            for key in ("paths", "definitions"):
+                swagger[key] = dict(sorted({**swagger.get(key, {}), **v2.get(key, {})}.items()))
+        return swagger
 
     def document(self, path: str) -> OpenAPIDocument | None:
         return self.documents.get(path.strip("/"))
 
     def v2(self, accept: str) -> tuple[OpenAPIDocument, bytes] | None:
         """/openapi/v2 as gnostic protobuf when asked (kubectl parses only that), JSON otherwise."""
-        if "protobuf" in accept and self.v2_protobuf is not None:
-            return self.v2_protobuf, CONTENT_TYPE.encode()
-        if self.v2_json is not None:
-            return self.v2_json, b"application/json"
-        return None
+        form = "protobuf" if "protobuf" in accept else "json"
+        if form not in self._v2:
+            swagger = self._swagger()
+            if swagger is None:
+                return None
+            self._v2[form] = _document(
+                encode_swagger(swagger) if form == "protobuf" else orjson.dumps(swagger)
+            )
+        content_type = CONTENT_TYPE.encode() if form == "protobuf" else b"application/json"
+        return self._v2[form], content_type

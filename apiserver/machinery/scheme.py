@@ -181,6 +181,16 @@ class Scheme:
         self._resources[key] = resource
         self._kinds.add((resource.group, resource.kind))
 
+    def remove(self, group: str, plural: str) -> None:
+        """Stop knowing a resource (a CustomResourceDefinition deleted while serving)."""
+        resource = self._resources.pop((group, plural))
+        self._kinds.discard((resource.group, resource.kind))
+
+    def replace(self, resource: ResourceType) -> None:
+        """A registered resource's new shape (an updated CustomResourceDefinition): same group and plural."""
+        self.remove(resource.group, resource.plural)
+        self.add(resource)
+
     def __iter__(self) -> Iterator[ResourceType]:
         return iter(sorted(self._resources.values(), key=lambda r: (r.group, r.plural)))
 

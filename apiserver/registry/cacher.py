@@ -80,6 +80,10 @@ class WatchCache:
                 await self._task
         self._hub.end_all()
 
+    def forget_renders(self) -> None:
+        """Render every object again when next asked (its resource changed shape)."""
+        self._rendered.clear()
+
     async def _relist(self) -> None:
         page = await self.storage.list(self.prefix)
         self.objects = {kv.key: kv for kv in page.items}

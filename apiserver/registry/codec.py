@@ -31,6 +31,9 @@ def decode(resource: ResourceType, kv: KeyValue) -> Object:
     version = resource.version(stored_version)
     if version is not None and not version.storage:
         obj = version.to_internal(obj)
+        # the internal form is the storage version's, whichever version the value was written in (a
+        # CustomResourceDefinition's storage version can change while its objects stay as they were)
+        obj["apiVersion"] = resource.api_version(resource.storage_version.name)
     metadata = obj.setdefault("metadata", {})
     metadata["resourceVersion"] = str(kv.mod_revision)
     return obj

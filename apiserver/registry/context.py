@@ -15,6 +15,7 @@ from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRan
 if TYPE_CHECKING:
     from apiserver.admission.interface import Plugin
     from apiserver.registry.store import Store
+    from apiserver.server.served import ServedResources
     from apiserver.storage.interface import Storage
 
 
@@ -47,6 +48,9 @@ class ServerContext:
     --service-node-port-range)."""
     secure_port: int = 6443
     """The port the server serves on (--secure-port), which the `kubernetes` Service targets."""
+    served: ServedResources | None = None
+    """What the server serves, changeable while it serves (CustomResourceDefinitions install kinds there);
+    set by the server once it is built."""
 
     parts: dict[Callable[..., Any], Any] = field(default_factory=dict)
     """Parts made once per server and shared, by their maker (see ``part``)."""

@@ -150,6 +150,14 @@ class Store:
         # oldest write first, so that pruning what the cache has applied stops at the first it has not
         self._written: OrderedDict[str, KeyValue] = OrderedDict()
 
+    def reshape(self, resource: ResourceType) -> None:
+        """Serve the same stored objects as ``resource``'s new shape (an updated CustomResourceDefinition):
+        what was decoded or rendered with the old one (its storage version, its schemas) is forgotten."""
+        self.resource = resource
+        self._decoded.clear()
+        if self.cache is not None:
+            self.cache.forget_renders()
+
     @property
     def sets_generation(self) -> bool:
         """Whether ``metadata.generation`` is kept, as the strategy or kube's default for the kind says."""

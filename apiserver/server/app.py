@@ -43,6 +43,7 @@ from apiserver.registry.strategy import Strategy
 from apiserver.server.compactor import Compactor
 from apiserver.server.health import Check, Health
 from apiserver.server.index import index_body
+from apiserver.server.served import ServedResources
 from apiserver.storage.interface import Storage, StorageUnavailableError, ValueTooLargeError
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,11 @@ class APIServer:
             )
         self.discovery = Discovery(scheme)
         self.openapi = OpenAPIDocuments(openapi_dir)
+        self.served = ServedResources(
+            scheme, self.context, self.admission, self.compactor, self.openapi
+        )
+        self.served.listeners.append(self._rediscover)
+        self.context.served = self.served
         self.resources = ResourceHandler(
             scheme, self.stores, self._creaters(scheme), metrics=self.metrics
         )
@@ -151,6 +157,10 @@ class APIServer:
             for store in list(self.stores.values())
             if store.resource.persisted
         }
+
+    def _rediscover(self) -> None:
+        """Discovery after the served resources changed (its documents are pre-encoded)."""
+        self.discovery = Discovery(self.scheme)
 
     def _creaters(self, scheme: Scheme) -> dict[tuple[str, str, str], BoundCreater]:
         """Every create subresource's handler, built with the context, and its body's kind."""

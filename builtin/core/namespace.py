@@ -19,6 +19,7 @@ from apiserver.schema import causes
 from apiserver.schema.causes import Cause
 from apiserver.schema.objectmeta import is_dns1123_label
 from apiserver.storage.interface import StorageError
+from builtin.deletion import delete_all
 
 log = logging.getLogger(__name__)
 
@@ -210,14 +211,4 @@ class NamespaceController:
 
     async def _delete_contents(self, namespace: str) -> int:
         """Delete everything in the namespace; returns how many objects are still there."""
-        remaining = 0
-        for store in self.contents:
-            for obj in (await store.list(namespace, ListOptions())).items:
-                try:
-                    _, gone = await store.delete(namespace, obj["metadata"]["name"])
-                except errors.APIError as error:
-                    if error.code == 404:
-                        continue
-                    raise
-                remaining += 0 if gone else 1
-        return remaining
+        return sum([await delete_all(store, namespace) for store in self.contents])

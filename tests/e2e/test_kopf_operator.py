@@ -49,7 +49,7 @@ class Operator:
                 self.process.wait()
 
 
-def start_operator(kubeconfig: Path, log: Path) -> Operator:
+def start_operator(kubeconfig: Path, log: Path, script: Path = OPERATOR) -> Operator:
     env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
     with log.open("wb") as sink:
         process = subprocess.Popen(
@@ -61,7 +61,7 @@ def start_operator(kubeconfig: Path, log: Path) -> Operator:
                 "--standalone",
                 "-A",
                 "--verbose",
-                str(OPERATOR),
+                str(script),
             ],
             cwd=REPO,
             env=env,

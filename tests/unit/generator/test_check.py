@@ -261,8 +261,8 @@ def test_structural_rules() -> None:
         f"{FILE}:22: {s}.ref.$ref: $ref is not supported",
         f"{FILE}:22: {s}.ref.type: type is required for object fields (unless x-kubernetes-preserve-unknown-fields "
         "or x-kubernetes-int-or-string is true)",
-        f'{FILE}:23: {s}.bad.type: unknown type "strin"; expected one of array, boolean, integer, number, object, '
-        "string",
+        f'{FILE}:23: {s}.bad.type: Unsupported value: "strin": supported values: "array", "boolean", '
+        '"integer", "number", "object", "string"',
         f"{FILE}:24: {s}.keep.x-kubernetes-preserve-unknown-fields: must be true or undefined",
         f"{FILE}:25: {s}.list.x-kubernetes-list-map-keys: must not be empty if x-kubernetes-list-type is map",
         f"{FILE}:26: {s}.keyed.items.properties.k: this property is in x-kubernetes-list-map-keys, so it must "

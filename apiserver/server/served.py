@@ -1,0 +1,96 @@
+"""The resources a running server serves, changeable while it serves (kube's apiextensions server adds and
+removes CRD handlers live; the aggregator adds remote group-versions).
+
+One seam: ``install`` and ``uninstall`` change the Scheme and the Stores (with their watch caches) together,
+``publish_openapi`` adds or replaces one owner's OpenAPI documents, and every change is announced to the
+``listeners`` (discovery is rebuilt by one). Routing reads the Scheme and the Stores on every request, so a
+resource is served from the moment ``install`` returns and not a moment before its Store is ready.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from apiserver.admission.chain import AdmissionChain
+from apiserver.endpoints.openapi import OpenAPIDocuments
+from apiserver.machinery.scheme import ResourceType, Scheme
+from apiserver.registry.cacher import WatchCache
+from apiserver.registry.context import ServerContext
+from apiserver.registry.store import Store
+from apiserver.registry.strategy import Strategy
+from apiserver.server.compactor import Compactor
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[], None]
+
+
+class ServedResources:
+    """The live registry of served resources and OpenAPI documents, with change listeners."""
+
+    def __init__(
+        self,
+        scheme: Scheme,
+        context: ServerContext,
+        admission: AdmissionChain,
+        compactor: Compactor,
+        openapi: OpenAPIDocuments,
+    ) -> None:
+        self.scheme = scheme
+        self.context = context
+        self.admission = admission
+        self.compactor = compactor
+        self.openapi = openapi
+        self.listeners: list[Listener] = []
+        self.installed: set[tuple[str, str]] = set()
+        """The (group, plural) of resources installed here; the generated ones cannot be replaced."""
+
+    def _changed(self) -> None:
+        for listener in self.listeners:
+            listener()
+
+    async def install(self, resource: ResourceType) -> None:
+        """Serve ``resource`` (or its new shape, when one of its group and plural is served): the Store and
+        its watch cache first, then the Scheme, so that no request finds the kind without its Store."""
+        key = (resource.group, resource.plural)
+        if self.scheme.resource(*key) is not None and key not in self.installed:
+            raise ValueError(f"{resource.group_resource} is served already")
+        current = self.context.stores.get(key)
+        if current is not None and key in self.installed:
+            # a changed definition: the same stored objects, so the running watch cache is kept
+            current.reshape(resource)
+            self.scheme.replace(resource)
+            self._changed()
+            return
+        strategy = (resource.strategy or Strategy)(self.context)
+        store = Store(resource, self.context.storage, strategy, admission=self.admission)
+        if resource.persisted:
+            store.cache = WatchCache(self.context.storage, resource.key_prefix())
+            await store.cache.start()
+            self.compactor.listeners.append(store.cache.forget_before)
+        self.context.stores[key] = store
+        self.scheme.add(resource)
+        self.installed.add(key)
+        self._changed()
+
+    async def uninstall(self, group: str, plural: str) -> None:
+        """Stop serving a resource: out of the Scheme first (requests get 404), then its Store goes."""
+        if (group, plural) not in self.installed:
+            return
+        self.installed.discard((group, plural))
+        self.scheme.remove(group, plural)
+        store = self.context.stores.pop((group, plural), None)
+        self._changed()
+        if store is not None and store.cache is not None:
+            self.compactor.listeners.remove(store.cache.forget_before)
+            await store.cache.stop()
+
+    def publish_openapi(
+        self, owner: str, v3: Mapping[str, dict[str, Any]], v2: Mapping[str, Any]
+    ) -> None:
+        """Replace what ``owner`` contributes to /openapi/v3 (documents by path, ``apis/<g>/<v>``) and
+        /openapi/v2 (a Swagger document whose paths and definitions join the served one)."""
+        self.openapi.publish(owner, v3, v2)
+        self._changed()

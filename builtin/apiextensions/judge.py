@@ -1,0 +1,75 @@
+"""A CustomResourceDefinition judged as `apiforge generate` judges a CRD file: one implementation of the
+rules (the generator's loader and checks: names, versions, structural schema, defaults, CEL, printer columns,
+scale paths, selectable fields), run on the posted object in the run-time mode (strategy None need not be
+total, as kube-apiserver prunes what the other version lacks)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from apiserver.schema import Cause
+from generator.check import check_definitions
+from generator.definition import Definition, DefinitionError, DefinitionErrors
+from generator.load_crd import load_crd
+from generator.sourcemap import SourceMap
+from generator.yamlsource import LineIndex, YamlDocument
+
+__all__ = ["judge"]
+
+
+# field.ErrorType's reasons, by the text its messages start with (k8s.io/apimachinery/pkg/util/validation/field)
+_REASONS = (
+    ("Unsupported value", "FieldValueNotSupported"),
+    ("Required value", "FieldValueRequired"),
+    ("Forbidden", "FieldValueForbidden"),
+    ("Duplicate value", "FieldValueDuplicate"),
+    ("Too long", "FieldValueTooLong"),
+    ("Too many", "FieldValueTooMany"),
+)
+_SCHEMA_MAPS = re.compile(
+    r'\.(properties|patternProperties|definitions|dependencies)(?:\.([^.\[]+)|\["([^"]*)"\])'
+)
+
+
+def _kube_path(path: str, hoisted: bool) -> str:
+    """kube's field path: map keys in brackets (``properties[spec]``); and, when every version has the same
+    schema, kube's internal ``spec.validation`` that the v1 API's per-version schemas convert to."""
+    path = _SCHEMA_MAPS.sub(lambda m: f".{m.group(1)}[{m.group(2) or m.group(3)}]", path)
+    if hoisted:
+        path = re.sub(r"^spec\.versions\[\d+\]\.schema\.", "spec.validation.", path)
+    return path
+
+
+def _hoisted(crd: dict[str, Any]) -> bool:
+    """Whether kube reports schema errors under spec.validation: all versions declare one same schema."""
+    versions = (crd.get("spec") or {}).get("versions")
+    if not isinstance(versions, list) or not versions:
+        return False
+    schemas = [v.get("schema") if isinstance(v, dict) else None for v in versions]
+    return all(schema == schemas[0] for schema in schemas)
+
+
+def _cause(error: DefinitionError, hoisted: bool) -> Cause:
+    reason = next(
+        (r for prefix, r in _REASONS if error.message.startswith(prefix)), "FieldValueInvalid"
+    )
+    return Cause(reason, error.message, _kube_path(error.field_path, hoisted))
+
+
+def judge(crd: dict[str, Any]) -> tuple[Definition | None, list[Cause]]:
+    """The CRD's Definition (what the server builds its resource from), or None and why it is invalid."""
+    name = str((crd.get("metadata") or {}).get("name", ""))
+    document = YamlDocument(Path(name), crd, LineIndex({}))
+    definition, source, reader = load_crd(document, run_time=True)
+    hoisted = _hoisted(crd)
+    if reader.errors or definition is None:
+        return None, [_cause(error, hoisted) for error in reader.errors]
+    sources = SourceMap()
+    sources.add(definition, source)
+    try:
+        check_definitions([definition], sources, run_time=True)
+    except DefinitionErrors as found:
+        return None, [_cause(error, hoisted) for error in found.errors]
+    return definition, []
