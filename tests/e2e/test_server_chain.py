@@ -322,11 +322,13 @@ def test_kubectl_explain_shows_the_backs_schema(kubectl: Kubectl) -> None:
     assert "KIND:       CronTab" in kubectl.run("explain", "crontabs").stdout
 
 
-def test_the_back_sees_the_real_user(chain: ServerProcess, back: ServerProcess) -> None:
+def let_list_gadgets(front: ServerProcess, user: str) -> None:
+    """A ClusterRole to list gadgets, bound to ``user`` on the front (the back asks the front)."""
+    name = f"{user}-gadget-lister"
     role = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
-        "metadata": {"name": "gadget-reader"},
+        "metadata": {"name": name},
         "rules": [
             {"apiGroups": ["tools.example.com"], "resources": ["gadgets"], "verbs": ["list"]}
         ],
@@ -334,17 +336,17 @@ def test_the_back_sees_the_real_user(chain: ServerProcess, back: ServerProcess) 
     binding = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
-        "metadata": {"name": "jane-gadget-reader"},
-        "roleRef": {
-            "apiGroup": "rbac.authorization.k8s.io",
-            "kind": "ClusterRole",
-            "name": "gadget-reader",
-        },
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "jane"}],
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
     }
     rbac = "/apis/rbac.authorization.k8s.io/v1"
-    assert chain.http("POST", f"{rbac}/clusterroles", json=role).status_code == 201
-    assert chain.http("POST", f"{rbac}/clusterrolebindings", json=binding).status_code == 201
+    assert front.http("POST", f"{rbac}/clusterroles", json=role).status_code == 201
+    assert front.http("POST", f"{rbac}/clusterrolebindings", json=binding).status_code == 201
+
+
+def test_the_back_sees_the_real_user(chain: ServerProcess, back: ServerProcess) -> None:
+    let_list_gadgets(chain, "jane")
     as_jane = {"Impersonate-User": "jane", "Impersonate-Group": "qa"}
     listed = wait_for(
         lambda: (a := chain.http("GET", GADGETS, headers=as_jane)).status_code == 200 and a
@@ -365,28 +367,7 @@ def test_the_back_sees_the_users_uid_as_x_remote_uid(
     chain: ServerProcess, back: ServerProcess
 ) -> None:
     """kube 1.32's --requestheader-uid-headers: the front sends the UID its token file gives carol."""
-    role = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": {"name": "gadget-lister"},
-        "rules": [
-            {"apiGroups": ["tools.example.com"], "resources": ["gadgets"], "verbs": ["list"]}
-        ],
-    }
-    binding = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRoleBinding",
-        "metadata": {"name": "carol-gadget-lister"},
-        "roleRef": {
-            "apiGroup": "rbac.authorization.k8s.io",
-            "kind": "ClusterRole",
-            "name": "gadget-lister",
-        },
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "carol"}],
-    }
-    rbac = "/apis/rbac.authorization.k8s.io/v1"
-    assert chain.http("POST", f"{rbac}/clusterroles", json=role).status_code == 201
-    assert chain.http("POST", f"{rbac}/clusterrolebindings", json=binding).status_code == 201
+    let_list_gadgets(chain, "carol")
     as_carol = {"Authorization": f"Bearer {CAROL_TOKEN}"}
     with chain.anonymous_client(headers=as_carol, timeout=10) as client:
         listed = wait_for(lambda: (a := client.get(f"{GADGETS}?limit=7")).status_code == 200 and a)
