@@ -1,0 +1,155 @@
+"""One JSON POST to a webhook's ``clientConfig`` (k8s.io/apiserver/pkg/util/webhook): to ``url``, or to the
+Service it names. A Service reference is resolved as kube-apiserver's default ServiceResolver does (the
+Service's cluster IP and port; an ExternalName Service's DNS name), while the request keeps the Service's
+DNS name ``<name>.<namespace>.svc``: the certificate is verified for that name (TLS SNI), and errors quote
+the URL as kube does (``Post "https://name.ns.svc:443/path?timeout=30s": ...``). Failures are raised as
+CallFailed in Go's net/http words, because users search for those messages."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import ssl
+from typing import Any
+
+import httpx
+import orjson
+
+from apiserver.machinery import errors
+from apiserver.registry.context import ServerContext
+
+__all__ = ["CallFailed", "WebhookClients"]
+
+
+class CallFailed(Exception):
+    """The webhook could not be called, or did not answer 2xx JSON."""
+
+
+class WebhookClients:
+    """One HTTP client per CA bundle, kept while the server runs: a TLS context costs milliseconds to build
+    and a kept-alive connection saves a handshake per call."""
+
+    def __init__(self, context: ServerContext) -> None:
+        self.context = context
+        self._clients: dict[str, httpx.AsyncClient] = {}
+
+    def _client(self, ca_bundle: str) -> httpx.AsyncClient:
+        found = self._clients.get(ca_bundle)
+        if found is None:
+            found = self._clients[ca_bundle] = httpx.AsyncClient(verify=_tls(ca_bundle))
+        return found
+
+    async def close(self) -> None:
+        for client in self._clients.values():
+            await client.aclose()
+        self._clients.clear()
+
+    async def post(self, client_config: dict[str, Any], body: Any, timeout: float) -> Any:
+        """The webhook's decoded JSON answer; raises CallFailed in kube's words."""
+        url, connect_to = await self._where(client_config, timeout)
+        try:
+            client = self._client(str(client_config.get("caBundle") or ""))
+        except (ValueError, ssl.SSLError) as error:
+            raise CallFailed(f"could not get REST client: invalid caBundle: {error}") from None
+        request_url = httpx.URL(url)
+        extensions: dict[str, Any] = {"timeout": httpx.Timeout(timeout).as_dict()}
+        if connect_to is not None:
+            extensions["sni_hostname"] = request_url.host
+            request_url = request_url.copy_with(host=connect_to)
+        request = client.build_request(
+            "POST",
+            request_url,
+            content=orjson.dumps(body),
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+            extensions=extensions,
+        )
+        if connect_to is not None:
+            request.headers["Host"] = httpx.URL(url).netloc.decode("ascii")
+        try:
+            response = await client.send(request)
+        except httpx.TimeoutException:
+            raise CallFailed(f'Post "{url}": context deadline exceeded') from None
+        except httpx.HTTPError as error:
+            raise CallFailed(f'Post "{url}": {_reason(error, str(request_url))}') from None
+        if not 200 <= response.status_code < 300:
+            text = response.text.strip()[:1024]
+            raise CallFailed(
+                f'an error on the server ("{text}") has prevented the request from succeeding'
+            )
+        try:
+            return orjson.loads(response.content)
+        except orjson.JSONDecodeError:
+            raise CallFailed(_json_error(response.content)) from None
+
+    async def _where(self, config: dict[str, Any], timeout: float) -> tuple[str, str | None]:
+        """The URL kube posts to (with the ``?timeout=`` its REST client adds) and, for a Service
+        reference, the host it connects to instead of the Service's DNS name."""
+        seconds = f"{timeout:g}s"
+        url = config.get("url")
+        if isinstance(url, str) and url:
+            return f"{url}{'&' if '?' in url else '?'}timeout={seconds}", None
+        service = config.get("service") or {}
+        namespace, name = str(service.get("namespace", "")), str(service.get("name", ""))
+        port = int(service.get("port") or 443)
+        path = str(service.get("path") or "")
+        host = await self._resolve(namespace, name, port)
+        return f"https://{name}.{namespace}.svc:{port}{path}?timeout={seconds}", host
+
+    async def _resolve(self, namespace: str, name: str, port: int) -> str:
+        """kube's ClusterIP ServiceResolver (k8s.io/apiserver/pkg/util/proxy ResolveCluster)."""
+        try:
+            service = await self.context.store("", "services").get(namespace, name)
+        except errors.APIError as error:
+            if error.code != 404:
+                raise
+            raise CallFailed(f'service "{name}" not found') from None
+        spec = service.get("spec") or {}
+        kind = spec.get("type") or "ClusterIP"
+        if kind == "ExternalName":
+            return str(spec.get("externalName", ""))
+        if kind not in ("ClusterIP", "NodePort", "LoadBalancer"):
+            raise CallFailed(f'unsupported service type "{kind}"')
+        cluster_ip = str(spec.get("clusterIP") or "")
+        if cluster_ip in ("", "None"):
+            raise CallFailed('cannot route to service with ClusterIP "None"')
+        if not any(entry.get("port") == port for entry in spec.get("ports") or ()):
+            raise CallFailed(f"no service port {port} found for service {name!r}")
+        return cluster_ip
+
+
+def _tls(ca_bundle: str) -> ssl.SSLContext:
+    """Verification against ``caBundle`` (base64 of PEM, as the API carries ``[]byte``), or the system's
+    roots without one."""
+    if not ca_bundle:
+        return ssl.create_default_context()
+    try:
+        pem = base64.b64decode(ca_bundle, validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError) as error:
+        raise ValueError(str(error)) from None
+    return ssl.create_default_context(cadata=pem)
+
+
+def _reason(error: httpx.HTTPError, url: str) -> str:
+    """Go's net/http wording for the common failures."""
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return "tls: failed to verify certificate: x509: " + (
+                cause.verify_message or "certificate signed by unknown authority"
+            )
+        if isinstance(cause, ConnectionRefusedError):
+            break
+        cause = cause.__cause__ or cause.__context__
+    text = str(error) or type(error).__name__
+    if cause is not None or "refused" in text.lower():
+        parsed = httpx.URL(url)
+        return f"dial tcp {parsed.host}:{parsed.port or 443}: connect: connection refused"
+    return text
+
+
+def _json_error(body: bytes) -> str:
+    """Go's encoding/json words for a body that is not JSON (what kube's client reports)."""
+    text = body.decode("utf-8", "replace").lstrip()
+    if not text:
+        return "unexpected end of JSON input"
+    return f"invalid character {text[0]!r} looking for beginning of value"
