@@ -9,6 +9,8 @@ generates its own CronTab in stable.example.com (a CRD claiming its names is ref
 from __future__ import annotations
 
 import copy
+import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -377,6 +379,31 @@ def test_delete_removes_the_objects_first_then_stops_serving(client: httpx.Clien
     assert client.get(collection(crd)).json()["items"] == []
 
 
+def test_a_terminating_crd_refuses_creates_with_kubes_405(client: httpx.Client) -> None:
+    """kube's crdHandler: while the CRD is terminating, a create of its kind is a MethodNotSupported error
+    whose message says why; reads, updates and deletes still go through (the cleanup needs them)."""
+    crd, objects = served_crd(client, "latches", "Latch")
+    body = {"apiVersion": f"{RUNTIME_GROUP}/v1", "kind": "Latch"}
+    held = {**body, "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
+    assert client.post(objects, json=held).status_code == 201
+    assert client.delete(f"{CRD_PATH}/latches.{RUNTIME_GROUP}").status_code == 200
+    wait_condition(client, crd["metadata"]["name"], "Terminating", "True")
+    refused = client.post(objects, json={**body, "metadata": {"name": "new"}})
+    assert refused.status_code == 405
+    assert refused.json()["reason"] == "MethodNotAllowed"
+    assert refused.json()["message"] == (
+        "create not allowed while custom resource definition is terminating"
+    )
+    assert refused.json()["details"] == {"group": RUNTIME_GROUP, "kind": "latches"}
+    released = client.patch(
+        f"{objects}/held",
+        json={"metadata": {"finalizers": None}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert released.status_code == 200
+    wait_gone(client, f"{CRD_PATH}/latches.{RUNTIME_GROUP}")
+
+
 def test_a_kopf_operator_installs_its_crd_and_handles_its_kind(
     server: ServerProcess, client: httpx.Client, tmp_path: Path
 ) -> None:
@@ -412,3 +439,127 @@ def test_crds_survive_a_restart(
         for crd in installed.values():
             assert client.get(collection(crd)).status_code == 200
     assert "my-gateway" in kubectl.run("get", "gateways", "-A").stdout
+
+
+MIRROR_GROUP = "mirror.example.com"
+CRON_PATTERN = r"^(\d+|\*)(/\d+)?(\s+(\d+|\*)(/\d+)?){4}$"
+
+
+def mirror_crd() -> dict[str, Any]:
+    """definitions/stable.example.com/crontab.yaml's v1 written as a CRD of another group."""
+    columns = [
+        {"name": "Spec", "type": "string", "jsonPath": ".spec.cronSpec"},
+        {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+        {"name": "Image", "type": "string", "jsonPath": ".spec.image", "priority": 1},
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+    ]
+    columns[0]["description"] = "The cron spec defining the interval a CronJob is run"
+    columns[1]["description"] = "The number of jobs launched by the CronJob"
+    schema = {
+        "type": "object",
+        "description": "CronTab runs an image on a cron schedule.",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "cronSpec": {"type": "string", "pattern": CRON_PATTERN},
+                    "image": {"type": "string"},
+                    "replicas": {"type": "integer", "minimum": 0},
+                },
+            },
+            "status": {
+                "type": "object",
+                "properties": {
+                    "replicas": {"type": "integer"},
+                    "labelSelector": {"type": "string"},
+                },
+            },
+        },
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"crontabs.{MIRROR_GROUP}"},
+        "spec": {
+            "group": MIRROR_GROUP,
+            "scope": "Namespaced",
+            "names": {
+                "plural": "crontabs",
+                "singular": "crontab",
+                "kind": "CronTab",
+                "listKind": "CronTabList",
+                "shortNames": ["ct"],
+                "categories": ["all"],
+            },
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                    "additionalPrinterColumns": columns,
+                    "subresources": {
+                        "status": {},
+                        "scale": {
+                            "specReplicasPath": ".spec.replicas",
+                            "statusReplicasPath": ".status.replicas",
+                            "labelSelectorPath": ".status.labelSelector",
+                        },
+                    },
+                }
+            ],
+        },
+    }
+
+
+def comparable(answer: httpx.Response) -> tuple[int, Any]:
+    """The status and body, with what differs by nature (the group, uid, times, resourceVersions) evened."""
+    text = answer.text.replace(MIRROR_GROUP, "stable.example.com")
+    for volatile in ("uid", "creationTimestamp", "resourceVersion", "time"):
+        text = re.sub(rf'"{volatile}":"[^"]*"', f'"{volatile}":"-"', text)
+    text = re.sub(
+        r'"cells":\["([^"]*)",("[^"]*"|\d+|null),("[^"]*"|\d+|null),"[^"]*"',
+        r'"cells":["\1",\2,\3,"-"',
+        text,
+    )
+    return answer.status_code, json.loads(text)
+
+
+def test_a_crd_at_run_time_answers_as_the_generated_kind(client: httpx.Client) -> None:
+    """Side by side, beyond the OpenAPI: the generated CronTab (stable.example.com/v1) and the same kind
+    posted as a CRD answer a create, a get, a list as a Table, a patch and an invalid write alike."""
+    crd = mirror_crd()
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "side-by-side"}}
+    assert client.post("/api/v1/namespaces", json=namespace).status_code == 201
+    assert client.post(CRD_PATH, json=crd).status_code == 201
+    wait_served(client, collection(crd))
+    table = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
+    merge = {"Content-Type": "application/merge-patch+json"}
+    answers: dict[str, list[tuple[int, Any]]] = {}
+    for group in ("stable.example.com", MIRROR_GROUP):
+        objects = f"/apis/{group}/v1/namespaces/side-by-side/crontabs"
+        body = {
+            "apiVersion": f"{group}/v1",
+            "kind": "CronTab",
+            "metadata": {"name": "twin", "labels": {"app": "twin"}},
+            "spec": {"cronSpec": "*/5 * * * *", "image": "cron:1", "replicas": 2, "extra": 1},
+        }
+        invalid = {
+            **body,
+            "metadata": {"name": "bad"},
+            "spec": {"cronSpec": "often", "replicas": -1},
+        }
+        answers[group] = [
+            comparable(client.post(objects, json=body)),
+            comparable(client.get(f"{objects}/twin")),
+            comparable(client.get(objects, headers=table)),
+            comparable(
+                client.patch(f"{objects}/twin", json={"spec": {"replicas": 3}}, headers=merge)
+            ),
+            comparable(client.post(objects, json=invalid)),
+            comparable(client.get(f"{objects}/twin/scale")),
+        ]
+    generated, run_time = answers["stable.example.com"], answers[MIRROR_GROUP]
+    assert [status for status, _ in generated] == [201, 200, 200, 200, 422, 200]
+    for step, (expected, got) in enumerate(zip(generated, run_time, strict=True)):
+        assert got == expected, step
