@@ -347,3 +347,30 @@ def test_a_webhook_that_is_down_is_kubes_500(
         patch["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["port"] = port
         assert client.patch(f"{CRD_PATH}/{name}", json=patch, headers=merge).status_code == 200
         wait_for(lambda: client.get(f"{V2}/unreached").status_code == 200)
+
+
+def test_v1beta1_reviews_and_objects_stored_in_a_former_storage_version(
+    client: httpx.Client, installed: dict[str, Any], mode: type[Webhook]
+) -> None:
+    """The last test of the module: it makes v2 the storage version. An object stored in v1 before is
+    converted by the webhook from v1 on every read; with only v1beta1 listed, reviews are v1beta1."""
+    assert client.post(V1, json=cronjob("older", "7 6 * * *", "v1")).status_code == 201
+    name = installed["metadata"]["name"]
+    current = client.get(f"{CRD_PATH}/{name}").json()
+    current["spec"]["conversion"]["webhook"]["conversionReviewVersions"] = ["v1beta1"]
+    for version in current["spec"]["versions"]:
+        version["storage"] = version["name"] == "v2"
+    assert client.put(f"{CRD_PATH}/{name}", json=current).status_code == 200
+    wait_for(
+        lambda: client.get(f"{CRD_PATH}/{name}").json()["status"]["storedVersions"] == ["v1", "v2"]
+    )
+    mode.reviews.clear()
+    read = client.get(f"{V2}/older")
+    assert read.status_code == 200, read.text
+    assert read.json()["spec"]["schedule"]["hour"] == "6"
+    assert [review["apiVersion"] for review in mode.reviews] == ["apiextensions.k8s.io/v1beta1"]
+    assert mode.reviews[0]["request"]["objects"][0]["apiVersion"] == f"{GROUP}/v1"
+    assert client.get(f"{V1}/older").json()["spec"]["schedule"] == "7 6 * * *"
+    mode.reviews.clear()  # v2 is stored as it is written now
+    created = client.post(V2, json=cronjob("newer", dict.fromkeys(FIELDS, "2"), "v2"))
+    assert created.status_code == 201 and mode.reviews == []
