@@ -17,7 +17,8 @@ from generator.check_conversion import HOOK_REFERENCE, check_conversion
 from generator.check_fields import check_field_references
 from generator.check_protobuf import check_protobuf
 from generator.check_schema import check_schema
-from generator.definition import Definition, DefinitionError, DefinitionErrors, JsonPath
+from generator.definition import Definition, DefinitionError, DefinitionErrors, JsonPath, Version
+from generator.openapi_types import TYPE_NAME, TYPE_PATH, locate
 
 __all__ = [
     "DNS1123_LABEL",
@@ -153,8 +154,42 @@ def _check_versions(d: Definition, found: _Findings) -> None:
                 f"must be at most {MAX_DEPRECATION_WARNING} characters",
             )
         check_schema(version.schema, found.reporter(d, (*here, "schema")))
+        _check_cells(d, version, found)
         check_field_references(version, found.reporter(d, here), builtin=d.server.builtin)
         check_protobuf(d, version, found.reporter(d, here))
+
+
+def _check_cells(d: Definition, version: Version, found: _Findings) -> None:
+    """Columns computed by a function name it well, and only built-in kinds (kube's own printers) place the
+    name column themselves: a CRD's table always starts with it."""
+    for index, column in enumerate(version.printer_columns):
+        here: JsonPath = ("versions", version.name, "printerColumns", index)
+        if column.cell and not HOOK_REFERENCE.match(column.cell):
+            found.add(
+                d, (*here, "cell"), f'"{column.cell}" must be a "package.module:name" reference'
+            )
+        if column.format == "name" and not d.server.builtin:
+            found.add(
+                d, (*here, "format"), 'only a builtin kind may declare a column of format "name"'
+            )
+
+
+def _check_openapi_types(d: Definition, found: _Findings) -> None:
+    """Each named OpenAPI type is an object field of every version, named as a Go type, of a built-in kind
+    (a CRD's schema is published inline, as apiextensions publishes it)."""
+    for path, name in d.server.openapi_types:
+        here: JsonPath = ("openapiTypes", path)
+        if not d.server.builtin:
+            found.add(d, here, "only a builtin kind may name OpenAPI types")
+        if not TYPE_NAME.match(name):
+            found.add(d, here, f'"{name}" is not a type name such as ServicePort')
+        if not TYPE_PATH.match(path):
+            found.add(d, here, f'"{path}" is not a field path such as spec.ports[]')
+            continue
+        for version in d.versions:
+            node = locate(version.schema, path)
+            if node is None or node.get("type") != "object" or "properties" not in node:
+                found.add(d, here, f"{path} is no object with properties in version {version.name}")
 
 
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -182,6 +217,7 @@ def _check_server_parts(d: Definition, found: _Findings) -> None:
     for path, reference in references:
         if not HOOK_REFERENCE.match(reference):
             found.add(d, path, f'"{reference}" must be a "package.module:Name" reference')
+    _check_openapi_types(d, found)
     for index, verb in enumerate(parts.verbs):
         if verb not in VERBS:
             found.add(

@@ -151,6 +151,9 @@ class ServerParts:
     """False for a kind that is only another resource's subresource body (TokenRequest): registered for
     decoding, validation and encoding, but served at no path of its own and absent from discovery."""
     create_subresources: tuple[CreateSubresource, ...] = ()
+    openapi_types: tuple[tuple[str, str], ...] = ()
+    """Sub-schemas published as named OpenAPI components, as kube-openapi publishes Go structs: (field path,
+    type name) pairs such as ("spec.ports[]", "ServicePort")."""
 
 
 @dataclass(frozen=True)

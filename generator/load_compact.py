@@ -52,6 +52,7 @@ COMPACT_KEYS = (
     "authenticators",
     "standalone",
     "createSubresources",
+    "openapiTypes",
 )
 VERSION_KEYS = (
     "served",
@@ -109,7 +110,7 @@ class _CompactLoader:
         shared = {
             "subresources": self._subresources(top.get("subresources"), ("subresources",)),
             "printerColumns": read_printer_columns(
-                reader, top.get("printerColumns", []), ("printerColumns",)
+                reader, top.get("printerColumns", []), ("printerColumns",), compact=True
             ),
             "selectableFields": reader.opt_strings(top, "selectableFields", ()),
         }
@@ -144,7 +145,14 @@ class _CompactLoader:
             authenticators=reader.opt_strings(top, "authenticators", ()),
             standalone=reader.opt_bool(top, "standalone", (), True),
             create_subresources=self._create_subresources(top.get("createSubresources")),
+            openapi_types=self._openapi_types(top.get("openapiTypes")),
         )
+
+    def _openapi_types(self, value: Any) -> tuple[tuple[str, str], ...]:
+        """``openapiTypes: {spec.ports[]: ServicePort}``: field paths and the names of their OpenAPI types."""
+        path: JsonPath = ("openapiTypes",)
+        found = (self.reader.mapping(value, path, None) if value is not None else None) or {}
+        return tuple((str(key), self.reader.opt_string(found, str(key), path)) for key in found)
 
     def _create_subresources(self, value: Any) -> tuple[CreateSubresource, ...]:
         """``createSubresources: {token: {apiVersion: authentication.k8s.io/v1, kind: TokenRequest,
@@ -243,7 +251,7 @@ class _CompactLoader:
         columns: tuple[PrinterColumn, ...] = shared["printerColumns"]
         if entry.get("printerColumns") is not None:
             columns = read_printer_columns(
-                reader, entry["printerColumns"], (*here, "printerColumns")
+                reader, entry["printerColumns"], (*here, "printerColumns"), compact=True
             )
         selectable: tuple[str, ...] = shared["selectableFields"]
         if entry.get("selectableFields") is not None:

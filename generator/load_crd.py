@@ -66,6 +66,10 @@ _VERSION_KEYS = (
 _SUBRESOURCE_KEYS = ("status", "scale")
 _SCALE_KEYS = ("specReplicasPath", "statusReplicasPath", "labelSelectorPath")
 _COLUMN_KEYS = ("name", "type", "format", "description", "priority", "jsonPath")
+# The compact format adds a column computed by a function (`cell: package.module:name`) instead of a JSONPath,
+# and the `name` format, which places the object's name (kube's events print it last); CRDs have neither.
+_COMPACT_COLUMN_KEYS = (*_COLUMN_KEYS, "cell")
+COMPACT_COLUMN_FORMATS = (*COLUMN_FORMATS, "name")
 _CONVERSION_KEYS = ("strategy", "webhook")
 _WEBHOOK_KEYS = ("clientConfig", "conversionReviewVersions")
 _SERVICE_KEYS = ("namespace", "name", "path", "port")
@@ -84,15 +88,24 @@ def read_scale(reader: DocumentReader, value: Any, path: JsonPath) -> ScaleSubre
 
 
 def read_printer_columns(
-    reader: DocumentReader, value: Any, path: JsonPath
+    reader: DocumentReader, value: Any, path: JsonPath, compact: bool = False
 ) -> tuple[PrinterColumn, ...]:
-    """Printer columns (the CRD's additionalPrinterColumns; the compact format's printerColumns)."""
+    """Printer columns (the CRD's additionalPrinterColumns; the compact format's printerColumns, which may
+    compute a cell with a function instead of a JSONPath)."""
+    keys, formats = (
+        (_COMPACT_COLUMN_KEYS, COMPACT_COLUMN_FORMATS)
+        if compact
+        else (_COLUMN_KEYS, COLUMN_FORMATS)
+    )
     columns = []
     for index, item in enumerate(reader.sequence(value, path) or []):
         here = (*path, index)
-        column = reader.mapping(item, here, _COLUMN_KEYS, required=("name", "type", "jsonPath"))
+        required = ("name", "type") if compact else ("name", "type", "jsonPath")
+        column = reader.mapping(item, here, keys, required=required)
         if column is None:
             continue
+        if compact and ("jsonPath" in column) == ("cell" in column):
+            reader.error(here, "expected exactly one of jsonPath and cell")
         kind = column.get("type")
         checked = reader.choice(kind, (*here, "type"), COLUMN_TYPES) if kind is not None else None
         columns.append(
@@ -100,18 +113,21 @@ def read_printer_columns(
                 name=reader.opt_string(column, "name", here),
                 type=checked or "string",  # checked against COLUMN_TYPES
                 json_path=reader.opt_string(column, "jsonPath", here),
-                format=_column_format(reader, column, here),
+                format=_column_format(reader, column, here, formats),
                 description=reader.opt_string(column, "description", here),
                 priority=reader.opt_int(column, "priority", here, 0),
+                cell=reader.opt_string(column, "cell", here),
             )
         )
     return tuple(columns)
 
 
-def _column_format(reader: DocumentReader, column: dict[str, Any], path: JsonPath) -> str:
+def _column_format(
+    reader: DocumentReader, column: dict[str, Any], path: JsonPath, formats: tuple[str, ...]
+) -> str:
     if column.get("format") is None:
         return ""
-    return reader.choice(column["format"], (*path, "format"), COLUMN_FORMATS) or ""
+    return reader.choice(column["format"], (*path, "format"), formats) or ""
 
 
 def check_schema_props(reader: DocumentReader, node: Any, path: JsonPath) -> None:

@@ -21,8 +21,20 @@ def reversed_group(group: str) -> str:
     return ".".join(reversed(group.split(".")))
 
 
-def component_name(group: str, version: str, kind: str) -> str:
-    """The OpenAPI component of a kind, as kube-apiserver names it for CRDs and built-ins."""
+# kube-openapi names a built-in type after its Go package: k8s.io/api/<the group's first label>, but for the
+# two groups served by their own servers' packages.
+_BUILTIN_PACKAGES = {
+    "apiextensions.k8s.io": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions",
+    "apiregistration.k8s.io": "io.k8s.kube-aggregator.pkg.apis.apiregistration",
+}
+
+
+def component_name(group: str, version: str, kind: str, builtin: bool = False) -> str:
+    """The OpenAPI component of a kind, as kube-apiserver names it: by reversed group for CRDs
+    (com.example.stable.v1.CronTab), by Go package for built-ins (io.k8s.api.rbac.v1.Role)."""
+    if builtin and group:
+        prefix = _BUILTIN_PACKAGES.get(group, f"io.k8s.api.{group.split('.')[0]}")
+        return f"{prefix}.{version}.{kind}"
     return f"{reversed_group(group)}.{version}.{kind}"
 
 

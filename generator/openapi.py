@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import copy
 import json
+from functools import partial
 from typing import Any
 
 from openapi_spec_validator import validate as validate_spec
 
 from generator.modelschema import SHARED_SCHEMAS
 from generator.naming import component_name, pascal
+from generator.openapi_types import hoist, scalar_components, with_scalar_references
 from generator.plan import KindPlan, VersionPlan
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -114,8 +116,23 @@ def _response(ref: str, description: str = "OK") -> dict[str, Any]:
     return {"description": description, "content": _json_content(ref)}
 
 
+def _component(kind: KindPlan, name: str) -> str:
+    definition = kind.definition
+    return component_name(definition.group, kind.version.name, name, definition.server.builtin)
+
+
+def _add_components(schemas: dict[str, Any], added: dict[str, Any]) -> None:
+    """Components of one document; two kinds naming one type (ObjectReference) must agree on it."""
+    for name, schema in added.items():
+        if schemas.get(name, schema) != schema:
+            raise ValueError(f"two definitions publish different schemas as {name}")
+        schemas[name] = schema
+
+
 def _kind_schema(kind: KindPlan) -> dict[str, Any]:
     schema = copy.deepcopy(kind.version.schema)
+    if kind.definition.server.builtin:
+        schema = with_scalar_references(schema)
     schema.setdefault("type", "object")
     properties = schema.setdefault("properties", {})
     properties["apiVersion"] = {
@@ -211,8 +228,8 @@ def _paths(kind: KindPlan) -> dict[str, Any]:
     definition = kind.definition
     base = f"{'/apis/' + definition.group if definition.group else '/api'}/{kind.version.name}"
     name = kind.definition.kind
-    ref = f"{REF}{component_name(definition.group, kind.version.name, name)}"
-    list_ref = f"{REF}{component_name(definition.group, kind.version.name, definition.list_kind)}"
+    ref = f"{REF}{_component(kind, name)}"
+    list_ref = f"{REF}{_component(kind, definition.list_kind)}"
     ns_param = [
         _path_param("namespace", "object name and auth scope, such as for teams and projects")
     ]
@@ -377,11 +394,14 @@ def group_version_document(version: VersionPlan, validate: bool = True) -> dict[
         if not kind.version.served:
             continue
         definition = kind.definition
-        item = component_name(definition.group, version.name, definition.kind)
-        schemas[item] = _kind_schema(kind)
-        schemas[component_name(definition.group, version.name, definition.list_kind)] = (
-            _list_schema(kind, f"{REF}{item}")
+        item = _component(kind, definition.kind)
+        schema, named = hoist(
+            _kind_schema(kind), definition.server.openapi_types, partial(_component, kind)
         )
+        _add_components(schemas, {item: schema, **named})
+        schemas[_component(kind, definition.list_kind)] = _list_schema(kind, f"{REF}{item}")
+        if definition.server.builtin:
+            schemas.update(scalar_components(schemas))
         if definition.server.standalone:  # a subresource's body has no path of its own
             paths.update(_paths(kind))
     document = {

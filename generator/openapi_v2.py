@@ -83,6 +83,8 @@ def swagger_schema(schema: dict[str, Any]) -> dict[str, Any]:
             result[key] = {name: swagger_schema(sub) for name, sub in value.items()}
         else:
             result[key] = value
+    if schema.get("format") == "int-or-string" and "oneOf" in schema:
+        result["type"] = "string"  # kube's v2 IntOrString: a string of format int-or-string
     if schema.get("nullable") is True:
         for key in ("type", "items", "properties"):
             result.pop(key, None)

@@ -101,8 +101,8 @@ class GroupPlan:
 
     @property
     def server_modules(self) -> tuple[str, ...]:
-        """The modules of the classes the group's definitions name (strategies, admission, controllers,
-        authenticators, subresource handlers)."""
+        """The modules of the classes and functions the group's definitions name (strategies, admission,
+        controllers, authenticators, subresource handlers, printer cells)."""
         references = [
             reference
             for d in self.definitions
@@ -112,6 +112,7 @@ class GroupPlan:
                 *d.server.controllers,
                 *d.server.authenticators,
                 *(sub.handler for sub in d.server.create_subresources),
+                *(column.cell for version in d.versions for column in version.printer_columns),
             )
             if reference
         ]

@@ -6,11 +6,18 @@ kubectl reads namespace and labels from it for `-A` and `--show-labels` (API-CON
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
+from apiserver.endpoints.tablecells import json_path_cell
 from apiserver.machinery.jsonpath import JSONPathError, find
 from apiserver.machinery.scheme import PrinterColumn, VersionType
+
+CellFunction = Callable[[dict[str, Any], datetime], Any]
+"""A built-in printer's cell (kube's pkg/printers/internalversion): the object and the time of the request."""
 
 NAME_COLUMN = {
     "name": "Name",
@@ -31,76 +38,52 @@ DEFAULT_COLUMNS = (
 )
 
 
-def human_duration(seconds: float) -> str:
-    """kube's duration.HumanDuration: the compact ages kubectl shows (5m, 3h12m, 2d)."""
-    if seconds < -1:
-        return "<invalid>"
-    if seconds < 0:
-        return "0s"
-    total = int(seconds)
-    minutes, hours, days = total // 60, total // 3600, total // 86400
-    if total < 120:
-        return f"{total}s"
-    if minutes < 10:
-        return f"{minutes}m" if total % 60 == 0 else f"{minutes}m{total % 60}s"
-    if hours < 3:
-        return f"{minutes}m"
-    if hours < 8:
-        return f"{hours}h" if minutes % 60 == 0 else f"{hours}h{minutes % 60}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 192:
-        return f"{days}d" if hours % 24 == 0 else f"{days}d{hours % 24}h"
-    if days < 365 * 2:
-        return f"{days}d"
-    years = days // 365
-    if years < 8:
-        return f"{years}y" if days % 365 == 0 else f"{years}y{days % 365}d"
-    return f"{years}y"
-
-
-def _age(value: Any, now: datetime) -> str | None:
-    try:
-        then = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if then.tzinfo is None:
-        then = then.replace(tzinfo=UTC)
-    return human_duration((now - then).total_seconds())
-
-
 def _cell(obj: dict[str, Any], column: PrinterColumn, now: datetime) -> Any:
+    if column.cell:
+        return cell_function(column.cell)(obj, now)
     try:
         values = find(obj, column.json_path)
     except JSONPathError:
         return None
-    if not values or values[0] is None:
-        return None
-    if column.type == "date":
-        return _age(values[0], now)
-    if len(values) > 1:
-        return ",".join(str(v) for v in values)
-    value = values[0]
-    if column.type == "string":
-        return value if isinstance(value, str) else str(value)
-    return value
+    return json_path_cell(column.type, values, now)
+
+
+@cache
+def cell_function(reference: str) -> CellFunction:
+    """The function a column's ``cell`` reference (``package.module:name``) names. The generated REST bindings
+    import its module, so a wrong reference fails the server's start, not a request."""
+    module, _, name = reference.partition(":")
+    function: CellFunction = getattr(importlib.import_module(module), name)
+    return function
 
 
 def columns_of(version: VersionType) -> tuple[PrinterColumn, ...]:
     return version.printer_columns or DEFAULT_COLUMNS
 
 
+def _names_itself(version: VersionType) -> bool:
+    """A version whose columns include one of format ``name`` places the name itself (kube's events print it
+    last, in -o wide); otherwise the name is the first column, as for every CRD."""
+    return any(c.format == "name" for c in columns_of(version))
+
+
+def _default_description(column: PrinterColumn) -> str:
+    """tableconvertor.New's description of a CRD column that has none."""
+    return f"Custom resource definition column (in JSONPath format): {column.json_path}"
+
+
 def column_definitions(version: VersionType) -> list[dict[str, Any]]:
-    return [NAME_COLUMN] + [
+    declared = [
         {
             "name": c.name,
             "type": c.type,
             "format": c.format,
-            "description": c.description,
+            "description": c.description or _default_description(c),
             "priority": c.priority,
         }
         for c in columns_of(version)
     ]
+    return declared if _names_itself(version) else [NAME_COLUMN, *declared]
 
 
 def partial_metadata(obj: dict[str, Any]) -> dict[str, Any]:
@@ -114,7 +97,7 @@ def partial_metadata(obj: dict[str, Any]) -> dict[str, Any]:
 def row(
     obj: dict[str, Any], version: VersionType, include_object: str, now: datetime
 ) -> dict[str, Any]:
-    cells = [obj.get("metadata", {}).get("name", "")]
+    cells = [] if _names_itself(version) else [obj.get("metadata", {}).get("name", "")]
     cells.extend(_cell(obj, column, now) for column in columns_of(version))
     out: dict[str, Any] = {"cells": cells}
     if include_object == "Object":

@@ -30,7 +30,9 @@ the event loop's time."""
 
 @dataclass(frozen=True, slots=True)
 class PrinterColumn:
-    """A Table column computed from a JSONPath (CRD additionalPrinterColumns semantics)."""
+    """A Table column computed from a JSONPath (CRD additionalPrinterColumns semantics), or, for a built-in
+    kind whose kube printer computes what no JSONPath can (``80/TCP,443/TCP``), by the function ``cell``
+    names (``package.module:name``, called with the object and the time of the request)."""
 
     name: str
     type: str
@@ -38,6 +40,7 @@ class PrinterColumn:
     format: str = ""
     description: str = ""
     priority: int = 0
+    cell: str = ""
 
 
 @dataclass(frozen=True, slots=True)

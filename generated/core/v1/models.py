@@ -64,6 +64,33 @@ class Phase(StrEnum):
     terminating = "Terminating"
 
 
+class NamespaceStatusConditionsItem(ResourceModel):
+    """
+    NamespaceCondition contains details about state of namespace.
+    """
+
+    last_transition_time: Annotated[AwareDatetime | None, Field(alias="lastTransitionTime")] = None
+    """
+    Last time the condition transitioned from one status to another.
+    """
+    message: str | None = None
+    """
+    Human-readable message indicating details about last transition.
+    """
+    reason: str | None = None
+    """
+    Unique, one-word, CamelCase reason for the condition's last transition.
+    """
+    status: str
+    """
+    Status of the condition, one of True, False, Unknown.
+    """
+    type: str
+    """
+    Type of namespace controller condition.
+    """
+
+
 class ServiceAccountImagePullSecretsItem(ResourceModel):
     name: str | None = None
 
@@ -113,6 +140,21 @@ class ServiceStatusLoadBalancerIngressItemPortsItem(ResourceModel):
     error: str | None = None
     port: int
     protocol: str
+
+
+class NamespaceStatus(ResourceModel):
+    """
+    Status describes the current status of a Namespace.
+    """
+
+    conditions: list[NamespaceStatusConditionsItem] | None = None
+    """
+    Represents the latest available observations of a namespace's current state.
+    """
+    phase: Phase | None = None
+    """
+    Phase is the current lifecycle phase of the namespace.
+    """
 
 
 class ServiceSpecSessionAffinityConfig(ResourceModel):
@@ -183,16 +225,16 @@ class Event(ResourceModel):
     """
 
 
-class NamespaceStatus(ResourceModel):
+class Namespace(ResourceModel):
     """
-    Status describes the current status of a Namespace.
+    Namespace provides a scope for Names. Use of multiple namespaces is optional.
     """
 
-    conditions: list[Condition] | None = None
-    phase: Phase | None = None
-    """
-    Phase is the current lifecycle phase of the namespace.
-    """
+    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    kind: str | None = None
+    metadata: ObjectMeta | None = None
+    spec: NamespaceSpec | None = None
+    status: NamespaceStatus | None = None
 
 
 class Secret(ResourceModel):
@@ -284,18 +326,6 @@ class ServiceStatusLoadBalancer(ResourceModel):
     ingress: list[ServiceStatusLoadBalancerIngressItem] | None = None
 
 
-class Namespace(ResourceModel):
-    """
-    Namespace provides a scope for Names. Use of multiple namespaces is optional.
-    """
-
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
-    kind: str | None = None
-    metadata: ObjectMeta | None = None
-    spec: NamespaceSpec | None = None
-    status: NamespaceStatus | None = None
-
-
 class ServiceStatus(ResourceModel):
     conditions: list[Condition] | None = None
     load_balancer: Annotated[ServiceStatusLoadBalancer | None, Field(alias="loadBalancer")] = None
@@ -320,5 +350,4 @@ from ...meta.v1.models import (
     OwnerReference as OwnerReference,
 )
 
-NamespaceStatusConditionsItem = Condition
 ServiceStatusConditionsItem = Condition

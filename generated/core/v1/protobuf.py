@@ -70,11 +70,22 @@ _EVENT = Message(
 
 _NAMESPACE_SPEC = Message("Namespace.spec", (Field(1, "finalizers", "string", repeated=True),))
 
+_NAMESPACE_STATUS_CONDITIONS = Message(
+    "Namespace.status.conditions",
+    (
+        Field(1, "type", "string", omitempty=False),
+        Field(2, "status", "string", omitempty=False),
+        Field(4, "lastTransitionTime", "time"),
+        Field(5, "reason", "string"),
+        Field(6, "message", "string"),
+    ),
+)
+
 _NAMESPACE_STATUS = Message(
     "Namespace.status",
     (
         Field(1, "phase", "string"),
-        Field(2, "conditions", protobuf_meta.CONDITION, repeated=True),
+        Field(2, "conditions", _NAMESPACE_STATUS_CONDITIONS, repeated=True),
     ),
 )
 

@@ -136,13 +136,12 @@ def test_namespace() -> None:
         "spec": {"finalizers": ["kubernetes"]},
         "status": {
             "phase": "Active",
-            "conditions": [  # metav1.Condition's rules: reason and message print even when empty
+            "conditions": [  # NamespaceCondition's json tags: an empty message is omitted
                 {
                     "type": "NamespaceDeletionContentFailure",
                     "status": "False",
                     "lastTransitionTime": None,
                     "reason": "r",
-                    "message": "",
                 }
             ],
         },

@@ -122,6 +122,8 @@ def test_a_cluster_scoped_table_has_its_columns_and_null_for_a_missing_value(
         "Nodes",
         "Phase",
         "Age",
+        "Labels",
+        "Max Pods",
     ]
     [row] = table["rows"]
     assert row["cells"][:4] == ["eu-1", "eu", 3, None]  # nodeCount defaulted to 3; no status yet
@@ -141,11 +143,6 @@ def test_each_version_prints_its_own_columns(api: httpx.Client) -> None:
     assert table["rows"][0]["cells"][:3] == ["tabled", "* * * * */5", 3]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kube prints ConfigMaps with Name, Data (the number of keys), Age; apiforge's ConfigMap "
-    "definition declares no Data column",
-)
 def test_configmaps_print_as_kube_prints_them(api: httpx.Client) -> None:
     table = get(api, CONFIGMAPS, TABLE).json()
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Data", "Age"]

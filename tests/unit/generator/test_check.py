@@ -434,6 +434,76 @@ selectableFields: [.spec.tags, .spec.replicas, .spec.replicas, .spec.free.x, ".s
     ]
 
 
+def test_columns_computed_by_a_function() -> None:
+    """A column names a function (``cell:``) or a JSONPath, not both nor neither; only a built-in kind (kube's
+    own printers, such as the events' NAME in -o wide) places the name column itself."""
+    columns = """\
+printerColumns:
+  - {name: A, type: string, cell: builtin.printers:age}
+  - {name: C, type: string, cell: builtin.printers:age, jsonPath: .spec.replicas}
+  - {name: D, type: string}
+"""
+    with pytest.raises(DefinitionErrors) as caught:
+        load_text(yaml(one_version("spec: {replicas: int32}", columns)), FILE)
+    assert [str(error) for error in caught.value.errors] == [
+        f"{FILE}:5: printerColumns[1]: expected exactly one of jsonPath and cell",
+        f"{FILE}:6: printerColumns[2]: expected exactly one of jsonPath and cell",
+    ]
+    columns = """\
+printerColumns:
+  - {name: B, type: string, cell: not a reference}
+  - {name: E, type: string, format: name, jsonPath: .metadata.name}
+"""
+    assert check_errors(one_version("spec: {replicas: int32}", columns)) == [
+        f'{FILE}:4: printerColumns[0].cell: "not a reference" must be a "package.module:name" reference',
+        f'{FILE}:5: printerColumns[1].format: only a builtin kind may declare a column of format "name"',
+    ]
+    passes(one_version("{}", f"builtin: true\n{columns.replace('not a reference', 'a.b:c')}"))
+
+
+def test_crds_have_no_cell_columns() -> None:
+    """``cell`` and the ``name`` format are the compact format's: a CRD is judged as apiextensions judges it."""
+    crd = (
+        CRD_HEAD
+        + "          type: object\n      additionalPrinterColumns:\n"
+        + "        - {name: A, type: string, jsonPath: .metadata.name, format: name, cell: x.y:z}\n"
+    )
+    with pytest.raises(DefinitionErrors) as caught:
+        load_text(crd, FILE)
+    assert [str(error) for error in caught.value.errors] == [
+        f'{FILE}:15: spec.versions[0].additionalPrinterColumns[0].cell: unknown key "cell"; expected one '
+        "of description, format, jsonPath, name, priority, type",
+        f"{FILE}:15: spec.versions[0].additionalPrinterColumns[0].format: expected one of int32, int64, "
+        'float, double, byte, date, date-time, password, got "name"',
+    ]
+
+
+def test_openapi_types_name_object_fields_of_built_in_kinds() -> None:
+    """``openapiTypes`` publishes a sub-schema as a named component (kube's ServicePort); it must name an
+    object field of every version with a Go type's name, and only a built-in kind has Go types."""
+    schema = (
+        "spec: {size: int32, ports: {type: array, items: {type: object, properties: {p: int32}}}}"
+    )
+    assert check_errors(one_version(schema, "openapiTypes: {spec: WidgetSpec}\n")) == [
+        f"{FILE}:3: openapiTypes.spec: only a builtin kind may name OpenAPI types"
+    ]
+    types = """\
+builtin: true
+openapiTypes:
+  spec: lowercase
+  spec.ports[]: WidgetPort
+  spec.size: WidgetSize
+  spec.missing: Missing
+  "spec..x": Bad
+"""
+    assert check_errors(one_version(schema, types)) == [
+        f'{FILE}:5: openapiTypes.spec: "lowercase" is not a type name such as ServicePort',
+        f'{FILE}:7: openapiTypes["spec.size"]: spec.size is no object with properties in version v1',
+        f'{FILE}:8: openapiTypes["spec.missing"]: spec.missing is no object with properties in version v1',
+        f'{FILE}:9: openapiTypes["spec..x"]: "spec..x" is not a field path such as spec.ports[]',
+    ]
+
+
 # --- conversion ---------------------------------------------------------------------------------------------------
 
 TWO_VERSIONS = """\

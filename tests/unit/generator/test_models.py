@@ -66,7 +66,12 @@ def test_names_a_group_version_had_still_import_as_the_shared_types() -> None:
     assert core_v1.OwnerReference is meta_v1.OwnerReference
     assert core_v1.ManagedFieldsEntry is meta_v1.ManagedFieldsEntry
     assert core_v1.Status is meta_v1.ConditionStatus
-    assert core_v1.NamespaceStatusConditionsItem is meta_v1.Condition
+    # kube's NamespaceCondition is not metav1.Condition (no observedGeneration): a model of its own
+    assert core_v1.NamespaceStatusConditionsItem is not meta_v1.Condition
+    assert (
+        "observedGeneration"
+        not in core_v1.NamespaceStatusConditionsItem.model_json_schema()["properties"]
+    )
     assert core_v1.ServiceStatusConditionsItem is meta_v1.Condition
     assert crontab_v1.CronTabStatusConditionsItem is meta_v1.Condition
 

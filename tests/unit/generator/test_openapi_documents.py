@@ -123,3 +123,37 @@ def test_entries_join_to_what_dumps_writes(members: dict[str, Any]) -> None:
         skeleton, {("section",): entries(members, 1), ("nested", "inner"): entries(members, 2)}
     )
     assert text == dumps(whole)
+
+
+def test_built_in_kinds_refer_to_kubes_int_or_string_and_quantity() -> None:
+    """kube-openapi publishes Go's intstr.IntOrString and resource.Quantity as named components, and kubectl
+    explain prints a field's type from the name it refers to (``<IntOrString>``, ``<Quantity>``); a CRD's
+    schema keeps its inline int-or-string, as apiextensions publishes it."""
+    text = (
+        "group: core\nkind: Widget\nbuiltin: true\nversions:\n  v1:\n    storage: true\n    schema:\n"
+        "      spec:\n        port: {type: int-or-string, description: Which port.}\n"
+        "        size: quantity\n"
+    )
+    (group,) = build_plan(load_text(text).definitions).groups
+    schemas = group_version_document(group.versions[0])["components"]["schemas"]
+    spec = schemas["io.k8s.api.core.v1.Widget"]["properties"]["spec"]["properties"]
+    ref = "#/components/schemas/io.k8s.apimachinery.pkg."
+    assert spec["port"] == {
+        "allOf": [{"$ref": f"{ref}util.intstr.IntOrString"}],
+        "description": "Which port.",
+    }
+    assert spec["size"] == {"allOf": [{"$ref": f"{ref}api.resource.Quantity"}]}
+    assert schemas["io.k8s.apimachinery.pkg.api.resource.Quantity"]["oneOf"] == [
+        {"type": "string"},
+        {"type": "number"},
+    ]
+    custom = build_plan(
+        load_text(
+            text.replace(
+                "group: core\nkind: Widget\nbuiltin: true", "group: example.com\nkind: Widget"
+            )
+        ).definitions
+    )
+    custom_schemas = group_version_document(custom.groups[0].versions[0])["components"]["schemas"]
+    port = custom_schemas["com.example.v1.Widget"]["properties"]["spec"]["properties"]["port"]
+    assert port["x-kubernetes-int-or-string"] is True
