@@ -19,6 +19,8 @@ import httpx
 import pytest
 import yaml
 
+from bench.crd_bench import RUNTIME as BENCH_GROUP
+from bench.crd_bench import crontab_crd
 from builtin.apiextensions.openapi import group_documents
 from generator.load import load_text
 from tests.e2e.test_kopf_operator import assert_no_fatal_errors, start_operator
@@ -442,74 +444,15 @@ def test_crds_survive_a_restart(
 
 
 MIRROR_GROUP = "mirror.example.com"
-CRON_PATTERN = r"^(\d+|\*)(/\d+)?(\s+(\d+|\*)(/\d+)?){4}$"
 
 
 def mirror_crd() -> dict[str, Any]:
-    """definitions/stable.example.com/crontab.yaml's v1 written as a CRD of another group."""
-    columns = [
-        {"name": "Spec", "type": "string", "jsonPath": ".spec.cronSpec"},
-        {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
-        {"name": "Image", "type": "string", "jsonPath": ".spec.image", "priority": 1},
-        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
-    ]
-    columns[0]["description"] = "The cron spec defining the interval a CronJob is run"
-    columns[1]["description"] = "The number of jobs launched by the CronJob"
-    schema = {
-        "type": "object",
-        "description": "CronTab runs an image on a cron schedule.",
-        "properties": {
-            "spec": {
-                "type": "object",
-                "properties": {
-                    "cronSpec": {"type": "string", "pattern": CRON_PATTERN},
-                    "image": {"type": "string"},
-                    "replicas": {"type": "integer", "minimum": 0},
-                },
-            },
-            "status": {
-                "type": "object",
-                "properties": {
-                    "replicas": {"type": "integer"},
-                    "labelSelector": {"type": "string"},
-                },
-            },
-        },
-    }
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"crontabs.{MIRROR_GROUP}"},
-        "spec": {
-            "group": MIRROR_GROUP,
-            "scope": "Namespaced",
-            "names": {
-                "plural": "crontabs",
-                "singular": "crontab",
-                "kind": "CronTab",
-                "listKind": "CronTabList",
-                "shortNames": ["ct"],
-                "categories": ["all"],
-            },
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": schema},
-                    "additionalPrinterColumns": columns,
-                    "subresources": {
-                        "status": {},
-                        "scale": {
-                            "specReplicasPath": ".spec.replicas",
-                            "statusReplicasPath": ".status.replicas",
-                            "labelSelectorPath": ".status.labelSelector",
-                        },
-                    },
-                }
-            ],
-        },
-    }
+    """The generated CronTab's own definition as a CRD (bench.crd_bench's: its schemas, printer columns and
+    subresources), in a group of its own."""
+    mirrored: dict[str, Any] = json.loads(
+        json.dumps(crontab_crd()).replace(BENCH_GROUP, MIRROR_GROUP)
+    )
+    return mirrored
 
 
 def comparable(answer: httpx.Response) -> tuple[int, Any]:
