@@ -5,6 +5,7 @@ Every command works on the project in the current directory by default (its defi
 from __future__ import annotations
 
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,28 +49,37 @@ def main() -> None:
 @click.option(
     "--check", is_flag=True, help="Fail if the output differs from what would be generated."
 )
-def generate(definitions_dir: Path, out_dir: Path, check: bool) -> None:
-    """Regenerate OUT from DEFINITIONS (only what changed)."""
+@click.option("-q", "--quiet", is_flag=True, help="Print errors only (no progress, no summary).")
+def generate(definitions_dir: Path, out_dir: Path, check: bool, quiet: bool) -> None:
+    """Regenerate OUT from DEFINITIONS (only what changed), printing each group-version as it is rendered
+    and the run's total time."""
     from generator.pipeline import GenerateConfig
     from generator.pipeline import generate as run
 
+    started = time.perf_counter()
+    progress = None if quiet else click.echo
     try:
-        changes = run(GenerateConfig(definitions_dir, out_dir, check))
+        changes = run(GenerateConfig(definitions_dir, out_dir, check, progress=progress))
     except DefinitionErrors as failure:
         for error in failure.errors:
             click.echo(f"error: {error}", err=True)
         sys.exit(1)
+    took = f"({time.perf_counter() - started:.1f} s)"
     if check:
         if changes:
             for change in changes:
                 click.echo(f"{change.change}: {out_dir / change.path}", err=True)
             click.echo(f"{out_dir} is out of date: run `make generate`", err=True)
             sys.exit(1)
-        click.echo(f"{out_dir} is up to date")
+        if not quiet:
+            click.echo(f"{out_dir} is up to date {took}")
         return
-    click.echo(
-        f"{len(changes)} file(s) changed in {out_dir}" if changes else f"{out_dir} is up to date"
-    )
+    if not quiet:
+        click.echo(
+            f"{len(changes)} file(s) changed in {out_dir} {took}"
+            if changes
+            else f"{out_dir} is up to date {took}"
+        )
 
 
 @main.command()

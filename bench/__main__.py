@@ -1,6 +1,7 @@
 """`python -m bench [NAME ...]`: run the benches (all, or those named) in sequence, then a summary.
 
-Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, metrics, crd. Each bench prints its
+Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, metrics, crd, gc,
+aggregation, admission. Each bench prints its
 own detail table as it goes;
 the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
 missed: the machines are noisy, so a verdict is something to read, not to gate on.
@@ -13,11 +14,14 @@ import time
 from collections.abc import Callable
 
 from bench import (
+    admission_bench,
+    aggregation_bench,
     attack_bench,
     celcost_bench,
     chain_bench,
     crd_bench,
     engine_bench,
+    gc_bench,
     generate_bench,
     metrics_bench,
     rbac_bench,
@@ -42,7 +46,10 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
     "celcost": celcost_bench.run,
     "metrics": metrics_bench.run,
     "security": security_bench.run,
+    "aggregation": aggregation_bench.run,
     "crd": crd_bench.run,
+    "admission": admission_bench.run,
+    "gc": gc_bench.run,
 }
 
 

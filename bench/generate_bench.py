@@ -79,7 +79,8 @@ def generate(definitions: Path, out: Path) -> Run:
     if result.returncode != 0:
         raise RuntimeError(f"apiforge generate failed:\n{result.stdout}{result.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return Run(wall, cpu, result.stdout.strip())
+    # the summary: the last line, after a progress line per group-version rendered
+    return Run(wall, cpu, result.stdout.strip().rsplit("\n", 1)[-1])
 
 
 SYNTHETIC_SPEC = """\

@@ -7,9 +7,12 @@ from pathlib import Path
 from apiserver.machinery.scheme import Scheme
 
 from .core import rest as core_rest
+from .admissionregistration_k8s_io import rest as admissionregistration_k8s_io_rest
 from .apiextensions_k8s_io import rest as apiextensions_k8s_io_rest
+from .apiregistration_k8s_io import rest as apiregistration_k8s_io_rest
 from .authentication_k8s_io import rest as authentication_k8s_io_rest
 from .authorization_k8s_io import rest as authorization_k8s_io_rest
+from .coordination_k8s_io import rest as coordination_k8s_io_rest
 from .platform_example_com import rest as platform_example_com_rest
 from .rbac_authorization_k8s_io import rest as rbac_authorization_k8s_io_rest
 from .stable_example_com import rest as stable_example_com_rest
@@ -22,11 +25,17 @@ def build_scheme() -> Scheme:
     scheme = Scheme()
     for resource in core_rest.RESOURCES:
         scheme.add(resource)
+    for resource in admissionregistration_k8s_io_rest.RESOURCES:
+        scheme.add(resource)
     for resource in apiextensions_k8s_io_rest.RESOURCES:
+        scheme.add(resource)
+    for resource in apiregistration_k8s_io_rest.RESOURCES:
         scheme.add(resource)
     for resource in authentication_k8s_io_rest.RESOURCES:
         scheme.add(resource)
     for resource in authorization_k8s_io_rest.RESOURCES:
+        scheme.add(resource)
+    for resource in coordination_k8s_io_rest.RESOURCES:
         scheme.add(resource)
     for resource in platform_example_com_rest.RESOURCES:
         scheme.add(resource)

@@ -3,14 +3,14 @@
 The manifest (``generated/.manifest.json``) records a digest of every input of the run (each definition file's
 path and bytes, the generator's sources and templates, the versions of apiforge and of the tools whose output we
 commit), each unit's fingerprint (the same, for that unit's definitions only), the hash of every file written,
-and each served group-version's OpenAPI entries. So:
+each definition file loaded and checked (see load_cache), and each served group-version's OpenAPI entries. So:
 
 - a no-op run (same inputs, files as written) parses no definition and renders nothing;
 - otherwise a unit whose fingerprint and files are unchanged is reused as is: adding a kind re-renders its
   group-versions, its group and the shared files only.
 
-It is two JSON lines: the index, then the OpenAPI entries (megabytes at a few hundred kinds), which only a run
-that renders reads. It is a local build cache, not output: it is not committed and ``--check`` ignores it, so the
+It is three JSON lines: the index, the checked definitions, then the OpenAPI entries (megabytes at a few hundred
+kinds, each distinct text once); a no-op run reads only the index. It is a local build cache, not output: it is not committed and ``--check`` ignores it, so the
 committed output depends only on what the generator writes, never on the files of a working tree.
 """
 
@@ -18,57 +18,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
-from dataclasses import replace
-from importlib import metadata, resources
-from importlib.resources.abc import Traversable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from generator.definition import Definition
-from generator.load import builtin_definitions, definition_files
+from generator.inputs import builtin_definitions, definition_files
+from generator.jsontext import Entries
+from generator.load_cache import BUILTIN, FileEntries
 from generator.plan import Plan
+from generator.toolprint import tool_fingerprint
 from generator.units import SHARED_UNIT, Rendered, jobs, unit_inputs
 
 MANIFEST = ".manifest.json"
-# The distributions whose version changes the output: apiforge itself (an installed generator's sources may
-# not be what importlib.resources finds), and the tools that write generated code (models, formatting).
-VERSIONED = ("apiforge", "datamodel-code-generator", "ruff")
-BUILTIN = Path("<builtin>")
+INDEX, DEFINITIONS, OPENAPI = 0, 1, 2  # the manifest's lines
 
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _package_files(node: Traversable, name: str) -> Iterator[tuple[str, bytes]]:
-    """Every file of the package (its sources and the templates inside it) by name, in a stable order; read
-    through importlib.resources, so an installed generator fingerprints what it was installed with."""
-    for child in sorted(node.iterdir(), key=lambda entry: entry.name):
-        path = f"{name}/{child.name}"
-        if child.is_dir():
-            if child.name != "__pycache__":
-                yield from _package_files(child, path)
-        elif child.is_file():
-            yield path, child.read_bytes()
-
-
-def _version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def tool_fingerprint() -> str:
-    """What the output depends on besides the definitions: compiler sources, templates, tool versions."""
-    digest = hashlib.sha256()
-    for name, data in _package_files(resources.files("generator"), "generator"):
-        digest.update(name.encode())
-        digest.update(data)
-    for distribution in VERSIONED:
-        digest.update(f"{distribution}={_version(distribution)}".encode())
-    return digest.hexdigest()
 
 
 def inputs_digest(definitions_dir: Path) -> str:
@@ -81,34 +48,31 @@ def inputs_digest(definitions_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def unit_fingerprints(plan: Plan, definitions_dir: Path) -> dict[str, str]:
-    """Each unit's input fingerprint; definition sources count relative to the definitions directory, so the
-    same project gives the same manifest however the directory was named on the command line."""
+def unit_fingerprints(plan: Plan, digest: Callable[[Definition], str]) -> dict[str, str]:
+    """Each unit's input fingerprint, from the digests of its definitions (``load_cache.Checked.digest``:
+    sources relative to the definitions directory, so the same project gives the same manifest however the
+    directory was named on the command line)."""
     tool = tool_fingerprint()
-    builtin_dir = builtin_definitions()
 
-    def relative(source: Path) -> Path:
-        if source.is_relative_to(builtin_dir):
-            return BUILTIN / source.relative_to(builtin_dir)
-        return source.relative_to(definitions_dir)
-
-    def portable(definitions: tuple[Definition, ...]) -> str:
-        return repr([replace(d, source=relative(d.source)) for d in definitions])
+    def digests(definitions: tuple[Definition, ...]) -> str:
+        return ",".join(map(digest, definitions))
 
     fingerprints = {}
     for job in jobs(plan):
         unit, definitions = unit_inputs(job)
-        fingerprints[unit] = sha256(f"{tool}{unit}{portable(definitions)}".encode())
+        fingerprints[unit] = sha256(f"{tool}{unit}{digests(definitions)}".encode())
     everything = tuple(d for group in plan.groups for d in group.definitions)
-    fingerprints[SHARED_UNIT] = sha256((tool + portable(everything)).encode())
+    fingerprints[SHARED_UNIT] = sha256((tool + digests(everything)).encode())
     return fingerprints
 
 
-def _read_lines(out_dir: Path, count: int) -> list[Any]:
-    """The manifest's first ``count`` JSON lines; fewer (none) when it is missing or unreadable."""
+def _read_lines(out_dir: Path, *numbers: int) -> list[Any]:
+    """The manifest's JSON lines ``numbers`` (0 is the index); none when it is missing or unreadable. Lines
+    before the last one wanted are read, not parsed."""
     try:
         with (out_dir / MANIFEST).open(encoding="utf-8") as stream:
-            return [json.loads(stream.readline()) for _ in range(count)]
+            lines = [stream.readline() for _ in range(max(numbers) + 1)]
+        return [json.loads(lines[number]) for number in numbers]
     except (OSError, ValueError):
         return []
 
@@ -131,7 +95,7 @@ def _verified(out_dir: Path, files: Any) -> dict[str, str] | None:
 
 def unchanged_output(out_dir: Path, inputs: str) -> dict[str, str] | None:
     """Every file of the last run, when its inputs were ``inputs`` and its files are untouched."""
-    index = _read_lines(out_dir, 1)
+    index = _read_lines(out_dir, INDEX)
     if not index or not isinstance(index[0], dict) or index[0].get("inputs") != inputs:
         return None
     files: dict[str, str] = {}
@@ -143,12 +107,49 @@ def unchanged_output(out_dir: Path, inputs: str) -> dict[str, str] | None:
     return files
 
 
+def cached_definitions(out_dir: Path) -> FileEntries:
+    """The last run's loaded and checked definition files (see load_cache)."""
+    line = _read_lines(out_dir, DEFINITIONS)
+    if not line or not isinstance(line[0], dict):
+        return {}
+    return {key: text for key, text in line[0].items() if isinstance(text, str)}
+
+
+def _shared_texts(openapi: dict[str, dict[str, Entries]]) -> dict[str, Any]:
+    """The OpenAPI entries with each distinct text once: every group-version repeats the shared meta/v1
+    schemas, which were half of the manifest (23 MB at 200 kinds)."""
+    texts: dict[str, int] = {}
+    units = {  # in sorted order, so the manifest of a run is the same however its units were rendered
+        unit: {
+            section: {key: texts.setdefault(members[key], len(texts)) for key in sorted(members)}
+            for section, members in sorted(openapi[unit].items())
+        }
+        for unit in sorted(openapi)
+    }
+    return {"texts": list(texts), "units": units}
+
+
+def _entries(shared: Any) -> dict[str, dict[str, Entries]]:
+    """``_shared_texts`` undone; none when the line is not what it wrote."""
+    try:
+        texts: list[str] = shared["texts"]
+        return {
+            unit: {
+                section: {key: texts[index] for key, index in members.items()}
+                for section, members in sections.items()
+            }
+            for unit, sections in shared["units"].items()
+        }
+    except (KeyError, TypeError, IndexError, AttributeError):
+        return {}
+
+
 def reusable_units(out_dir: Path, fingerprints: dict[str, str]) -> dict[str, Rendered]:
     """The units whose inputs are unchanged and whose files on disk are still exactly what was written."""
-    lines = _read_lines(out_dir, 2)
-    if len(lines) != 2 or not isinstance(lines[0], dict) or not isinstance(lines[1], dict):
+    lines = _read_lines(out_dir, INDEX, OPENAPI)
+    if len(lines) != 2 or not isinstance(lines[0], dict):
         return {}
-    index, openapi = lines
+    index, openapi = lines[0], _entries(lines[1])
     reusable: dict[str, Rendered] = {}
     for unit, entry in index.get("units", {}).items():
         if fingerprints.get(unit) != entry.get("fingerprint"):
@@ -159,8 +160,10 @@ def reusable_units(out_dir: Path, fingerprints: dict[str, str]) -> dict[str, Ren
     return reusable
 
 
-def manifest_text(units: dict[str, Rendered], fingerprints: dict[str, str], inputs: str) -> str:
-    """The two lines, unindented: the standard library writes megabytes of JSON fast only so."""
+def manifest_text(
+    units: dict[str, Rendered], fingerprints: dict[str, str], inputs: str, files: FileEntries
+) -> str:
+    """The three lines, unindented: the standard library writes megabytes of JSON fast only so."""
     index = {
         "generator": "apiforge",
         "inputs": inputs,
@@ -173,4 +176,5 @@ def manifest_text(units: dict[str, Rendered], fingerprints: dict[str, str], inpu
         },
     }
     openapi = {unit: rendered.openapi for unit, rendered in units.items() if rendered.openapi}
-    return json.dumps(index, sort_keys=True) + "\n" + json.dumps(openapi, sort_keys=True) + "\n"
+    lines = (index, files, _shared_texts(openapi))
+    return "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)

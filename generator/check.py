@@ -10,14 +10,14 @@ selectable fields name fields that exist with a fitting type (``check_fields``);
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Protocol
 
+from generator.check_across import check_across
 from generator.check_conversion import HOOK_REFERENCE, check_conversion
 from generator.check_fields import check_field_references
 from generator.check_protobuf import check_protobuf
 from generator.check_schema import check_schema
 from generator.definition import Definition, DefinitionError, DefinitionErrors, JsonPath, Version
+from generator.findings import Findings, Locator
 from generator.openapi_types import TYPE_NAME, TYPE_PATH, locate
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "VERSION_NAME",
     "Locator",
     "check_definitions",
+    "each_has_problems",
     "group_problem",
     "kind_problem",
 ]
@@ -36,42 +37,6 @@ DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z
 KIND_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 VERSION_NAME = re.compile(r"^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$")
 MAX_DEPRECATION_WARNING = 256
-
-
-class Locator(Protocol):
-    """Where a definition path of a loaded definition is in its file (``generator.sourcemap.SourceMap``)."""
-
-    def locate(self, definition: Definition, path: JsonPath) -> tuple[int, str]:
-        """(line, field path as written in the file)."""
-        ...
-
-    def format(self, definition: Definition) -> str:
-        """The input format the definition was written in: "compact" or "crd"."""
-        ...
-
-
-class _Findings:
-    """The errors found so far, each located through the locator; identical ones are reported once."""
-
-    def __init__(self, locate: Locator) -> None:
-        self.locate = locate
-        self.errors: list[DefinitionError] = []
-        self._seen: set[tuple[str, int, str, str]] = set()
-
-    def add(self, definition: Definition, path: JsonPath, message: str) -> None:
-        line, shown = self.locate.locate(definition, path)
-        key = (str(definition.source), line, shown, message)
-        if key not in self._seen:
-            self._seen.add(key)
-            self.errors.append(DefinitionError(definition.source, line, shown, message))
-
-    def reporter(
-        self, definition: Definition, prefix: JsonPath = ()
-    ) -> Callable[[JsonPath, str], None]:
-        return lambda path, message: self.add(definition, (*prefix, *path), message)
-
-    def where(self, definition: Definition, path: JsonPath) -> str:
-        return f"{definition.source}:{self.locate.locate(definition, path)[0]}"
 
 
 def group_problem(group: str) -> str:
@@ -93,7 +58,7 @@ def kind_problem(kind: str, key: str = "kind") -> str:
     return f'{key} "{kind}" must be UpperCamelCase: a capital letter, then letters and digits (e.g. CronTab)'
 
 
-def _check_names(d: Definition, found: _Findings) -> None:
+def _check_names(d: Definition, found: Findings) -> None:
     for path, problem in (
         (("group",), group_problem(d.group)),
         (("kind",), kind_problem(d.kind)),
@@ -120,7 +85,7 @@ def _check_names(d: Definition, found: _Findings) -> None:
             seen.add(value)
 
 
-def _check_versions(d: Definition, found: _Findings) -> None:
+def _check_versions(d: Definition, found: Findings) -> None:
     storage = [v for v in d.versions if v.storage]
     if not storage:
         found.add(
@@ -159,7 +124,7 @@ def _check_versions(d: Definition, found: _Findings) -> None:
         check_protobuf(d, version, found.reporter(d, here))
 
 
-def _check_cells(d: Definition, version: Version, found: _Findings) -> None:
+def _check_cells(d: Definition, version: Version, found: Findings) -> None:
     """Columns computed by a function name it well, and only built-in kinds (kube's own printers) place the
     name column themselves: a CRD's table always starts with it."""
     for index, column in enumerate(version.printer_columns):
@@ -174,7 +139,7 @@ def _check_cells(d: Definition, version: Version, found: _Findings) -> None:
             )
 
 
-def _check_openapi_types(d: Definition, found: _Findings) -> None:
+def _check_openapi_types(d: Definition, found: Findings) -> None:
     """Each named OpenAPI type is an object field of every version, named as a Go type, of a built-in kind
     (a CRD's schema is published inline, as apiextensions publishes it)."""
     for path, name in d.server.openapi_types:
@@ -195,7 +160,7 @@ def _check_openapi_types(d: Definition, found: _Findings) -> None:
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
-def _check_server_parts(d: Definition, found: _Findings) -> None:
+def _check_server_parts(d: Definition, found: Findings) -> None:
     """Well-formed class references (resolved when the generated server imports them) and known verbs."""
     parts = d.server
     references: list[tuple[JsonPath, str]] = (
@@ -225,59 +190,36 @@ def _check_server_parts(d: Definition, found: _Findings) -> None:
             )
 
 
-def _check_unique(definitions: list[Definition], found: _Findings) -> None:
-    """No two definitions claim one group's kind, plural or short name (the later one is reported)."""
-    claimed: dict[tuple[str, str, str], tuple[Definition, JsonPath]] = {}
-    for d in definitions:
-        group = d.group or "core"
-        claims: list[tuple[str, str, JsonPath]] = [
-            ("kind", d.kind, ("kind",)),
-            ("plural", d.plural, ("plural",)),
-        ]
-        claims += [("short name", name, ("shortNames", i)) for i, name in enumerate(d.short_names)]
-        for what, value, path in claims:
-            earlier = claimed.get((d.group, what, value))
-            if earlier is None:
-                claimed[(d.group, what, value)] = (d, path)
-            elif earlier[0] is not d:
-                owner = f"{earlier[0].kind} at {found.where(*earlier)}"
-                found.add(
-                    d, path, f'{what} "{value}" of group {group} is already claimed by {owner}'
-                )
+def _check_one(definition: Definition, found: Findings, run_time: bool = False) -> None:
+    _check_names(definition, found)
+    _check_server_parts(definition, found)
+    if definition.versions:
+        _check_versions(definition, found)
+        if sum(v.storage for v in definition.versions) == 1 and not run_time:
+            check_conversion(
+                definition, found.locate.format(definition) == "crd", found.reporter(definition)
+            )
 
 
-def _check_subresource_kinds(definitions: list[Definition], found: _Findings) -> None:
-    """A subresource's body is a kind some definition serves in that version (its schema, codec, model)."""
-    known = {(d.group, v.name, d.kind) for d in definitions for v in d.versions}
-    for d in definitions:
-        for sub in d.server.create_subresources:
-            group = "" if sub.group == "core" else sub.group
-            if sub.version and (group, sub.version, sub.kind) not in known:
-                found.add(
-                    d,
-                    ("createSubresources", sub.name, "kind"),
-                    f"no definition of {sub.kind} in {sub.group or 'core'}/{sub.version}",
-                )
+def each_has_problems(definitions: list[Definition], locate: Locator) -> bool:
+    """Whether some definition alone has a problem (the build cache checks a file's definitions so, and the
+    checks between definitions over all of them: ``check_across``)."""
+    found = Findings(locate)
+    for definition in definitions:
+        _check_one(definition, found)
+    return bool(found.errors)
 
 
 def check_definitions(
     definitions: list[Definition], locate: Locator, run_time: bool = False
 ) -> None:
-    """Raise DefinitionErrors listing every problem of every definition (in file and line order).
-    ``run_time``: CRDs posted to a server, whose versions convert by apiVersion rewrite (strategy None, a
-    field the other version lacks is pruned, as kube does) or through a webhook, so conversion need not be
-    total."""
-    found = _Findings(locate)
+    """Raise DefinitionErrors listing every problem of every definition (in file and line order; see
+    DefinitionError.order). ``run_time``: CRDs posted to a server, whose versions convert by apiVersion
+    rewrite (strategy None, a field the other version lacks is pruned, as kube does) or through a webhook, so
+    conversion need not be total."""
+    found = Findings(locate)
     for definition in definitions:
-        _check_names(definition, found)
-        _check_server_parts(definition, found)
-        if definition.versions:
-            _check_versions(definition, found)
-            if sum(v.storage for v in definition.versions) == 1 and not run_time:
-                check_conversion(
-                    definition, locate.format(definition) == "crd", found.reporter(definition)
-                )
-    _check_unique(definitions, found)
-    _check_subresource_kinds(definitions, found)
+        _check_one(definition, found, run_time)
+    check_across(definitions, found)
     if found.errors:
-        raise DefinitionErrors(sorted(found.errors, key=lambda e: (str(e.file), e.line)))
+        raise DefinitionErrors(sorted(found.errors, key=DefinitionError.order))

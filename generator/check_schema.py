@@ -19,7 +19,6 @@ from typing import Any
 
 from apiserver.schema import apply_defaults, prune, validate
 from apiserver.schema.causes import not_supported
-from apiserver.schema.cel import RuleSyntaxError, compile_rule, unsupported_functions
 from apiserver.schema.celstatic import cost_problems
 from apiserver.schema.regex import compile_go_regexp
 from generator.definition import JsonPath
@@ -372,6 +371,10 @@ class _Structure:
                 self.report(
                     (*here, "message"), "message must be specified if rule contains line breaks"
                 )
+            # Imported only for a schema with rules: the CEL library takes half a second to import, more
+            # than checking a kind without rules (an added kind's run pays for it otherwise).
+            from apiserver.schema.cel import RuleSyntaxError, compile_rule, unsupported_functions
+
             for key in ("rule", "messageExpression"):  # kube compiles both when the CRD is created
                 source = str(rule.get(key) or "").strip()
                 if source:

@@ -17,6 +17,7 @@ from apiserver.machinery.scheme import PrinterColumn
 from apiserver.machinery.scheme import ScaleSpec as ScaleSubresource
 
 __all__ = [
+    "AdmissionHook",
     "Conversion",
     "CreateSubresource",
     "Definition",
@@ -38,12 +39,24 @@ JsonPath = tuple[str | int, ...]
 class DefinitionError(Exception):
     """A definition is invalid; says where (file, line, field path) and what was expected."""
 
-    def __init__(self, file: Path, line: int, field_path: str, message: str) -> None:
+    def __init__(
+        self, file: Path, line: int, field_path: str, message: str, *, cause_line: int | None = None
+    ) -> None:
         self.file = file
         self.line = line
         self.field_path = field_path
         self.message = message
+        self.cause_line = cause_line
+        """The line of the error this one follows from (a misspelt keyword that made a field's mapping an
+        object explains the errors on its other keys): reported right after that one, whatever its line."""
         super().__init__(str(self))
+
+    def order(self) -> tuple[str, int, bool, int]:
+        """Errors are reported by file and line, each consequence right after its cause: a user reads the
+        most useful error first."""
+        if self.cause_line is None:
+            return str(self.file), self.line, False, self.line
+        return str(self.file), self.cause_line, True, self.line
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}"
@@ -134,6 +147,17 @@ class CreateSubresource:
 
 
 @dataclass(frozen=True)
+class AdmissionHook:
+    """An in-process admission hook (``admissionHooks:``): a "package.module:function" that judges the
+    kind's writes with a webhook's attributes. ``settings`` is the entry as the runtime takes it (name,
+    type, rules, failurePolicy...), as sorted JSON (a frozen, comparable value)."""
+
+    name: str
+    function: str
+    settings: str
+
+
+@dataclass(frozen=True)
 class ServerParts:
     """What a built-in kind brings to the server beyond its schema, as kube keeps it in
     pkg/registry/<group>/<kind>: Python classes named by "package.module:Name" references (a strategy, admission
@@ -154,6 +178,7 @@ class ServerParts:
     openapi_types: tuple[tuple[str, str], ...] = ()
     """Sub-schemas published as named OpenAPI components, as kube-openapi publishes Go structs: (field path,
     type name) pairs such as ("spec.ports[]", "ServicePort")."""
+    admission_hooks: tuple[AdmissionHook, ...] = ()
 
 
 @dataclass(frozen=True)

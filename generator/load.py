@@ -10,12 +10,12 @@ path in the Definition's own vocabulary and the map turns it into the file, line
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
 from generator.check import check_definitions
 from generator.definition import Definition, DefinitionError, DefinitionErrors
+from generator.inputs import builtin_definitions, definition_files
 from generator.load_compact import load_compact
 from generator.load_crd import CRD_API_VERSION, load_crd
 from generator.load_reader import DocumentReader, describe
@@ -24,6 +24,7 @@ from generator.yamlsource import YamlDocument, read_documents, read_file
 
 __all__ = [
     "Loaded",
+    "builtin_definitions",
     "definition_files",
     "load",
     "load_checked",
@@ -41,11 +42,6 @@ class Loaded:
 
     definitions: list[Definition]
     sources: SourceMap
-
-
-def definition_files(directory: Path) -> list[Path]:
-    """``directory/**/*.yaml`` and ``*.yml``, in sorted path order (so output never depends on the file system)."""
-    return sorted(p for p in directory.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
 def _load_document(
@@ -86,24 +82,13 @@ def load_documents(documents: list[YamlDocument]) -> Loaded:
     errors: list[DefinitionError] = []
     for document in documents:
         definition, source, found = _load_document(document)
-        errors.extend(sorted(found, key=lambda error: error.line))
+        errors.extend(sorted(found, key=DefinitionError.order))
         if definition is not None:
             definitions.append(definition)
             sources.add(definition, source)
     if errors:
         raise DefinitionErrors(errors)
     return Loaded(definitions, sources)
-
-
-def builtin_definitions() -> Path:
-    """The definitions of the kinds every server has (core/v1 Namespace, ConfigMap, Secret, Service, Event, the
-    access reviews), shipped with the `builtin` package that holds their behaviour, as kube-apiserver always
-    serves its own kinds: a project's definitions add to them. Found as package data, not imported."""
-    spec = importlib.util.find_spec("builtin")
-    assert spec is not None and spec.submodule_search_locations, (
-        "the builtin package is not installed"
-    )
-    return Path(next(iter(spec.submodule_search_locations))) / "definitions"
 
 
 def load(directory: Path) -> Loaded:
@@ -123,7 +108,7 @@ def load(directory: Path) -> Loaded:
     except DefinitionErrors as exc:
         errors.extend(exc.errors)
     if errors:
-        raise DefinitionErrors(sorted(errors, key=lambda e: (str(e.file), e.line)))
+        raise DefinitionErrors(sorted(errors, key=DefinitionError.order))
     return loaded
 
 

@@ -44,9 +44,19 @@ class DocumentReader:
         self.document = document
         self.errors: list[DefinitionError] = []
 
-    def error(self, path: JsonPath, message: str) -> None:
-        line = self.document.lines.line(path)
-        self.errors.append(DefinitionError(self.document.file, line, format_path(path), message))
+    def error(self, path: JsonPath, message: str, cause: JsonPath | None = None) -> None:
+        """Report ``message`` at ``path``; ``cause`` is where the error that explains this one is (it is
+        listed first)."""
+        lines = self.document.lines
+        self.errors.append(
+            DefinitionError(
+                self.document.file,
+                lines.line(path),
+                format_path(path),
+                message,
+                cause_line=None if cause is None else lines.line(cause),
+            )
+        )
 
     def mapping(
         self,

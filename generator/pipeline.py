@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.cache import (
+    cached_definitions,
     inputs_digest,
     manifest_text,
     reusable_units,
@@ -13,8 +14,9 @@ from generator.cache import (
     unit_fingerprints,
 )
 from generator.emit import Difference, differences, write_manifest, write_output
-from generator.load import load_checked
+from generator.load_cache import checked_definitions
 from generator.plan import build_plan
+from generator.units import Progress
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ class GenerateConfig:
     out_dir: Path
     check: bool = False
     workers: int = 0  # processes rendering units; 0: one per core
+    progress: Progress | None = None  # told of each group-version rendered
 
 
 def generate(config: GenerateConfig) -> list[Difference]:
@@ -39,22 +42,27 @@ def generate(config: GenerateConfig) -> list[Difference]:
         files = unchanged_output(config.out_dir, inputs)
         if files is not None and not differences(config.out_dir, files):
             return []
-    plan = build_plan(load_checked(config.definitions_dir))
-    fingerprints = unit_fingerprints(plan, config.definitions_dir)
+    checked = checked_definitions(
+        config.definitions_dir, None if config.check else cached_definitions(config.out_dir)
+    )
+    plan = build_plan(checked.definitions)
+    fingerprints = unit_fingerprints(plan, checked.digest)
     cached = {} if config.check else reusable_units(config.out_dir, fingerprints)
     if set(cached) == set(fingerprints):  # e.g. a comment edited: no unit's inputs changed
         files = {path: text for unit in cached.values() for path, text in unit.files.items()}
         if not differences(config.out_dir, files):
-            write_manifest(config.out_dir, manifest_text(cached, fingerprints, inputs))
+            write_manifest(
+                config.out_dir, manifest_text(cached, fingerprints, inputs, checked.files)
+            )
             return []
     # Imported here: datamodel-code-generator and the OpenAPI validator take a while to import, and a run
     # that changes nothing needs neither.
     from generator.render import render_plan
 
-    units = render_plan(plan, cached, config.workers)
+    units = render_plan(plan, cached, config.workers, config.progress)
     files = {path: text for unit in units.values() for path, text in unit.files.items()}
     if config.check:
         return differences(config.out_dir, files)
     changes = write_output(config.out_dir, files)
-    write_manifest(config.out_dir, manifest_text(units, fingerprints, inputs))
+    write_manifest(config.out_dir, manifest_text(units, fingerprints, inputs, checked.files))
     return changes

@@ -3,10 +3,12 @@ several units to render. Pure: nothing is read from or written to the output dir
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import threading
-from concurrent.futures import ProcessPoolExecutor
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing.context import BaseContext
 from typing import Any
 
@@ -19,9 +21,11 @@ from generator.naming import openapi_path_key
 from generator.openapi import group_version_document
 from generator.openapi_files import aggregate_files, fragments, v3_text
 from generator.plan import GroupPlan, Plan, VersionPlan, snake
-from generator.units import SHARED_UNIT, Job, Rendered, jobs, unit_key
+from generator.units import SHARED_UNIT, Job, Progress, Rendered, jobs, unit_key
 
-# Below this many units to render, spawned worker processes cost more than they save.
+# Below this many units to render, worker processes cost more than they save: spawned ones import the
+# generator again (about a second); forked ones start at once, but one added kind (its group-version and its
+# group: two units) took 0.6-0.7 s of CPU in two forked workers against 0.5 s in this process (2026-12-01).
 PARALLEL_FROM_UNITS = 4
 
 
@@ -39,6 +43,7 @@ def _environment() -> jinja2.Environment:
     environment.globals["resource_constant"] = lambda d: snake(d.kind).upper()
     # "package.module:Name" → the dotted name the generated module reaches it by (it imports the module)
     environment.filters["attribute"] = lambda reference: reference.replace(":", ".")
+    environment.filters["json_value"] = json.loads  # a frozen setting (sorted JSON) as its value
     return environment
 
 
@@ -131,15 +136,35 @@ def _context() -> BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _render_jobs(todo: list[Job], workers: int) -> list[Rendered]:
+def _timed(job: Job) -> tuple[Rendered, float]:
+    started = time.perf_counter()
+    rendered = render_job(job)
+    return rendered, time.perf_counter() - started
+
+
+def _report(progress: Progress | None, job: Job, seconds: float) -> None:
+    if progress is not None and isinstance(job, VersionPlan):
+        kinds = f"{len(job.kinds)} kind{'s' if len(job.kinds) != 1 else ''}"
+        progress(f"generated {_label(job.group, job.name)} ({kinds}) {seconds:.1f} s")
+
+
+def _render_jobs(todo: list[Job], workers: int, progress: Progress | None) -> list[Rendered]:
+    """Each job's rendering, in ``todo``'s order; each group-version is reported as it is done."""
     workers = min(len(todo), workers or os.cpu_count() or 1)
     context = _context()
-    # A forked worker starts in milliseconds, a spawned one imports the generator again (about a second).
-    enough = len(todo) >= (2 if context.get_start_method() == "fork" else PARALLEL_FROM_UNITS)
-    if workers > 1 and enough:
+    results: dict[int, Rendered] = {}
+    if workers > 1 and len(todo) >= PARALLEL_FROM_UNITS:
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            return list(pool.map(render_job, todo))
-    return [render_job(job) for job in todo]
+            futures = {pool.submit(_timed, job): index for index, job in enumerate(todo)}
+            for future in as_completed(futures):
+                index = futures[future]
+                results[index], seconds = future.result()
+                _report(progress, todo[index], seconds)
+    else:
+        for index, job in enumerate(todo):
+            results[index], seconds = _timed(job)
+            _report(progress, job, seconds)
+    return [results[index] for index in range(len(todo))]
 
 
 def _shared_sources(environment: jinja2.Environment, plan: Plan) -> dict[str, str]:
@@ -152,17 +177,21 @@ def _shared_sources(environment: jinja2.Environment, plan: Plan) -> dict[str, st
 
 
 def render_plan(
-    plan: Plan, cached: dict[str, Rendered] | None = None, workers: int = 0
+    plan: Plan,
+    cached: dict[str, Rendered] | None = None,
+    workers: int = 0,
+    progress: Progress | None = None,
 ) -> dict[str, Rendered]:
     """All generated files by the unit that produced them (see units).
 
     ``cached`` maps a unit to its previous rendering, reused as is; the others are rendered, by ``workers``
     processes (0: one per core) when there are several: rendering is CPU-bound (model generation, OpenAPI
-    validation and serialisation). The shared unit is rendered every time: it depends on every other.
+    validation and serialisation), each group-version reported to ``progress`` when done. The shared unit is
+    rendered every time: it depends on every other.
     """
     cached = cached or {}
     todo = [job for job in jobs(plan) if unit_key(job) not in cached]
-    rendered = dict(zip(map(unit_key, todo), _render_jobs(todo, workers), strict=True))
+    rendered = dict(zip(map(unit_key, todo), _render_jobs(todo, workers, progress), strict=True))
     shared = _shared_sources(_environment(), plan)
     python = {path: text for unit in rendered.values() for path, text in unit.files.items()}
     python = {path: text for path, text in {**python, **shared}.items() if path.endswith(".py")}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from generator.definition import JsonPath, ProtobufTag
@@ -135,20 +135,44 @@ def is_full_form(spec: dict[str, Any]) -> bool:
     )
 
 
-def _shorthand_hint(spec: dict[str, Any], key: str) -> str:
-    """Why a mapping that may have been meant as one field was read as an object, for the error on ``key``."""
+@dataclass(frozen=True)
+class Hint:
+    """Why a mapping that may have been meant as one field was read as an object, added to an error on one of
+    its keys. ``typo`` is the misspelt keyword that made it so, when the error is on another key: that error
+    is a consequence, listed right after the typo's own (the typo is what the user must fix)."""
+
+    text: str = ""
+    typo: str = ""
+
+
+def _misspelt_keywords(spec: dict[str, Any]) -> dict[str, str]:
+    """The keys of a mapping with ``type`` that look like misspelt keywords, each with the keyword meant."""
+    if "type" not in spec:
+        return {}
+    found = {
+        key: did_you_mean(key, COMPACT_KEYWORDS)
+        for key in spec
+        if key not in COMPACT_KEYWORDS and key != "protobuf" and not key.startswith("x-kubernetes-")
+    }
+    return {key: keyword for key, keyword in found.items() if keyword and keyword not in spec}
+
+
+def _shorthand_hint(spec: dict[str, Any], key: str) -> Hint:
+    """The hint for an error on ``key`` of ``spec`` (see Hint)."""
     if "type" not in spec and key in COMPACT_KEYWORDS:
-        return (
+        return Hint(
             f'; this mapping has no "type" key, so "{key}" was read as a property name '
             '(add "type" to describe a single field)'
         )
-    keyword = did_you_mean(key, COMPACT_KEYWORDS) if "type" in spec else ""
-    if keyword and keyword not in spec:
-        return (
-            f'; "{key}" is not a schema keyword (did you mean "{keyword}"?), so this mapping was read as an '
-            f"object with properties {', '.join(spec)}"
-        )
-    return ""
+    typos = _misspelt_keywords(spec)
+    if not typos:
+        return Hint()
+    typo = key if key in typos else next(iter(typos))
+    return Hint(
+        f'; "{typo}" is not a schema keyword (did you mean "{typos[typo]}"?), so this mapping was read as an '
+        f"object with properties {', '.join(spec)}",
+        "" if typo == key else typo,
+    )
 
 
 class SchemaExpander:
@@ -205,7 +229,7 @@ class SchemaExpander:
         return root
 
     def field(
-        self, spec: Any, src: JsonPath, dst: JsonPath, *, in_object: bool, hint: str = ""
+        self, spec: Any, src: JsonPath, dst: JsonPath, *, in_object: bool, hint: Hint = Hint()
     ) -> tuple[dict[str, Any] | None, bool]:
         """One field spec → (its schema or None on error, whether it said ``required: true``)."""
         self.record(dst, src)
@@ -215,13 +239,15 @@ class SchemaExpander:
             if is_full_form(spec):
                 return self._full_form(spec, src, dst, in_object)
             return self._shorthand(spec, src, dst), False
-        self.reader.error(
-            src, f"expected a type expression or a mapping, got {describe(spec)}{hint}"
-        )
+        self._error(src, f"expected a type expression or a mapping, got {describe(spec)}", hint)
         return None, False
 
+    def _error(self, src: JsonPath, message: str, hint: Hint) -> None:
+        cause = (*src[:-1], hint.typo) if hint.typo else None
+        self.reader.error(src, message + hint.text, cause=cause)
+
     def expression(
-        self, text: str, src: JsonPath, dst: JsonPath, hint: str = ""
+        self, text: str, src: JsonPath, dst: JsonPath, hint: Hint = Hint()
     ) -> dict[str, Any] | None:
         """A type expression (``int32``, ``[]string``, ``map[string][]Condition``) → its schema."""
         self.record(dst, src)
@@ -257,7 +283,7 @@ class SchemaExpander:
         suggestion = did_you_mean(expr, TYPE_EXPRESSIONS)
         if suggestion:
             message += f'; did you mean "{suggestion}"?'
-        self.reader.error(src, message + hint)
+        self._error(src, message, hint)
         return None
 
     def _shorthand(self, spec: dict[str, Any], src: JsonPath, dst: JsonPath) -> dict[str, Any]:

@@ -12,6 +12,7 @@ Light on purpose (no generator back end imported): the no-op path fingerprints u
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from generator.definition import Definition
@@ -30,6 +31,9 @@ class Rendered:
     files: dict[str, str]
     openapi: dict[str, Entries] = field(default_factory=dict)
 
+
+Progress = Callable[[str], None]
+"""Where a run reports each group-version as it is rendered (one line of text each)."""
 
 Job = GroupPlan | VersionPlan | None
 """What one unit is rendered from: its group-version, its group, or nothing (the meta/v1 package)."""

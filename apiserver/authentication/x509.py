@@ -53,23 +53,29 @@ class X509Authenticator:
     """Authenticates by client certificate against ``roots`` (the client CAs)."""
 
     def __init__(
-        self, roots: Sequence[x509.Certificate], clock: Callable[[], float] = time.time
+        self,
+        roots: Sequence[x509.Certificate],
+        clock: Callable[[], float] = time.time,
+        verdict_key: str = VERDICT_KEY,
     ) -> None:
         self.roots = tuple(roots)
         self.clock = clock
+        self.verdict_key = verdict_key
+        """Where this authenticator keeps its verdict: the request-header verifier trusts other CAs than
+        the client CAs, so its verdict on the same connection is kept apart."""
 
     async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
         tls = scope.get("extensions", {}).get("tls")
         if not tls:
             return None
         now = self.clock()
-        verdict: _Verdict | None = tls.get(VERDICT_KEY)
+        verdict: _Verdict | None = tls.get(self.verdict_key)
         if verdict is None or not verdict.valid_from <= now <= verdict.valid_until:
             chain = tls.get("client_cert_chain")
             if not chain:
                 return None
             verdict = self.verify(chain, now)
-            tls[VERDICT_KEY] = verdict
+            tls[self.verdict_key] = verdict
         if verdict.error:
             raise AuthenticationError(verdict.error)
         return verdict.user

@@ -11,6 +11,9 @@ from apiserver.authentication.user import MASTERS_GROUP, UserInfo
 from apiserver.authorization.authorizer import AlwaysAllow, Attributes, Authorizer, Decision, Rules
 
 ALWAYS_ALLOW = "AlwaysAllow"
+WEBHOOK_MODE = "Webhook"
+"""The delegated SubjectAccessReviews of --authorization-kubeconfig (kube's Webhook mode, for an extension
+server)."""
 
 
 class PrivilegedGroups:

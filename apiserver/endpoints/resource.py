@@ -45,6 +45,7 @@ from apiserver.metrics.registry import Metrics
 from apiserver.patch.jsonpatch import PatchError, apply_json_patch, apply_merge_patch
 from apiserver.patch.strategic import apply_strategic_merge_patch
 from apiserver.registry.admit import Track, Write, WriteOptions, admit, go_quoted
+from apiserver.registry.deletion import Propagation
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.store import ListOptions, Store, parse_resource_version
 from apiserver.registry.subresource import NamedCreater
@@ -434,6 +435,7 @@ class ResourceHandler:
 
     async def _delete(self, request: Request, send: Send, store: Store, target: Target) -> None:
         options = await _delete_options(request)
+        propagation = Propagation.from_options(options)
         preconditions = options.get("preconditions") or {}
         obj, deleted = await store.delete(
             target.namespace,
@@ -442,6 +444,7 @@ class ResourceHandler:
             version_precondition=str(preconditions.get("resourceVersion") or ""),
             dry_run=_dry_run(request) or "All" in (options.get("dryRun") or []),
             options=WriteOptions(user=request.user, warnings=request.warnings),
+            propagation=propagation,
         )
         if deleted and not store.delete_returns_object:
             # built-in stores answer a finished delete with a Status (no ReturnDeletedObject)
@@ -462,11 +465,14 @@ class ResourceHandler:
             content_type, body = status_body(status, prefers_protobuf(_accept(request)))
             await respond(send, 200, body, content_type, warnings=request.warnings)
             return
-        await self._send_object(request, send, 200, obj, target)
+        # kube's DeleteResource: 202 only for a pending delete that asked for orphanDependents=false
+        code = 202 if not deleted and propagation.orphan_dependents is False else 200
+        await self._send_object(request, send, code, obj, target)
 
     async def _delete_collection(
         self, request: Request, send: Send, store: Store, target: Target
     ) -> None:
+        propagation = Propagation.from_options(await _delete_options(request))
         page = await store.list(target.namespace, self._list_options(request, target))
         deleted = []
         for obj in page.items:
@@ -477,6 +483,7 @@ class ResourceHandler:
                     metadata["name"],
                     dry_run=_dry_run(request),
                     options=WriteOptions(user=request.user, warnings=request.warnings),
+                    propagation=propagation,
                 )
             except errors.APIError as error:
                 if error.code == 404:
@@ -725,7 +732,7 @@ def _dry_run(request: Request) -> bool:
 async def _delete_options(request: Request) -> Object:
     body = await request.body()
     if not body.strip():
-        return {}
+        return _query_delete_options(request)
     try:
         if (
             request.content_type == protobuf.CONTENT_TYPE
@@ -741,6 +748,29 @@ async def _delete_options(request: Request) -> Object:
         raise errors.bad_request("DeleteOptions.preconditions must be an object")
     if not isinstance(options.get("dryRun") or [], list):
         raise errors.bad_request("DeleteOptions.dryRun must be a list of strings")
+    return options
+
+
+# the spellings Go's strconv.ParseBool accepts
+_GO_BOOLS = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
+
+
+def _query_delete_options(request: Request) -> Object:
+    """DeleteOptions from the query, which kube reads when the body is empty (ParameterCodec): the
+    propagation fields are what clients such as curl users and the Python client's query style send."""
+    options: Object = {}
+    policy = request.query.get("propagationPolicy")
+    if policy is not None:
+        options["propagationPolicy"] = policy
+    orphan = request.query.get("orphanDependents")
+    if orphan is not None:
+        value = _GO_BOOLS.get(orphan)
+        if value is None:  # Go's strconv.ParseBool, as the parameter codec reads it
+            raise errors.bad_request(f'strconv.ParseBool: parsing "{orphan}": invalid syntax')
+        options["orphanDependents"] = value
     return options
 
 

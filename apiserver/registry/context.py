@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
@@ -14,6 +15,7 @@ from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRan
 
 if TYPE_CHECKING:
     from apiserver.admission.interface import Plugin
+    from apiserver.endpoints.aggregation import Aggregation
     from apiserver.registry.store import Store
     from apiserver.server.served import ServedResources
     from apiserver.storage.interface import Storage
@@ -32,6 +34,33 @@ class Controller(Protocol):
     async def stop(self) -> None: ...
 
 
+def leader_only(controller: object) -> bool:
+    """Whether a controller runs on the elected replica only (its class says ``leader_only = True``):
+    loops that write on the cluster's behalf, which two replicas would run twice (kube runs them in
+    kube-controller-manager, under leader election). Controllers that serve their own replica (informers of
+    the authorizer, the bootstrap writes every kube-apiserver makes at start) run everywhere."""
+    return bool(getattr(controller, "leader_only", False))
+
+
+class Elector(Protocol):
+    """Runs the leader-only controllers it is given while its replica holds the leadership."""
+
+    def add(self, controller: Controller) -> None: ...
+
+
+@dataclass(frozen=True)
+class LeaderElection:
+    """How replicas sharing a storage elect the one that runs the leader-only controllers (the flags of
+    kube-controller-manager: --leader-elect-lease-duration, -renew-deadline, -retry-period, and the lock's
+    namespace and name)."""
+
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    namespace: str = "kube-system"
+    name: str = "apiforge-controller-manager"
+
+
 @dataclass
 class ServerContext:
     storage: Storage
@@ -43,6 +72,18 @@ class ServerContext:
     filled while the server is built; the server composes its authorizer from them."""
     tokens: TokenAuthentication = field(default_factory=TokenAuthentication)
     """Bearer-token authentication (TokenReview, service-account tokens, the bearer-token filter)."""
+    leader_election: LeaderElection | None = None
+    """None: this server is the only replica of its storage (SQLite, memory), so it leads from the start."""
+    elector: Elector | None = None
+    """The part that elects (the Lease kind's), set while the server is built."""
+    event_ttl: float = 3600.0
+    """kube-apiserver's --event-ttl in seconds: how long an event is kept after its last report."""
+    aggregation: Aggregation | None = None
+    """The aggregator in front of the server's own handlers, set by the part that provides it (the
+    APIService kind's); None: every request is served here."""
+    proxy_client_cert: tuple[Path, Path] | None = None
+    """The certificate and key the server presents to the API servers it proxies to
+    (``--proxy-client-cert-file``, ``--proxy-client-key-file``; kubeadm's front-proxy-client by default)."""
     service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
     """The cluster IPs and node ports Services are given (--service-cluster-ip-range,
     --service-node-port-range)."""
@@ -52,8 +93,22 @@ class ServerContext:
     """What the server serves, changeable while it serves (CustomResourceDefinitions install kinds there);
     set by the server once it is built."""
 
+    parts: dict[Callable[..., Any], Any] = field(default_factory=dict)
+    """Parts made once per server and shared, by their maker (see ``part``)."""
+
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]
+
+    def part(self, make: Callable[[ServerContext], T]) -> T:
+        """The one ``make(self)`` of this server: a definition that names one class both as its admission
+        plugin and as its controller (the webhook plugins follow their configurations) gets one object."""
+        if make not in self.parts:
+            self.parts[make] = make(self)
+        made: T = self.parts[make]
+        return made
+
+
+T = TypeVar("T")
 
 
 PluginFactory = Callable[[ServerContext], "Plugin"]

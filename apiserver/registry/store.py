@@ -33,6 +33,7 @@ from apiserver.registry.admit import (
 )
 from apiserver.registry.cacher import MISS, WatchCache
 from apiserver.registry.context import ServerContext
+from apiserver.registry.deletion import DEFAULT_PROPAGATION, Propagation
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.strategy import Finish, Strategy, finish_nothing
@@ -606,8 +607,11 @@ class Store:
         version_precondition: str = "",
         dry_run: bool = False,
         options: WriteOptions | None = None,
+        propagation: Propagation = DEFAULT_PROPAGATION,
     ) -> tuple[Object, bool]:
-        """Delete now, or mark for deletion while finalizers remain; returns (object, deleted now)."""
+        """Delete now, or mark for deletion while finalizers remain; returns (object, deleted now).
+        ``propagation`` (the request's policy) may add or remove the garbage collector's finalizers first,
+        as kube's store does on every delete, including one of an object already being deleted."""
         key = self.resource.key(namespace, name)
         options = options if options is not None else WriteOptions()
         write = self._write(namespace, name, Operation.DELETE, None, dry_run=dry_run)
@@ -631,26 +635,38 @@ class Store:
                     f"{version_precondition}, ResourceVersion in object meta: "
                     f"{metadata['resourceVersion']}",
                 )
-            if metadata.get("finalizers") or self.strategy.finalized_later(current):
-                if metadata.get("deletionTimestamp"):
+            finalizers = list(metadata.get("finalizers") or [])
+            changed = propagation.finalizers(finalizers, self.strategy.garbage_collection_policy)
+            finalized_later = self.strategy.finalized_later(current)
+            if changed is not None or finalizers or finalized_later:
+                if metadata.get("deletionTimestamp") and changed is None:
                     return current, False
                 marked = deep_copy(current)
-                marked["metadata"]["deletionTimestamp"] = now_rfc3339()
-                marked["metadata"]["deletionGracePeriodSeconds"] = 0
-                self.strategy.prepare_for_deletion(marked)
-                if dry_run:
-                    return marked, False
-                try:
-                    stored = await self.storage.update(
-                        key,
-                        codec.encode(self.resource, marked),
-                        kv.mod_revision,
-                        create_revision=kv.create_revision,
-                    )
-                except (RevisionConflictError, KeyNotFoundError):
-                    continue
-                self._remember(stored)
-                return codec.as_stored(marked, stored), False
+                if changed is not None:
+                    if changed:
+                        marked["metadata"]["finalizers"] = changed
+                    else:
+                        marked["metadata"].pop("finalizers", None)
+                if (finalizers if changed is None else changed) or finalized_later:
+                    # kube's markAsDeleting: the first delete sets the timestamp, later ones keep it
+                    if not metadata.get("deletionTimestamp"):
+                        marked["metadata"]["deletionTimestamp"] = now_rfc3339()
+                        marked["metadata"]["deletionGracePeriodSeconds"] = 0
+                        self.strategy.prepare_for_deletion(marked)
+                    if dry_run:
+                        return marked, False
+                    try:
+                        stored = await self.storage.update(
+                            key,
+                            codec.encode(self.resource, marked),
+                            kv.mod_revision,
+                            create_revision=kv.create_revision,
+                        )
+                    except (RevisionConflictError, KeyNotFoundError):
+                        continue
+                    self._remember(stored)
+                    return codec.as_stored(marked, stored), False
+                # this delete's policy took away the only finalizers (a GC one): it goes now
             if dry_run:
                 return current, True
             try:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
+from apiserver.registry.deletion import GarbageCollectionPolicy
 from apiserver.schema import Cause
 from apiserver.schema.objectmeta import name_is_dns_subdomain
 
@@ -35,6 +36,12 @@ class Strategy:
     delete_returns_object: ClassVar[bool | None] = None
     """What a finished DELETE answers: the object (True), a Status (False), or kube's default for the kind
     (None: a Status for built-in kinds, the object for custom resources)."""
+
+    garbage_collection_policy: ClassVar[GarbageCollectionPolicy] = (
+        GarbageCollectionPolicy.DELETE_DEPENDENTS
+    )
+    """What a DELETE naming no propagation does to the object's dependents (kube's
+    DefaultGarbageCollectionPolicy): deleted in the background unless the kind says otherwise."""
 
     @staticmethod
     def name_rule(name: str, prefix: bool) -> list[str]:

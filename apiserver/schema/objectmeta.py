@@ -22,6 +22,7 @@ from apiserver.schema.structural import Schema
 
 __all__ = [
     "is_config_map_key",
+    "is_dns1035_label",
     "is_dns1123_label",
     "is_dns1123_subdomain",
     "is_label_value",
@@ -153,7 +154,7 @@ def is_config_map_key(value: str) -> list[str]:
     return errs
 
 
-def _is_dns1035_label(value: str) -> list[str]:
+def is_dns1035_label(value: str) -> list[str]:
     errs = []
     if len(value) > 63:
         errs.append(_max_len_error(63))
@@ -555,7 +556,7 @@ def _embedded(x: dict[str, Any], path: str, errs: list[Cause]) -> None:
             elif not value:
                 errs.append(causes.required(field))
             else:
-                msgs = _is_dns1035_label(value.lower())
+                msgs = is_dns1035_label(value.lower())
                 if msgs:
                     errs.append(
                         causes.invalid(

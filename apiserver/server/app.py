@@ -16,7 +16,7 @@ from apiserver.admission.chain import AdmissionChain
 from apiserver.authentication.jwtkeys import JWKS_PATH, OPENID_CONFIGURATION_PATH
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
-from apiserver.authorization.union import authorizer_for_modes
+from apiserver.authorization.union import WEBHOOK_MODE, authorizer_for_modes
 from apiserver.endpoints.discovery import AGGREGATED_TYPES, Discovery, aggregated_version
 from apiserver.endpoints.http import (
     Receive,
@@ -37,7 +37,7 @@ from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRan
 from apiserver.metrics.registry import Metrics
 from apiserver.metrics.storage import InstrumentedStorage
 from apiserver.registry.cacher import WatchCache
-from apiserver.registry.context import Controller, ServerContext
+from apiserver.registry.context import Controller, LeaderElection, ServerContext, leader_only
 from apiserver.registry.store import Store
 from apiserver.registry.strategy import Strategy
 from apiserver.server.compactor import Compactor
@@ -79,6 +79,9 @@ class APIServer:
         authorizer: Authorizer | None = None,
         tokens: TokenAuthentication | None = None,
         authorization_modes: Sequence[str] = (),
+        leader_election: LeaderElection | None = None,
+        event_ttl: float = 3600.0,
+        delegated_authorizer: Authorizer | None = None,
         service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES,
         secure_port: int = 6443,
     ) -> None:
@@ -93,6 +96,8 @@ class APIServer:
         self.context = ServerContext(
             storage,
             authorizer or AlwaysAllow(),
+            leader_election=leader_election,
+            event_ttl=event_ttl,
             service_ranges=service_ranges,
             secure_port=secure_port,
         )
@@ -108,9 +113,7 @@ class APIServer:
         for resource in scheme:
             for plugin in resource.admission:
                 self.admission.add(plugin(self.context))
-        self.controllers: list[Controller] = [
-            controller(self.context) for resource in scheme for controller in resource.controllers
-        ]
+        self.controllers = self._controllers(scheme)
         self._caches_started = False
         self.health.add(Check("informer-sync", self._informers_synced), "readyz")
         self._started_hooks = [self.health.post_start_hook("generic-apiserver-start-informers")]
@@ -124,6 +127,11 @@ class APIServer:
             for resource in scheme
             for authenticator in resource.authenticators
         )
+        if (
+            delegated_authorizer is not None
+        ):  # an extension server: asked after --authorization-mode's
+            self.context.authorizer_modes[WEBHOOK_MODE] = delegated_authorizer
+            authorization_modes = (*authorization_modes, WEBHOOK_MODE)
         if authorization_modes:  # composed once every part has provided its modes
             self.context.authorizer = authorizer_for_modes(
                 authorization_modes, self.context.authorizer_modes
@@ -162,6 +170,22 @@ class APIServer:
         """Discovery after the served resources changed (its documents are pre-encoded)."""
         self.discovery = Discovery(self.scheme)
 
+    def _controllers(self, scheme: Scheme) -> list[Controller]:
+        """The controllers this replica starts: every one when it is the only replica (or nothing
+        elects); otherwise the leader-only ones (the compactor's among them) go to the elector, which runs
+        them while this replica leads."""
+        built: list[Controller] = [
+            controller(self.context) for resource in scheme for controller in resource.controllers
+        ]
+        everywhere = [c for c in built if not leader_only(c)]
+        leading = [c for c in [*built, self.compactor] if leader_only(c)]
+        elector = self.context.elector
+        if elector is None or self.context.leader_election is None:
+            return [*everywhere, *leading]
+        for controller in leading:
+            elector.add(controller)
+        return everywhere
+
     def _creaters(self, scheme: Scheme) -> dict[tuple[str, str, str], BoundCreater]:
         """Every create subresource's handler, built with the context, and its body's kind."""
         creaters = {}
@@ -192,7 +216,6 @@ class APIServer:
             await controller.start()
             if hook is not None:
                 hook()
-        self.compactor.start()
 
     async def _informers_synced(self) -> None:
         """kube's informer-sync: the watch caches of the resources served from the start have listed.
@@ -214,7 +237,6 @@ class APIServer:
 
     async def stop(self) -> None:
         self.shutdown_initiated()
-        await self.compactor.stop()
         for controller in reversed(self.controllers):
             await controller.stop()
         for store in self.stores.values():
@@ -228,6 +250,14 @@ class APIServer:
             return
         if scope["type"] != "http":
             return
+        aggregation = self.context.aggregation
+        if aggregation is not None and aggregation.claims(scope["path"]):
+            await aggregation.serve(scope, receive, send, self.serve_local)
+            return
+        await self.serve_local(scope, receive, send)
+
+    async def serve_local(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """An HTTP request served by this server itself (what an aggregator delegates)."""
         if self.health.handles(scope["path"]):
             await self.health.serve(scope, send)
             return

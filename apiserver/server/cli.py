@@ -31,6 +31,7 @@ from apiserver.machinery.scheme import Scheme
 from apiserver.server.app import APIServer
 from apiserver.server.chain import build_handler_chain
 from apiserver.server.connection import protocol_class
+from apiserver.server.delegation_options import DelegationError
 from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.server.options import ServeOptions
 from apiserver.server.security import Security, SecurityError, prepare
@@ -182,7 +183,8 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
     url = client_url(options.bind_address, options.port, "http" if security is None else "https")
     try:  # before any worker forks: every worker verifies what any other signs
         tokens = token_authentication(options.tokens, options.data_dir, url)
-    except TokenSetupError as error:
+        options.delegation.check()
+    except (TokenSetupError, DelegationError) as error:
         raise StartupError(str(error)) from error
     if listener is not None:
         _serve_process(scheme, openapi_dir, options, security, tokens, listener)
@@ -227,9 +229,19 @@ def _serve_process(
         options.etcd_compaction_interval,
         authorization_modes=options.chain.authorization_modes,
         tokens=tokens,
+        delegated_authorizer=options.delegation.authorizer(),
         service_ranges=options.service_ranges,
         secure_port=options.port,
+        # replicas share etcd only: on SQLite this process is the only replica, so it leads at once
+        leader_election=options.leader_election if options.storage == "etcd" else None,
+        event_ttl=options.event_ttl,
     )
+    server.context.proxy_client_cert = options.delegation.proxy_client_cert(
+        security.pki.directory if security is not None else None
+    )
+    delegated_tokens = options.delegation.token_authenticator()
+    if delegated_tokens is not None:  # after the server's own token authenticators
+        server.context.tokens.authenticators.append(delegated_tokens)
     # A server allocates many short-lived dicts per request; CPython's default first-generation threshold
     # (700) ran ~107 ms full collections many times a second under watch fan-out (docs/performance.md, E3).
     gc.set_threshold(GC_THRESHOLD, 20, 100)
@@ -240,6 +252,9 @@ def _serve_process(
         except Exception as error:  # the process ends: what did start goes with it
             raise StartupError(_start_failure(error)) from error
         authenticators = security.authenticators() if security is not None else []
+        request_header = options.delegation.request_header_authenticator()
+        if request_header is not None and security is not None:  # kube's order: before x509
+            authenticators.insert(0, request_header)
         chain = build_handler_chain(
             server, options.chain, authenticators, insecure=security is None
         )

@@ -15,6 +15,8 @@ log = logging.getLogger(__name__)
 
 
 class Compactor:
+    leader_only = True  # one replica compacts the storage they share
+
     def __init__(self, storage: Storage, interval_seconds: float) -> None:
         self.storage = storage
         self.interval = interval_seconds
@@ -23,7 +25,7 @@ class Compactor:
         ] = []  # told each compacted revision (watch caches)
         self._task: asyncio.Task[None] | None = None
 
-    def start(self) -> None:
+    async def start(self) -> None:
         if self.interval > 0:
             self._task = asyncio.create_task(self._run())
 
@@ -32,6 +34,7 @@ class Compactor:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+            self._task = None
 
     async def _run(self) -> None:
         previous = 0  # the revision seen one interval ago (0: none yet)

@@ -26,6 +26,8 @@ from apiserver.machinery.serviceranges import (
     ServiceRanges,
     parse_service_ranges,
 )
+from apiserver.registry.context import LeaderElection
+from apiserver.server.delegation_options import DelegationOptions, delegation_flags
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.tlsoptions import TLSOptions, tls_flags
 from apiserver.server.token_options import TokenOptions, token_flags
@@ -95,6 +97,8 @@ _CHAIN_DEFAULTS = ChainOptions()
 _CONNECTION_DEFAULTS = ConnectionLimits()
 _TLS_DEFAULTS = TLSOptions()
 _TOKEN_DEFAULTS = TokenOptions()
+_ELECTION_DEFAULTS = LeaderElection()
+_DELEGATION_DEFAULTS = DelegationOptions()
 
 
 @dataclass(frozen=True)
@@ -114,12 +118,15 @@ class ServeOptions:
     connection: ConnectionLimits = _CONNECTION_DEFAULTS
     tls: TLSOptions = _TLS_DEFAULTS
     tokens: TokenOptions = _TOKEN_DEFAULTS
+    delegation: DelegationOptions = _DELEGATION_DEFAULTS
     service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
     verbose: bool = False
     """A failure to start shows its traceback too, not only its one-line reason."""
     shutdown_delay: float = 0.0
     """``--shutdown-delay-duration``: seconds between the shutdown signal and the listener closing, with
     /readyz failing meanwhile, so that load balancers stop sending first."""
+    leader_election: LeaderElection = _ELECTION_DEFAULTS
+    event_ttl: float = 3600.0
 
 
 class _GoDuration(click.ParamType):  # type: ignore[type-arg]
@@ -136,6 +143,17 @@ class _GoDuration(click.ParamType):  # type: ignore[type-arg]
             return parse_go_duration(str(value))
         except ValueError as error:
             self.fail(str(error), param, ctx)
+
+
+def _duration(flag: str, default: str, help_text: str) -> Callable[[FC], FC]:
+    """A flag that takes a Go duration, as kube's duration flags do."""
+    return click.option(
+        flag,
+        type=_GoDuration(),
+        default=default,
+        show_default=True,
+        help=f"{help_text} A Go duration.",
+    )
 
 
 def _hidden_seconds(flag: str, default: float, help_text: str) -> Callable[[FC], FC]:
@@ -331,6 +349,27 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         show_default=True,
         help="How long a non-long-running request may take before it is answered 504 (a Go duration).",
     )
+    @_duration(
+        "--event-ttl",
+        "1h0m0s",
+        "How long an event is kept after its last report (kube-apiserver's flag).",
+    )
+    @_duration(
+        "--leader-elect-lease-duration",
+        "15s",
+        "On etcd, how long a replica waits after the leader's last renewal before it takes over the"
+        " leader-only controllers (kube-controller-manager's flag).",
+    )
+    @_duration(
+        "--leader-elect-renew-deadline",
+        "10s",
+        "How long the leader retries renewing before it gives the leadership up.",
+    )
+    @_duration(
+        "--leader-elect-retry-period",
+        "2s",
+        "How often a replica tries to acquire or renew the leadership.",
+    )
     @click.option(
         "--min-request-timeout",
         type=int,
@@ -363,6 +402,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
     )
     @tls_flags
     @token_flags
+    @delegation_flags
     @functools.wraps(command)
     def parsed(
         data_dir: Path,
@@ -383,6 +423,10 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         authorization_mode: str,
         audit_log_path: str,
         request_timeout: float,
+        event_ttl: float,
+        leader_elect_lease_duration: float,
+        leader_elect_renew_deadline: float,
+        leader_elect_retry_period: float,
         min_request_timeout: int,
         shutdown_delay_duration: float,
         read_header_timeout: float,
@@ -391,6 +435,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         tls: TLSOptions,
         audit: AuditOptions,
         tokens: TokenOptions,
+        delegation: DelegationOptions,
     ) -> None:
         chain = ChainOptions(
             max_requests_inflight,
@@ -413,6 +458,17 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         storage = storage or ("etcd" if servers else "sqlite")
         if storage == "etcd" and not servers:
             raise click.UsageError("--storage etcd needs --etcd-servers")
+        election = LeaderElection(
+            leader_elect_lease_duration, leader_elect_renew_deadline, leader_elect_retry_period
+        )
+        if not 0 < election.retry_period < election.renew_deadline < election.lease_duration:
+            # kube-controller-manager's leaderelection.NewLeaderElector refuses the same
+            raise click.UsageError(
+                "leader election needs 0 < --leader-elect-retry-period < "
+                "--leader-elect-renew-deadline < --leader-elect-lease-duration"
+            )
+        if event_ttl <= 0:
+            raise click.UsageError("--event-ttl must be positive")
         if workers > 1 and storage != "etcd":
             raise click.UsageError(
                 f"--workers {workers} needs --storage etcd: {storage} storage belongs to one process"
@@ -432,9 +488,12 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 ConnectionLimits(read_header_timeout, read_body_timeout, idle_timeout),
                 tls,
                 tokens,
+                delegation,
                 service_ranges,
                 verbose,
                 shutdown_delay_duration,
+                election,
+                event_ttl,
             )
         )
 

@@ -1,6 +1,6 @@
 """The PKI bootstrap of `apiforge serve`: on first start, a CA, a serving certificate and an admin client
-certificate in ``<data-dir>/pki`` (kubeadm's file names: ca.crt/ca.key, apiserver.crt/apiserver.key, and
-admin.crt/admin.key), reused on restart and renewed on start when they come within ``RENEW_BEFORE`` of their
+certificate in ``<data-dir>/pki`` (kubeadm's file names: ca.crt/ca.key, apiserver.crt/apiserver.key,
+admin.crt/admin.key, front-proxy-ca.crt/.key and front-proxy-client.crt/.key), reused on restart and renewed on start when they come within ``RENEW_BEFORE`` of their
 expiry, when they are no longer signed by the CA, or when the serving certificate no longer names every
 address the server is reached at.
 
@@ -33,6 +33,7 @@ BACKDATE = datetime.timedelta(hours=1)
 """Certificates start an hour in the past, as client-go's cert.GenerateSelfSignedCertKeyWithFixtures makes
 them, so that a client whose clock is a little behind still accepts a fresh one."""
 ADMIN_USER = "system:admin"
+FRONT_PROXY_CLIENT = "front-proxy-client"
 WILDCARD_ADDRESSES = frozenset({"", "0.0.0.0", "::"})
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -90,6 +91,13 @@ class PKI:
     ca: KeyPair
     admin: KeyPair
     serving: KeyPair | None
+    front_proxy_ca: KeyPair
+    """kubeadm's front-proxy-ca: the CA an aggregated backend trusts the front's X-Remote-* headers by
+    (``--requestheader-client-ca-file``); apart from ``ca``, so that no client certificate of this server's
+    users can pose as the proxy."""
+    front_proxy_client: KeyPair
+    """kubeadm's front-proxy-client (CN=front-proxy-client): the certificate the front presents to the
+    backends it proxies to (``--proxy-client-cert-file``)."""
 
     @property
     def ca_file(self) -> Path:
@@ -128,7 +136,25 @@ def bootstrap(
             or not _names_covered(serving, names)
         ):
             serving = _store(directory, "apiserver", _issue_serving(ca, names, now))
-    return PKI(directory, ca, admin, serving)
+    front_proxy_ca = _load(directory, "front-proxy-ca")
+    if (
+        front_proxy_ca is None
+        or not _fresh(front_proxy_ca, now)
+        or not _issued_by(front_proxy_ca, front_proxy_ca)
+    ):
+        front_proxy_ca = _store(directory, "front-proxy-ca", _issue_ca(now, "front-proxy-ca"))
+    front_proxy_client = _load(directory, "front-proxy-client")
+    if (
+        front_proxy_client is None
+        or not _fresh(front_proxy_client, now)
+        or not _issued_by(front_proxy_client, front_proxy_ca)
+    ):
+        front_proxy_client = _store(
+            directory,
+            "front-proxy-client",
+            issue_client(front_proxy_ca, FRONT_PROXY_CLIENT, (), now),
+        )
+    return PKI(directory, ca, admin, serving, front_proxy_ca, front_proxy_client)
 
 
 def _load(directory: Path, name: str) -> KeyPair | None:
@@ -183,12 +209,10 @@ def _names_covered(pair: KeyPair, names: ServingNames) -> bool:
     return set(names.dns) <= dns and set(names.ips) <= ips
 
 
-def _issue_ca(now: datetime.datetime) -> KeyPair:
+def _issue_ca(now: datetime.datetime, prefix: str = "apiforge-ca") -> KeyPair:
     """A self-signed CA named as kube-apiserver names its own (``<host>-ca@<unix time>``)."""
     key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name(
-        [x509.NameAttribute(NameOID.COMMON_NAME, f"apiforge-ca@{int(now.timestamp())}")]
-    )
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{prefix}@{int(now.timestamp())}")])
     builder = (
         _builder(name, key, now, CA_VALIDITY)
         .issuer_name(name)

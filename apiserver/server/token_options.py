@@ -25,6 +25,7 @@ from apiserver.authentication.tokenfile import TokenFileAuthenticator, TokenFile
 __all__ = [
     "TokenOptions",
     "TokenSetupError",
+    "split_values",
     "token_authentication",
     "token_flags",
 ]
@@ -90,7 +91,7 @@ def token_authentication(
     return tokens
 
 
-def _split(values: tuple[str, ...]) -> tuple[str, ...]:
+def split_values(values: tuple[str, ...]) -> tuple[str, ...]:
     """Comma-separated values, as pflag's StringSlice reads them (repeating the flag adds more)."""
     return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
 
@@ -146,7 +147,7 @@ def token_flags(parsed: Callable[..., None]) -> Callable[..., None]:
             service_account_issuer or (DEFAULT_ISSUER,),
             service_account_key_file,
             service_account_signing_key_file,
-            _split(api_audiences),
+            split_values(api_audiences),
             service_account_jwks_uri,
         )
         problems = tokens.validate()

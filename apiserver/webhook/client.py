@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import orjson
 
-from apiserver.machinery import errors
 from apiserver.registry.context import ServerContext
+from builtin.apiregistration.resolver import Unresolved, resolve
 
 __all__ = ["CallFailed", "WebhookClients"]
 
@@ -96,25 +96,13 @@ class WebhookClients:
         return f"https://{name}.{namespace}.svc:{port}{path}?timeout={seconds}", host
 
     async def _resolve(self, namespace: str, name: str, port: int) -> str:
-        """kube's ClusterIP ServiceResolver (k8s.io/apiserver/pkg/util/proxy ResolveCluster)."""
+        """The host of the Service: kube-aggregator's resolver (builtin/apiregistration), as
+        kube-apiserver gives the same ServiceResolver to its conversion webhooks."""
+        reference = {"namespace": namespace, "name": name, "port": port}
         try:
-            service = await self.context.store("", "services").get(namespace, name)
-        except errors.APIError as error:
-            if error.code != 404:
-                raise
-            raise CallFailed(f'service "{name}" not found') from None
-        spec = service.get("spec") or {}
-        kind = spec.get("type") or "ClusterIP"
-        if kind == "ExternalName":
-            return str(spec.get("externalName", ""))
-        if kind not in ("ClusterIP", "NodePort", "LoadBalancer"):
-            raise CallFailed(f'unsupported service type "{kind}"')
-        cluster_ip = str(spec.get("clusterIP") or "")
-        if cluster_ip in ("", "None"):
-            raise CallFailed('cannot route to service with ClusterIP "None"')
-        if not any(entry.get("port") == port for entry in spec.get("ports") or ()):
-            raise CallFailed(f"no service port {port} found for service {name!r}")
-        return cluster_ip
+            return (await resolve(self.context, reference)).host
+        except Unresolved as error:
+            raise CallFailed(error.message) from None
 
 
 def _tls(ca_bundle: str) -> ssl.SSLContext:

@@ -124,12 +124,36 @@ class NamespaceLifecycle:
             )
 
 
-class NamespaceController:
-    """Creates the default namespaces at start (kube's bootstrap controller), then finalizes every namespace
-    that is (or becomes) marked for deletion: deletes its content, then clears the `kubernetes` finalizer."""
+class DefaultNamespaces:
+    """Creates the default namespaces at start, on every replica (kube's bootstrap controller runs in
+    every kube-apiserver): the leader's controllers and its Lease live in them."""
 
     post_start_hook = "bootstrap-controller"
     """kube's hook that creates the default namespaces: its health check passes once they exist."""
+
+    def __init__(self, context: ServerContext) -> None:
+        self.context = context
+
+    async def start(self) -> None:
+        store = self.context.store(GROUP, PLURAL)
+        for name in DEFAULT_NAMESPACES:
+            try:
+                await store.create(
+                    None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+                )
+            except errors.APIError as error:
+                if error.reason != "AlreadyExists":
+                    raise
+
+    async def stop(self) -> None:
+        """Nothing runs after start."""
+
+
+class NamespaceController:
+    """Finalizes every namespace that is (or becomes) marked for deletion: deletes its content, then clears
+    the `kubernetes` finalizer (kube's namespace controller, on the elected replica)."""
+
+    leader_only = True
 
     def __init__(self, context: ServerContext) -> None:
         self.context = context
@@ -149,14 +173,6 @@ class NamespaceController:
         ]
 
     async def start(self) -> None:
-        for name in DEFAULT_NAMESPACES:
-            try:
-                await self.store.create(
-                    None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-                )
-            except errors.APIError as error:
-                if error.reason != "AlreadyExists":
-                    raise
         self._controller = asyncio.create_task(self._run())
 
     async def stop(self) -> None:

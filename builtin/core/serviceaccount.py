@@ -231,6 +231,8 @@ class ServiceAccountsController:
     """kube's serviceaccounts controller: a ``default`` service account in every active namespace,
     created when the namespace appears and again whenever it is deleted."""
 
+    leader_only = True
+
     def __init__(self, context: ServerContext) -> None:
         self.context = context
         self._tasks: list[asyncio.Task[None]] = []

@@ -68,6 +68,8 @@ def _revision(obj: dict[str, Any] | None) -> int:
 
 
 class ClusterRoleAggregation:
+    leader_only = True
+
     def __init__(self, context: ServerContext) -> None:
         self.store = context.store(GROUP, "clusterroles")
         self.roles: dict[str, dict[str, Any]] = {}

@@ -3,12 +3,14 @@
 schema, defaulter, validator, conversions and model into the generic registry (the per-resource strategy)."""
 
 import builtin.core.configmap
+import builtin.core.eventttl
 import builtin.core.kubernetesservice
 import builtin.core.namespace
 import builtin.core.printers
 import builtin.core.secret
 import builtin.core.service
 import builtin.core.serviceaccount
+import builtin.garbagecollector.collector
 import builtin.printers
 from apiserver.machinery.scheme import CreateSubresource
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
@@ -81,6 +83,10 @@ EVENT = ResourceType(
     short_names=("ev",),
     categories=(),
     builtin=True,
+    controllers=(
+        builtin.core.eventttl.EventExpiry,
+        builtin.garbagecollector.collector.GarbageCollector,
+    ),
     versions=(
         VersionType(
             name="v1",
@@ -212,7 +218,10 @@ NAMESPACE = ResourceType(
     builtin=True,
     strategy=builtin.core.namespace.NamespaceStrategy,
     admission=(builtin.core.namespace.NamespaceLifecycle,),
-    controllers=(builtin.core.namespace.NamespaceController,),
+    controllers=(
+        builtin.core.namespace.DefaultNamespaces,
+        builtin.core.namespace.NamespaceController,
+    ),
     versions=(
         VersionType(
             name="v1",

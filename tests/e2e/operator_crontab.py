@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import kopf
+import kubernetes
 
 GROUP, VERSION, PLURAL = "stable.example.com", "v1", "crontabs"
 
@@ -29,6 +30,17 @@ def reconcile(body: kopf.Body, spec: kopf.Spec, name: str, patch: kopf.Patch, **
     patch.status["labelSelector"] = f"crontab={name}"
     replicas: int = spec.get("replicas", 0)
     return replicas  # lands in status.replicas
+
+
+@kopf.on.create(GROUP, VERSION, PLURAL, id="child", labels={"adopt": "true"})
+def child(body: kopf.Body, name: str, namespace: str, **_: Any) -> None:
+    """A ConfigMap the CronTab owns (kopf.adopt: ownerReferences with controller and blockOwnerDeletion),
+    which the server's garbage collector removes with its owner."""
+    configmap: dict[str, Any] = {"metadata": {"name": f"{name}-child"}, "data": {"owner": name}}
+    kopf.adopt(configmap, owner=body)
+    kubernetes.config.load_kube_config()
+    with kubernetes.client.ApiClient() as api:
+        kubernetes.client.CoreV1Api(api).create_namespaced_config_map(namespace, configmap)
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL)

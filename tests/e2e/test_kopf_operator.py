@@ -165,6 +165,28 @@ def test_deletion_completes_once_the_operator_releases_its_finalizer(
     assert_no_fatal_errors(operator)
 
 
+def test_adopted_children_disappear_with_the_parent(
+    operator: Operator, client: httpx.Client
+) -> None:
+    parent = crontab("kopf-parent")
+    parent["metadata"]["labels"] = {"adopt": "true"}
+    assert client.post(CRONTABS, json=parent).status_code == 201
+    child_path = "/api/v1/namespaces/default/configmaps/kopf-parent-child"
+    child = wait_for("kopf to create the child", lambda: client.get(child_path).json().get("data"))
+    assert child == {"owner": "kopf-parent"}
+    [owner] = client.get(child_path).json()["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["controller"], owner["blockOwnerDeletion"]) == (
+        "CronTab",
+        "kopf-parent",
+        True,
+        True,
+    )
+    assert client.delete(f"{CRONTABS}/kopf-parent").status_code == 200
+    wait_for("the parent to be gone", lambda: get(client, "kopf-parent") is None)
+    wait_for("the child to be collected", lambda: client.get(child_path).status_code == 404)
+    assert_no_fatal_errors(operator)
+
+
 def test_operator_posts_events(operator: Operator, client: httpx.Client) -> None:
     assert client.post(CRONTABS, json=crontab("kopf-ev")).status_code == 201
     created = wait_for("kopf to handle kopf-ev", lambda: handled(client, "kopf-ev"))

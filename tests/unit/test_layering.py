@@ -26,6 +26,11 @@ EXEMPT = {
     ("apiserver/audit/policyfile.py", "namespaces"),
     # ... and service accounts as core's serviceaccounts resource (corev1.SchemeGroupVersion there)
     ("apiserver/filters/impersonation.py", "serviceaccounts"),
+    # the delegated reviews post authentication.k8s.io/v1 TokenReview and authorization.k8s.io/v1
+    # SubjectAccessReview to another server (k8s.io/apiserver plugin/pkg/authenticator/token/webhook and
+    # plugin/pkg/authorizer/webhook)
+    ("apiserver/authentication/webhook.py", "TokenReview"),
+    ("apiserver/authorization/webhook.py", "SubjectAccessReview"),
 }
 GENERATOR_MAY_IMPORT = (
     "apiserver.schema",

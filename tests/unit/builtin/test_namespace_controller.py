@@ -11,7 +11,7 @@ from apiserver.registry.store import ListOptions
 from apiserver.server.app import APIServer
 from apiserver.storage.memory import MemoryStorage
 from builtin.core import namespace
-from builtin.core.namespace import NamespaceController
+from builtin.core.namespace import DefaultNamespaces, NamespaceController
 from generated.server import OPENAPI_DIR, build_scheme
 
 
@@ -23,8 +23,10 @@ def test_a_namespace_deleted_after_the_watch_ended_is_still_finalized(
     async def body() -> None:
         storage = MemoryStorage()
         server = APIServer(build_scheme(), storage, OPENAPI_DIR)  # not started: no watch caches
+        [defaults] = [c for c in server.controllers if isinstance(c, DefaultNamespaces)]
         [lifecycle] = [c for c in server.controllers if isinstance(c, NamespaceController)]
-        await lifecycle.start()  # creates the default namespaces, then lists and watches
+        await defaults.start()
+        await lifecycle.start()  # lists and watches
         await asyncio.sleep(0.05)  # listed and watching
         await storage.close()  # ends every watch, as a watch cache restart does
         await asyncio.sleep(0.05)

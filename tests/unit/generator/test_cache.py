@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import cache, pipeline, render
+from generator import cache, pipeline, render, toolprint
 from generator.load import load_checked
 from generator.pipeline import GenerateConfig, generate
 from generator.plan import build_plan
@@ -98,10 +98,10 @@ def run(definitions: Path, out: Path) -> list[str]:
 def test_a_no_op_run_reads_no_definition_and_renders_nothing(
     project: tuple[Path, Path], rendered: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def no_loading(directory: Path) -> None:
+    def no_loading(directory: Path, previous: object) -> None:
         raise AssertionError("a no-op run parsed the definitions")
 
-    monkeypatch.setattr(pipeline, "load_checked", no_loading)
+    monkeypatch.setattr(pipeline, "checked_definitions", no_loading)
     assert run(*project) == []
     assert rendered == []
 
@@ -148,7 +148,7 @@ def package_copy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     shutil.copytree(
         Path(str(resources.files("generator"))), copy, ignore=shutil.ignore_patterns("__pycache__")
     )
-    monkeypatch.setattr(cache.resources, "files", lambda package: copy)
+    monkeypatch.setattr(toolprint.resources, "files", lambda package: copy)
     return copy
 
 
@@ -177,13 +177,13 @@ def test_another_version_of_apiforge_or_of_a_code_writing_tool_renders_everythin
     rendered: list[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert distribution in cache.VERSIONED
+    assert distribution in toolprint.VERSIONED
     real = metadata.version
 
     def other_version(name: str) -> str:
         return "999.0" if name == distribution else real(name)
 
-    monkeypatch.setattr(cache.metadata, "version", other_version)
+    monkeypatch.setattr(toolprint.metadata, "version", other_version)
     run(*project)
     assert set(rendered) == every_unit(project[1])
     assert len(rendered) == len(set(rendered))
@@ -206,10 +206,10 @@ def test_check_trusts_no_cache(project: tuple[Path, Path]) -> None:
     models = out / "example_com" / "v1" / "models.py"
     models.write_text("# edited by hand\n")
     manifest = out / cache.MANIFEST
-    index, entries = manifest.read_text().splitlines()
+    index, *rest = manifest.read_text().splitlines()
     recorded = json.loads(index)["units"]["example_com.v1"]["files"]["example_com/v1/models.py"]
     forged = index.replace(recorded, cache.sha256(models.read_bytes()))
-    manifest.write_text(f"{forged}\n{entries}\n")
+    manifest.write_text("".join(f"{line}\n" for line in (forged, *rest)))
     assert run(definitions, out) == []  # the cache believes the manifest
     differences = generate(GenerateConfig(definitions, out, check=True, workers=1))
     assert [(d.path, d.change) for d in differences] == [("example_com/v1/models.py", "changed")]

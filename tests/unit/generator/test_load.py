@@ -487,6 +487,48 @@ def test_hint_when_a_keyword_is_misspelt() -> None:
     ]
 
 
+def test_a_misspelt_keyword_is_reported_before_the_errors_it_causes() -> None:
+    """Issue 14: `enmu:` after `default:` read the mapping as an object, and the misleading "unknown type
+    "fast"" on line 8 came before the useful "did you mean "enum"?" on line 9. The cause comes first now, and
+    the error it causes says why too."""
+    errors = errors_of(
+        compact("spec:\n  mode:\n    type: string\n    default: fast\n    enmu: [fast, slow]\n")
+    )
+    typo = (
+        '"enmu" is not a schema keyword (did you mean "enum"?), so this mapping was read as an object with '
+        "properties type, default, enmu"
+    )
+    assert errors[0] == (
+        f"{FILE}:10: versions.v1.schema.spec.mode.enmu: expected a type expression or a mapping, got a list; "
+        + typo
+    )
+    assert errors[1].startswith(
+        f'{FILE}:9: versions.v1.schema.spec.mode.default: unknown type "fast"'
+    )
+    assert errors[1].endswith(f"; {typo}")
+    assert len(errors) == 2
+
+
+def test_an_error_caused_by_a_misspelt_keyword_names_it_when_the_typo_itself_parses() -> None:
+    """`enmu: string` is a valid property, so the only error is on a sibling keyword: it names the typo."""
+    assert errors_of(
+        compact("spec:\n  mode:\n    type: string\n    minLength: 1\n    enmu: string\n")
+    ) == [
+        f"{FILE}:9: versions.v1.schema.spec.mode.minLength: expected a type expression or a mapping, got 1; "
+        '"enmu" is not a schema keyword (did you mean "enum"?), so this mapping was read as an object with '
+        "properties type, minLength, enmu"
+    ]
+
+
+def test_errors_without_a_cause_stay_in_line_order() -> None:
+    text = compact("spec:\n  a: integr\n  b: strng\n  c: {type: string, maxLenght: 5}\n")
+    assert [error.split(": ", 2)[1] for error in errors_of(text)] == [
+        "versions.v1.schema.spec.a",
+        "versions.v1.schema.spec.b",
+        "versions.v1.schema.spec.c.maxLenght",
+    ]
+
+
 def test_required_true_only_on_properties_and_required_lists_name_properties() -> None:
     text = compact(
         "spec:\n  a: {type: array, items: {type: string, required: true}}\n"

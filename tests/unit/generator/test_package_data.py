@@ -10,7 +10,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from generator import cache, render
+from generator import render, toolprint
 
 
 def test_templates_load_through_the_package() -> None:
@@ -24,26 +24,26 @@ def _copy_of_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
     copy = tmp_path / "elsewhere" / "generator"
     original = Path(str(resources.files("generator")))
     shutil.copytree(original, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(cache.resources, "files", lambda package: copy)
+    monkeypatch.setattr(toolprint.resources, "files", lambda package: copy)
     return copy
 
 
 def test_the_fingerprint_does_not_depend_on_where_the_package_lies(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    installed_here = cache.tool_fingerprint()
+    installed_here = toolprint.tool_fingerprint()
     _copy_of_the_package(tmp_path, monkeypatch)
-    assert cache.tool_fingerprint() == installed_here
+    assert toolprint.tool_fingerprint() == installed_here
 
 
 def test_a_template_edit_changes_the_fingerprint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     package = _copy_of_the_package(tmp_path, monkeypatch)
-    before = cache.tool_fingerprint()
+    before = toolprint.tool_fingerprint()
     (package / "__pycache__").mkdir()
     (package / "__pycache__" / "render.cpython-311.pyc").write_bytes(b"bytecode")
-    assert cache.tool_fingerprint() == before  # compiled files are no input
+    assert toolprint.tool_fingerprint() == before  # compiled files are no input
     template = package / "templates" / "server.py.j2"
     template.write_text(template.read_text() + "# edited\n")
-    assert cache.tool_fingerprint() != before
+    assert toolprint.tool_fingerprint() != before

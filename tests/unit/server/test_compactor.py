@@ -33,7 +33,7 @@ def test_compaction_goes_on_after_storage_was_unreachable() -> None:
         storage = FlakyStorage(failing_reads=2)
         await storage.create("/registry/things/a", b"1")
         compactor = Compactor(storage, interval_seconds=0.01)
-        compactor.start()
+        await compactor.start()
         for _ in range(100):
             if storage.compacted:
                 break

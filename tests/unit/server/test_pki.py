@@ -70,7 +70,25 @@ def test_first_start_creates_the_ca_the_serving_and_the_admin_certificates(tmp_p
     usages = admin.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
     assert list(usages) == [ExtendedKeyUsageOID.CLIENT_AUTH]
     names = sorted(path.name for path in (tmp_path / "pki").iterdir())
-    assert names == ["admin.crt", "admin.key", "apiserver.crt", "apiserver.key", "ca.crt", "ca.key"]
+    assert names == [
+        "admin.crt",
+        "admin.key",
+        "apiserver.crt",
+        "apiserver.key",
+        "ca.crt",
+        "ca.key",
+        "front-proxy-ca.crt",
+        "front-proxy-ca.key",
+        "front-proxy-client.crt",
+        "front-proxy-client.key",
+    ]
+    # kubeadm's front proxy: its own CA, apart from the users' one, and CN=front-proxy-client
+    proxy = pki.front_proxy_client.certificate
+    proxy.verify_directly_issued_by(pki.front_proxy_ca.certificate)
+    assert proxy.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == (
+        "front-proxy-client"
+    )
+    assert pki.front_proxy_ca.certificate.subject != ca.subject
 
 
 def test_a_wildcard_bind_address_is_no_name_and_a_zone_is_dropped() -> None:

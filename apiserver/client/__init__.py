@@ -1,0 +1,1 @@
+"""Clients of other API servers: what the server itself calls (delegated reviews, aggregated backends)."""

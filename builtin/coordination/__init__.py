@@ -1,0 +1,1 @@
+"""Built-in behaviour of the coordination.k8s.io kinds: Lease, and leader election over Leases."""

@@ -1,0 +1,1 @@
+"""kube's garbage collector (pkg/controller/garbagecollector), run by the server."""

@@ -1,0 +1,159 @@
+"""The APIService kind in process: kube's validation messages (kube-aggregator
+pkg/apis/apiregistration/validation), the port's default, and a local APIService made Available by the
+aggregator with kube's reason; the discovery merges as pure functions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from builtin.apiregistration import merge
+from tests.inprocess import InProcessServer
+
+APISERVICES = "/apis/apiregistration.k8s.io/v1/apiservices"
+
+
+@pytest.fixture(scope="module")
+def http() -> Iterator[httpx.Client]:
+    with InProcessServer() as server, server.client() as client:
+        yield client
+
+
+def apiservice(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": name},
+        "spec": {"groupPriorityMinimum": 100, "versionPriority": 10, **spec},
+    }
+
+
+def test_invalid_apiservices_get_kubes_messages(http: httpx.Client) -> None:
+    bad = apiservice(
+        "v1.wrong.example.com",
+        group="example.com",
+        version="v1",
+        groupPriorityMinimum=0,
+        versionPriority=1001,
+        service={"namespace": "default", "name": "svc", "port": 70000},
+        insecureSkipTLSVerify=True,
+        caBundle="Zm9v",
+    )
+    answer = http.post(APISERVICES, json=bad)
+    assert answer.status_code == 422
+    message = answer.json()["message"]
+    assert message.startswith(
+        'APIService.apiregistration.k8s.io "v1.wrong.example.com" is invalid: ['
+    )
+    for part in (
+        'metadata.name: Invalid value: "v1.wrong.example.com": must be `spec.version+"."+spec.group`:'
+        ' "v1.example.com"',
+        "spec.groupPriorityMinimum: Invalid value: 0: must be positive and less than 20000",
+        "spec.versionPriority: Invalid value: 1001: must be positive and less than 1000",
+        "spec.service.port: Invalid value: 70000: port is not valid: must be between 1 and 65535,"
+        " inclusive",
+        "spec.insecureSkipTLSVerify: Invalid value: true: may not be true if caBundle is present",
+    ):
+        assert part in message
+
+
+def test_a_local_apiservice_may_not_carry_tls_settings(http: httpx.Client) -> None:
+    bad = apiservice(
+        "v1.local.example.com", group="local.example.com", version="v1", caBundle="Zm9v"
+    )
+    answer = http.post(APISERVICES, json=bad)
+    assert answer.status_code == 422
+    assert (
+        'spec.caBundle: Invalid value: "3 bytes": local APIServices may not have a caBundle'
+        in answer.json()["message"]
+    )
+
+
+def test_a_local_apiservice_is_available_and_the_port_defaults_to_443(http: httpx.Client) -> None:
+    local = apiservice("v1.here.example.com", group="here.example.com", version="v1")
+    assert http.post(APISERVICES, json=local).status_code == 201
+    remote = apiservice(
+        "v1.there.example.com",
+        group="there.example.com",
+        version="v1",
+        service={"namespace": "default", "name": "nowhere"},
+    )
+    created = http.post(APISERVICES, json=remote).json()
+    assert created["spec"]["service"]["port"] == 443
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        conditions = http.get(f"{APISERVICES}/v1.here.example.com").json().get("status", {})
+        if conditions.get("conditions"):
+            break
+        time.sleep(0.02)
+    (condition,) = conditions["conditions"]
+    assert (condition["type"], condition["status"], condition["reason"]) == (
+        "Available",
+        "True",
+        "Local",
+    )
+    assert condition["message"] == "Local APIServices are always available"
+    answer = http.get("/apis/there.example.com/v1/things")
+    assert (answer.status_code, answer.text) == (503, "service unavailable\n")
+    assert http.get("/apis/here.example.com/v1").status_code == 404  # served here: nothing is
+
+
+def remote(group: str, version: str, *resources: dict[str, Any]) -> merge.RemoteVersion:
+    return merge.RemoteVersion(group, version, 1000, 15, resources, True)
+
+
+def test_remote_versions_join_their_groups_or_come_after_the_local_ones() -> None:
+    local = {
+        "kind": "APIGroupList",
+        "groups": [
+            {
+                "name": "apps",
+                "versions": [{"groupVersion": "apps/v1", "version": "v1"}],
+                "preferredVersion": {"groupVersion": "apps/v1", "version": "v1"},
+            }
+        ],
+    }
+    merged = merge.merge_group_list(
+        local, [remote("metrics.k8s.io", "v1beta1"), remote("apps", "v2")]
+    )
+    assert [g["name"] for g in merged["groups"]] == ["apps", "metrics.k8s.io"]
+    assert [v["version"] for v in merged["groups"][0]["versions"]] == ["v1", "v2"]
+    assert merged["groups"][1]["preferredVersion"] == {
+        "groupVersion": "metrics.k8s.io/v1beta1",
+        "version": "v1beta1",
+    }
+
+
+def test_aggregated_discovery_folds_subresources_into_their_resource() -> None:
+    pods = {
+        "name": "pods",
+        "singularName": "pod",
+        "namespaced": True,
+        "kind": "PodMetrics",
+        "verbs": ["get"],
+    }
+    status = {"name": "pods/status", "namespaced": True, "kind": "PodMetrics", "verbs": ["get"]}
+    merged = merge.merge_aggregated(
+        {"items": []}, [remote("metrics.k8s.io", "v1beta1", pods, status)]
+    )
+    (item,) = merged["items"]
+    (version,) = item["versions"]
+    assert version["freshness"] == "Current"
+    (resource,) = version["resources"]
+    assert resource["resource"] == "pods" and resource["scope"] == "Namespaced"
+    assert [s["subresource"] for s in resource["subresources"]] == ["status"]
+
+
+def test_swagger_takes_the_backends_paths_under_its_prefix_and_keeps_local_definitions() -> None:
+    local = {"paths": {"/api/v1/pods": {}}, "definitions": {"a": {"type": "object"}}}
+    backend = {
+        "paths": {"/apis/x.io/v1/things": {"get": {}}, "/api/v1/pods": {"get": {"hijack": True}}},
+        "definitions": {"a": {"type": "string"}, "b": {"type": "object"}},
+    }
+    merged = merge.merge_swagger(local, [("/apis/x.io/v1", backend)])
+    assert merged["paths"] == {"/api/v1/pods": {}, "/apis/x.io/v1/things": {"get": {}}}
+    assert merged["definitions"] == {"a": {"type": "object"}, "b": {"type": "object"}}

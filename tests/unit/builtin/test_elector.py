@@ -1,0 +1,98 @@
+"""Leader election between two servers in this process over one storage (client-go's semantics): one leads
+and runs the leader-only controllers, the other runs none; a leader that stops releases the lease, so the
+other takes over at its next retry rather than a lease duration later; a server alone on its storage
+(no election configured) runs them all at once."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from apiserver.machinery import errors
+from apiserver.registry.context import LeaderElection, leader_only
+from apiserver.server.app import APIServer
+from apiserver.storage.memory import MemoryStorage
+from builtin.coordination.election import LeaderElector
+from builtin.garbagecollector.collector import GarbageCollector
+from generated.server import OPENAPI_DIR, build_scheme
+
+FAST = LeaderElection(lease_duration=2.0, renew_deadline=1.5, retry_period=0.05)
+
+
+def elector(server: APIServer) -> LeaderElector:
+    found = server.context.elector
+    assert isinstance(found, LeaderElector)
+    return found
+
+
+async def lease(server: APIServer) -> dict[str, object]:
+    obj = await server.context.store("coordination.k8s.io", "leases").get(FAST.namespace, FAST.name)
+    spec: dict[str, object] = obj["spec"]
+    return spec
+
+
+def test_one_leads_and_a_clean_stop_hands_over_at_once() -> None:
+    async def body() -> None:
+        storage = MemoryStorage()
+        one = APIServer(build_scheme(), storage, OPENAPI_DIR, leader_election=FAST)
+        two = APIServer(build_scheme(), storage, OPENAPI_DIR, leader_election=FAST)
+        assert not any(leader_only(c) for c in one.controllers)  # the elector runs those
+        await one.start()
+        await two.start()
+        assert elector(one).leading and not elector(two).leading
+        assert (await lease(one))["holderIdentity"] == elector(one).identity
+        collectors = [c for c in elector(two).controllers if isinstance(c, GarbageCollector)]
+        assert collectors and not collectors[0]._tasks  # the follower's collector never started
+        started = time.monotonic()
+        await elector(one).stop()  # releases the lease
+        while not elector(two).leading:
+            await asyncio.sleep(0.01)
+        assert time.monotonic() - started < FAST.lease_duration
+        spec = await lease(two)
+        assert spec["holderIdentity"] == elector(two).identity and spec["leaseTransitions"] == 1
+        await two.stop()
+
+    asyncio.run(asyncio.wait_for(body(), timeout=20))
+
+
+def test_alone_on_its_storage_a_server_runs_every_controller() -> None:
+    server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+    kinds = {type(c).__name__ for c in server.controllers}
+    assert {"GarbageCollector", "NamespaceController", "Compactor"} <= kinds
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            {"leaseDurationSeconds": 0},
+            "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0",
+        ),
+        (
+            {"leaseTransitions": -1},
+            "spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0",
+        ),
+        (
+            {"preferredHolder": "x"},
+            "spec.preferredHolder: Forbidden: may only be specified if `strategy` is defined",
+        ),
+    ],
+)
+def test_lease_spec_validation(spec: dict[str, object], message: str) -> None:
+    async def body() -> None:
+        server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+        store = server.context.store("coordination.k8s.io", "leases")
+        lease = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "l"},
+            "spec": spec,
+        }
+        await store.create("default", lease)
+
+    with pytest.raises(errors.APIError) as refused:
+        asyncio.run(body())
+    assert refused.value.code == 422
+    assert refused.value.message == f'Lease.coordination.k8s.io "l" is invalid: {message}'

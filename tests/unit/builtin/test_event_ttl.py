@@ -1,0 +1,59 @@
+"""Events expire --event-ttl after their last report, as kube's etcd lease on every Event write makes them
+(kube-apiserver --event-ttl, default 1h): an old one is swept, a fresh one and a recently repeated one stay."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from apiserver.machinery import errors
+from apiserver.server.app import APIServer
+from apiserver.storage.memory import MemoryStorage
+from generated.server import OPENAPI_DIR, build_scheme
+
+
+def event(name: str, first: datetime, last: datetime) -> dict[str, object]:
+    stamp = "%Y-%m-%dT%H:%M:%SZ"
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": name},
+        "involvedObject": {"kind": "ConfigMap", "name": "x", "namespace": "default"},
+        "reason": "Test",
+        "firstTimestamp": first.strftime(stamp),
+        "lastTimestamp": last.strftime(stamp),
+    }
+
+
+def test_expired_events_are_swept_and_recent_ones_kept() -> None:
+    """The TTL runs from the last report (kube: from the last write, which a repeat is)."""
+
+    async def body() -> None:
+        server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR, event_ttl=2.0)
+        await server.start()
+        store = server.context.store("", "events")
+        start = datetime.now(UTC)
+        await store.create("default", event("old", start, start))
+        await store.create("default", event("repeated", start, start))
+        await asyncio.sleep(1.2)
+
+        def repeat(current: dict[str, object]) -> dict[str, object]:
+            current["lastTimestamp"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            return current
+
+        await store.update("default", "repeated", repeat)
+        await store.create("default", event("fresh", datetime.now(UTC), datetime.now(UTC)))
+        for _ in range(300):
+            try:
+                await store.get("default", "old")
+            except errors.APIError as error:
+                assert error.code == 404
+                break
+            await asyncio.sleep(0.01)
+        else:
+            raise AssertionError("the old event was never swept")
+        assert (await store.get("default", "repeated"))["metadata"]["name"] == "repeated"
+        assert (await store.get("default", "fresh"))["metadata"]["name"] == "fresh"
+        await server.stop()
+
+    asyncio.run(asyncio.wait_for(body(), timeout=15))
