@@ -7,8 +7,6 @@ CallFailed in Go's net/http words, because users search for those messages."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import ssl
 from typing import Any
 
@@ -16,6 +14,7 @@ import httpx
 import orjson
 
 from apiserver.registry.context import ServerContext
+from builtin.admissionregistration.client import Clients, _reason  # Go's net/http words
 from builtin.apiregistration.resolver import Unresolved, resolve
 
 __all__ = ["CallFailed", "WebhookClients"]
@@ -26,29 +25,21 @@ class CallFailed(Exception):
 
 
 class WebhookClients:
-    """One HTTP client per CA bundle, kept while the server runs: a TLS context costs milliseconds to build
-    and a kept-alive connection saves a handshake per call."""
+    """Calls through the admission webhooks' HTTP clients (one per CA bundle, kept while the server runs),
+    to a url or a resolved Service."""
 
     def __init__(self, context: ServerContext) -> None:
         self.context = context
-        self._clients: dict[str, httpx.AsyncClient] = {}
-
-    def _client(self, ca_bundle: str) -> httpx.AsyncClient:
-        found = self._clients.get(ca_bundle)
-        if found is None:
-            found = self._clients[ca_bundle] = httpx.AsyncClient(verify=_tls(ca_bundle))
-        return found
+        self._clients = Clients()  # the admission webhooks' cache of one HTTP client per CA bundle
 
     async def close(self) -> None:
-        for client in self._clients.values():
-            await client.aclose()
-        self._clients.clear()
+        await self._clients.close()
 
     async def post(self, client_config: dict[str, Any], body: Any, timeout: float) -> Any:
         """The webhook's decoded JSON answer; raises CallFailed in kube's words."""
         url, connect_to = await self._where(client_config, timeout)
         try:
-            client = self._client(str(client_config.get("caBundle") or ""))
+            client = self._clients.client(str(client_config.get("caBundle") or ""))
         except (ValueError, ssl.SSLError) as error:
             raise CallFailed(f"could not get REST client: invalid caBundle: {error}") from None
         request_url = httpx.URL(url)
@@ -70,7 +61,7 @@ class WebhookClients:
         except httpx.TimeoutException:
             raise CallFailed(f'Post "{url}": context deadline exceeded') from None
         except httpx.HTTPError as error:
-            raise CallFailed(f'Post "{url}": {_reason(error, str(request_url))}') from None
+            raise CallFailed(f'Post "{url}": {_reason(error)}') from None
         if not 200 <= response.status_code < 300:
             text = response.text.strip()[:1024]
             raise CallFailed(
@@ -103,36 +94,6 @@ class WebhookClients:
             return (await resolve(self.context, reference)).host
         except Unresolved as error:
             raise CallFailed(error.message) from None
-
-
-def _tls(ca_bundle: str) -> ssl.SSLContext:
-    """Verification against ``caBundle`` (base64 of PEM, as the API carries ``[]byte``), or the system's
-    roots without one."""
-    if not ca_bundle:
-        return ssl.create_default_context()
-    try:
-        pem = base64.b64decode(ca_bundle, validate=True).decode("ascii")
-    except (binascii.Error, UnicodeDecodeError) as error:
-        raise ValueError(str(error)) from None
-    return ssl.create_default_context(cadata=pem)
-
-
-def _reason(error: httpx.HTTPError, url: str) -> str:
-    """Go's net/http wording for the common failures."""
-    cause: BaseException | None = error
-    while cause is not None:
-        if isinstance(cause, ssl.SSLCertVerificationError):
-            return "tls: failed to verify certificate: x509: " + (
-                cause.verify_message or "certificate signed by unknown authority"
-            )
-        if isinstance(cause, ConnectionRefusedError):
-            break
-        cause = cause.__cause__ or cause.__context__
-    text = str(error) or type(error).__name__
-    if cause is not None or "refused" in text.lower():
-        parsed = httpx.URL(url)
-        return f"dial tcp {parsed.host}:{parsed.port or 443}: connect: connection refused"
-    return text
 
 
 def _json_error(body: bytes) -> str:
