@@ -26,12 +26,13 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from apiserver.authentication.requestheader import RequestHeaderConfig
 from apiserver.client.kubeconfig import RemoteServer
 from apiserver.machinery import errors
-from apiserver.registry.store import Store
+from apiserver.registry.context import ServerContext
 
 log = logging.getLogger(__name__)
 NAMESPACE = "kube-system"
 NAME = "extension-apiserver-authentication"
-PATH = f"/api/v1/namespaces/{NAMESPACE}/configmaps/{NAME}"
+RESOURCE = "configmaps"
+PATH = f"/api/v1/namespaces/{NAMESPACE}/{RESOURCE}/{NAME}"
 LOOKUP_TIMEOUT = 10.0
 
 
@@ -64,8 +65,9 @@ def published(
     return data
 
 
-async def publish(store: Store, data: dict[str, str]) -> None:
+async def publish(context: ServerContext, data: dict[str, str]) -> None:
     """Create the ConfigMap, or bring its data up to date (another replica's or a previous run's)."""
+    store = context.store("", RESOURCE)
     configmap: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "ConfigMap",

@@ -278,7 +278,7 @@ async def _authenticators(
     delegation = options.delegation
     cluster_cas, cluster_header = await delegation.cluster_authentication()
     data = published(security.client_cas, delegation.published_request_header(security.pki))
-    await publish(server.context.store("", "configmaps"), data)
+    await publish(server.context, data)
     authenticators = security.authenticators(cluster_cas)
     request_header = delegation.request_header_authenticator()
     if request_header is None and cluster_header is not None:

@@ -70,7 +70,9 @@ class Clients:
                 f'failed to call webhook: Post "{url}": context deadline exceeded'
             ) from None
         except httpx.HTTPError as error:
-            raise CallFailed(f'failed to call webhook: Post "{url}": {_reason(error)}') from None
+            raise CallFailed(
+                f'failed to call webhook: Post "{url}": {go_transport_reason(error)}'
+            ) from None
         if not 200 <= response.status_code < 300:
             text = response.text.strip()[:1024]
             raise CallFailed(
@@ -96,7 +98,7 @@ def _tls(ca_bundle: str) -> ssl.SSLContext:
     return context
 
 
-def _reason(error: httpx.HTTPError) -> str:
+def go_transport_reason(error: httpx.HTTPError) -> str:
     """Go's net/http wording for the common failures."""
     cause: BaseException | None = error
     while cause is not None:

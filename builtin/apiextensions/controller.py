@@ -25,7 +25,6 @@ from apiserver.registry.meta import now_rfc3339
 from apiserver.registry.store import ListOptions, Store
 from apiserver.server.served import ServedResources
 from apiserver.storage.interface import StorageError
-from apiserver.webhook.client import WebhookClients
 from builtin.apiextensions.conversion import WebhookConverter
 from builtin.apiextensions.judge import judge
 from builtin.apiextensions.naming import accepted_names, requested_names
@@ -33,6 +32,7 @@ from builtin.apiextensions.openapi import group_documents
 from builtin.apiextensions.resource import resource_type
 from builtin.apiextensions.strategy import FINALIZER
 from builtin.deletion import delete_all
+from builtin.webhook.client import WebhookClients
 from generator.definition import Definition
 
 __all__ = ["CustomResourceDefinitionController"]

@@ -14,7 +14,7 @@ from typing import Any
 
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.webhook.client import CallFailed, WebhookClients
+from builtin.webhook.client import CallFailed, WebhookClients
 
 __all__ = ["WebhookConverter", "timeout_seconds"]
 

@@ -14,7 +14,7 @@ import httpx
 import orjson
 
 from apiserver.registry.context import ServerContext
-from builtin.admissionregistration.client import Clients, _reason  # Go's net/http words
+from builtin.admissionregistration.client import Clients, go_transport_reason  # Go's net/http words
 from builtin.apiregistration.resolver import Unresolved, resolve
 
 __all__ = ["CallFailed", "WebhookClients"]
@@ -61,7 +61,7 @@ class WebhookClients:
         except httpx.TimeoutException:
             raise CallFailed(f'Post "{url}": context deadline exceeded') from None
         except httpx.HTTPError as error:
-            raise CallFailed(f'Post "{url}": {_reason(error)}') from None
+            raise CallFailed(f'Post "{url}": {go_transport_reason(error)}') from None
         if not 200 <= response.status_code < 300:
             text = response.text.strip()[:1024]
             raise CallFailed(
