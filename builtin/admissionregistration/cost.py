@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from apiserver.schema.celbudget import OUT_OF_BUDGET
+from apiserver.schema.celbudget import OUT_OF_BUDGET, Fixed
 from apiserver.schema.celcost import PER_CALL_LIMIT, RUNTIME_BUDGET, DeclType, Range, estimate
 from apiserver.schema.celparse import CelParseError, Expr, parse
 
@@ -69,14 +69,6 @@ class _Asked:
         return None
 
 
-class _Known:
-    def __init__(self, sizes: dict[Path, Range]) -> None:
-        self.sizes = sizes
-
-    def size(self, path: Path) -> Range | None:
-        return self.sizes.get(path)
-
-
 @dataclass(frozen=True, slots=True)
 class Cost:
     """What bounds an expression's cost: its AST (None when the estimator's parser cannot read it: then it
@@ -94,7 +86,7 @@ class Cost:
         known = self.bounds.get(key)
         if known is None:
             sizes = {path: Range(0, size) for path, size in zip(self.paths, key, strict=True)}
-            known = estimate(self.ast, DYN, _Known(sizes), engine=True).max
+            known = estimate(self.ast, DYN, Fixed(sizes), engine=True).max
             if len(self.bounds) >= CACHED:
                 self.bounds.clear()
             self.bounds[key] = known

@@ -18,6 +18,7 @@ import pytest
 
 from builtin.admissionregistration import policy as policy_module
 from tests.inprocess import inprocess_client
+from tests.ticks import ticking
 
 ADMISSION = "/apis/admissionregistration.k8s.io/v1"
 CLUSTERS = "/apis/platform.example.com/v1alpha1/computeclusters"
@@ -155,23 +156,10 @@ async def _ticking_through_a_long_evaluation(client: httpx.AsyncClient) -> None:
     await install(
         client, "ticking", [PAIRWISE.replace("a != b", f"a != b + 'x{i}'") for i in range(4)]
     )
-    gaps: list[float] = []
-    done = asyncio.Event()
-
-    async def tick() -> None:
-        last = time.perf_counter()
-        while not done.is_set():
-            await asyncio.sleep(0.001)
-            now = time.perf_counter()
-            gaps.append(now - last)
-            last = now
-
-    ticker = asyncio.create_task(tick())
-    started = time.perf_counter()
-    response = await client.post(CLUSTERS, content=orjson.dumps(cluster("ticking", 200)))
-    took = time.perf_counter() - started
-    done.set()
-    await ticker
+    async with ticking() as gaps:
+        started = time.perf_counter()
+        response = await client.post(CLUSTERS, content=orjson.dumps(cluster("ticking", 200)))
+        took = time.perf_counter() - started
     assert response.status_code == 201, response.text
     # on the loop, the whole evaluation was one gap; off it, the loop ticks between expressions
     assert len(gaps) > 4
