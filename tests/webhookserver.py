@@ -54,8 +54,12 @@ ANSWERS: dict[str, Answer] = {
 
 
 class WebhookServer:
-    def __init__(self, directory: Path) -> None:
-        pki = bootstrap(directory, serving_names("127.0.0.1"))
+    def __init__(
+        self, directory: Path, host: str = "127.0.0.1", names: tuple[str, ...] = ()
+    ) -> None:
+        """Listening on ``host``, with a certificate for ``names`` and the loopback names (``host`` is among
+        them only if named: a Service's cluster IP is not what a webhook's certificate carries)."""
+        pki = bootstrap(directory, serving_names("0.0.0.0", names))
         assert pki.serving is not None
         self.ca_bundle = base64.b64encode(pki.ca.certificate_pem()).decode()
         self.reviews: list[dict[str, Any]] = []
@@ -63,7 +67,7 @@ class WebhookServer:
         self.hang = threading.Event()
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(pki.serving_cert_file, pki.serving_key_file)
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd = ThreadingHTTPServer((host, 0), self._handler())
         self.httpd.daemon_threads = True
         self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
@@ -105,8 +109,10 @@ class WebhookServer:
 
 
 @contextmanager
-def webhook_server(directory: Path) -> Iterator[WebhookServer]:
-    server = WebhookServer(directory)
+def webhook_server(
+    directory: Path, host: str = "127.0.0.1", names: tuple[str, ...] = ()
+) -> Iterator[WebhookServer]:
+    server = WebhookServer(directory, host, names)
     thread = threading.Thread(target=server.httpd.serve_forever, daemon=True)
     thread.start()
     try:

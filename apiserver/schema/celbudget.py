@@ -29,7 +29,7 @@ from apiserver.schema.celcost import (
 )
 from apiserver.schema.celparse import CelParseError, Expr, parse
 
-__all__ = ["OUT_OF_BUDGET", "Budget", "Metered", "Plan", "measure", "meter", "plan"]
+__all__ = ["OUT_OF_BUDGET", "Budget", "Fixed", "Metered", "Plan", "measure", "meter", "plan"]
 
 OUT_OF_BUDGET: Final = (
     "validation failed due to running out of cost budget, no further validation rules will be run"
@@ -121,7 +121,7 @@ class Metered:
         known = self.estimates.get(key)
         if known is not None:
             return known
-        sizes = _Fixed(
+        sizes = Fixed(
             {path: Range(0, size) for (path, _), size in zip(self.routes, key, strict=True)}
         )
         cost = estimate(
@@ -133,7 +133,7 @@ class Metered:
         return cost
 
 
-class _Fixed:
+class Fixed:
     """Sizes known in advance, by path (None for the paths the type does not have)."""
 
     def __init__(self, sizes: dict[Path, Range]) -> None:

@@ -1,5 +1,7 @@
-"""Calling a webhook: an HTTPS POST of its AdmissionReview to ``clientConfig.url`` or to its Service
-(``https://<name>.<namespace>.svc:<port><path>``), trusting ``caBundle`` (the system's roots without one),
+"""Calling a webhook: an HTTPS POST of its AdmissionReview to ``clientConfig.url`` or to its Service (resolved
+as kube-apiserver's webhooks resolve it: its cluster IP, or an ExternalName's DNS name, on the reference's
+port; the certificate verified for ``<name>.<namespace>.svc``), trusting ``caBundle`` (the system's roots
+without one),
 with the webhook's timeout; failures worded as kube's webhook client words them (``failed to call webhook:
 Post "<url>": ...``), because users search for those messages."""
 
@@ -13,23 +15,40 @@ from typing import Any
 import httpx
 import orjson
 
+from apiserver.registry.context import ServerContext
+from builtin.core.serviceresolver import Endpoint, Unresolved, resolve, server_name
+
 
 class CallFailed(Exception):
     """The webhook could not be called or did not answer a decodable AdmissionReview."""
 
 
-def webhook_url(client_config: Any, timeout: int) -> str:
-    """The URL kube posts to, with the ``?timeout=`` its REST client adds."""
+def webhook_url(client_config: Any, timeout: int, endpoint: Endpoint | None = None) -> str:
+    """The URL kube posts to (a Service reference's at ``endpoint``, where it resolved), with the
+    ``?timeout=`` its REST client adds."""
     config = client_config if isinstance(client_config, dict) else {}
     url = config.get("url")
     if not isinstance(url, str) or not url:
         service = config.get("service") or {}
         path = service.get("path") or ""
-        url = (
-            f"https://{service.get('name')}.{service.get('namespace')}.svc:"
-            f"{service.get('port', 443)}{path}"
-        )
+        url = f"{endpoint.url if endpoint else ''}{path}"
     return f"{url}{'&' if '?' in url else '?'}timeout={timeout}s"
+
+
+async def service_endpoint(context: ServerContext, reference: dict[str, Any]) -> Endpoint:
+    """Where a Service reference leads; raises CallFailed in the words of kube's ClusterIPServiceResolver
+    (k8s.io/kube-aggregator pkg/apiserver/resolvers.go ResolveCluster), behind the webhook client's
+    "could not get REST client"."""
+    name = str(reference.get("name", ""))
+    try:
+        return await resolve(context, {**reference, "port": reference.get("port", 443)})
+    except Unresolved as error:
+        reason = {
+            "ServiceNotFound": f'service "{name}" not found',
+            "ServicePortError": f'no service port {reference.get("port", 443)} found for service "{name}"',
+            "MissingEndpoints": 'cannot route to service with ClusterIP "None"',
+        }.get(error.reason, error.message)
+        raise CallFailed(f"could not get REST client: {reason}") from None
 
 
 class Clients:
@@ -50,10 +69,18 @@ class Clients:
             await client.aclose()
         self._clients.clear()
 
-    async def post(self, client_config: Any, review: dict[str, Any], timeout: int) -> Any:
+    async def post(
+        self, context: ServerContext, client_config: Any, review: dict[str, Any], timeout: int
+    ) -> Any:
         """The webhook's decoded answer; raises CallFailed in kube's words."""
         config = client_config if isinstance(client_config, dict) else {}
-        url = webhook_url(config, timeout)
+        extensions: dict[str, Any] = {}
+        endpoint = None
+        service = config.get("service")
+        if not config.get("url") and isinstance(service, dict):
+            endpoint = await service_endpoint(context, service)
+            extensions["sni_hostname"] = server_name(service)
+        url = webhook_url(config, timeout, endpoint)
         try:
             client = self.client(str(config.get("caBundle") or ""))
         except (ValueError, ssl.SSLError) as error:
@@ -64,6 +91,7 @@ class Clients:
                 content=orjson.dumps(review),
                 headers={"Content-Type": "application/json", "Accept": "application/json"},
                 timeout=timeout,
+                extensions=extensions,
             )
         except httpx.TimeoutException:
             raise CallFailed(

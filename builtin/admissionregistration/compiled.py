@@ -1,6 +1,7 @@
 """A ValidatingAdmissionPolicy's expressions compiled once per version of the policy (its validations,
 message expressions, variables, match conditions and audit annotations), and what evaluating them against
-one write gives (kube's validating.Validator: a decision per validation)."""
+one write gives (kube's validating.Validator: a decision per validation), within kube's runtime cost budget
+(cost.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from apiserver.schema.cel import MAX_MESSAGE_LENGTH
 from builtin.admissionregistration.celenv import admission_context, compile_expression
+from builtin.admissionregistration.cost import Budget, Cost, OutOfBudget, cost_of, total
 from builtin.admissionregistration.projection import Fields, needed_fields, project
 
 
@@ -16,14 +18,32 @@ class EvaluationError(Exception):
     """An expression failed to evaluate (kube: "expression '<e>' resulted in error: <error>")."""
 
 
+@dataclass(slots=True)
+class Bound:
+    """One evaluation of a policy: the CEL context, the values bound in it (whose sizes bound the cost of
+    each expression) and what is left of the budget."""
+
+    context: Any
+    values: dict[str, Any]
+    budget: Budget
+
+
 @dataclass(frozen=True, slots=True)
 class Expression:
     source: str
     program: Any
+    cost: Cost
 
-    def evaluate(self, context: Any) -> Any:
+    def evaluate(self, bound: Bound) -> Any:
+        """The result; raises EvaluationError, or OutOfBudget (then nothing else is evaluated)."""
+        if not bound.budget.charge(self.cost.bound(bound.values)):
+            # kube: cel.CostLimit(PerCallLimit) cancels the evaluation with this error
+            raise EvaluationError(
+                f"expression '{self.source}' resulted in error: operation cancelled: actual cost "
+                "limit exceeded"
+            )
         try:
-            return self.program.execute(context)
+            return self.program.execute(bound.context)
         except Exception as error:  # cel-rust raises several kinds; each is this expression's error
             raise EvaluationError(
                 f"expression '{self.source}' resulted in error: {_error_text(error)}"
@@ -60,7 +80,7 @@ class Failure:
 
 def _expression(source: Any) -> Expression:
     text = str(source or "")
-    return Expression(text, compile_expression(text))
+    return Expression(text, compile_expression(text), cost_of(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,24 +94,39 @@ class CompiledPolicy:
     needed: dict[str, Fields | bool]
     """What of each admission variable the expressions read (projection.py); the others are null."""
 
-    def bind(self, variables: dict[str, Any]) -> Any:
+    def bind(self, variables: dict[str, Any]) -> Bound:
         """The evaluation context with the admission variables and the policy's ``variables`` (evaluated in
         order, each seeing those before it; one that fails is left out, so only expressions reading it
-        fail)."""
+        fail); raises OutOfBudget."""
         bound = {name: project(variables.get(name), fields) for name, fields in self.needed.items()}
         values: dict[str, Any] = {}
         if len(self.variables) > 1:  # the first variable can read none (kube's are ordered)
             bound["variables"] = values
-        context = admission_context(bound)
+        evaluation = Bound(admission_context(bound), {**bound, "variables": values}, Budget())
         for name, expression in self.variables:
             try:
-                values[name] = expression.evaluate(context)
+                values[name] = expression.evaluate(evaluation)
             except EvaluationError:
                 continue
-            context.add_variable("variables", values)
-        return context
+            evaluation.context.add_variable("variables", values)
+        return evaluation
 
-    def matches(self, context: Any) -> bool:
+    def expressions(self) -> list[Expression]:
+        """Every expression of the policy."""
+        found = [e for _, e in (*self.variables, *self.conditions, *self.annotations)]
+        for v in self.validations:
+            found.append(v.expression)
+            if v.message_expression is not None:
+                found.append(v.message_expression)
+        return found
+
+    def bound(self, variables: dict[str, Any]) -> int:
+        """A bound of what evaluating the whole policy once costs (variables not counted: their values
+        are not known yet), to decide whether to evaluate it off the event loop."""
+        values = {name: project(variables.get(name), f) for name, f in self.needed.items()}
+        return total((e.cost for e in self.expressions()), values)
+
+    def matches(self, context: Bound) -> bool:
         """All match conditions are true; raises EvaluationError."""
         for name, expression in self.conditions:
             result = expression.evaluate(context)
@@ -101,7 +136,7 @@ class CompiledPolicy:
                 raise EvaluationError(f"expression '{name}' resulted in error: no such overload")
         return True
 
-    def failures(self, context: Any) -> list[Failure]:
+    def failures(self, context: Bound) -> list[Failure]:
         """The validations that do not hold; an evaluation error is a failure whose message says so."""
         found = []
         for validation in self.validations:
@@ -121,7 +156,7 @@ class CompiledPolicy:
                 )
         return found
 
-    def audit_annotations(self, context: Any) -> dict[str, str]:
+    def audit_annotations(self, context: Bound) -> dict[str, str]:
         """``<policy>/<key>`` → the value expression's string (null: no annotation)."""
         found = {}
         for key, expression in self.annotations:
@@ -134,13 +169,13 @@ class CompiledPolicy:
         return found
 
 
-def _message(validation: Validation, context: Any) -> str:
+def _message(validation: Validation, context: Bound) -> str:
     """kube's order: a non-empty single-line messageExpression result, the message, else "failed
     expression: <expression>"."""
     if validation.message_expression is not None:
         try:
             text = validation.message_expression.evaluate(context)
-        except EvaluationError:
+        except (EvaluationError, OutOfBudget):
             text = None
         if isinstance(text, str):
             text = text.strip()

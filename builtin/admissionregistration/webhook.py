@@ -99,7 +99,7 @@ class Webhooks:
 
     async def send(self, hook: dict[str, Any], review: dict[str, Any], timeout: int) -> Any:
         """The hook's answer to ``review`` (an AdmissionReview); raises CallFailed."""
-        return await self.clients.post(hook.get("clientConfig"), review, timeout)
+        return await self.clients.post(self.context, hook.get("clientConfig"), review, timeout)
 
     async def selected(
         self, hook: dict[str, Any], attributes: Attributes, written: VersionType

@@ -30,8 +30,8 @@ from builtin.apiregistration import merge
 from builtin.apiregistration.availability import LOCAL, Verdict, check, unavailable, with_condition
 from builtin.apiregistration.pool import Pool
 from builtin.apiregistration.proxy import proxy
-from builtin.apiregistration.resolver import Endpoint, Unresolved, resolve
-from builtin.apiregistration.transport import backend_client, server_name, ssl_context
+from builtin.apiregistration.transport import backend_client, ssl_context
+from builtin.core.serviceresolver import Endpoint, Unresolved, resolve, server_name
 from builtin.rbac.informer import Informer
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ import httpx
 import orjson
 
 from apiserver.authentication.user import MASTERS_GROUP, UserInfo
-from builtin.apiregistration.resolver import Endpoint
 from builtin.apiregistration.transport import user_headers
+from builtin.core.serviceresolver import Endpoint
 
 CHECK_TIMEOUT = 5.0
 OPENAPI_REFRESH = 60.0

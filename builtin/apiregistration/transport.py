@@ -37,11 +37,6 @@ def ssl_context(spec: dict[str, Any], client_cert: tuple[Path, Path] | None) -> 
     return context
 
 
-def server_name(reference: dict[str, Any]) -> str:
-    """The name the backend's serving certificate must carry (kube: ``<name>.<namespace>.svc``)."""
-    return f"{reference.get('name', '')}.{reference.get('namespace', '')}.svc"
-
-
 def backend_client(context: ssl.SSLContext) -> httpx.AsyncClient:
     """One pool of connections per APIService. No read timeout: watches stream for as long as the front's
     own request timeout lets them."""

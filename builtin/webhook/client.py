@@ -15,7 +15,7 @@ import orjson
 
 from apiserver.registry.context import ServerContext
 from builtin.admissionregistration.client import Clients, go_transport_reason  # Go's net/http words
-from builtin.apiregistration.resolver import Unresolved, resolve
+from builtin.core.serviceresolver import Unresolved, resolve
 
 __all__ = ["CallFailed", "WebhookClients"]
 

@@ -96,6 +96,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     data = tmp_path_factory.mktemp("data")
     audit = ("--audit-policy-file", str(REPO / "docs" / "audit-policy.yaml"))
     audit += ("--audit-log-path", str(data / "audit.log"))
+    # Services given loopback cluster IPs, so that a Service can lead to a webhook on this machine
+    audit += ("--service-cluster-ip-range", "127.0.0.0/24")
     process = ServerProcess(data, free_port(), extra_args=audit)
     process.start()
     yield process
@@ -332,3 +334,76 @@ def test_equivalent_match_policy_sends_the_version_the_webhook_asks_for(
     assert response.status_code == 201, response.text
     assert response.json()["metadata"]["labels"] == {"patched": "yes"}
     assert response.json()["spec"]["cronSpec"] == "* * * * */5"
+
+
+SERVICE_IP = "127.0.0.3"
+"""The cluster IP of the Service in front of a webhook listening there (the kubernetes Service has
+127.0.0.1, the aggregation tests use 127.0.0.2)."""
+
+
+@pytest.fixture(scope="module")
+def service_hooks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebhookServer]:
+    """A webhook on the Service's cluster IP, whose certificate names ``hooks.default.svc`` and not the IP."""
+    directory = tmp_path_factory.mktemp("service-webhook")
+    with webhook_server(directory, SERVICE_IP, ("hooks.default.svc",)) as server:
+        yield server
+
+
+def service(client: httpx.Client, name: str, port: int, external: bool = False) -> None:
+    """A Service on SERVICE_IP, or an ExternalName Service naming it."""
+    spec: dict[str, Any] = {"clusterIP": SERVICE_IP, "ports": [{"port": port}]}
+    if external:
+        spec = {"type": "ExternalName", "externalName": SERVICE_IP}
+    body = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": spec}
+    assert client.post("/api/v1/namespaces/default/services", json=body).status_code == 201
+
+
+def failing(client: httpx.Client, label: str) -> httpx.Response:
+    """The answer to a CronTab write once the webhook of ``label`` is configured (and fails)."""
+    deadline = time.monotonic() + 10
+    while True:
+        response = client.post(CRONTABS, params={"dryRun": "All"}, json=crontab(label))
+        if response.status_code != 201 or time.monotonic() > deadline:
+            return response
+        time.sleep(0.02)
+
+
+def test_a_service_reference_is_resolved_to_its_cluster_ip_and_verified_by_its_name(
+    client: httpx.Client, service_hooks: WebhookServer
+) -> None:
+    """kube-apiserver resolves a webhook's Service to its cluster IP (kube-aggregator resolvers.go
+    ResolveCluster) and verifies the certificate for <name>.<namespace>.svc (webhook config.go ServerName)."""
+    port = service_hooks.port
+    service(client, "hooks", port)
+    reference = {"namespace": "default", "name": "hooks", "port": port, "path": "/deny"}
+    config = {"service": reference, "caBundle": service_hooks.ca_bundle}
+    label = enforced(client, service_hooks, "Validating", "/deny", clientConfig=config)
+    response = client.post(CRONTABS, json=crontab(label))
+    assert response.status_code == 403, response.text
+    assert "denied the request: no crontabs on mondays" in response.json()["message"]
+
+    # the same address behind another name (an ExternalName Service leads to its DNS name, here the
+    # address): the certificate does not carry other.default.svc
+    service(client, "other", port, external=True)
+    label = f"t{uuid.uuid4().hex[:10]}"
+    configure(client, service_hooks, "Validating", "/deny", label,
+              clientConfig={**config, "service": {**reference, "name": "other"}})  # fmt: skip
+    response = failing(client, label)
+    assert response.status_code == 500, response.text
+    assert response.json()["message"].startswith(
+        f'Internal error occurred: failed calling webhook "{label}.hooks.example.com": '
+        "failed to call webhook: Post "
+        f'"https://{SERVICE_IP}:{port}/deny?timeout=10s": tls: failed to verify certificate: x509: '
+    )
+
+    # no such Service
+    label = f"t{uuid.uuid4().hex[:10]}"
+    configure(client, service_hooks, "Validating", "/deny", label,
+              clientConfig={**config, "service": {**reference, "name": "missing"}})  # fmt: skip
+    response = failing(client, label)
+    assert response.status_code == 500, response.text
+    assert response.json()["message"] == (
+        f'Internal error occurred: failed calling webhook "{label}.hooks.example.com": '
+        "could not get REST client: "
+        'service "missing" not found'
+    )

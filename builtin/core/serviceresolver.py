@@ -1,7 +1,8 @@
-"""Where an APIService's backend is (kube-aggregator's ServiceResolver, without --enable-aggregator-routing,
-and the service checks of its AvailableConditionController): the Service it names, on its cluster IP and the
-APIService's port, or the DNS name of an ExternalName Service. A Service that is missing or does not listen on
-the port makes the APIService unavailable, with kube's reason and message."""
+"""Where a Service reference leads (kube-aggregator's ServiceResolver, without --enable-aggregator-routing,
+which kube-apiserver also gives the admission webhooks, and the service checks of its
+AvailableConditionController): the Service's cluster IP and the reference's port, or the DNS name of an
+ExternalName Service. A Service that is missing or does not listen on the port makes an APIService unavailable,
+with kube's reason and message, and a webhook call fail."""
 
 from __future__ import annotations
 
@@ -58,3 +59,9 @@ async def resolve(context: ServerContext, reference: dict[str, Any]) -> Endpoint
             f'endpoints for service/{name} in "{namespace}" have no addresses with port name ""',
         )
     return Endpoint(cluster_ip, port)
+
+
+def server_name(reference: dict[str, Any]) -> str:
+    """The name the certificate behind a Service reference must carry (kube: ``<name>.<namespace>.svc``, the
+    TLS ServerName of both the aggregator's proxy and the webhook client)."""
+    return f"{reference.get('name', '')}.{reference.get('namespace', '')}.svc"
