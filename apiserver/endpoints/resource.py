@@ -127,7 +127,11 @@ class ResourceHandler:
         elif method == "GET":
             await _wait_until_fresh(request, store)
             obj, raw = await store.get_rendered(namespace, path.name)
-            if raw is not None and target.version.storage and _plain_json(request, target):
+            if (
+                raw is not None
+                and target.resource.wire_is_internal(target.version)
+                and _plain_json(request, target)
+            ):
                 await respond(send, 200, raw, warnings=request.warnings)
             else:
                 await self._send_object(request, send, 200, obj, target)
@@ -194,7 +198,11 @@ class ResourceHandler:
             if page.remaining:
                 metadata["remainingItemCount"] = page.remaining
         negotiated = _negotiated(request, target)
-        if page.encoded is not None and _is_json_object(negotiated) and target.version.storage:
+        if (
+            page.encoded is not None
+            and _is_json_object(negotiated)
+            and target.resource.wire_is_internal(target.version)
+        ):
             # the storage version's items are the cached JSON as is: joined once, not re-encoded, and sent
             # between head and tail without copying the whole body again (§ LIST cost)
             head = orjson.dumps(
