@@ -146,6 +146,20 @@ class CreateSubresource:
 
 
 @dataclass(frozen=True)
+class StoredAs:
+    """``storedAs: {group: core, version: v1, resource: events}``: the resource, and its storage version, that
+    holds this kind's objects."""
+
+    group: str  # "" for core
+    version: str
+    resource: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+@dataclass(frozen=True)
 class ServerParts:
     """What a built-in kind brings to the server beyond its schema, as kube keeps it in
     pkg/registry/<group>/<kind>: Python classes named by "package.module:Name" references (a strategy, admission
@@ -164,6 +178,11 @@ class ServerParts:
     decoding, validation and encoding, but served at no path of its own and absent from discovery."""
     create_subresources: tuple[CreateSubresource, ...] = ()
     openapi_types: tuple[tuple[str, str], ...] = ()
+    """Sub-schemas published as named OpenAPI components, as kube-openapi publishes Go structs: (field path,
+    type name) pairs such as ("spec.ports[]", "ServicePort")."""
+    stored_as: StoredAs | None = None
+    """Another resource whose objects these are (kube's storage resource: events.k8s.io events are core
+    events): its storage version is this kind's hub, reached through the toHub/fromHub hooks."""
     """Sub-schemas published as named OpenAPI components, as kube-openapi publishes Go structs: (field path,
     type name) pairs such as ("spec.ports[]", "ServicePort")."""
 
