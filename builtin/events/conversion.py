@@ -49,5 +49,8 @@ def to_core(event: Object) -> Object:
 
 
 def from_core(event: Object) -> Object:
-    """A stored core v1 Event as events.k8s.io/v1 shows it."""
-    return _renamed(event, _FROM_CORE, EVENTS_API_VERSION)
+    """A stored core v1 Event as events.k8s.io/v1 shows it. Its eventTime has no omitempty in Go (k8s.io/api
+    events/v1 types.go): an event without one (written through core v1) shows ``"eventTime": null``."""
+    out = _renamed(event, _FROM_CORE, EVENTS_API_VERSION)
+    out.setdefault("eventTime", None)
+    return out

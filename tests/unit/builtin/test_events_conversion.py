@@ -55,6 +55,12 @@ def test_round_trip_through_core_loses_nothing() -> None:
     assert from_core(to_core(EVENTS_V1)) == EVENTS_V1
 
 
+def test_an_event_without_event_time_shows_it_null() -> None:
+    """Go's events/v1 eventTime has no omitempty: a core-written event shows ``"eventTime": null``."""
+    core = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "c"}, "message": "m"}
+    assert from_core(core)["eventTime"] is None
+
+
 def test_conversion_copies_and_leaves_the_input_alone() -> None:
     core = to_core(EVENTS_V1)
     core["involvedObject"]["name"] = "changed"
