@@ -1,7 +1,7 @@
 """`python -m bench [NAME ...]`: run the benches (all, or those named) in sequence, then a summary.
 
 Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, metrics, crd, gc,
-aggregation. Each bench prints its
+aggregation, admission. Each bench prints its
 own detail table as it goes;
 the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
 missed: the machines are noisy, so a verdict is something to read, not to gate on.
@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 from bench import (
+    admission_bench,
     aggregation_bench,
     attack_bench,
     celcost_bench,
@@ -47,6 +48,7 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
     "security": security_bench.run,
     "aggregation": aggregation_bench.run,
     "crd": crd_bench.run,
+    "admission": admission_bench.run,
     "gc": gc_bench.run,
 }
 

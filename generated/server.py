@@ -7,6 +7,7 @@ from pathlib import Path
 from apiserver.machinery.scheme import Scheme
 
 from .core import rest as core_rest
+from .admissionregistration_k8s_io import rest as admissionregistration_k8s_io_rest
 from .apiextensions_k8s_io import rest as apiextensions_k8s_io_rest
 from .apiregistration_k8s_io import rest as apiregistration_k8s_io_rest
 from .authentication_k8s_io import rest as authentication_k8s_io_rest
@@ -24,6 +25,8 @@ def build_scheme() -> Scheme:
     """Register every generated resource (the Scheme install of each group)."""
     scheme = Scheme()
     for resource in core_rest.RESOURCES:
+        scheme.add(resource)
+    for resource in admissionregistration_k8s_io_rest.RESOURCES:
         scheme.add(resource)
     for resource in apiextensions_k8s_io_rest.RESOURCES:
         scheme.add(resource)

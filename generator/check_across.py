@@ -6,6 +6,7 @@ these on every run over all definitions, cached or not, since adding a definitio
 
 from __future__ import annotations
 
+from generator.check_hooks import check_admission_hooks
 from generator.definition import Definition, DefinitionError, JsonPath
 from generator.findings import Findings, Locator
 
@@ -48,9 +49,12 @@ def _check_subresource_kinds(definitions: list[Definition], found: Findings) -> 
 
 
 def check_across(definitions: list[Definition], found: Findings) -> None:
-    """The checks that relate definitions to each other."""
+    """The checks that relate definitions to each other, and to the project's Python: an admission hook's
+    module may change while its definition does not, so hooks are looked up on every run too."""
     _check_unique(definitions, found)
     _check_subresource_kinds(definitions, found)
+    for definition in definitions:
+        check_admission_hooks(definition, found.reporter(definition))
 
 
 def across_problems(definitions: list[Definition], locate: Locator) -> list[DefinitionError]:

@@ -17,6 +17,7 @@ from apiserver.machinery.scheme import PrinterColumn
 from apiserver.machinery.scheme import ScaleSpec as ScaleSubresource
 
 __all__ = [
+    "AdmissionHook",
     "Conversion",
     "CreateSubresource",
     "Definition",
@@ -160,6 +161,17 @@ class StoredAs:
 
 
 @dataclass(frozen=True)
+class AdmissionHook:
+    """An in-process admission hook (``admissionHooks:``): a "package.module:function" that judges the
+    kind's writes with a webhook's attributes. ``settings`` is the entry as the runtime takes it (name,
+    type, rules, failurePolicy...), as sorted JSON (a frozen, comparable value)."""
+
+    name: str
+    function: str
+    settings: str
+
+
+@dataclass(frozen=True)
 class ServerParts:
     """What a built-in kind brings to the server beyond its schema, as kube keeps it in
     pkg/registry/<group>/<kind>: Python classes named by "package.module:Name" references (a strategy, admission
@@ -180,11 +192,10 @@ class ServerParts:
     openapi_types: tuple[tuple[str, str], ...] = ()
     """Sub-schemas published as named OpenAPI components, as kube-openapi publishes Go structs: (field path,
     type name) pairs such as ("spec.ports[]", "ServicePort")."""
+    admission_hooks: tuple[AdmissionHook, ...] = ()
     stored_as: StoredAs | None = None
     """Another resource whose objects these are (kube's storage resource: events.k8s.io events are core
     events): its storage version is this kind's hub, reached through the toHub/fromHub hooks."""
-    """Sub-schemas published as named OpenAPI components, as kube-openapi publishes Go structs: (field path,
-    type name) pairs such as ("spec.ports[]", "ServicePort")."""
 
 
 @dataclass(frozen=True)

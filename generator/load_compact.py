@@ -8,6 +8,7 @@ columns across versions, versions as an ordered mapping, short type expressions 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from generator.definition import (
@@ -23,6 +24,7 @@ from generator.definition import (
     Version,
 )
 from generator.load_crd import SCOPES, read_printer_columns, read_scale
+from generator.load_hooks import read_admission_hooks
 from generator.load_reader import DocumentReader
 from generator.schema_shorthand import SchemaExpander
 from generator.sourcemap import DefinitionSource
@@ -54,6 +56,7 @@ COMPACT_KEYS = (
     "standalone",
     "createSubresources",
     "openapiTypes",
+    "admissionHooks",
     "storedAs",
 )
 VERSION_KEYS = (
@@ -120,6 +123,9 @@ class _CompactLoader:
         short_names = reader.opt_strings(top, "shortNames", ())
         categories = reader.opt_strings(top, "categories", ())
         versions = self._versions(top.get("versions"), description, shared)
+        hooks = read_admission_hooks(
+            reader, top.get("admissionHooks"), "" if group == "core" else group, names["plural"]
+        )
         if reader.errors or not kind:
             return None
         return Definition(
@@ -133,7 +139,7 @@ class _CompactLoader:
             versions=tuple(versions),
             short_names=short_names,
             categories=categories,
-            server=self._server_parts(top),
+            server=replace(self._server_parts(top), admission_hooks=hooks),
         )
 
     def _server_parts(self, top: dict[str, Any]) -> ServerParts:

@@ -117,10 +117,16 @@ class GroupPlan:
                 *d.server.authenticators,
                 *(sub.handler for sub in d.server.create_subresources),
                 *(column.cell for version in d.versions for column in version.printer_columns),
+                *(hook.function for hook in d.server.admission_hooks),
+                *([HOOKS_FACTORY] if d.server.admission_hooks else []),
             )
             if reference
         ]
         return tuple(sorted({reference.partition(":")[0] for reference in references}))
+
+
+HOOKS_FACTORY = "builtin.admissionregistration.hooks:python_hook"
+"""What makes an admission plugin of a definition's in-process hook (``admissionHooks``)."""
 
 
 @dataclass(frozen=True)

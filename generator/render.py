@@ -3,6 +3,7 @@ several units to render. Pure: nothing is read from or written to the output dir
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import threading
@@ -42,6 +43,7 @@ def _environment() -> jinja2.Environment:
     environment.globals["resource_constant"] = lambda d: snake(d.kind).upper()
     # "package.module:Name" → the dotted name the generated module reaches it by (it imports the module)
     environment.filters["attribute"] = lambda reference: reference.replace(":", ".")
+    environment.filters["json_value"] = json.loads  # a frozen setting (sorted JSON) as its value
     return environment
 
 

@@ -42,6 +42,9 @@ class Attributes:
     subresource: str = ""
     dry_run: bool = False
     warnings: list[str] = field(default_factory=list)
+    request_version: VersionType | None = None
+    """The version the client wrote in, when ``version`` is another (the validating plugins see the object
+    in the storage version): a webhook is sent the object in the version it was written in."""
 
 
 @runtime_checkable

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from apiserver.audit.annotations import CURRENT as ANNOTATIONS
 from apiserver.audit.bodies import MAX_RECORDED_BODY, TRUNCATED_ANNOTATION, BodyRecorder, Codecs
 from apiserver.audit.event import Backend, Event, Level, Stage
 from apiserver.audit.policy import AuditConfig, Policy
@@ -123,6 +124,7 @@ class AuditFilter:
         if event.object_ref is not None:
             scope[SCOPE_AUDIT_OBJECT_REF] = event.object_ref
         self.auditor.emit(event, Stage.REQUEST_RECEIVED, config)
+        annotating = ANNOTATIONS.set(event.annotations)
         recording = _Recording(self.auditor, event, config, is_long_running(info), send)
         if config.level.records_request and not recording.long_running:
             recording.request_body = BodyRecorder(
@@ -140,6 +142,7 @@ class AuditFilter:
             # nothing
             if not recording.completed and not recording.failed:
                 recording.complete()
+            ANNOTATIONS.reset(annotating)
 
 
 class _Recording:

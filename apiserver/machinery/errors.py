@@ -17,7 +17,11 @@ class StatusCause:
     field: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        out = {"reason": self.reason, "message": self.message}
+        out = (
+            {"reason": self.reason, "message": self.message}
+            if self.reason
+            else {"message": self.message}
+        )
         if self.field:
             out["field"] = self.field
         return out

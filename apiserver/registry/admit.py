@@ -160,6 +160,7 @@ async def validate_admission(
             ),
             internal, old, options, [],
         )  # fmt: skip
+        attributes.request_version = write.version
         await admission.validate(attributes)
         options.warn(attributes.warnings)
 

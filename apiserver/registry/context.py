@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
@@ -93,8 +93,22 @@ class ServerContext:
     """What the server serves, changeable while it serves (CustomResourceDefinitions install kinds there);
     set by the server once it is built."""
 
+    parts: dict[Callable[..., Any], Any] = field(default_factory=dict)
+    """Parts made once per server and shared, by their maker (see ``part``)."""
+
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]
+
+    def part(self, make: Callable[[ServerContext], T]) -> T:
+        """The one ``make(self)`` of this server: a definition that names one class both as its admission
+        plugin and as its controller (the webhook plugins follow their configurations) gets one object."""
+        if make not in self.parts:
+            self.parts[make] = make(self)
+        made: T = self.parts[make]
+        return made
+
+
+T = TypeVar("T")
 
 
 PluginFactory = Callable[[ServerContext], "Plugin"]

@@ -16,10 +16,10 @@ list); kube returns them as warnings, and so does this. A message expression see
 node where a transition rule declares it. Rules do
 not run at all when the schema validation already found a blocking error; one fieldless cause says so.
 
-The evaluator is cel-rust (the ``common-expression-language`` package) with the Kubernetes string extensions
-(``split``, ``lowerAscii``, ``upperAscii``, ``trim``, ``replace``, ``indexOf``, ``lastIndexOf``, ``join``).
-The other Kubernetes libraries (``url``, ``quantity``, ``ip``, ``cidr``, ``format``, ``isSorted``...) are not
-provided: :func:`unsupported_functions` names them, and generation refuses a rule that calls one. Not provided
+The evaluator is cel-rust (the ``common-expression-language`` package) with the Kubernetes libraries of
+:mod:`apiserver.schema.cellibs` (strings, lists, regex, url, ip, cidr, quantity). The rest (the ``format``
+library, strings' ``format`` and ``quote``...) are not provided: :func:`unsupported_functions` names them, and
+generation refuses a rule that calls one. Not provided
 either: optional field selection (``self.?x``) and typed ``format: date-time``/``duration`` values (they
 stay strings). Cost limits are kube's: the rules of one object share its runtime budget and each evaluation
 has a limit (:mod:`apiserver.schema.celbudget`, which bounds each evaluation before it runs).
@@ -28,9 +28,8 @@ has a limit (:mod:`apiserver.schema.celbudget`, which bounds each evaluation bef
 from __future__ import annotations
 
 import re
-import string
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -40,6 +39,7 @@ from apiserver.schema import causes
 from apiserver.schema.causes import Cause
 from apiserver.schema.celbudget import Budget, Metered, meter
 from apiserver.schema.celcost import DeclType, decl_type
+from apiserver.schema.cellibs import LIBRARIES
 from apiserver.schema.celnames import escape
 from apiserver.schema.openapi import deep_equal
 from apiserver.schema.ratchet import index_map_list, map_list_key
@@ -75,50 +75,6 @@ def compile_rule(text: str) -> Any:
         raise RuleSyntaxError(str(error)) from None
 
 
-# -- the Kubernetes string library ---------------------------------------------------------------------
-
-
-_LOWER: Final = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
-_UPPER: Final = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)
-"""ASCII-only case maps: str.translate runs them at C speed (a character at a time in Python cost ~1 µs
-per cost unit the budget charges for them)."""
-
-
-def _index_of(text: str, needle: str, start: int = 0) -> int:
-    if not 0 <= start <= len(text):
-        raise IndexError(f"index out of range: {start}")
-    return text.find(needle, start)
-
-
-def _last_index_of(text: str, needle: str, end: int | None = None) -> int:
-    if end is None:
-        return text.rfind(needle)
-    if not 0 <= end < max(len(text), 1):
-        raise IndexError(f"index out of range: {end}")
-    return text.rfind(needle, 0, end + len(needle))
-
-
-def _split(text: str, separator: str, limit: int = -1) -> list[str]:
-    if limit == 0:
-        return []
-    if separator == "":
-        parts = list(text)
-        return parts if limit < 0 else [*parts[: limit - 1], "".join(parts[limit - 1 :])]
-    return text.split(separator, limit - 1 if limit > 0 else -1)
-
-
-EXTENSIONS: Final[dict[str, Callable[..., Any]]] = {
-    "indexOf": _index_of,
-    "join": lambda items, separator="": separator.join(str(item) for item in items),
-    "lastIndexOf": _last_index_of,
-    "lowerAscii": lambda text: text.translate(_LOWER),
-    "replace": lambda text, old, new, count=-1: text.replace(old, new, count),
-    "split": _split,
-    "trim": str.strip,
-    "upperAscii": lambda text: text.translate(_UPPER),
-}
-"""The Kubernetes CEL string library (cel-go's strings extension, as k8s.io/apiserver/pkg/cel enables it)."""
-
 _STANDARD: Final = frozenset(
     {
         "bool", "bytes", "contains", "double", "duration", "dyn", "endsWith", "getDate",
@@ -135,7 +91,7 @@ def unsupported_functions(program: Any) -> list[str]:
     return sorted(
         name
         for name in program.functions()
-        if name[:1].isalpha() and name not in _STANDARD and name not in EXTENSIONS
+        if name[:1].isalpha() and name not in _STANDARD and name not in LIBRARIES
     )
 
 
@@ -397,7 +353,7 @@ def _context(variables: dict[str, Any]) -> Any:
     context = getattr(_PER_THREAD, "context", None)
     if context is None:
         context = _PER_THREAD.context = cel.Context()
-        for name, function in EXTENSIONS.items():
+        for name, function in LIBRARIES.items():
             context.add_function(name, function)
     for name, content in variables.items():
         context.add_variable(name, content)

@@ -643,6 +643,11 @@ class _Coster:
             return size * per_element, None
         if function in ("lowerAscii", "upperAscii", "trim"):
             return size.factor(STRING_TRAVERSAL), size
+        if function in ("isSorted", "sum", "min", "max"):  # one step per item (cost.go: lists)
+            return size, None
+        if function in ("find", "findAll") and args:  # as matches: the text times the pattern
+            text = (size + ONE).factor(STRING_TRAVERSAL)
+            return text * self.size_or_unknown(args[0]).factor(REGEX_LENGTH), None
         if function == "replace" and len(args) >= 2:
             return size.factor(2 * STRING_TRAVERSAL), _replaced_size(
                 size, self.size_or_unknown(args[0]), self.size_or_unknown(args[1])

@@ -668,15 +668,16 @@ def test_printer_columns_use_the_runtime_jsonpath_subset() -> None:
 
 
 def test_cel_functions_the_server_cannot_evaluate_are_refused() -> None:
-    """kube has url(), quantity() and isSorted(); a server that would fail every object instead says so."""
+    """kube's strings extension has format() and quote(); a server that would fail every object instead
+    says so. The lists, regex, url, ip, cidr and quantity libraries are provided (apiserver/schema/cellibs)."""
     errors = spec_rules_errors(
         """
-        - rule: "isURL(self.a) && self.l.isSorted()"
-        - rule: "self.a.lowerAscii().split('-').size() < 3"
+        - rule: "strings.quote(self.a) != '%s'.format([self.a])"
+        - rule: "isURL(self.a) && self.l.isSorted() && self.a.lowerAscii().split('-').size() < 3"
         """
     )
     assert errors == [
-        f"{FILE}:18: {SPEC_RULES}[0].rule: apiforge does not evaluate the CEL functions isSorted, isURL"
+        f"{FILE}:18: {SPEC_RULES}[0].rule: apiforge does not evaluate the CEL functions format, quote"
         " (apiserver/schema/cel.py lists what it provides)"
     ]
 

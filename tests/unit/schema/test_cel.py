@@ -463,3 +463,41 @@ def test_an_old_map_list_item_with_an_object_for_a_key_correlates_with_nothing()
     assert check({"ports": [{"name": "a", "port": 2}]}, PORTS, old=old) == [
         ("FieldValueInvalid", "ports[0]", "Invalid value: port is immutable")
     ]
+
+
+LIBRARY_SPEC = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "properties": {
+                "endpoint": rules({"rule": "isURL(self) && url(self).getScheme() == 'https'"},
+                                  type="string", maxLength=256),
+                "subnet": rules({"rule": "isCIDR(self) && cidr(self).prefixLength() >= 16"},
+                                type="string", maxLength=64),
+                "memory": rules({"rule": "quantity(self).isLessThan(quantity('1Gi'))"},
+                                type="string", maxLength=32),
+                "ports": rules({"rule": "self.isSorted()"}, type="array", maxItems=16,
+                               items={"type": "integer"}),
+            },
+        }
+    },
+}  # fmt: skip
+
+
+def test_rules_use_the_kubernetes_libraries() -> None:
+    """url, cidr, quantity and lists (apiserver/schema/cellibs.py), as kube's CRD rules may since 1.24-1.31."""
+    good = {
+        "endpoint": "https://x.example",
+        "subnet": "10.0.0.0/16",
+        "memory": "512Mi",
+        "ports": [1, 2],
+    }
+    assert check({"spec": good}, LIBRARY_SPEC) == []
+    bad = {"endpoint": "http://x.example", "subnet": "10.0.0.0/8", "memory": "2Gi", "ports": [2, 1]}
+    assert [field for _, field, _ in check({"spec": bad}, LIBRARY_SPEC)] == [
+        "spec.endpoint",
+        "spec.subnet",
+        "spec.memory",
+        "spec.ports",
+    ]

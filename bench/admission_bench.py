@@ -1,0 +1,134 @@
+"""What one ValidatingAdmissionPolicy costs a write (issue 13: at most 50 µs of CPU).
+
+Two servers side by side on memory storage: one without policies, one with a ValidatingAdmissionPolicy
+(`object.spec.replicas <= 10`, with a variable and a message expression) bound to CronTabs. Each round
+creates CronTabs through each server's Store (the path every write takes: prune, default, admission,
+validation, storage); reported: CPU µs per create (median of interleaved rounds) and what the policy adds.
+
+Run from the repository root: ``.venv/bin/python -m bench.admission_bench``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import itertools
+import time
+from typing import Any
+
+from apiserver.server.app import APIServer
+from apiserver.storage import MemoryStorage
+from bench.chain_bench import as_served
+from bench.common import Row, median, print_rows, rotated, spread
+from generated.server import OPENAPI_DIR, build_scheme
+
+ROUNDS = 7
+WRITES = 400
+GROUP = "admissionregistration.k8s.io"
+POLICY = {
+    "apiVersion": f"{GROUP}/v1",
+    "kind": "ValidatingAdmissionPolicy",
+    "metadata": {"name": "max-replicas"},
+    "spec": {
+        "failurePolicy": "Fail",
+        "matchConstraints": {
+            "resourceRules": [
+                {
+                    "apiGroups": ["stable.example.com"],
+                    "apiVersions": ["*"],
+                    "operations": ["CREATE", "UPDATE"],
+                    "resources": ["crontabs"],
+                }
+            ]
+        },
+        "variables": [{"name": "replicas", "expression": "object.spec.replicas"}],
+        "validations": [
+            {
+                "expression": "variables.replicas <= 10",
+                "messageExpression": "'replicas must be at most 10, not ' + string(variables.replicas)",
+            }
+        ],
+    },
+}
+BINDING = {
+    "apiVersion": f"{GROUP}/v1",
+    "kind": "ValidatingAdmissionPolicyBinding",
+    "metadata": {"name": "max-replicas"},
+    "spec": {"policyName": "max-replicas", "validationActions": ["Deny"]},
+}
+_names = itertools.count()
+
+
+def crontab() -> dict[str, Any]:
+    return {
+        "apiVersion": "stable.example.com/v1",
+        "kind": "CronTab",
+        "metadata": {"name": f"bench-{next(_names)}", "labels": {"app": "bench"}},
+        "spec": {"cronSpec": "* * * * */5", "image": "busybox", "replicas": 3},
+    }
+
+
+async def policed_server() -> APIServer:
+    server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+    await server.start()
+    await server.context.store(GROUP, "validatingadmissionpolicies").create(None, POLICY)
+    await server.context.store(GROUP, "validatingadmissionpolicybindings").create(None, BINDING)
+    store = server.context.store("stable.example.com", "crontabs")
+    refused = {**crontab(), "spec": {"cronSpec": "* * * * */5", "image": "x", "replicas": 11}}
+    deadline = time.monotonic() + 30
+    while True:  # until the plugin's informers have the binding
+        try:
+            await store.create("default", {**refused, "metadata": {"name": "probe"}}, dry_run=True)
+        except Exception:  # the policy's denial: it applies
+            return server
+        if time.monotonic() > deadline:
+            raise RuntimeError("the policy never applied")
+        await asyncio.sleep(0.02)
+
+
+async def cpu_per_write(server: APIServer) -> float:
+    store = server.context.store("stable.example.com", "crontabs")
+    bodies = [crontab() for _ in range(WRITES)]
+    gc.collect()
+    started = time.process_time()
+    for body in bodies:
+        await store.create("default", body)
+    return (time.process_time() - started) / WRITES * 1e6
+
+
+async def measure() -> dict[str, list[float]]:
+    plain = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+    await plain.start()
+    policed = await policed_server()
+    try:
+        variants = {"no policy": plain, "one ValidatingAdmissionPolicy": policed}
+        samples: dict[str, list[float]] = {name: [] for name in variants}
+        for server in variants.values():  # warm-up
+            await cpu_per_write(server)
+        for round_number in range(ROUNDS):
+            for name in rotated(list(variants), round_number):
+                samples[name].append(await cpu_per_write(variants[name]))
+    finally:
+        for server in (plain, policed):
+            await server.stop()
+    return samples
+
+
+def run() -> list[Row]:
+    samples = as_served(measure())
+    rows = [
+        Row("admission", f"{name}: CPU µs per create", spread(values, ",.1f"))
+        for name, values in samples.items()
+    ]
+    added = median(samples["one ValidatingAdmissionPolicy"]) - median(samples["no policy"])
+    ratio = median(samples["one ValidatingAdmissionPolicy"]) / median(samples["no policy"])
+    rows.append(
+        Row("admission", "policy adds CPU µs per create", f"{added:,.1f}", "<= 50", added <= 50)
+    )
+    rows.append(Row("admission", "ratio with/without the policy", f"{ratio:.2f}x"))
+    print_rows(rows)
+    return rows
+
+
+if __name__ == "__main__":
+    run()

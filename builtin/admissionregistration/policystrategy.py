@@ -1,0 +1,130 @@
+"""The rules of ValidatingAdmissionPolicy and its binding that their schema cannot say (kube's
+ValidateValidatingAdmissionPolicy / ValidateValidatingAdmissionPolicyBinding, in its words): a policy has
+validations or audit annotations, matchConstraints with resourceRules, and expressions that compile; a
+binding names its policy, has validation actions (not both Deny and Warn) and a paramRef with exactly one
+of name or selector."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from apiserver.machinery.objects import Object
+from apiserver.registry.strategy import Strategy
+from apiserver.schema import Cause, causes
+from builtin.admissionregistration.celenv import compile_expression
+
+REASONS = ("Unauthorized", "Forbidden", "Invalid", "RequestEntityTooLarge")
+ACTIONS = ("Audit", "Deny", "Warn")
+_IDENTIFIER = re.compile(r"^[_a-zA-Z][_a-zA-Z0-9]*$")
+
+
+def _compiles(path: str, source: Any) -> Iterator[Cause]:
+    text = str(source or "")
+    if not text:
+        yield causes.required(path)
+        return
+    try:
+        compile_expression(text)
+    except ValueError as error:
+        yield causes.invalid(path, text, f"compilation failed: {error}")
+
+
+def policy_causes(obj: Object) -> list[Cause]:
+    spec = obj.get("spec") or {}
+    found: list[Cause] = []
+    if not spec.get("validations") and not spec.get("auditAnnotations"):
+        found.append(
+            causes.required(
+                "spec.validations", "validations or auditAnnotations must contain at least one item"
+            )
+        )
+    match = spec.get("matchConstraints")
+    if not match:
+        found.append(causes.required("spec.matchConstraints"))
+    elif not match.get("resourceRules"):
+        found.append(causes.required("spec.matchConstraints.resourceRules"))
+    kind = spec.get("paramKind")
+    if kind is not None:
+        for key in ("apiVersion", "kind"):
+            if not kind.get(key):
+                found.append(causes.required(f"spec.paramKind.{key}"))
+    for i, v in enumerate(spec.get("validations") or ()):
+        found.extend(_compiles(f"spec.validations[{i}].expression", v.get("expression")))
+        if v.get("messageExpression"):
+            found.extend(
+                _compiles(f"spec.validations[{i}].messageExpression", v["messageExpression"])
+            )
+        if v.get("reason") and v["reason"] not in REASONS:
+            found.append(
+                causes.not_supported(f"spec.validations[{i}].reason", v["reason"], REASONS)
+            )
+    for i, v in enumerate(spec.get("variables") or ()):
+        if not _IDENTIFIER.match(str(v.get("name", ""))):
+            found.append(
+                causes.invalid(
+                    f"spec.variables[{i}].name", v.get("name"), "name is not a valid CEL identifier"
+                )
+            )
+        found.extend(_compiles(f"spec.variables[{i}].expression", v.get("expression")))
+    for i, c in enumerate(spec.get("matchConditions") or ()):
+        found.extend(_compiles(f"spec.matchConditions[{i}].expression", c.get("expression")))
+    for i, a in enumerate(spec.get("auditAnnotations") or ()):
+        found.extend(
+            _compiles(f"spec.auditAnnotations[{i}].valueExpression", a.get("valueExpression"))
+        )
+    return found
+
+
+def binding_causes(obj: Object) -> list[Cause]:
+    spec = obj.get("spec") or {}
+    found: list[Cause] = []
+    if not spec.get("policyName"):
+        found.append(causes.required("spec.policyName"))
+    actions = spec.get("validationActions") or []
+    if not actions:
+        found.append(
+            causes.required("spec.validationActions", "at least one validation action is required")
+        )
+    for i, action in enumerate(actions):
+        if action not in ACTIONS:
+            found.append(causes.not_supported(f"spec.validationActions[{i}]", action, ACTIONS))
+    if "Deny" in actions and "Warn" in actions:
+        found.append(
+            causes.invalid(
+                "spec.validationActions",
+                actions,
+                "must not contain both Deny and Warn (repeating the same validation failure "
+                "information in the API response and headers serves no purpose)",
+            )
+        )
+    ref = spec.get("paramRef")
+    if ref is not None:
+        if ref.get("name") and ref.get("selector") is not None:
+            found.append(
+                causes.forbidden("spec.paramRef.name", "name and selector are mutually exclusive")
+            )
+        elif not ref.get("name") and ref.get("selector") is None:
+            found.append(
+                causes.required("spec.paramRef", "one of name or selector must be specified")
+            )
+        if not ref.get("parameterNotFoundAction"):
+            found.append(causes.required("spec.paramRef.parameterNotFoundAction"))
+    return found
+
+
+class PolicyStrategy(Strategy):
+    def validate(self, obj: Object) -> list[Cause]:
+        return policy_causes(obj)
+
+    def validate_update(self, obj: Object, old: Object) -> list[Cause]:
+        return policy_causes(obj)
+
+
+class BindingStrategy(Strategy):
+    def validate(self, obj: Object) -> list[Cause]:
+        return binding_causes(obj)
+
+    def validate_update(self, obj: Object, old: Object) -> list[Cause]:
+        return binding_causes(obj)

@@ -1,0 +1,90 @@
+"""The rules of the webhook configurations that their schema cannot say (kube's
+ValidateValidatingWebhookConfiguration / ValidateMutatingWebhookConfiguration, in its words): unique webhook
+names of three DNS segments or more, exactly one of ``url`` or ``service`` (an https URL), an
+admissionReviewVersions list this server speaks (v1) and match conditions that compile."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+import cel
+
+from apiserver.machinery.objects import Object
+from apiserver.registry.strategy import Strategy
+from apiserver.schema import Cause, causes
+from apiserver.schema.objectmeta import is_dns1123_subdomain
+
+REVIEW_VERSIONS = ("v1", "v1beta1")
+
+
+def _client_config(config: Any, path: str) -> list[Cause]:
+    if not isinstance(config, dict):
+        return [causes.required(path, "exactly one of url or service is required")]
+    url, service = config.get("url"), config.get("service")
+    if (url is None) == (service is None):
+        return [causes.required(path, "exactly one of url or service is required")]
+    if url is None:
+        return []
+    parts = urlsplit(str(url))
+    if parts.scheme != "https":
+        return [causes.invalid(f"{path}.url", url, "'https' is the only allowed URL scheme")]
+    if not parts.hostname:
+        return [causes.invalid(f"{path}.url", url, "host must be specified")]
+    if parts.fragment or parts.query:
+        return [
+            causes.invalid(f"{path}.url", url, "fragments and query parameters are not allowed")
+        ]
+    return []
+
+
+def _review_versions(versions: Any, path: str) -> list[Cause]:
+    if not versions:
+        return [causes.required(path, "must specify one of v1, v1beta1")]
+    if not any(v in REVIEW_VERSIONS for v in versions):
+        return [causes.invalid(path, versions, "must include at least one of v1, v1beta1")]
+    return []
+
+
+def _conditions(conditions: Any, path: str) -> list[Cause]:
+    found: list[Cause] = []
+    for index, condition in enumerate(conditions or ()):
+        expression = str(condition.get("expression", ""))
+        try:
+            cel.compile(expression)
+        except ValueError as error:
+            found.append(
+                causes.invalid(
+                    f"{path}[{index}].expression", expression, f"compilation failed: {error}"
+                )
+            )
+    return found
+
+
+def webhook_causes(obj: Object) -> list[Cause]:
+    found: list[Cause] = []
+    seen: set[str] = set()
+    for index, hook in enumerate(obj.get("webhooks") or ()):
+        path = f"webhooks[{index}]"
+        name = str(hook.get("name", ""))
+        if name in seen:
+            found.append(causes.duplicate(f"{path}.name", name))
+        seen.add(name)
+        problems = is_dns1123_subdomain(name)
+        if not problems and name.count(".") < 2:
+            problems = ["should be a domain with at least three segments separated by dots"]
+        found.extend(causes.invalid(f"{path}.name", name, p) for p in problems)
+        found.extend(_client_config(hook.get("clientConfig"), f"{path}.clientConfig"))
+        found.extend(
+            _review_versions(hook.get("admissionReviewVersions"), f"{path}.admissionReviewVersions")
+        )
+        found.extend(_conditions(hook.get("matchConditions"), f"{path}.matchConditions"))
+    return found
+
+
+class WebhookConfigurationStrategy(Strategy):
+    def validate(self, obj: Object) -> list[Cause]:
+        return webhook_causes(obj)
+
+    def validate_update(self, obj: Object, old: Object) -> list[Cause]:
+        return webhook_causes(obj)
