@@ -1,14 +1,13 @@
 """events.k8s.io/v1 Event beside core v1, from the same storage as kube serves it (events are stored once,
 under /registry/events; pkg/apis/events/v1/conversion.go converts): what one API writes the other reads,
 lists and watches, kubectl 1.33 and the `kubernetes` Python client see both, a create through events.k8s.io
-is held to kube's strict ValidateEventCreate, and --event-ttl sweeps events written through either."""
+is held to kube's strict ValidateEventCreate. (--event-ttl on both: tests/unit/builtin/test_event_ttl.py.)"""
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -26,7 +25,6 @@ pytestmark = [
 NAMESPACE = "evt"
 CORE = f"/api/v1/namespaces/{NAMESPACE}/events"
 EVENTS = f"/apis/events.k8s.io/v1/namespaces/{NAMESPACE}/events"
-TTL_SECONDS = 10  # sweeps every second; the fresh events of these tests outlive the module
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +33,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
         tmp_path_factory.mktemp("data"),
         free_port(),
         storage="memory",
-        extra_args=("--event-ttl", f"{TTL_SECONDS}s"),
     )
     process.start()
     with process.client(timeout=10) as http:
@@ -99,14 +96,6 @@ def core_v1(name: str, when: datetime | None = None) -> dict[str, Any]:
         "lastTimestamp": moment,
         "count": 1,
     }
-
-
-def until(check: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            pytest.fail(f"never: {what}")
-        time.sleep(0.05)
 
 
 def test_python_client_events_v1_create_is_read_as_core(api: client.ApiClient) -> None:
@@ -228,14 +217,3 @@ def test_events_v1_create_is_validated_strictly_core_is_not(http: httpx.Client) 
     assert deprecated.status_code == 422
     assert "count" in causes(deprecated)
     assert http.post(CORE, json=core_v1("lenient")).status_code == 201
-
-
-def test_event_ttl_sweeps_events_written_through_either_api(http: httpx.Client) -> None:
-    """--event-ttl runs from the last report: events last reported an hour ago go at the next sweep."""
-    old = datetime.now(UTC) - timedelta(hours=1)
-    assert http.post(EVENTS, json=events_v1("old-events", when=old)).status_code == 201
-    assert http.post(CORE, json=core_v1("old-core", when=old)).status_code == 201
-    assert http.post(EVENTS, json=events_v1("fresh-events")).status_code == 201
-    for path in (f"{EVENTS}/old-events", f"{CORE}/old-core"):
-        until(lambda path=path: http.get(path).status_code == 404, f"{path} swept")  # type: ignore[misc]
-    assert http.get(f"{CORE}/fresh-events").status_code == 200

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from apiserver.machinery import errors
 from apiserver.server.app import APIServer
@@ -54,6 +54,44 @@ def test_expired_events_are_swept_and_recent_ones_kept() -> None:
             raise AssertionError("the old event was never swept")
         assert (await store.get("default", "repeated"))["metadata"]["name"] == "repeated"
         assert (await store.get("default", "fresh"))["metadata"]["name"] == "fresh"
+        await server.stop()
+
+    asyncio.run(asyncio.wait_for(body(), timeout=15))
+
+
+def test_events_written_through_events_k8s_io_expire_too() -> None:
+    """events.k8s.io/v1 events are core events (one storage): the same sweep removes them."""
+
+    async def body() -> None:
+        server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR, event_ttl=1.0)
+        await server.start()
+        view = server.context.store("events.k8s.io", "events")
+        core = server.context.store("", "events")
+        old = datetime.now(UTC) - timedelta(hours=1)
+        written = {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": "via-events"},
+            "eventTime": old.strftime("%Y-%m-%dT%H:%M:%S.000000Z"),
+            "reportingController": "example.com/c",
+            "reportingInstance": "c-0",
+            "action": "Act",
+            "reason": "Test",
+            "regarding": {"kind": "ConfigMap", "name": "x", "namespace": "default"},
+            "note": "old",
+            "type": "Normal",
+        }
+        await view.create("default", written)
+        assert (await core.get("default", "via-events"))["message"] == "old"
+        for _ in range(500):
+            try:
+                await core.get("default", "via-events")
+            except errors.APIError as error:
+                assert error.code == 404
+                break
+            await asyncio.sleep(0.01)
+        else:
+            raise AssertionError("the event written through events.k8s.io was never swept")
         await server.stop()
 
     asyncio.run(asyncio.wait_for(body(), timeout=15))
