@@ -15,7 +15,7 @@ import pytest
 from kubernetes import client, config
 
 from tests.kubectl import Kubectl, kubectl_binary
-from tests.serverproc import ServerProcess, free_port
+from tests.serverproc import ServerProcess
 
 pytestmark = [
     pytest.mark.timeout(120),
@@ -28,23 +28,11 @@ EVENTS = f"/apis/events.k8s.io/v1/namespaces/{NAMESPACE}/events"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    process = ServerProcess(
-        tmp_path_factory.mktemp("data"),
-        free_port(),
-        storage="memory",
-    )
-    process.start()
-    with process.client(timeout=10) as http:
-        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
-        assert http.post("/api/v1/namespaces", json=body).status_code == 201
-    yield process
-    process.stop()
-
-
-@pytest.fixture(scope="module")
 def http(server: ServerProcess) -> Iterator[httpx.Client]:
+    """The module's client, once the namespace of its events exists (the server: tests/conftest.py)."""
     with server.client(timeout=10) as client_:
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+        assert client_.post("/api/v1/namespaces", json=body).status_code == 201
         yield client_
 
 
@@ -98,7 +86,9 @@ def core_v1(name: str, when: datetime | None = None) -> dict[str, Any]:
     }
 
 
-def test_python_client_events_v1_create_is_read_as_core(api: client.ApiClient) -> None:
+def test_python_client_events_v1_create_is_read_as_core(
+    api: client.ApiClient, http: httpx.Client
+) -> None:
     created = client.EventsV1Api(api).create_namespaced_event(
         NAMESPACE,
         client.EventsV1Event(

@@ -7,6 +7,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 from apiserver.machinery import errors
+from apiserver.registry.store import Store
 from apiserver.server.app import APIServer
 from apiserver.storage.memory import MemoryStorage
 from generated.server import OPENAPI_DIR, build_scheme
@@ -23,6 +24,18 @@ def event(name: str, first: datetime, last: datetime) -> dict[str, object]:
         "firstTimestamp": first.strftime(stamp),
         "lastTimestamp": last.strftime(stamp),
     }
+
+
+async def until_swept(store: Store, name: str) -> None:
+    """Polls until the event ``name`` is gone (404), for at most five seconds."""
+    for _ in range(500):
+        try:
+            await store.get("default", name)
+        except errors.APIError as error:
+            assert error.code == 404
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"the event {name} was never swept")
 
 
 def test_expired_events_are_swept_and_recent_ones_kept() -> None:
@@ -43,15 +56,7 @@ def test_expired_events_are_swept_and_recent_ones_kept() -> None:
 
         await store.update("default", "repeated", repeat)
         await store.create("default", event("fresh", datetime.now(UTC), datetime.now(UTC)))
-        for _ in range(300):
-            try:
-                await store.get("default", "old")
-            except errors.APIError as error:
-                assert error.code == 404
-                break
-            await asyncio.sleep(0.01)
-        else:
-            raise AssertionError("the old event was never swept")
+        await until_swept(store, "old")
         assert (await store.get("default", "repeated"))["metadata"]["name"] == "repeated"
         assert (await store.get("default", "fresh"))["metadata"]["name"] == "fresh"
         await server.stop()
@@ -83,15 +88,7 @@ def test_events_written_through_events_k8s_io_expire_too() -> None:
         }
         await view.create("default", written)
         assert (await core.get("default", "via-events"))["message"] == "old"
-        for _ in range(500):
-            try:
-                await core.get("default", "via-events")
-            except errors.APIError as error:
-                assert error.code == 404
-                break
-            await asyncio.sleep(0.01)
-        else:
-            raise AssertionError("the event written through events.k8s.io was never swept")
+        await until_swept(core, "via-events")
         await server.stop()
 
     asyncio.run(asyncio.wait_for(body(), timeout=15))
