@@ -9,7 +9,7 @@ wire form and the internal (hub) form that the registry works on.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from apiserver.registry.subresource import NamedCreater
 
 Converter = Callable[[Object], Object]
+AsyncConverter = Callable[[list[Object], str], Awaitable[list[Object]]]
+"""Objects to one apiVersion by a call out of the process (a CRD's conversion webhook): awaited, never run on
+the event loop's time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +131,9 @@ class ResourceType:
     """(group, plural) of another resource whose objects these are, another view of them (kube's storage
     resource: events.k8s.io events are stored once, as core events under /registry/events). The internal
     form is then that resource's storage version: every version of this one converts to and from it."""
+    converter: AsyncConverter | None = None
+    """A CRD with conversion strategy Webhook: converts between versions (the versions' ``to_internal`` and
+    ``from_internal`` are then the identity); see registry.versioning.converted."""
     _by_version: dict[str, VersionType] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -154,8 +160,9 @@ class ResourceType:
 
     def wire_is_internal(self, version: VersionType) -> bool:
         """Whether ``version``'s wire form is the internal (stored) form, so stored JSON can be sent as is:
-        the storage version's, unless the objects are another resource's (``stored_as``)."""
-        return version.storage and self.stored_as is None
+        the storage version's, unless the objects are another resource's (``stored_as``) or a conversion
+        webhook converts them (stored bytes may be another version)."""
+        return version.storage and self.stored_as is None and self.converter is None
 
     def key_prefix(self, namespace: str | None = None) -> str:
         """The storage prefix, as kube-apiserver lays keys out: /registry/<group>/<resource>/<ns>/<name>
