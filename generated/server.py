@@ -13,6 +13,7 @@ from .apiregistration_k8s_io import rest as apiregistration_k8s_io_rest
 from .authentication_k8s_io import rest as authentication_k8s_io_rest
 from .authorization_k8s_io import rest as authorization_k8s_io_rest
 from .coordination_k8s_io import rest as coordination_k8s_io_rest
+from .events_k8s_io import rest as events_k8s_io_rest
 from .platform_example_com import rest as platform_example_com_rest
 from .rbac_authorization_k8s_io import rest as rbac_authorization_k8s_io_rest
 from .stable_example_com import rest as stable_example_com_rest
@@ -36,6 +37,8 @@ def build_scheme() -> Scheme:
     for resource in authorization_k8s_io_rest.RESOURCES:
         scheme.add(resource)
     for resource in coordination_k8s_io_rest.RESOURCES:
+        scheme.add(resource)
+    for resource in events_k8s_io_rest.RESOURCES:
         scheme.add(resource)
     for resource in platform_example_com_rest.RESOURCES:
         scheme.add(resource)

@@ -116,6 +116,14 @@ def check_conversion(definition: Definition, crd: bool, report: Report) -> None:
         for key, hook in (("toHub", conversion.to_hub_hook), ("fromHub", conversion.from_hub_hook)):
             if hook and not HOOK_REFERENCE.match(hook):
                 report((*here, key), f'"{hook}" must be a "package.module:function" reference')
+        if version.storage and definition.server.stored_as is not None:
+            # the hub is another resource's: only hooks reach it (kube's hand-written conversions)
+            if conversion.moves or not (conversion.to_hub_hook and conversion.from_hub_hook):
+                report(
+                    here,
+                    "a kind stored as another resource converts through toHub and fromHub hooks",
+                )
+            continue
         if version.storage:
             if conversion.moves or conversion.to_hub_hook or conversion.from_hub_hook:
                 report(

@@ -147,6 +147,20 @@ class CreateSubresource:
 
 
 @dataclass(frozen=True)
+class StoredAs:
+    """``storedAs: {group: core, version: v1, resource: events}``: the resource, and its storage version, that
+    holds this kind's objects."""
+
+    group: str  # "" for core
+    version: str
+    resource: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+@dataclass(frozen=True)
 class AdmissionHook:
     """An in-process admission hook (``admissionHooks:``): a "package.module:function" that judges the
     kind's writes with a webhook's attributes. ``settings`` is the entry as the runtime takes it (name,
@@ -179,6 +193,9 @@ class ServerParts:
     """Sub-schemas published as named OpenAPI components, as kube-openapi publishes Go structs: (field path,
     type name) pairs such as ("spec.ports[]", "ServicePort")."""
     admission_hooks: tuple[AdmissionHook, ...] = ()
+    stored_as: StoredAs | None = None
+    """Another resource whose objects these are (kube's storage resource: events.k8s.io events are core
+    events): its storage version is this kind's hub, reached through the toHub/fromHub hooks."""
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from generator.definition import (
     PrinterColumn,
     ScaleSubresource,
     ServerParts,
+    StoredAs,
     Version,
 )
 from generator.load_crd import SCOPES, read_printer_columns, read_scale
@@ -56,6 +57,7 @@ COMPACT_KEYS = (
     "createSubresources",
     "openapiTypes",
     "admissionHooks",
+    "storedAs",
 )
 VERSION_KEYS = (
     "served",
@@ -71,6 +73,7 @@ VERSION_KEYS = (
 _SUBRESOURCE_KEYS = ("status", "scale")
 _CONVERSION_KEYS = ("rename", "toHub", "fromHub")
 _CREATE_SUBRESOURCE_KEYS = ("apiVersion", "kind", "handler")
+_STORED_AS_KEYS = ("group", "version", "resource")
 _FIELD_PATH = re.compile(r"^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$")
 _SHARED = ("subresources", "printerColumns", "selectableFields")
 
@@ -152,6 +155,22 @@ class _CompactLoader:
             standalone=reader.opt_bool(top, "standalone", (), True),
             create_subresources=self._create_subresources(top.get("createSubresources")),
             openapi_types=self._openapi_types(top.get("openapiTypes")),
+            stored_as=self._stored_as(top.get("storedAs")),
+        )
+
+    def _stored_as(self, value: Any) -> StoredAs | None:
+        """``storedAs: {group: core, version: v1, resource: events}``."""
+        if value is None:
+            return None
+        path: JsonPath = ("storedAs",)
+        fields = self.reader.mapping(value, path, _STORED_AS_KEYS, _STORED_AS_KEYS)
+        if fields is None:
+            return None
+        group = self.reader.opt_string(fields, "group", path)
+        return StoredAs(
+            "" if group == "core" else group,
+            self.reader.opt_string(fields, "version", path),
+            self.reader.opt_string(fields, "resource", path),
         )
 
     def _openapi_types(self, value: Any) -> tuple[tuple[str, str], ...]:

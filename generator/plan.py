@@ -41,15 +41,19 @@ class KindPlan:
 
     @property
     def is_hub(self) -> bool:
-        return self.version.storage
+        """The storage version is the hub, unless the objects are another resource's (``storedAs``)."""
+        return self.version.storage and self.definition.server.stored_as is None
 
     @property
     def hub_package(self) -> str:
-        """The hub version's package beside this one (its schemas prune what a toHub hook returns)."""
-        return self.definition.storage_version.name
+        """The hub version's package beside this one (its schemas prune what a toHub hook returns); none
+        when the hub is another resource's storage version, in another group."""
+        return "" if self.definition.server.stored_as else self.definition.storage_version.name
 
     @property
     def hub_api_version(self) -> str:
+        if self.definition.server.stored_as is not None:
+            return self.definition.server.stored_as.api_version
         hub = self.definition.storage_version.name
         return f"{self.definition.group}/{hub}" if self.definition.group else hub
 

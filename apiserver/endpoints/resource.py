@@ -129,8 +129,7 @@ class ResourceHandler:
             obj, raw = await store.get_rendered(namespace, path.name)
             if (
                 raw is not None
-                and target.version.storage
-                and target.resource.converter is None  # stored bytes may be another version
+                and target.resource.wire_is_internal(target.version)
                 and _plain_json(request, target)
             ):
                 await respond(send, 200, raw, warnings=request.warnings)
@@ -203,8 +202,7 @@ class ResourceHandler:
         if (
             page.encoded is not None
             and _is_json_object(negotiated)
-            and target.version.storage
-            and target.resource.converter is None  # stored bytes may be another version
+            and target.resource.wire_is_internal(target.version)
         ):
             # the storage version's items are the cached JSON as is: joined once, not re-encoded, and sent
             # between head and tail without copying the whole body again (§ LIST cost)

@@ -127,6 +127,10 @@ class ResourceType:
     standalone: bool = True
     """False for a kind that only travels as another resource's subresource body: no path, no discovery."""
     create_subresources: tuple[CreateSubresource, ...] = ()
+    stored_as: tuple[str, str] | None = None
+    """(group, plural) of another resource whose objects these are, another view of them (kube's storage
+    resource: events.k8s.io events are stored once, as core events under /registry/events). The internal
+    form is then that resource's storage version: every version of this one converts to and from it."""
     converter: AsyncConverter | None = None
     """A CRD with conversion strategy Webhook: converts between versions (the versions' ``to_internal`` and
     ``from_internal`` are then the identity); see registry.versioning.converted."""
@@ -154,11 +158,17 @@ class ResourceType:
     def api_version(self, version: str) -> str:
         return f"{self.group}/{version}" if self.group else version
 
+    def wire_is_internal(self, version: VersionType) -> bool:
+        """Whether ``version``'s wire form is the internal (stored) form, so stored JSON can be sent as is:
+        the storage version's, unless the objects are another resource's (``stored_as``) or a conversion
+        webhook converts them (stored bytes may be another version)."""
+        return version.storage and self.stored_as is None and self.converter is None
+
     def key_prefix(self, namespace: str | None = None) -> str:
-        """The storage prefix, as kube-apiserver lays keys out: /registry/<group>/<resource>/<ns>/<name>."""
-        root = (
-            f"/registry/{self.group}/{self.plural}/" if self.group else f"/registry/{self.plural}/"
-        )
+        """The storage prefix, as kube-apiserver lays keys out: /registry/<group>/<resource>/<ns>/<name>
+        (the group and resource of ``stored_as`` if set)."""
+        group, plural = self.stored_as or (self.group, self.plural)
+        root = f"/registry/{group}/{plural}/" if group else f"/registry/{plural}/"
         return f"{root}{namespace}/" if namespace else root
 
     def key(self, namespace: str | None, name: str) -> str:

@@ -14,7 +14,8 @@ from apiserver.storage.interface import KeyValue
 
 
 def encode(resource: ResourceType, obj: Object) -> bytes:
-    stored = resource.storage_version.from_internal(obj)
+    # the internal form of another resource's view (``stored_as``) is that resource's stored form already
+    stored = obj if resource.stored_as else resource.storage_version.from_internal(obj)
     metadata = stored.get("metadata")
     if isinstance(metadata, dict) and "resourceVersion" in metadata:
         stored = {
@@ -28,7 +29,9 @@ def decode(resource: ResourceType, kv: KeyValue) -> Object:
     """The internal object for a stored value, whatever version it was stored in."""
     obj: Object = orjson.loads(kv.value)
     stored_version = str(obj.get("apiVersion", "")).rpartition("/")[2]
-    version = resource.version(stored_version)
+    # another resource's view (``stored_as``) reads the objects in that resource's stored form, the internal
+    # form of every one of its versions
+    version = None if resource.stored_as else resource.version(stored_version)
     if version is not None and not version.storage and resource.converter is None:
         # (a conversion webhook is awaited by the reader: registry.versioning.converted sees the
         # object's own apiVersion and has the webhook convert it from there)

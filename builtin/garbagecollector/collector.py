@@ -75,7 +75,8 @@ class GarbageCollector:
             if not store.resource.persisted:
                 continue
             self._kinds[(store.resource.group, store.resource.kind)] = store
-            if key not in self._informers:
+            # a view of another resource's objects (events.k8s.io events are core events) is watched there
+            if key not in self._informers and store.resource.stored_as is None:
                 synced = self._synced[key] = asyncio.Event()
                 self._informers[key] = asyncio.create_task(self._inform(store, synced))
 

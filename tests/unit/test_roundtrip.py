@@ -46,6 +46,9 @@ CASES = [
     *(
         pytest.param(False, key, version.name, id=f"{resource.group_resource}/{version.name}")
         for key, resource in SHIPPED.items()
+        # a view of another resource's objects (stored_as) has that resource's hub, and Go's zero values
+        # (eventTime null) on the way out: tests/unit/builtin/test_events_conversion.py
+        if resource.stored_as is None
         for version in resource.served_versions
     ),
     *(

@@ -708,3 +708,21 @@ def test_cel_rules_over_their_cost_limits_are_refused_with_kubes_words() -> None
         f"{FILE}:19: {SPEC_RULES}[1].rule: contributed to estimated rule cost total exceeding cost limit"
         " for entire OpenAPIv3 schema",
     ]
+
+
+def test_a_kind_stored_as_another_resource_converts_through_hooks() -> None:
+    """``storedAs``: the hub is the other resource's storage version, which only toHub/fromHub hooks reach
+    (kube's hand-written events.k8s.io conversions)."""
+    stored_as = "storedAs: {group: core, version: v1, resource: events}\n"
+    text = one_version("spec: {type: object, properties: {image: string}}", extra=stored_as)
+    assert check_errors(text) == [
+        f"{FILE}:5: versions.v1: a kind stored as another resource converts through toHub and "
+        "fromHub hooks"
+    ]
+    passes(
+        one_version(
+            "spec: {type: object, properties: {image: string}}",
+            extra=stored_as,
+            version="    conversion: {toHub: a.b:c, fromHub: a.b:d}\n",
+        )
+    )
