@@ -8,10 +8,8 @@ kubectl's side of the same point is tests/e2e/test_crd_runtime.py, whose CRD and
 from __future__ import annotations
 
 import asyncio
-import gc
 import threading
 import time
-import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -36,7 +34,7 @@ from tests.e2e.test_crd_runtime import (
     load,
     renamed,
 )
-from tests.e2e.test_python_client import UNCLOSED_CLIENT_SOCKET
+from tests.e2e.test_python_client import UNCLOSED_CLIENT_SOCKET, close_api_client
 from tests.serverproc import ServerProcess
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.filterwarnings(UNCLOSED_CLIENT_SOCKET)]
@@ -62,12 +60,7 @@ def samples() -> list[dict[str, Any]]:
 def api_client(server: ServerProcess) -> Iterator[client.ApiClient]:
     api = config.new_client_from_config(config_file=str(server.kubeconfig))
     yield api
-    api.close()
-    with warnings.catch_warnings():
-        warnings.filterwarnings(
-            "ignore", r"unclosed <(socket\.socket|ssl\.SSLSocket)", ResourceWarning
-        )
-        gc.collect()
+    close_api_client(api)
 
 
 @pytest.fixture(scope="module")
