@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver.schema.causes import not_supported
 from generator.definition import Definition, JsonPath, PrinterColumn, ScaleSubresource, Version
 from generator.load_reader import DocumentReader
 from generator.schema_keywords import JSON_SCHEMA_PROPS, check_keyword_value
@@ -72,6 +71,8 @@ _COLUMN_KEYS = ("name", "type", "format", "description", "priority", "jsonPath")
 _COMPACT_COLUMN_KEYS = (*_COLUMN_KEYS, "cell")
 COMPACT_COLUMN_FORMATS = (*COLUMN_FORMATS, "name")
 _CONVERSION_KEYS = ("strategy", "webhook")
+_WEBHOOK_KEYS = ("clientConfig", "conversionReviewVersions")
+_SERVICE_KEYS = ("namespace", "name", "path", "port")
 
 
 def read_scale(reader: DocumentReader, value: Any, path: JsonPath) -> ScaleSubresource | None:
@@ -263,10 +264,51 @@ def _conversion(reader: DocumentReader, spec: dict[str, Any], run_time: bool) ->
             "conversion webhooks are not supported; declare field moves in the compact format",
         )
     elif strategy == "Webhook":
-        # a server converts by apiVersion rewrite only, so far: refused rather than converted wrongly
-        reader.error((*path, "strategy"), not_supported("", strategy, ("None",)).message)
+        _webhook(reader, stanza.get("webhook"), (*path, "webhook"))
     elif reader.choice(strategy, (*path, "strategy"), ("None", "Webhook")) and "webhook" in stanza:
         reader.error((*path, "webhook"), 'must not be set unless strategy is "Webhook"')
+
+
+def _webhook(reader: DocumentReader, webhook: Any, path: JsonPath) -> None:
+    """kube's ValidateCustomResourceConversion for strategy Webhook (apiextensions/validation), at the paths
+    of kube's internal type (``spec.conversion.webhookClientConfig``, ``...conversionReviewVersions``): a
+    client config naming exactly one of url (https) and service, and a review version kube speaks."""
+    conversion = path[:-1]
+    stanza = {} if webhook is None else reader.mapping(webhook, path, _WEBHOOK_KEYS)
+    if stanza is None:
+        return
+    versions = reader.strings(
+        stanza.get("conversionReviewVersions") or [], (*path, "conversionReviewVersions")
+    )
+    where = (*conversion, "conversionReviewVersions")
+    if not versions:
+        reader.error(where, "Required value: must specify one of v1, v1beta1")
+    elif not set(versions) & {"v1", "v1beta1"}:
+        listed = ", ".join(f'"{v}"' for v in versions)
+        reader.error(
+            where, f"Invalid value: []string{{{listed}}}: must include at least one of v1, v1beta1"
+        )
+    where = (*conversion, "webhookClientConfig")
+    config = stanza.get("clientConfig")
+    if config is None:
+        reader.error(where, "Required value: required when strategy is set to Webhook")
+        return
+    config = reader.mapping(config, (*path, "clientConfig"), ("url", "service", "caBundle"))
+    if config is None:
+        return
+    if ("url" in config) == ("service" in config):
+        reader.error(where, "Required value: exactly one of url or service is required")
+    elif "url" in config:
+        url = reader.string(config["url"], (*where, "url"))
+        if url is not None and not url.startswith("https://"):
+            reader.error(
+                (*where, "url"), f"Invalid value: \"{url}\": 'https' is the only allowed URL scheme"
+            )
+    else:
+        service = reader.mapping(config["service"], (*where, "service"), _SERVICE_KEYS)
+        for key in ("name", "namespace"):
+            if service is not None and not service.get(key):
+                reader.error((*where, "service", key), f"Required value: service {key} is required")
 
 
 def _versions(reader: DocumentReader, source: DefinitionSource, value: Any) -> list[Version]:

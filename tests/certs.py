@@ -104,8 +104,8 @@ def client(
     return Pair(certificate, key)
 
 
-def serving(issuer: Pair, address: str) -> Pair:
-    """A serving certificate for the IP ``address``."""
+def serving(issuer: Pair, address: str, dns_names: tuple[str, ...] = ()) -> Pair:
+    """A serving certificate for the IP ``address`` (and ``dns_names``)."""
     key = ec.generate_private_key(ec.SECP256R1())
     builder = (
         x509.CertificateBuilder()
@@ -116,7 +116,13 @@ def serving(issuer: Pair, address: str) -> Pair:
         .not_valid_before(NOW - DAY)
         .not_valid_after(NOW + 30 * DAY)
         .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(address))]), False
+            x509.SubjectAlternativeName(
+                [
+                    x509.IPAddress(ipaddress.ip_address(address)),
+                    *(x509.DNSName(name) for name in dns_names),
+                ]
+            ),
+            False,
         )
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), False)
     )

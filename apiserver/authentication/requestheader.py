@@ -1,6 +1,7 @@
 """The request-header authenticator (k8s.io/apiserver pkg/authentication/request/headerrequest and
 x509.NewDynamicCAVerifier): an authenticating proxy in front of this server (kube-aggregator, an apiforge
-front) says who the user is in headers (``X-Remote-User``, ``X-Remote-Group``, ``X-Remote-Extra-<key>``),
+front) says who the user is in headers (``X-Remote-User``, ``X-Remote-Uid`` (kube 1.32's
+``--requestheader-uid-headers``), ``X-Remote-Group``, ``X-Remote-Extra-<key>``),
 and those headers are believed only on a connection whose client certificate chains to the request-header
 CA (``--requestheader-client-ca-file``) with a CommonName among ``--requestheader-allowed-names`` (any, when
 that list is empty). Without such a certificate the headers are ignored, so no client can claim a user by
@@ -22,6 +23,7 @@ from apiserver.authentication.x509 import X509Authenticator
 
 VERDICT_KEY = "apiforge.requestheader.verdict"
 DEFAULT_USERNAME_HEADERS = ("X-Remote-User",)
+DEFAULT_UID_HEADERS = ("X-Remote-Uid",)
 DEFAULT_GROUP_HEADERS = ("X-Remote-Group",)
 DEFAULT_EXTRA_HEADERS_PREFIXES = ("X-Remote-Extra-",)
 
@@ -37,6 +39,7 @@ class RequestHeaderConfig:
     username_headers: tuple[str, ...] = DEFAULT_USERNAME_HEADERS
     group_headers: tuple[str, ...] = DEFAULT_GROUP_HEADERS
     extra_headers_prefixes: tuple[str, ...] = DEFAULT_EXTRA_HEADERS_PREFIXES
+    uid_headers: tuple[str, ...] = DEFAULT_UID_HEADERS
 
 
 class RequestHeaderAuthenticator:
@@ -47,6 +50,7 @@ class RequestHeaderAuthenticator:
         self.verifier = X509Authenticator(config.client_cas, verdict_key=VERDICT_KEY)
         self.allowed_names = frozenset(config.allowed_names)
         self.username_headers = tuple(h.lower().encode("latin-1") for h in config.username_headers)
+        self.uid_headers = tuple(h.lower().encode("latin-1") for h in config.uid_headers)
         self.group_headers = frozenset(h.lower().encode("latin-1") for h in config.group_headers)
         self.extra_prefixes = tuple(
             p.lower().encode("latin-1") for p in config.extra_headers_prefixes
@@ -74,12 +78,7 @@ class RequestHeaderAuthenticator:
         by_name: dict[bytes, list[str]] = {}
         for name, value in headers:
             by_name.setdefault(name, []).append(value.decode("latin-1"))
-        username = ""
-        for header in self.username_headers:
-            values = by_name.get(header)
-            if values and values[0]:
-                username = values[0]
-                break
+        username = _first(by_name, self.username_headers)
         if not username:
             return None
         groups: list[str] = []
@@ -97,6 +96,7 @@ class RequestHeaderAuthenticator:
                     break
         return UserInfo(
             username,
+            uid=_first(by_name, self.uid_headers),
             groups=tuple(groups),
             extra={key: tuple(values) for key, values in extra.items()},
         )
@@ -110,6 +110,16 @@ class RequestHeaderAuthenticator:
     def _is_user_header(self, name: bytes) -> bool:
         return (
             name in self.username_headers
+            or name in self.uid_headers
             or name in self.group_headers
             or name.startswith(self.extra_prefixes)
         )
+
+
+def _first(by_name: Mapping[bytes, list[str]], headers: Sequence[bytes]) -> str:
+    """The first non-empty value of the first of ``headers`` that has one (kube's headerValue)."""
+    for header in headers:
+        values = by_name.get(header)
+        if values and values[0]:
+            return values[0]
+    return ""

@@ -24,7 +24,7 @@ from apiserver.endpoints.decode import Target
 from apiserver.endpoints.http import Send
 from apiserver.endpoints.output import Negotiated, Output, event_frame, render_event_object
 from apiserver.registry.store import WatchEvent
-from apiserver.registry.versioning import to_version
+from apiserver.registry.versioning import converted, to_version
 
 STALL_SECONDS = 1.0
 # The kernel may buffer up to 4 MiB per loopback socket (tcp_wmem): capped, a stalled watcher's backlog
@@ -114,6 +114,13 @@ class WatchWriter:
         """Everything ready goes out in one write: one wake-up and one syscall per batch."""
         if not events:
             return
+        target = self._target
+        if target.resource.converter is not None:
+            # one conversion review for the batch; a failure ends the watch with kube's error event
+            objects = await converted([e.object for e in events], target.resource, target.version)
+            events = [
+                WatchEvent(e.type, obj, e.revision) for e, obj in zip(events, objects, strict=True)
+            ]
         await self.write(b"".join([self._event_line(event) for event in events]))
         self.last_revision = str(events[-1].revision)
         self._sent(len(events))
@@ -126,8 +133,8 @@ class WatchWriter:
     def events_now(self, events: list[WatchEvent]) -> bool:
         """Write the events at once if the connection can take them without waiting; False (nothing
         written) otherwise. Saves the watch's task a wake-up per event while it is idle."""
-        if not self._connection.idle():
-            return False
+        if not self._connection.idle() or self._target.resource.converter is not None:
+            return False  # a converter is awaited: the watch's task writes them
         table_header_due = self._table_header_due
         try:
             body = b"".join([self._event_line(event) for event in events])

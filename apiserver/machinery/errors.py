@@ -155,6 +155,13 @@ def method_not_allowed() -> APIError:
     )
 
 
+def terminating_create(group: str, resource: str) -> APIError:
+    """kube's crdHandler for a create while the CustomResourceDefinition is terminating: a MethodNotSupported
+    error (details: group and kind = the resource) whose message it replaces."""
+    message = "create not allowed while custom resource definition is terminating"
+    return APIError(405, "MethodNotAllowed", message, group=group, kind=resource)
+
+
 def unsupported_media_type(accepted: list[str]) -> APIError:
     message = f"the body of the request was in an unknown format - accepted media types include: {', '.join(accepted)}"
     return APIError(415, "UnsupportedMediaType", message)

@@ -9,7 +9,7 @@ wire form and the internal (hub) form that the registry works on.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from apiserver.registry.subresource import NamedCreater
 
 Converter = Callable[[Object], Object]
+AsyncConverter = Callable[[list[Object], str], Awaitable[list[Object]]]
+"""Objects to one apiVersion by a call out of the process (a CRD's conversion webhook): awaited, never run on
+the event loop's time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +127,9 @@ class ResourceType:
     standalone: bool = True
     """False for a kind that only travels as another resource's subresource body: no path, no discovery."""
     create_subresources: tuple[CreateSubresource, ...] = ()
+    converter: AsyncConverter | None = None
+    """A CRD with conversion strategy Webhook: converts between versions (the versions' ``to_internal`` and
+    ``from_internal`` are then the identity); see registry.versioning.converted."""
     _by_version: dict[str, VersionType] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -19,6 +19,7 @@ from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType, VersionType
 from apiserver.registry.offload import run_heavy
+from apiserver.registry.versioning import to_hub
 from apiserver.schema import Cause, prune, prune_nulls, validate_object_meta
 from apiserver.schema.cel import validate_rules
 from apiserver.schema.objectmeta import NameFunc, name_is_dns_subdomain
@@ -99,8 +100,10 @@ async def admit(
         attributes = admission_attributes(write, obj, old, options, warnings)
         await admission.admit(attributes)
     if heavy:
-        return await run_heavy(_finish, obj, old, write, options, warnings)
-    return _finish(obj, old, write, options, warnings)
+        internal = await run_heavy(_finish, obj, old, write, options, warnings)
+    else:
+        internal = _finish(obj, old, write, options, warnings)
+    return await to_hub(internal, write.resource)
 
 
 def _prepare(obj: Object, write: Write, options: WriteOptions, warnings: list[str]) -> None:

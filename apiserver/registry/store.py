@@ -37,7 +37,7 @@ from apiserver.registry.deletion import DEFAULT_PROPAGATION, Propagation
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.strategy import Finish, Strategy, finish_nothing
-from apiserver.registry.versioning import to_version
+from apiserver.registry.versioning import converted, to_version
 from apiserver.schema import Cause
 from apiserver.storage.fanout import DEFAULT_WATCH_CAPACITY, PumpedStream, WatchStream
 from apiserver.storage.interface import (
@@ -147,6 +147,8 @@ class Store:
         self.strategy = strategy if strategy is not None else Strategy(ServerContext(storage))
         self.cache = cache
         self.admission = admission if admission is not None else AdmissionChain()
+        self.terminating = False
+        """Its CustomResourceDefinition is being deleted: creates are refused (kube's crdHandler, 405)."""
         self._decoded: dict[tuple[str, int], Object] = {}
         # oldest write first, so that pruning what the cache has applied stops at the first it has not
         self._written: OrderedDict[str, KeyValue] = OrderedDict()
@@ -451,7 +453,9 @@ class Store:
         resourceVersion precondition fails."""
         # a large stored object makes even a small patch's work large (registry.offload)
         heavy = options.heavy or is_heavy(len(kv.value))
-        if heavy:
+        if self.resource.converter is not None:
+            current, old, proposed = await self._proposed_converted(kv, try_update, write)
+        elif heavy:
             current, old, proposed = await run_heavy(self._proposed, kv, try_update, write)
         else:
             current, old, proposed = self._proposed(kv, try_update, write)
@@ -472,6 +476,17 @@ class Store:
         current = codec.decode(self.resource, kv)
         # the update function gets its own copy: decoding the bytes again beats deep_copy
         old = to_version(codec.decode(self.resource, kv), self.resource, write.version)
+        return current, old, try_update(old)
+
+    async def _proposed_converted(
+        self, kv: KeyValue, try_update: UpdateFunction, write: Write
+    ) -> tuple[Object, Object, Object]:
+        """``_proposed`` for a resource whose converter is awaited (a conversion webhook): the stored object
+        reaches the update function in the write's version, or the webhook's error is raised before any
+        write."""
+        current = codec.decode(self.resource, kv)
+        (old,) = await converted([codec.decode(self.resource, kv)], self.resource, write.version)
+        old = to_version(old, self.resource, write.version)
         return current, old, try_update(old)
 
     def _latest_known(self, key: str) -> KeyValue | None:

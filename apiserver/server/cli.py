@@ -25,10 +25,13 @@ from types import FrameType
 import uvicorn
 import uvloop
 
+from apiserver.authentication.authenticator import Authenticator
+from apiserver.authentication.requestheader import RequestHeaderAuthenticator
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.endpoints.http import ASGIApp
 from apiserver.machinery.scheme import Scheme
 from apiserver.server.app import APIServer
+from apiserver.server.authentication_info import AuthenticationInfoError, publish, published
 from apiserver.server.chain import build_handler_chain
 from apiserver.server.connection import protocol_class
 from apiserver.server.delegation_options import DelegationError
@@ -247,14 +250,13 @@ def _serve_process(
     gc.set_threshold(GC_THRESHOLD, 20, 100)
     # uvicorn applies loop="uvloop" only in Server.run(); serving from our own coroutine needs the loop here
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        authenticators: list[Authenticator] = []
         try:
             runner.run(server.start())
+            if security is not None:
+                authenticators = runner.run(_authenticators(server, options, security))
         except Exception as error:  # the process ends: what did start goes with it
             raise StartupError(_start_failure(error)) from error
-        authenticators = security.authenticators() if security is not None else []
-        request_header = options.delegation.request_header_authenticator()
-        if request_header is not None and security is not None:  # kube's order: before x509
-            authenticators.insert(0, request_header)
         chain = build_handler_chain(
             server, options.chain, authenticators, insecure=security is None
         )
@@ -267,9 +269,28 @@ def _serve_process(
             chain.close()
 
 
+async def _authenticators(
+    server: APIServer, options: ServeOptions, security: Security
+) -> list[Authenticator]:
+    """The certificate authenticators, kube's request-header one first: from the flags, or from the
+    front's extension-apiserver-authentication ConfigMap; and this server's own ConfigMap, published for
+    the extension servers behind it."""
+    delegation = options.delegation
+    cluster_cas, cluster_header = await delegation.cluster_authentication()
+    data = published(security.client_cas, delegation.published_request_header(security.pki))
+    await publish(server.context.store("", "configmaps"), data)
+    authenticators = security.authenticators(cluster_cas)
+    request_header = delegation.request_header_authenticator()
+    if request_header is None and cluster_header is not None:
+        request_header = RequestHeaderAuthenticator(cluster_header)
+    if request_header is not None:
+        authenticators.insert(0, request_header)
+    return authenticators
+
+
 def _start_failure(error: Exception) -> str:
     """What stopped the server's start: storage and OS errors speak for themselves; anything else is named
     by its type too (a defect, whose traceback `serve -v` shows)."""
-    if isinstance(error, StorageError | OSError):
+    if isinstance(error, StorageError | OSError | AuthenticationInfoError):
         return str(error)
     return f"start-up failed: {type(error).__name__}: {error}"

@@ -17,6 +17,7 @@ from cryptography import x509
 from apiserver.authentication.requestheader import (
     DEFAULT_EXTRA_HEADERS_PREFIXES,
     DEFAULT_GROUP_HEADERS,
+    DEFAULT_UID_HEADERS,
     DEFAULT_USERNAME_HEADERS,
     RequestHeaderAuthenticator,
     RequestHeaderConfig,
@@ -34,6 +35,8 @@ from apiserver.authorization.webhook import (
 )
 from apiserver.client.kubeconfig import KubeconfigError, RemoteServer, load_kubeconfig
 from apiserver.machinery.goduration import parse_go_duration
+from apiserver.server.authentication_info import lookup
+from apiserver.server.pki import FRONT_PROXY_CLIENT, PKI
 from apiserver.server.token_options import split_values
 
 __all__ = ["DelegationError", "DelegationOptions", "delegation_flags"]
@@ -58,6 +61,7 @@ class DelegationOptions:
     always_allow_paths: tuple[str, ...] = DEFAULT_ALWAYS_ALLOW_PATHS
     proxy_client_cert_file: str = ""
     proxy_client_key_file: str = ""
+    requestheader_uid_headers: tuple[str, ...] = DEFAULT_UID_HEADERS
 
     def proxy_client_cert(self, pki_directory: Path | None) -> tuple[Path, Path] | None:
         """The certificate this server presents to the backends of its APIServices: the flags', else
@@ -70,6 +74,11 @@ class DelegationOptions:
 
     def request_header_authenticator(self) -> RequestHeaderAuthenticator | None:
         """None without ``--requestheader-client-ca-file`` (as kube: no CA, no trusted proxy)."""
+        config = self.request_header_config()
+        return RequestHeaderAuthenticator(config) if config is not None else None
+
+    def request_header_config(self) -> RequestHeaderConfig | None:
+        """The ``--requestheader-*`` flags, None without ``--requestheader-client-ca-file``."""
         if not self.requestheader_client_ca_file:
             return None
         try:
@@ -78,15 +87,33 @@ class DelegationOptions:
             )
         except (OSError, ValueError) as error:
             raise DelegationError(f"--requestheader-client-ca-file: {error}") from None
-        return RequestHeaderAuthenticator(
-            RequestHeaderConfig(
-                tuple(cas),
-                self.requestheader_allowed_names,
-                self.requestheader_username_headers,
-                self.requestheader_group_headers,
-                self.requestheader_extra_headers_prefix,
-            )
+        return RequestHeaderConfig(
+            tuple(cas),
+            self.requestheader_allowed_names,
+            self.requestheader_username_headers,
+            self.requestheader_group_headers,
+            self.requestheader_extra_headers_prefix,
+            self.requestheader_uid_headers,
         )
+
+    def published_request_header(self, pki: PKI | None) -> RequestHeaderConfig | None:
+        """What this server tells the extension servers behind it to trust (the
+        extension-apiserver-authentication ConfigMap): its own ``--requestheader-*`` flags, else, when it
+        proxies with its PKI's front-proxy-client, kubeadm's setup of that certificate's CA."""
+        config = self.request_header_config()
+        if config is not None or pki is None or self.proxy_client_cert_file:
+            return config
+        return RequestHeaderConfig((pki.front_proxy_ca.certificate,), (FRONT_PROXY_CLIENT,))
+
+    async def cluster_authentication(
+        self,
+    ) -> tuple[list[x509.Certificate], RequestHeaderConfig | None]:
+        """kube's lookupMissingConfigInCluster: without ``--requestheader-client-ca-file`` but with
+        ``--authentication-kubeconfig``, the front's ConfigMap names the client CAs and the proxies to
+        trust; nothing otherwise. Raises AuthenticationInfoError."""
+        if self.requestheader_client_ca_file or not self.authentication_kubeconfig:
+            return [], None
+        return await lookup(_remote(self.authentication_kubeconfig, "--authentication-kubeconfig"))
 
     def token_authenticator(self) -> TokenReviewAuthenticator | None:
         """The delegated TokenReviews, None without ``--authentication-kubeconfig``. Built in the serving
@@ -158,6 +185,11 @@ def delegation_flags(parsed: Callable[..., None]) -> Callable[..., None]:
         help="Headers that carry the user name, first non-empty wins (default X-Remote-User).",
     )
     @click.option(
+        "--requestheader-uid-headers",
+        multiple=True,
+        help="Headers that carry the user's UID, first non-empty wins (default X-Remote-Uid).",
+    )
+    @click.option(
         "--requestheader-group-headers",
         multiple=True,
         help="Headers that carry the groups (default X-Remote-Group).",
@@ -217,6 +249,7 @@ def delegation_flags(parsed: Callable[..., None]) -> Callable[..., None]:
         requestheader_client_ca_file: str,
         requestheader_allowed_names: tuple[str, ...],
         requestheader_username_headers: tuple[str, ...],
+        requestheader_uid_headers: tuple[str, ...],
         requestheader_group_headers: tuple[str, ...],
         requestheader_extra_headers_prefix: tuple[str, ...],
         authentication_kubeconfig: str,
@@ -251,6 +284,7 @@ def delegation_flags(parsed: Callable[..., None]) -> Callable[..., None]:
             split_values(authorization_always_allow_paths) or DEFAULT_ALWAYS_ALLOW_PATHS,
             proxy_client_cert_file,
             proxy_client_key_file,
+            split_values(requestheader_uid_headers) or DEFAULT_UID_HEADERS,
         )
         parsed(*args, delegation=delegation, **kwargs)
 

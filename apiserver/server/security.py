@@ -6,6 +6,7 @@ authenticators that trust them, and the admin's credentials for the kubeconfig. 
 from __future__ import annotations
 
 import ssl
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,9 +31,10 @@ class Security:
     client_cas: tuple[x509.Certificate, ...]
     own_serving_certificate: bool
 
-    def authenticators(self) -> list[Authenticator]:
-        """The x509 authenticator, trusting the generated CA and --client-ca-file's."""
-        return [X509Authenticator(self.client_cas)]
+    def authenticators(self, extra_cas: Sequence[x509.Certificate] = ()) -> list[Authenticator]:
+        """The x509 authenticator, trusting the generated CA, --client-ca-file's and ``extra_cas`` (an
+        extension server's front's, from its extension-apiserver-authentication ConfigMap)."""
+        return [X509Authenticator((*self.client_cas, *extra_cas))]
 
     def credentials(self) -> Credentials:
         """The admin kubeconfig's. A serving certificate of the user's own: its CA is not ours to name

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,8 @@ from apiserver.registry.meta import now_rfc3339
 from apiserver.registry.store import ListOptions, Store
 from apiserver.server.served import ServedResources
 from apiserver.storage.interface import StorageError
+from apiserver.webhook.client import WebhookClients
+from builtin.apiextensions.conversion import WebhookConverter
 from builtin.apiextensions.judge import judge
 from builtin.apiextensions.naming import accepted_names, requested_names
 from builtin.apiextensions.openapi import group_documents
@@ -82,6 +85,7 @@ class CustomResourceDefinitionController:
         self._finalizing: dict[str, asyncio.Task[None]] = {}
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        self._webhooks = WebhookClients(context)
 
     @property
     def store(self) -> Store:
@@ -106,6 +110,7 @@ class CustomResourceDefinitionController:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self._webhooks.close()
 
     async def _run(self, revision: int) -> None:
         """Watch from ``revision``; list and watch again whenever the watch ends (as an informer does)."""
@@ -210,6 +215,7 @@ class CustomResourceDefinitionController:
                     "CustomResource deletion is in progress",
                 )
             )
+            self._refuse_creates(name)
             if name not in self._finalizing:
                 self._finalizing[name] = asyncio.create_task(self._finalize(name))
         stored_versions = list(status.get("storedVersions") or [])
@@ -230,6 +236,14 @@ class CustomResourceDefinitionController:
         ):
             await self._write_status(name, desired)
         return changed
+
+    def _refuse_creates(self, name: str) -> None:
+        """A terminating CRD's kind takes no new objects while its objects are deleted (kube's 405)."""
+        served = self._served.get(name)
+        if served is not None:
+            store = self.context.stores.get((served.resource.group, served.resource.plural))
+            if store is not None:
+                store.terminating = True
 
     def _built_in_names(self, group: str) -> list[dict[str, Any]]:
         """The names of the group's resources that no CRD serves (generated kinds): never a CRD's."""
@@ -252,6 +266,12 @@ class CustomResourceDefinitionController:
         if served is not None and served.generation == generation:
             return set()
         resource = await asyncio.to_thread(resource_type, definition)
+        conversion = (crd.get("spec") or {}).get("conversion") or {}
+        if conversion.get("strategy") == "Webhook":
+            converter = WebhookConverter(
+                self._webhooks, resource.group, resource.kind, conversion.get("webhook") or {}
+            )
+            resource = dataclasses.replace(resource, converter=converter)
         if served is not None and (served.resource.group, served.resource.plural) != (
             resource.group,
             resource.plural,

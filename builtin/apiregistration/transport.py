@@ -53,9 +53,12 @@ def backend_client(context: ssl.SSLContext) -> httpx.AsyncClient:
 
 
 def user_headers(user: UserInfo) -> list[tuple[bytes, bytes]]:
-    """X-Remote-User, one X-Remote-Group per group, one X-Remote-Extra-<key> per value, the key
-    percent-encoded as Go's url.PathEscape does (kube's SetAuthProxyHeaders)."""
+    """X-Remote-User, X-Remote-Uid when the user has one (kube 1.32+), one X-Remote-Group per group, one
+    X-Remote-Extra-<key> per value, the key percent-encoded as Go's url.PathEscape does (kube's
+    SetAuthProxyHeaders)."""
     headers = [(b"x-remote-user", user.name.encode())]
+    if user.uid:
+        headers.append((b"x-remote-uid", user.uid.encode()))
     headers.extend((b"x-remote-group", group.encode()) for group in user.groups)
     for key, values in user.extra.items():
         name = b"x-remote-extra-" + urllib.parse.quote(key, safe="").encode()

@@ -3,6 +3,8 @@
 schema, defaulter, validator, conversions and model into the generic registry (the per-resource strategy)."""
 
 import builtin.apiregistration.aggregator
+import builtin.apiregistration.autoregister
+import builtin.apiregistration.printers
 import builtin.apiregistration.strategy
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
 
@@ -23,7 +25,10 @@ API_SERVICE = ResourceType(
     categories=(),
     builtin=True,
     strategy=builtin.apiregistration.strategy.APIServiceStrategy,
-    controllers=(builtin.apiregistration.aggregator.Aggregator,),
+    controllers=(
+        builtin.apiregistration.aggregator.Aggregator,
+        builtin.apiregistration.autoregister.Autoregister,
+    ),
     versions=(
         VersionType(
             name="v1",
@@ -37,18 +42,20 @@ API_SERVICE = ResourceType(
                 PrinterColumn(
                     name="Service",
                     type="string",
-                    json_path=".spec.service.name",
+                    json_path="",
                     format="",
                     description="",
                     priority=0,
+                    cell="builtin.apiregistration.printers:service",
                 ),
                 PrinterColumn(
                     name="Available",
                     type="string",
-                    json_path='.status.conditions[?(@.type=="Available")].status',
+                    json_path="",
                     format="",
                     description="",
                     priority=0,
+                    cell="builtin.apiregistration.printers:available",
                 ),
                 PrinterColumn(
                     name="Age",

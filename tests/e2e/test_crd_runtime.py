@@ -9,6 +9,8 @@ generates its own CronTab in stable.example.com (a CRD claiming its names is ref
 from __future__ import annotations
 
 import copy
+import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,8 @@ import httpx
 import pytest
 import yaml
 
+from bench.crd_bench import RUNTIME as BENCH_GROUP
+from bench.crd_bench import crontab_crd
 from builtin.apiextensions.openapi import group_documents
 from generator.load import load_text
 from tests.e2e.test_kopf_operator import assert_no_fatal_errors, start_operator
@@ -215,8 +219,12 @@ def test_the_openapi_index_changes_hash_when_a_group_changes(client: httpx.Clien
     crd = basic_crd("widgets", "Widget")
     assert client.post(CRD_PATH, json=crd).status_code == 201
     wait_served(client, collection(crd))
-    after = client.get("/openapi/v3").json()["paths"]
-    assert f"apis/{RUNTIME_GROUP}/v1" in after and f"apis/{RUNTIME_GROUP}/v1" not in before
+    # the documents are published right after the kind is served (as kube's OpenAPI controller follows)
+    started = time.monotonic()
+    while f"apis/{RUNTIME_GROUP}/v1" not in (after := client.get("/openapi/v3").json()["paths"]):
+        assert time.monotonic() - started < 5, "not published"
+        time.sleep(0.02)
+    assert f"apis/{RUNTIME_GROUP}/v1" not in before
     assert after["api/v1"] == before["api/v1"]
     assert client.delete(f"{CRD_PATH}/widgets.{RUNTIME_GROUP}").status_code == 200
     wait_gone(client, collection(crd))
@@ -377,6 +385,31 @@ def test_delete_removes_the_objects_first_then_stops_serving(client: httpx.Clien
     assert client.get(collection(crd)).json()["items"] == []
 
 
+def test_a_terminating_crd_refuses_creates_with_kubes_405(client: httpx.Client) -> None:
+    """kube's crdHandler: while the CRD is terminating, a create of its kind is a MethodNotSupported error
+    whose message says why; reads, updates and deletes still go through (the cleanup needs them)."""
+    crd, objects = served_crd(client, "latches", "Latch")
+    body = {"apiVersion": f"{RUNTIME_GROUP}/v1", "kind": "Latch"}
+    held = {**body, "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
+    assert client.post(objects, json=held).status_code == 201
+    assert client.delete(f"{CRD_PATH}/latches.{RUNTIME_GROUP}").status_code == 200
+    wait_condition(client, crd["metadata"]["name"], "Terminating", "True")
+    refused = client.post(objects, json={**body, "metadata": {"name": "new"}})
+    assert refused.status_code == 405
+    assert refused.json()["reason"] == "MethodNotAllowed"
+    assert refused.json()["message"] == (
+        "create not allowed while custom resource definition is terminating"
+    )
+    assert refused.json()["details"] == {"group": RUNTIME_GROUP, "kind": "latches"}
+    released = client.patch(
+        f"{objects}/held",
+        json={"metadata": {"finalizers": None}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert released.status_code == 200
+    wait_gone(client, f"{CRD_PATH}/latches.{RUNTIME_GROUP}")
+
+
 def test_a_kopf_operator_installs_its_crd_and_handles_its_kind(
     server: ServerProcess, client: httpx.Client, tmp_path: Path
 ) -> None:
@@ -412,3 +445,65 @@ def test_crds_survive_a_restart(
         for crd in installed.values():
             assert client.get(collection(crd)).status_code == 200
     assert "my-gateway" in kubectl.run("get", "gateways", "-A").stdout
+
+
+MIRROR_GROUP = "mirror.example.com"
+
+
+def mirror_crd() -> dict[str, Any]:
+    """The generated CronTab's own definition as a CRD (bench.crd_bench's: its schemas, printer columns and
+    subresources), in a group of its own."""
+    mirrored: dict[str, Any] = json.loads(
+        json.dumps(crontab_crd()).replace(BENCH_GROUP, MIRROR_GROUP)
+    )
+    return mirrored
+
+
+def comparable(answer: httpx.Response) -> tuple[int, Any]:
+    """The status and body, with what differs by nature (the group, uid, times, resourceVersions) evened."""
+    text = answer.text.replace(MIRROR_GROUP, "stable.example.com")
+    for volatile in ("uid", "creationTimestamp", "resourceVersion", "time"):
+        text = re.sub(rf'"{volatile}":"[^"]*"', f'"{volatile}":"-"', text)
+    # the last cell is the Age column, which moves with the clock
+    text = re.sub(r'("cells":\[[^\]]*),"[^"]*"\]', r'\1,"-"]', text)
+    return answer.status_code, json.loads(text)
+
+
+def test_a_crd_at_run_time_answers_as_the_generated_kind(client: httpx.Client) -> None:
+    """Side by side, beyond the OpenAPI: the generated CronTab (stable.example.com/v1) and the same kind
+    posted as a CRD answer a create, a get, a list as a Table, a patch and an invalid write alike."""
+    crd = mirror_crd()
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "side-by-side"}}
+    assert client.post("/api/v1/namespaces", json=namespace).status_code == 201
+    assert client.post(CRD_PATH, json=crd).status_code == 201
+    wait_served(client, collection(crd))
+    table = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
+    merge = {"Content-Type": "application/merge-patch+json"}
+    answers: dict[str, list[tuple[int, Any]]] = {}
+    for group in ("stable.example.com", MIRROR_GROUP):
+        objects = f"/apis/{group}/v1/namespaces/side-by-side/crontabs"
+        body = {
+            "apiVersion": f"{group}/v1",
+            "kind": "CronTab",
+            "metadata": {"name": "twin", "labels": {"app": "twin"}},
+            "spec": {"cronSpec": "*/5 * * * *", "image": "cron:1", "replicas": 2, "extra": 1},
+        }
+        invalid = {
+            **body,
+            "metadata": {"name": "bad"},
+            "spec": {"cronSpec": "often", "replicas": -1},
+        }
+        answers[group] = [
+            comparable(client.post(objects, json=body)),
+            comparable(client.get(f"{objects}/twin")),
+            comparable(client.get(objects, headers=table)),
+            comparable(
+                client.patch(f"{objects}/twin", json={"spec": {"replicas": 3}}, headers=merge)
+            ),
+            comparable(client.post(objects, json=invalid)),
+            comparable(client.get(f"{objects}/twin/scale")),
+        ]
+    generated, run_time = answers["stable.example.com"], answers[MIRROR_GROUP]
+    assert [status for status, _ in generated] == [201, 200, 200, 200, 422, 200]
+    for step, (expected, got) in enumerate(zip(generated, run_time, strict=True)):
+        assert got == expected, step

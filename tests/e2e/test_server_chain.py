@@ -1,15 +1,18 @@
 """Two apiforge servers in a chain (issue 12, items 2 and 3), as kube-aggregator fronts an extension API server: the
 ``front`` serves this repository's kinds and an APIService for tools.example.com/v1 whose Service (a
 ClusterIP of 127.0.0.1) points at the ``back``, a server generated from another project (the Gadget kind),
-started as kube's extension servers are (request-header CA: the front's front-proxy-ca; delegated
-authentication and authorization to the front; a serving certificate for back.default.svc). kubectl
+started as kube's extension servers are (given only the front's kubeconfig for delegated authentication
+and authorization, it reads whom to trust as a proxy from the front's extension-apiserver-authentication
+ConfigMap: the front's front-proxy-ca; a serving certificate for back.default.svc). kubectl
 against the front lists, watches, applies, explains and deletes the back's kinds; the back sees the real user
 (its audit log); stopping the back gives 503 for its group only and the front stays ready.
 
 The back alone, as an extension API server (k8s.io/apiserver's headerrequest authenticator and delegating
 options): X-Remote-* headers are believed from the front's proxy certificate only, its unknown tokens are
 reviewed by the front (TokenReview) and what its own RBAC has no opinion on is decided there
-(SubjectAccessReview). One module, so that both servers start once."""
+(SubjectAccessReview). The user's UID travels as X-Remote-Uid (kube 1.32+). The front lists a local
+APIService for each group-version it serves, as kube's autoregister does. One module, so that both servers
+start once."""
 
 from __future__ import annotations
 
@@ -94,7 +97,6 @@ def back(front: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iter
     (project / "definitions" / "tools.example.com").mkdir(parents=True)
     (project / "definitions" / "tools.example.com" / "gadget.yaml").write_text(GADGET)
     generate(GenerateConfig(project / "definitions", project / "generated"))
-    pki = front.data_dir / "pki"
     data = tmp_path_factory.mktemp("back") / "data"
     server = ServerProcess(
         data,
@@ -104,10 +106,7 @@ def back(front: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iter
         extra_args=(
             "--tls-san",
             "back.default.svc",
-            "--requestheader-client-ca-file",
-            str(pki / "front-proxy-ca.crt"),
-            "--requestheader-allowed-names",
-            "front-proxy-client",
+            # no --requestheader-*: read from the front's extension-apiserver-authentication ConfigMap
             "--authentication-kubeconfig",
             str(front.kubeconfig),
             "--authorization-kubeconfig",
@@ -215,11 +214,12 @@ def test_the_front_proxy_certificate_makes_the_x_remote_headers_the_user(
             headers=[  # type: ignore[arg-type]
                 *JANE.items(),
                 ("X-Remote-Group", "qa"),
+                ("X-Remote-Uid", "uid-jane"),
             ],
         )
     assert answer.status_code == 201, answer.text
     info = answer.json()["status"]["userInfo"]
-    assert info["username"] == "jane"
+    assert (info["username"], info["uid"]) == ("jane", "uid-jane")
     assert info["groups"] == ["devs", "qa", "system:authenticated"]
     # kube's unescapeExtraKey: the key was percent-encoded, and header names are case-insensitive
     assert info["extra"] == {"example.org/scope": ["read"]}
@@ -322,11 +322,13 @@ def test_kubectl_explain_shows_the_backs_schema(kubectl: Kubectl) -> None:
     assert "KIND:       CronTab" in kubectl.run("explain", "crontabs").stdout
 
 
-def test_the_back_sees_the_real_user(chain: ServerProcess, back: ServerProcess) -> None:
+def let_list_gadgets(front: ServerProcess, user: str) -> None:
+    """A ClusterRole to list gadgets, bound to ``user`` on the front (the back asks the front)."""
+    name = f"{user}-gadget-lister"
     role = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
-        "metadata": {"name": "gadget-reader"},
+        "metadata": {"name": name},
         "rules": [
             {"apiGroups": ["tools.example.com"], "resources": ["gadgets"], "verbs": ["list"]}
         ],
@@ -334,17 +336,17 @@ def test_the_back_sees_the_real_user(chain: ServerProcess, back: ServerProcess) 
     binding = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
-        "metadata": {"name": "jane-gadget-reader"},
-        "roleRef": {
-            "apiGroup": "rbac.authorization.k8s.io",
-            "kind": "ClusterRole",
-            "name": "gadget-reader",
-        },
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "jane"}],
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
     }
     rbac = "/apis/rbac.authorization.k8s.io/v1"
-    assert chain.http("POST", f"{rbac}/clusterroles", json=role).status_code == 201
-    assert chain.http("POST", f"{rbac}/clusterrolebindings", json=binding).status_code == 201
+    assert front.http("POST", f"{rbac}/clusterroles", json=role).status_code == 201
+    assert front.http("POST", f"{rbac}/clusterrolebindings", json=binding).status_code == 201
+
+
+def test_the_back_sees_the_real_user(chain: ServerProcess, back: ServerProcess) -> None:
+    let_list_gadgets(chain, "jane")
     as_jane = {"Impersonate-User": "jane", "Impersonate-Group": "qa"}
     listed = wait_for(
         lambda: (a := chain.http("GET", GADGETS, headers=as_jane)).status_code == 200 and a
@@ -359,6 +361,48 @@ def test_the_back_sees_the_real_user(chain: ServerProcess, back: ServerProcess) 
         if event.get("verb") == "list" and event.get("objectRef", {}).get("resource") == "gadgets"
     ]
     assert {"username": "jane", "groups": ["qa", "system:authenticated"]} in users
+
+
+def test_the_back_sees_the_users_uid_as_x_remote_uid(
+    chain: ServerProcess, back: ServerProcess
+) -> None:
+    """kube 1.32's --requestheader-uid-headers: the front sends the UID its token file gives carol."""
+    let_list_gadgets(chain, "carol")
+    as_carol = {"Authorization": f"Bearer {CAROL_TOKEN}"}
+    with chain.anonymous_client(headers=as_carol, timeout=10) as client:
+        listed = wait_for(lambda: (a := client.get(f"{GADGETS}?limit=7")).status_code == 200 and a)
+    assert listed, "carol could not list gadgets through the front"
+    events = map(json.loads, (back.data_dir.parent / "audit.log").read_text().splitlines())
+    users = [e["user"] for e in events if e.get("requestURI", "").endswith("gadgets?limit=7")]
+    assert users and users[-1]["username"] == "carol" and users[-1]["uid"] == "uid-carol", users
+
+
+def test_the_front_publishes_whom_extension_servers_trust(chain: ServerProcess) -> None:
+    """kube-apiserver's extension-apiserver-authentication ConfigMap, kube's keys, kubeadm's values."""
+    answer = chain.http(
+        "GET", "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication"
+    )
+    assert answer.status_code == 200, answer.text
+    data = answer.json()["data"]
+    pki = chain.data_dir / "pki"
+    assert data["requestheader-client-ca-file"] == (pki / "front-proxy-ca.crt").read_text()
+    assert data["client-ca-file"] == (pki / "ca.crt").read_text()
+    assert json.loads(data["requestheader-allowed-names"]) == ["front-proxy-client"]
+    assert json.loads(data["requestheader-username-headers"]) == ["X-Remote-User"]
+    assert json.loads(data["requestheader-uid-headers"]) == ["X-Remote-Uid"]
+    assert json.loads(data["requestheader-group-headers"]) == ["X-Remote-Group"]
+    assert json.loads(data["requestheader-extra-headers-prefix"]) == ["X-Remote-Extra-"]
+
+
+def test_kubectl_get_apiservices_lists_the_local_ones_and_the_back(kubectl: Kubectl) -> None:
+    rows = {
+        line.split()[0]: line.split()[1:3]
+        for line in kubectl.run("get", "apiservices").stdout.splitlines()[1:]
+    }
+    assert rows["v1."] == ["Local", "True"]
+    assert rows["v1.rbac.authorization.k8s.io"] == ["Local", "True"]
+    assert rows["v1.stable.example.com"] == ["Local", "True"]  # a generated kind's group
+    assert rows["v1.tools.example.com"] == ["default/back", "True"]
 
 
 def test_an_apiservice_pointing_nowhere_is_unavailable_and_503(chain: ServerProcess) -> None:

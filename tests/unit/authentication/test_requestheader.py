@@ -85,3 +85,16 @@ def test_a_cn_outside_the_allowed_names_fails_in_kubes_words() -> None:
 
 def test_no_username_header_leaves_the_request_to_the_others() -> None:
     assert authenticate(request([("X-Remote-Group", "devs")], PROXY)) is None
+
+
+def test_the_uid_header_is_the_users_uid_and_is_removed() -> None:
+    """kube 1.32's --requestheader-uid-headers (KEP-4193's UID through the front proxy)."""
+    scope = request([("X-Remote-User", "jane"), ("X-Remote-Uid", "uid-jane")], PROXY)
+    assert authenticate(scope) == UserInfo("jane", uid="uid-jane")
+    assert scope["headers"] == []
+
+
+def test_uid_headers_are_configurable_and_a_user_without_one_has_none() -> None:
+    scope = request([("X-Remote-User", "jane"), ("X-Remote-Uid", "ignored")], PROXY)
+    user = authenticate(scope, uid_headers=("X-Other-Uid",))
+    assert user == UserInfo("jane")

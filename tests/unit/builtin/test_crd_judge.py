@@ -83,13 +83,35 @@ def test_a_multi_version_crd_need_not_convert_totally_at_run_time() -> None:
     assert judge(crd)[1] == []
 
 
-def test_a_conversion_webhook_is_refused_not_ignored() -> None:
+def test_a_conversion_webhook_is_judged_as_kube_judges_it() -> None:
+    """kube's ValidateCustomResourceConversion, at its internal type's paths."""
     crd = copy.deepcopy(CRD)
     crd["spec"]["conversion"] = {
         "strategy": "Webhook",
-        "webhook": {"conversionReviewVersions": ["v1"]},
+        "webhook": {"conversionReviewVersions": ["v2"]},
     }
     _, causes = judge(crd)
     assert [(c.field, c.message) for c in causes] == [
-        ("spec.conversion.strategy", 'Unsupported value: "Webhook": supported values: "None"')
+        (
+            "spec.conversion.conversionReviewVersions",
+            'Invalid value: []string{"v2"}: must include at least one of v1, v1beta1',
+        ),
+        (
+            "spec.conversion.webhookClientConfig",
+            "Required value: required when strategy is set to Webhook",
+        ),
     ]
+    crd["spec"]["conversion"]["webhook"] = {
+        "conversionReviewVersions": ["v1beta1", "v1"],
+        "clientConfig": {"url": "http://insecure.example"},
+    }
+    assert [(c.field, c.message) for c in judge(crd)[1]] == [
+        (
+            "spec.conversion.webhookClientConfig.url",
+            "Invalid value: \"http://insecure.example\": 'https' is the only allowed URL scheme",
+        )
+    ]
+    crd["spec"]["conversion"]["webhook"]["clientConfig"] = {
+        "service": {"namespace": "default", "name": "converter"}
+    }
+    assert judge(crd)[1] == []
