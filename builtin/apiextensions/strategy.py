@@ -35,6 +35,23 @@ def _immutable(field: str, new: Any, old: Any) -> list[Cause]:
     return [] if new == old else [causes.invalid(field, new, "field is immutable")]
 
 
+def _initial_status(crd: Object) -> dict[str, Any]:
+    """kube's PrepareForCreate: a new status holding only the storage version in storedVersions (the
+    controllers fill in the rest); serialized, as by kube, with empty acceptedNames and null conditions, so
+    that the create's answer already has the status clients read (the `kubernetes` client's typed CRD)."""
+    versions = (crd.get("spec") or {}).get("versions")
+    storage = [
+        v["name"]
+        for v in (versions if isinstance(versions, list) else [])
+        if isinstance(v, dict) and v.get("storage") is True and isinstance(v.get("name"), str)
+    ]
+    return {
+        "conditions": None,
+        "acceptedNames": {"plural": "", "kind": ""},
+        "storedVersions": storage[:1],
+    }
+
+
 class CustomResourceDefinitionStrategy(Strategy):
     """What kube does to a CRD beyond its schema."""
 
@@ -42,8 +59,8 @@ class CustomResourceDefinitionStrategy(Strategy):
     """kube's CRD strategy keeps metadata.generation (the controller serves each generation once)."""
 
     def prepare_for_create(self, obj: Object) -> None:
-        obj.pop("status", None)  # the controllers fill it in
         _set_defaults(obj)
+        obj["status"] = _initial_status(obj)
 
     def prepare_for_update(self, obj: Object, old: Object) -> None:
         _set_defaults(obj)

@@ -54,6 +54,11 @@ def api_client(
 ) -> Iterator[tuple[client.ApiClient, Any]]:
     api, dyn = new_dynamic_client(server.kubeconfig, tmp_path_factory.mktemp("discovery"))
     yield api, dyn
+    close_api_client(api)
+
+
+def close_api_client(api: client.ApiClient) -> None:
+    """Close the client and collect its dropped sockets (see UNCLOSED_CLIENT_SOCKET) while tolerated."""
     api.close()
     with warnings.catch_warnings():
         # the client's dropped sockets, TLS ones (the server's default) as plain ones
