@@ -34,6 +34,7 @@ def server(
 HOOKS = (
     "[+]poststarthook/generic-apiserver-start-informers ok\n"
     "[+]poststarthook/bootstrap-controller ok\n"
+    "[+]poststarthook/kube-apiserver-autoregistration ok\n"
     "[+]poststarthook/rbac/bootstrap-roles ok\n"
 )
 """Every endpoint lists the post-start hooks after the server's own checks, as kube does."""

@@ -20,6 +20,7 @@ from tests.inprocess import InProcessServer, build_app
 HOOKS = (
     "[+]poststarthook/generic-apiserver-start-informers ok\n"
     "[+]poststarthook/bootstrap-controller ok\n"
+    "[+]poststarthook/kube-apiserver-autoregistration ok\n"
     "[+]poststarthook/rbac/bootstrap-roles ok\n"
 )
 """The post-start hooks, listed by every endpoint after the server's own checks, as kube lists them."""
