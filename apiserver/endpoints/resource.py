@@ -163,12 +163,15 @@ class ResourceHandler:
 
     # -- reads -------------------------------------------------------------------------------------
 
-    def _list_options(self, request: Request, target: Target) -> ListOptions:
+    def _list_options(self, request: Request, target: Target, store: Store) -> ListOptions:
         labels = parse_label_selector(request.query.get("labelSelector", ""))
         selectable = ["metadata.name", "metadata.namespace"]
         selectable += [f.lstrip(".") for f in target.version.selectable_fields]
         fields = parse_field_selector(
-            request.query.get("fieldSelector", ""), selectable, builtin=target.resource.builtin
+            request.query.get("fieldSelector", ""),
+            selectable,
+            builtin=target.resource.builtin,
+            labels=store.strategy.field_labels,
         )
         try:
             limit = int(request.query.get("limit") or 0)
@@ -190,7 +193,7 @@ class ResourceHandler:
 
     async def _list(self, request: Request, send: Send, store: Store, target: Target) -> None:
         validate_list_options(request.query)
-        options = self._list_options(request, target)
+        options = self._list_options(request, target, store)
         await _wait_until_fresh(request, store)
         page = await store.list(target.namespace, options)
         metadata: Object = {"resourceVersion": str(page.revision)}
@@ -229,7 +232,7 @@ class ResourceHandler:
         await respond(send, 200, body, content_type, warnings=request.warnings)
 
     async def _watch(self, request: Request, send: Send, store: Store, target: Target) -> None:
-        options = self._list_options(request, target)
+        options = self._list_options(request, target, store)
         negotiated = _negotiated(request, target)
         if negotiated.yaml:  # kube streams only what has a stream serializer, which YAML has not
             codec = [protobuf.CONTENT_TYPE] if target.version.protobuf is not None else []
@@ -471,7 +474,7 @@ class ResourceHandler:
         self, request: Request, send: Send, store: Store, target: Target
     ) -> None:
         propagation = Propagation.from_options(await _delete_options(request))
-        page = await store.list(target.namespace, self._list_options(request, target))
+        page = await store.list(target.namespace, self._list_options(request, target, store))
         deleted = []
         for obj in page.items:
             metadata = obj["metadata"]

@@ -9,7 +9,7 @@ label with the empty value, and `a in ()` is `a in ("")` (selector.go parseExact
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,7 +100,11 @@ def parse_label_selector(text: str) -> tuple[Requirement, ...]:
 
 @dataclass(frozen=True, slots=True)
 class FieldRequirement:
-    path: tuple[str, ...]
+    """One term of a field selector; the field's value is the first non-empty of ``paths`` in the stored
+    object (one path, unless the kind's strategy derives the field, as kube's GetAttrs derives an Event's
+    ``source``)."""
+
+    paths: tuple[tuple[str, ...], ...]
     equal: bool
     value: str
 
@@ -123,14 +127,21 @@ def field_selector_terms(text: str) -> list[tuple[str, str, str]]:
 
 
 def parse_field_selector(
-    text: str, allowed: Iterable[str], *, builtin: bool = False
+    text: str,
+    allowed: Iterable[str],
+    *,
+    builtin: bool = False,
+    labels: Mapping[str, tuple[str, ...]] | None = None,
 ) -> tuple[FieldRequirement, ...]:
     """Parse a field selector, refusing fields the resource does not make selectable (400, as kube does:
     for a built-in kind in the words of its field label conversion function, pkg/apis/core/v1/conversion.go;
-    for a custom resource in those of the apiextensions handler)."""
+    for a custom resource in those of the apiextensions handler). ``labels`` are the fields a strategy
+    selects on beyond ``allowed``, each with the stored fields that give its value (kube's field label
+    conversion, as events.k8s.io's ``regarding.name`` selects the stored ``involvedObject.name``)."""
     if not text.strip():
         return ()
-    allowed_fields = set(allowed)
+    labels = labels or {}
+    allowed_fields = set(allowed) | set(labels)
     requirements = []
     for field, operator, value in field_selector_terms(text):
         if field not in allowed_fields and builtin:
@@ -141,7 +152,8 @@ def parse_field_selector(
                 "BadRequest",
                 f'"{field}" is not a known field selector: only "{", ".join(sorted(allowed_fields))}"',
             )
-        requirements.append(FieldRequirement(tuple(field.split(".")), operator != "!=", value))
+        paths = tuple(tuple(path.split(".")) for path in labels.get(field, (field,)))
+        requirements.append(FieldRequirement(paths, operator != "!=", value))
     return tuple(requirements)
 
 
@@ -153,6 +165,14 @@ def _field_text(obj: Any, path: tuple[str, ...]) -> str:
     if isinstance(obj, bool):
         return "true" if obj else "false"
     return str(obj)
+
+
+def _first_text(obj: Any, paths: tuple[tuple[str, ...], ...]) -> str:
+    """The first non-empty value among ``paths`` (nearly always just one)."""
+    for path in paths:
+        if text := _field_text(obj, path):
+            return text
+    return ""
 
 
 def matcher(
@@ -168,7 +188,7 @@ def matcher(
         if not all(requirement.matches(object_labels) for requirement in labels):
             return False
         return all(
-            (_field_text(obj, requirement.path) == requirement.value) == requirement.equal
+            (_first_text(obj, requirement.paths) == requirement.value) == requirement.equal
             for requirement in fields
         )
 

@@ -9,7 +9,7 @@ stored; a hook may change the object it is given and nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 from apiserver.machinery import errors
@@ -54,6 +54,11 @@ class Strategy:
     """Whether the server keeps ``metadata.generation`` (1 on create, +1 on each change of the spec): kube's
     strategies set it per kind, the custom-resource strategy always and the built-in kinds' only for
     workloads (None: kube's default for the kind, custom resources yes, built-ins no)."""
+
+    field_labels: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    """Fields a field selector may name beyond the definition's ``selectableFields``, each with the fields of
+    the stored object that give its value, the first non-empty one (kube's field label conversion and the
+    strategy's GetAttrs: a view stored as another resource, or a field derived from several)."""
 
     def __init__(self, context: ServerContext) -> None:
         """Strategies are built once per server, with what the server shares (its authorizer, stores)."""

@@ -158,6 +158,21 @@ def event_object(obj: dict[str, Any], now: datetime) -> str:
     return f"{kind}/{name}" if name else kind
 
 
+def event_type(obj: dict[str, Any], now: datetime) -> str:
+    """TYPE: the Go string, "" when unset (a JSONPath column would print null)."""
+    return _text(obj, "type")
+
+
+def event_reason(obj: dict[str, Any], now: datetime) -> str:
+    """REASON: the Go string, "" when unset."""
+    return _text(obj, "reason")
+
+
+def event_subobject(obj: dict[str, Any], now: datetime) -> str:
+    """SUBOBJECT: the involved object's fieldPath, "" when unset."""
+    return _text(obj, "involvedObject", "fieldPath")
+
+
 def event_source(obj: dict[str, Any], now: datetime) -> str:
     """formatEventSource: ``component, host``, each falling back to reportingComponent / reportingInstance."""
     component = _text(obj, "source", "component") or _text(obj, "reportingComponent")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from apiserver.machinery.convert import deep_copy
 from apiserver.machinery.objects import Object
 
-__all__ = ["CORE_API_VERSION", "EVENTS_API_VERSION", "from_core", "to_core"]
+__all__ = ["CORE_API_VERSION", "EVENTS_API_VERSION", "core_view", "from_core", "to_core"]
 
 CORE_API_VERSION = "v1"
 EVENTS_API_VERSION = "events.k8s.io/v1"
@@ -54,3 +54,9 @@ def from_core(event: Object) -> Object:
     out = _renamed(event, _FROM_CORE, EVENTS_API_VERSION)
     out.setdefault("eventTime", None)
     return out
+
+
+def core_view(event: Object) -> Object:
+    """An events.k8s.io/v1 Event under core v1's field names, sharing its values: what kube's printers read
+    (they print the internal core Event of either group). For reading only, never stored."""
+    return {_TO_CORE.get(key, key): value for key, value in event.items()}

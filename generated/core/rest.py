@@ -10,6 +10,7 @@ import builtin.core.printers
 import builtin.core.secret
 import builtin.core.service
 import builtin.core.serviceaccount
+import builtin.events.strategy
 import builtin.garbagecollector.collector
 import builtin.printers
 from apiserver.machinery.scheme import CreateSubresource
@@ -83,6 +84,7 @@ EVENT = ResourceType(
     short_names=("ev",),
     categories=(),
     builtin=True,
+    strategy=builtin.events.strategy.CoreEventStrategy,
     controllers=(
         builtin.core.eventttl.EventExpiry,
         builtin.garbagecollector.collector.GarbageCollector,
@@ -109,18 +111,20 @@ EVENT = ResourceType(
                 PrinterColumn(
                     name="Type",
                     type="string",
-                    json_path=".type",
+                    json_path="",
                     format="",
                     description="Type of this event (Normal, Warning), new types could be added in the future",
                     priority=0,
+                    cell="builtin.core.printers:event_type",
                 ),
                 PrinterColumn(
                     name="Reason",
                     type="string",
-                    json_path=".reason",
+                    json_path="",
                     format="",
                     description="This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
                     priority=0,
+                    cell="builtin.core.printers:event_reason",
                 ),
                 PrinterColumn(
                     name="Object",
@@ -134,10 +138,11 @@ EVENT = ResourceType(
                 PrinterColumn(
                     name="Subobject",
                     type="string",
-                    json_path=".involvedObject.fieldPath",
+                    json_path="",
                     format="",
                     description="If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement.",
                     priority=1,
+                    cell="builtin.core.printers:event_subobject",
                 ),
                 PrinterColumn(
                     name="Source",
