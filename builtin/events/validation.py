@@ -187,7 +187,7 @@ def _go_zero(value: Any) -> Any:
     field are all the zero value, and compare equal."""
     if isinstance(value, dict):
         kept = {key: _go_zero(item) for key, item in value.items()}
-        return {key: item for key, item in kept.items() if item is not None}
+        return {key: item for key, item in kept.items() if item is not None} or None
     return value if value not in ("", 0, None, False) else None
 
 

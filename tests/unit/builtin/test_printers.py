@@ -10,6 +10,7 @@ import pytest
 
 from builtin import printers
 from builtin.core import printers as core
+from builtin.events import printers as events
 from builtin.rbac import printers as rbac
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -125,6 +126,32 @@ def test_event_cells() -> None:
     assert core.event_count(series, NOW) == 4
     assert core.event_first_seen(series, NOW) == "24h"
     assert core.event_last_seen(series, NOW) == "<unknown>"  # a series without lastObservedTime
+
+
+def test_events_v1_cells_are_core_s_through_its_names() -> None:
+    """An events.k8s.io/v1 Event prints as its internal core Event (regarding, note, deprecatedSource,
+    reportingController); unset strings are "" as in Go, never a JSONPath null."""
+    event = {
+        "regarding": {"kind": "Pod", "name": "foo", "fieldPath": "spec.containers{a}"},
+        "reportingController": "example.com/c",
+        "reportingInstance": "c-0",
+        "note": " noted ",
+        "eventTime": "2025-12-31T23:00:00.000000Z",
+        "deprecatedCount": 0,
+    }
+    assert events.event_object(event, NOW) == "pod/foo"
+    assert events.event_subobject(event, NOW) == "spec.containers{a}"
+    assert events.event_source(event, NOW) == "example.com/c, c-0"
+    assert events.event_message(event, NOW) == "noted"
+    assert (events.event_first_seen(event, NOW), events.event_last_seen(event, NOW)) == (
+        "60m",
+        "60m",
+    )
+    assert events.event_count(event, NOW) == 1
+    old = {"deprecatedSource": {"component": "kubelet"}, "deprecatedCount": 3}
+    assert (events.event_source(old, NOW), events.event_count(old, NOW)) == ("kubelet", 3)
+    assert core.event_type({}, NOW) == core.event_reason({}, NOW) == ""
+    assert events.event_subobject({}, NOW) == ""
 
 
 def test_binding_cells() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from apiserver.machinery import errors
-from apiserver.machinery.selectors import matcher, parse_label_selector
+from apiserver.machinery.selectors import matcher, parse_field_selector, parse_label_selector
 
 
 def selects(selector: str, labels: dict[str, str]) -> bool:
@@ -41,3 +41,17 @@ def test_greater_and_less_than_compare_integer_labels() -> None:
     assert selects("x>1", {"x": "2"}) and not selects("x>1", {"x": "1"})
     assert selects("x<5,x>1", {"x": "3"}) and not selects("x<5", {"x": "9"})
     assert not selects("x>1", {"x": "many"}) and not selects("x>1", {})
+
+
+def test_field_labels_select_on_their_stored_fields() -> None:
+    """A strategy's field labels (kube's field label conversion and GetAttrs): the label's value is the first
+    non-empty of its stored fields, as an Event's ``source`` is source.component, else reportingComponent."""
+    labels = {"source": ("source.component", "reportingComponent"), "regarding.name": ("ref.name",)}
+    fields = parse_field_selector("source=ctl,regarding.name!=x", ["reason"], labels=labels)
+    match = matcher((), fields)
+    assert match is not None
+    assert match({"reportingComponent": "ctl", "ref": {"name": "y"}})
+    assert not match({"source": {"component": "kubelet"}, "reportingComponent": "ctl"})
+    assert not match({"source": {"component": "ctl"}, "ref": {"name": "x"}})
+    with pytest.raises(errors.APIError, match=r"field label not supported: ref\.name"):
+        parse_field_selector("ref.name=x", ["reason"], builtin=True, labels=labels)
