@@ -18,7 +18,8 @@ from generator.check_protobuf import check_protobuf
 from generator.check_schema import check_schema
 from generator.definition import Definition, DefinitionError, DefinitionErrors, JsonPath, Version
 from generator.findings import Findings, Locator
-from generator.openapi_types import TYPE_NAME, TYPE_PATH, locate
+from generator.naming import component_name
+from generator.openapi_types import TYPE_NAME, TYPE_PATH, is_qualified, locate, published_types
 
 __all__ = [
     "DNS1123_LABEL",
@@ -141,7 +142,8 @@ def _check_cells(d: Definition, version: Version, found: Findings) -> None:
 
 def _check_openapi_types(d: Definition, found: Findings) -> None:
     """Each named OpenAPI type is an object field of every version, named as a Go type, of a built-in kind
-    (a CRD's schema is published inline, as apiextensions publishes it)."""
+    (a CRD's schema is published inline, as apiextensions publishes it); a type kube publishes itself
+    (MicroTime, ObjectReference) may name any field, whose schema kube's then replaces."""
     for path, name in d.server.openapi_types:
         here: JsonPath = ("openapiTypes", path)
         if not d.server.builtin:
@@ -153,8 +155,17 @@ def _check_openapi_types(d: Definition, found: Findings) -> None:
             continue
         for version in d.versions:
             node = locate(version.schema, path)
+            if node is not None and _kube_publishes(d, version.name, name):
+                continue
             if node is None or node.get("type") != "object" or "properties" not in node:
                 found.add(d, here, f"{path} is no object with properties in version {version.name}")
+
+
+def _kube_publishes(d: Definition, version: str, name: str) -> bool:
+    """Whether a type a definition names is one kube publishes itself, by its qualified name or by the
+    kind's package (JSONSchemaProps of apiextensions)."""
+    qualified = name if is_qualified(name) else component_name(d.group, version, name, True)
+    return qualified in published_types()
 
 
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")

@@ -16,7 +16,14 @@ from openapi_spec_validator import validate as validate_spec
 
 from generator.modelschema import SHARED_SCHEMAS
 from generator.naming import component_name, pascal
-from generator.openapi_types import hoist, scalar_components, with_scalar_references
+from generator.openapi_types import (
+    hoist,
+    is_qualified,
+    kube_type_components,
+    published_types,
+    scalar_components,
+    with_scalar_references,
+)
 from generator.plan import KindPlan, VersionPlan
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -117,6 +124,8 @@ def _response(ref: str, description: str = "OK") -> dict[str, Any]:
 
 
 def _component(kind: KindPlan, name: str) -> str:
+    if is_qualified(name):
+        return name
     definition = kind.definition
     return component_name(definition.group, kind.version.name, name, definition.server.builtin)
 
@@ -396,12 +405,16 @@ def group_version_document(version: VersionPlan, validate: bool = True) -> dict[
         definition = kind.definition
         item = _component(kind, definition.kind)
         schema, named = hoist(
-            _kind_schema(kind), definition.server.openapi_types, partial(_component, kind)
+            _kind_schema(kind),
+            definition.server.openapi_types,
+            partial(_component, kind),
+            published_types(),
         )
         _add_components(schemas, {item: schema, **named})
         schemas[_component(kind, definition.list_kind)] = _list_schema(kind, f"{REF}{item}")
         if definition.server.builtin:
             schemas.update(scalar_components(schemas))
+            schemas.update(_without_empty_defaults(kube_type_components(schemas)))
         if definition.server.standalone:  # a subresource's body has no path of its own
             paths.update(_paths(kind))
     document = {

@@ -50,6 +50,10 @@ class TokenReviewSpec(ResourceModel):
 
 
 class TokenReviewStatusUser(ResourceModel):
+    """
+    UserInfo holds the information about the user needed to implement the user.Info interface.
+    """
+
     extra: dict[str, list[str]] | None = None
     groups: list[str] | None = None
     uid: str | None = None

@@ -30,6 +30,12 @@ DOCUMENTS = [
         ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"],
         "io.k8s.api.rbac.v1.",
     ),
+    (
+        "apis__apiextensions.k8s.io__v1",
+        "apis__apiextensions.k8s.io__v1_openapi",
+        ["CustomResourceDefinition"],
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.",
+    ),
 ]
 
 
@@ -67,20 +73,27 @@ def differences(
     mine: dict[str, Any],
     theirs: dict[str, Any],
     path: str,
+    seen: frozenset[str] = frozenset(),
 ) -> list[str]:
+    """Type differences along kube's schema; a recursive type (JSONSchemaProps) is walked once."""
     found = []
+    component = referred(kube)
+    if component in seen:
+        return []
+    if component is not None:
+        seen |= {component}
     ours, kube = resolve(ours, mine), resolve(kube, theirs)
     if shape(ours, mine) != shape(kube, theirs):
         return [f"{path}: {shape(ours, mine)} here, {shape(kube, theirs)} in kube"]
     if ours.get("type") == "array":
-        return differences(ours["items"], kube["items"], mine, theirs, f"{path}[]")
+        return differences(ours["items"], kube["items"], mine, theirs, f"{path}[]", seen)
     for name, field in ours.get("properties", {}).items():
         if name == "metadata":
             continue  # both refer to ObjectMeta; ours is apiforge's shared meta/v1
         if name not in kube.get("properties", {}):
             found.append(f"{path}.{name}: not in kube's schema")
             continue
-        found += differences(field, kube["properties"][name], mine, theirs, f"{path}.{name}")
+        found += differences(field, kube["properties"][name], mine, theirs, f"{path}.{name}", seen)
     return found
 
 
@@ -134,3 +147,82 @@ def test_int_or_string_is_kubes_named_type_in_v3_and_v2() -> None:
 def test_the_auth_groups_are_published(document: str, kind: str) -> None:
     assert kind in load(GENERATED / f"{document}.json")["components"]["schemas"]
     assert kind in load(GENERATED / "swagger.json")["definitions"]
+
+
+def referred(node: dict[str, Any]) -> str | None:
+    """The component a field refers to (``$ref`` or a lone ``allOf``), by name, in v3 or v2."""
+    all_of = node.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1:
+        node = all_of[0]
+    ref = node.get("$ref")
+    return ref.rsplit("/", 1)[-1] if isinstance(ref, str) else None
+
+
+def reference_differences(
+    ours: dict[str, Any],
+    kube: dict[str, Any],
+    mine: dict[str, Any],
+    theirs: dict[str, Any],
+    path: str,
+    seen: set[str],
+) -> list[str]:
+    """Where kube's field refers to a named type (ObjectReference, Time, LabelSelector) and ours does not, or
+    to another; the walk follows kube's schema into ours, each named type once."""
+    name = referred(kube)
+    if name is not None:
+        if referred(ours) != name:
+            return [f"{path}: {referred(ours)} here, {name} in kube"]
+        if name in seen:
+            return []
+        seen.add(name)
+        ours, kube = mine[name], theirs[name]
+    if "items" in kube:
+        return reference_differences(ours["items"], kube["items"], mine, theirs, f"{path}[]", seen)
+    found = []
+    for field, schema in ours.get("properties", {}).items():
+        if field in kube.get("properties", {}):
+            found += reference_differences(
+                schema, kube["properties"][field], mine, theirs, f"{path}.{field}", seen
+            )
+    return found
+
+
+@pytest.mark.parametrize(("ours", "theirs", "kinds", "prefix"), DOCUMENTS)
+def test_fields_refer_to_kube_s_named_types_in_v3_and_v2(
+    ours: str, theirs: str, kinds: list[str], prefix: str
+) -> None:
+    """kube publishes the Go types its kinds share as components of their own and refers to them
+    (io.k8s.api.core.v1.ObjectReference, meta/v1 Time and MicroTime, LabelSelector, JSONSchemaProps): our
+    documents refer to the same names, in /openapi/v3 and in /openapi/v2's definitions."""
+    kube = load(KUBE / f"{theirs}.json")["components"]["schemas"]
+    swagger = load(GENERATED / "swagger.json")["definitions"]
+    for mine in (load(GENERATED / f"{ours}.json")["components"]["schemas"], swagger):
+        problems = []
+        for kind in kinds:
+            name = prefix + kind
+            problems += reference_differences(mine[name], kube[name], mine, kube, kind, set())
+        assert problems == []
+
+
+def test_events_v1_refers_to_core_s_shared_types() -> None:
+    """events.k8s.io/v1 Event's fields are core's Go types, as kube publishes them (k8s.io/api events/v1
+    types.go): regarding and related an ObjectReference, deprecatedSource an EventSource, eventTime a
+    MicroTime; its series is events/v1's own EventSeries. The core types are kube's schemas, descriptions
+    included."""
+    schemas = load(GENERATED / "apis__events.k8s.io__v1.json")["components"]["schemas"]
+    event = schemas["io.k8s.api.events.v1.Event"]["properties"]
+    assert {field: referred(event[field]) for field in event if referred(event[field])} == {
+        "metadata": "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "regarding": "io.k8s.api.core.v1.ObjectReference",
+        "related": "io.k8s.api.core.v1.ObjectReference",
+        "deprecatedSource": "io.k8s.api.core.v1.EventSource",
+        "series": "io.k8s.api.events.v1.EventSeries",
+        "eventTime": "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime",
+        "deprecatedFirstTimestamp": "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
+        "deprecatedLastTimestamp": "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
+    }
+    series = schemas["io.k8s.api.events.v1.EventSeries"]["properties"]
+    assert referred(series["lastObservedTime"]) == "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"
+    kube = load(KUBE / "api__v1_openapi.json")["components"]["schemas"]
+    for name in ("io.k8s.api.core.v1.ObjectReference", "io.k8s.api.core.v1.EventSource"):
+        assert schemas[name] == kube[name]
