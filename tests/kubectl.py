@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -18,6 +19,30 @@ def kubectl_binary(minor: int) -> Path:
     if not binary.exists():
         raise FileNotFoundError(binary)
     return binary
+
+
+# kube's printEvent columns, -o wide (pkg/printers/internalversion/printers.go), for either group's events
+EVENT_COLUMNS = [
+    "LAST SEEN",
+    "TYPE",
+    "REASON",
+    "OBJECT",
+    "SUBOBJECT",
+    "SOURCE",
+    "MESSAGE",
+    "FIRST SEEN",
+    "COUNT",
+    "NAME",
+]
+
+
+def cells(output: str) -> list[list[str]]:
+    """kubectl's table cut at its header's column starts (headers and cells may hold single spaces; a cell
+    may be empty)."""
+    header, *lines = output.splitlines()
+    starts = [match.start() for match in re.finditer(r"\S+(?: \S+)*", header)]
+    bounds = list(zip(starts, [*starts[1:], None], strict=True))
+    return [[line[start:end].strip() for start, end in bounds] for line in (header, *lines)]
 
 
 @dataclass

@@ -6,7 +6,6 @@ is held to kube's strict ValidateEventCreate. (--event-ttl on both: tests/unit/b
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,7 +15,7 @@ import httpx
 import pytest
 from kubernetes import client, config
 
-from tests.kubectl import Kubectl, kubectl_binary
+from tests.kubectl import EVENT_COLUMNS, Kubectl, cells, kubectl_binary
 from tests.serverproc import ServerProcess
 
 pytestmark = [
@@ -310,28 +309,6 @@ def test_field_selectors_in_each_api_s_words(http: httpx.Client) -> None:
     assert seen["object"]["metadata"]["name"] == "sel-watched"
 
 
-WIDE = [
-    "LAST SEEN",
-    "TYPE",
-    "REASON",
-    "OBJECT",
-    "SUBOBJECT",
-    "SOURCE",
-    "MESSAGE",
-    "FIRST SEEN",
-    "COUNT",
-    "NAME",
-]
-
-
-def columns(output: str) -> list[list[str]]:
-    """kubectl's table cut at its header's column starts (a cell may be empty)."""
-    header, *lines = output.splitlines()
-    starts = [match.start() for match in re.finditer(r"\S+(?: \S+)*", header)]
-    bounds = list(zip(starts, [*starts[1:], None], strict=True))
-    return [[line[start:end].strip() for start, end in bounds] for line in (header, *lines)]
-
-
 @pytest.mark.parametrize("minor", [33, 27])
 def test_kubectl_prints_events_v1_with_kube_s_event_columns(
     http: httpx.Client, server: ServerProcess, tmp_path: Path, minor: int
@@ -347,12 +324,12 @@ def test_kubectl_prints_events_v1_with_kube_s_event_columns(
     assert http.post(EVENTS, json=event).status_code == 201
     kubectl = Kubectl(kubectl_binary(minor), server.kubeconfig, tmp_path, NAMESPACE)
     selector = f"--field-selector=regarding.name={name}"
-    narrow = columns(kubectl.run("get", "events.events.k8s.io", selector).stdout)
+    narrow = cells(kubectl.run("get", "events.events.k8s.io", selector).stdout)
     assert narrow[0] == ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
     assert narrow[1][1:] == ["Normal", "Tested", f"service/{name}", "scaled"]
     assert narrow[1][0].endswith("s") and len(narrow) == 2, narrow
-    wide = columns(kubectl.run("get", "events.events.k8s.io", selector, "-o", "wide").stdout)
-    assert wide[0] == WIDE
+    wide = cells(kubectl.run("get", "events.events.k8s.io", selector, "-o", "wide").stdout)
+    assert wide[0] == EVENT_COLUMNS
     assert wide[1][4:] == [
         "",
         "example.com/tester, tester-0",
@@ -374,7 +351,7 @@ def test_tables_hold_go_values_not_nulls(http: httpx.Client) -> None:
     accept = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
     for path in (CORE, EVENTS):
         table = http.get(f"{path}/untyped", headers=accept).json()
-        assert len(table["columnDefinitions"]) == len(WIDE)
+        assert len(table["columnDefinitions"]) == len(EVENT_COLUMNS)
         (row,) = table["rows"]
         assert row["cells"][1] == row["cells"][4] == "", row["cells"]
         assert row["cells"][3] == "configmap/cm"

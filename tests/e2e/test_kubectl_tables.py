@@ -8,12 +8,11 @@ column, AGE excepted where it may tick."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 
 import pytest
 
-from tests.kubectl import Kubectl, kubectl_binary
+from tests.kubectl import EVENT_COLUMNS, Kubectl, cells, kubectl_binary
 from tests.serverproc import ServerProcess
 
 NAMESPACE = "tables"
@@ -80,15 +79,6 @@ def kubectl(server: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> 
     yield client
 
 
-def cells(output: str) -> list[list[str]]:
-    """kubectl's table cut at its header's column starts (headers and cells may hold single spaces; a cell
-    may be empty)."""
-    header, *lines = output.splitlines()
-    starts = [match.start() for match in re.finditer(r"\S+(?: \S+)*", header)]
-    bounds = list(zip(starts, [*starts[1:], None], strict=True))
-    return [[line[start:end].strip() for start, end in bounds] for line in (header, *lines)]
-
-
 def test_services_print_type_ips_ports_and_wide_selector(kubectl: Kubectl) -> None:
     table = cells(kubectl.run("get", "services").stdout)
     assert table[0] == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"]
@@ -140,18 +130,7 @@ def test_events_print_kube_columns_with_the_name_last(kubectl: Kubectl) -> None:
     assert row[1:] == ["Normal", "Synced", "service/web", "synced the service"]
     assert row[0].endswith("d") or row[0].endswith("y") or "y" in row[0]  # years ago: 2020
     wide = cells(kubectl.run("get", "events", "-o", "wide").stdout)
-    assert wide[0] == [
-        "LAST SEEN",
-        "TYPE",
-        "REASON",
-        "OBJECT",
-        "SUBOBJECT",
-        "SOURCE",
-        "MESSAGE",
-        "FIRST SEEN",
-        "COUNT",
-        "NAME",
-    ]
+    assert wide[0] == EVENT_COLUMNS
     row = next(r for r in wide[1:] if r[-1] == "web.1")
     assert row[5] == "tester, node-1" and row[8] == "3"
 

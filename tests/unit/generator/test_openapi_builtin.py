@@ -44,15 +44,19 @@ def load(path: Path) -> dict[str, Any]:
     return document
 
 
-def resolve(node: dict[str, Any], schemas: dict[str, Any]) -> dict[str, Any]:
-    """A field's schema with a lone ``allOf: [$ref]`` or ``$ref`` followed."""
+def referred(node: dict[str, Any]) -> str | None:
+    """The component a field refers to (``$ref`` or a lone ``allOf``), by name, in v3 or v2."""
     all_of = node.get("allOf")
     if isinstance(all_of, list) and len(all_of) == 1:
-        node = {**all_of[0], **{k: v for k, v in node.items() if k != "allOf"}}
+        node = all_of[0]
     ref = node.get("$ref")
-    if isinstance(ref, str):
-        return resolve(schemas[ref.rsplit("/", 1)[-1]], schemas)
-    return node
+    return ref.rsplit("/", 1)[-1] if isinstance(ref, str) else None
+
+
+def resolve(node: dict[str, Any], schemas: dict[str, Any]) -> dict[str, Any]:
+    """A field's schema with a lone ``allOf: [$ref]`` or ``$ref`` followed."""
+    name = referred(node)
+    return node if name is None else resolve(schemas[name], schemas)
 
 
 def shape(node: dict[str, Any], schemas: dict[str, Any]) -> str:
@@ -147,15 +151,6 @@ def test_int_or_string_is_kubes_named_type_in_v3_and_v2() -> None:
 def test_the_auth_groups_are_published(document: str, kind: str) -> None:
     assert kind in load(GENERATED / f"{document}.json")["components"]["schemas"]
     assert kind in load(GENERATED / "swagger.json")["definitions"]
-
-
-def referred(node: dict[str, Any]) -> str | None:
-    """The component a field refers to (``$ref`` or a lone ``allOf``), by name, in v3 or v2."""
-    all_of = node.get("allOf")
-    if isinstance(all_of, list) and len(all_of) == 1:
-        node = all_of[0]
-    ref = node.get("$ref")
-    return ref.rsplit("/", 1)[-1] if isinstance(ref, str) else None
 
 
 def reference_differences(
