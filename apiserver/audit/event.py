@@ -100,6 +100,17 @@ class Event:
         return event
 
 
+_STATUS_FIELDS = ("status", "message", "reason", "details", "code")
+
+
+def status_fields(document: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a Status an event's responseStatus carries (kube's LogResponseObject copies these at
+    every level)."""
+    status: dict[str, Any] = {"metadata": {}}
+    status.update((key, document[key]) for key in _STATUS_FIELDS if key in document)
+    return status
+
+
 def micro_time(seconds: float) -> str:
     """metav1.MicroTime's JSON: RFC 3339 in UTC with microseconds."""
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
