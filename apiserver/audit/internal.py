@@ -9,21 +9,19 @@ and an operator (or a test) counts them to tell who wrote what."""
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from apiserver.audit.event import Backend, Event, Level, Stage, status_fields
+from apiserver.audit.event import Backend, Event, Level, Stage, emit, status_fields
 from apiserver.audit.policy import Policy
 from apiserver.authentication.user import UserInfo
 from apiserver.authorization.authorizer import Attributes
 from apiserver.machinery import errors
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 
 USER_AGENT = "apiforge/controller"
 
@@ -72,8 +70,9 @@ class InternalAudit:
         request_object: dict[str, Any] | None = None,
     ) -> T:
         """Run ``write`` as ``user``'s ``verb`` request on ``target``: its status is 200 when it returns and
-        the error's code when it raises an API error (the error goes on to the caller); ``request_object``
-        (the DeleteOptions or patch kube's controller would send) is kept at the Request level and above."""
+        the error's code when it raises an API error (500 for any other error; the error goes on to the
+        caller); ``request_object`` (the DeleteOptions kube's controller would send) is kept at the Request
+        level and above."""
         if self.policy is None or self.backend is None:
             return await write
         attributes = Attributes(
@@ -103,23 +102,17 @@ class InternalAudit:
         )
         if config.level.records_request:
             event.request_object = request_object
-        self._emit(event, Stage.REQUEST_RECEIVED, config.omit_stages)
+        emit(self.backend, event, Stage.REQUEST_RECEIVED, config.omit_stages)
         try:
             result = await write
         except errors.APIError as error:
             event.response_status = status_fields(error.status())
-            self._emit(event, Stage.RESPONSE_COMPLETE, config.omit_stages)
+            emit(self.backend, event, Stage.RESPONSE_COMPLETE, config.omit_stages)
+            raise
+        except Exception as error:  # storage failing: what kube's handler would answer, a 500
+            event.response_status = status_fields(errors.internal_error(str(error)).status())
+            emit(self.backend, event, Stage.RESPONSE_COMPLETE, config.omit_stages)
             raise
         event.response_status = {"metadata": {}, "code": 200}
-        self._emit(event, Stage.RESPONSE_COMPLETE, config.omit_stages)
+        emit(self.backend, event, Stage.RESPONSE_COMPLETE, config.omit_stages)
         return result
-
-    def _emit(self, event: Event, stage: Stage, omit: frozenset[Stage]) -> None:
-        if stage in omit or self.backend is None:
-            return
-        event.stage = stage
-        event.stage_time = time.time()
-        try:
-            self.backend.process_events(event)
-        except Exception:  # a full disk must not fail the write (kube logs backend errors)
-            log.exception("the audit backend failed on event %s", event.audit_id)

@@ -14,7 +14,7 @@ import orjson
 
 from apiserver.audit.annotations import CURRENT as ANNOTATIONS
 from apiserver.audit.bodies import MAX_RECORDED_BODY, TRUNCATED_ANNOTATION, BodyRecorder, Codecs
-from apiserver.audit.event import Backend, Event, Level, Stage, status_fields
+from apiserver.audit.event import Backend, Event, Level, Stage, emit, status_fields
 from apiserver.audit.policy import AuditConfig, Policy
 from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.http import (
@@ -79,14 +79,7 @@ class Auditor:
         return event, config
 
     def emit(self, event: Event, stage: Stage, config: AuditConfig) -> None:
-        if stage in config.omit_stages:
-            return
-        event.stage = stage
-        event.stage_time = time.time()
-        try:
-            self.backend.process_events(event)
-        except Exception:  # a full disk must not fail the request (kube logs backend errors)
-            log.exception("the audit backend failed on event %s", event.audit_id)
+        emit(self.backend, event, stage, config.omit_stages)
 
     def failed_authentication(self, scope: Scope, info: RequestInfo) -> None:
         """Record a request refused by authentication (kube's WithFailedAuthenticationAudit), its message
