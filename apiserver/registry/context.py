@@ -48,6 +48,11 @@ class Elector(Protocol):
 
     def add(self, controller: Controller) -> None: ...
 
+    def holds(self) -> bool:
+        """Whether this replica's leader-only controllers may write now (it leads, and its lease is fresh
+        by its own clock)."""
+        ...
+
 
 @dataclass(frozen=True)
 class LeaderElection:

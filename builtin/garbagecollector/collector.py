@@ -43,6 +43,10 @@ USER = UserInfo(
 SOLID, DANGLING, WAITING, UNRESOLVED, CLUSTER_DEPENDENT = range(5)
 
 
+class LeaseLapsed(Exception):
+    """This replica's lease is not fresh: the write waits (another replica may lead by now)."""
+
+
 class GarbageCollector:
     """A controller of the server (it names no kind: every persisted resource is watched)."""
 
@@ -182,8 +186,9 @@ class GarbageCollector:
                 continue
             try:
                 await action(node)
-            except (errors.APIError, StorageError) as error:
-                # a conflict or an unavailable store: try again later (kube's rate-limited requeue)
+            except (errors.APIError, StorageError, LeaseLapsed) as error:
+                # a conflict, an unavailable store, a lease not renewed in time: try again later (kube's
+                # rate-limited requeue); a replica that lost the lease stops its collector meanwhile
                 log.info(
                     "garbage collector: %s %s/%s: %s", node.kind, node.namespace, node.name, error
                 )
@@ -301,6 +306,13 @@ class GarbageCollector:
             raise
         return obj if obj["metadata"].get("uid") == node.uid else None
 
+    def _check_lease(self) -> None:
+        """Before each write: a replica paused past its lease (its campaign not yet run to step down) must
+        not write on a lease another replica may have taken."""
+        elector = self.context.elector
+        if elector is not None and not elector.holds():
+            raise LeaseLapsed("the lease was not renewed within the renew deadline")
+
     async def _delete(self, node: Node, latest: dict[str, Any], policy: str) -> None:
         """kube's deleteObject: preconditions on the uid and resourceVersion the decision was made on, so
         that an object changed or re-created under the same name since is never deleted."""
@@ -311,6 +323,7 @@ class GarbageCollector:
             "preconditions": {"uid": node.uid, "resourceVersion": version},
             "propagationPolicy": policy,
         }
+        self._check_lease()
         write = node.store.delete(
             node.namespace or None,
             node.name,
@@ -341,6 +354,7 @@ class GarbageCollector:
             change(obj)
             return obj
 
+        self._check_lease()
         write = node.store.update(node.namespace or None, node.name, try_update)
         try:
             await self.context.audit.write(USER, "patch", _target(node), write)
