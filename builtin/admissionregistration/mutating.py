@@ -12,8 +12,6 @@ Policies and bindings are followed, matched and given their params as the valida
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 
 from apiserver.admission.interface import Attributes, Operation

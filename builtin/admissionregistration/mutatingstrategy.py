@@ -18,7 +18,6 @@ from builtin.admissionregistration.policystrategy import param_ref_causes, share
 
 PATCH_TYPES: Final = {"ApplyConfiguration": "applyConfiguration", "JSONPatch": "jsonPatch"}
 """Each patchType and the member holding its expression."""
-REINVOCATION: Final = ("IfNeeded", "Never")
 
 
 def mutation_causes(index: int, mutation: dict[str, Any]) -> list[Cause]:
@@ -38,7 +37,9 @@ def mutation_causes(index: int, mutation: dict[str, Any]) -> list[Cause]:
     try:
         compile_expression(rewritten(text))
     except (CelParseError, ValueError) as error:
-        found.append(causes.invalid(f"{path}.{member}.expression", text, f"compilation failed: {error}"))
+        found.append(
+            causes.invalid(f"{path}.{member}.expression", text, f"compilation failed: {error}")
+        )
     return found
 
 

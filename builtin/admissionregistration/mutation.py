@@ -30,7 +30,12 @@ from builtin.admissionregistration.celliterals import (
     type_of,
     untagged,
 )
-from builtin.admissionregistration.compiled import Bound, CompiledPolicy, EvaluationError, Expression
+from builtin.admissionregistration.compiled import (
+    Bound,
+    CompiledPolicy,
+    EvaluationError,
+    Expression,
+)
 from builtin.admissionregistration.cost import cost_of
 from builtin.admissionregistration.mutatingstrategy import PATCH_TYPES
 from builtin.admissionregistration.projection import WHOLE, needed_fields
@@ -125,7 +130,9 @@ def compile_mutating_policy(policy: dict[str, Any]) -> CompiledMutatingPolicy:
     mutations = tuple(
         Mutation(
             str(m.get("patchType")),
-            _expression((m.get(PATCH_TYPES.get(str(m.get("patchType")), "")) or {}).get("expression")),
+            _expression(
+                (m.get(PATCH_TYPES.get(str(m.get("patchType")), "")) or {}).get("expression")
+            ),
         )
         for m in spec.get("mutations") or ()
     )
