@@ -14,26 +14,13 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.integration.test_admission_policies import CONFIGMAPS, CRONTABS, RULES, label
 from tests.kubectl import Kubectl, kubectl_binary
 from tests.serverproc import ServerProcess
 
 ADMISSION = "/apis/admissionregistration.k8s.io/v1beta1"
 POLICIES = f"{ADMISSION}/mutatingadmissionpolicies"
 BINDINGS = f"{ADMISSION}/mutatingadmissionpolicybindings"
-CRONTABS = "/apis/stable.example.com/v1/namespaces/default/crontabs"
-CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
-RULES = [
-    {
-        "apiGroups": ["stable.example.com"],
-        "apiVersions": ["v1"],
-        "operations": ["CREATE", "UPDATE"],
-        "resources": ["crontabs"],
-    }
-]
-
-
-def label() -> str:
-    return f"t{uuid.uuid4().hex[:10]}"
 
 
 def crontab(test: str, **spec: Any) -> dict[str, Any]:
