@@ -98,3 +98,28 @@ def untagged(value: Any) -> Any:
 
 def _is_literal_type(tag: str) -> bool:
     return tag in (OBJECT, JSONPATCH) or tag.startswith(OBJECT + ".")
+
+
+def type_mismatches(value: Any, path: tuple[str, ...] = ()) -> list[str]:
+    """kube's ObjectVal.CheckTypeNamesMatchFieldPathNames: below a literal of type T, a literal under
+    field f must be of type T.f (``Object.spec{selector: Object.spec.wrong{}}`` is a mismatch); maps and
+    lists in between are transparent. ``path`` is the name the value should have (its own at the root)."""
+    found: list[str] = []
+    tag = type_of(value)
+    if tag and _is_literal_type(tag):
+        expected = ".".join(path) if path else tag
+        if tag != expected:
+            found.append(
+                f'unexpected type name "{tag}", expected "{expected}", which matches field name path '
+                "from root Object type"
+            )
+        for key, item in value.items():
+            if key != TYPE:
+                found.extend(type_mismatches(item, (*(path or (tag,)), key)))
+    elif isinstance(value, dict):
+        for item in value.values():
+            found.extend(type_mismatches(item, path))
+    elif isinstance(value, list):
+        for item in value:
+            found.extend(type_mismatches(item, path))
+    return found

@@ -12,6 +12,8 @@ Policies and bindings are followed, matched and given their params as the valida
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import orjson
 
 from apiserver.admission.interface import Attributes, Operation
@@ -28,10 +30,6 @@ from builtin.admissionregistration.mutation import (
 )
 from builtin.admissionregistration.policy import ConfigurationError, ValidatingPolicies
 from builtin.admissionregistration.webhook import versioned
-
-
-class MutationFailed(Exception):
-    """A binding's mutation could not be made (kube: the policy "denied request")."""
 
 
 class MutatingPolicies(ValidatingPolicies):
@@ -67,21 +65,27 @@ class MutatingPolicies(ValidatingPolicies):
         """Nothing: a mutating policy only mutates (the inherited validation is the validating kind's)."""
 
     async def admit(self, attributes: Attributes) -> None:
+        failures: list[PolicyError] = []
         ran: list[tuple[str, bytes]] = []
         for binding_name in sorted(self.bindings.objects):
-            if await self._admit_one(binding_name, attributes):
+            if await self._admit_one(binding_name, attributes, failures):
                 ran.append((binding_name, _snapshot(attributes.obj)))
         for binding_name, seen in ran:
             if seen != _snapshot(attributes.obj) and self._reinvoked(binding_name):
-                await self._admit_one(binding_name, attributes)
+                await self._admit_one(binding_name, attributes, failures)
+        if failures:
+            raise _refusal(attributes, failures)
 
     def _reinvoked(self, binding_name: str) -> bool:
         binding = self.bindings.objects.get(binding_name) or {}
         policy = self.policies.objects.get(str((binding.get("spec") or {}).get("policyName")))
         return ((policy or {}).get("spec") or {}).get("reinvocationPolicy") == "IfNeeded"
 
-    async def _admit_one(self, binding_name: str, attributes: Attributes) -> bool:
-        """Apply the binding's policy if it selects the write; whether it did."""
+    async def _admit_one(
+        self, binding_name: str, attributes: Attributes, failures: list[PolicyError]
+    ) -> bool:
+        """Apply the binding's policy if it selects the write (the object changes in place); whether it
+        ran. What fails under failurePolicy Fail is added to ``failures``; under Ignore it is dropped."""
         binding = self.bindings.objects.get(binding_name)
         spec = (binding or {}).get("spec") or {}
         policy = self.policies.objects.get(str(spec.get("policyName")))
@@ -90,33 +94,37 @@ class MutatingPolicies(ValidatingPolicies):
         version = await self._selected(policy, binding, attributes)
         if version is None:
             return False
-        fails_closed = (policy.get("spec") or {}).get("failurePolicy", "Fail") != "Ignore"
-        try:
-            mutated = await self._mutated(policy, binding, attributes, version)
-        except MutationFailed as error:
-            if not fails_closed:
-                return False
-            raise self._refusal(attributes, policy, binding, str(error)) from None
+        found: list[tuple[str, str]] = []
+        mutated = await self._mutated(policy, binding, attributes, version, found)
+        if (policy.get("spec") or {}).get("failurePolicy", "Fail") != "Ignore":
+            prefix = (
+                f"policy '{policy['metadata']['name']}' with binding "
+                f"'{binding['metadata']['name']}' denied request: "
+            )
+            failures.extend(PolicyError(prefix + message, reason) for message, reason in found)
         if mutated is None:
             return False
-        written = attributes.version
-        result = written.from_internal(version.to_internal(mutated))
+        result = attributes.version.from_internal(version.to_internal(mutated))
         attributes.obj.clear()
         attributes.obj.update(result)
         return True
 
     async def _mutated(
-        self, policy: Object, binding: Object, attributes: Attributes, version: VersionType
-    ) -> Object | None:
-        """The object (in ``version``) after the policy's mutations for each of the binding's params, or
-        None when its match conditions exclude the write; raises MutationFailed."""
+        self, policy: Object, binding: Object, attributes: Attributes, version: VersionType,
+        failures: list[tuple[str, str]],
+    ) -> Object | None:  # fmt: skip
+        """The object (in ``version``) after the policy's mutations for each of the binding's params,
+        or None when none ran; what failed is added to ``failures`` (message and Status reason, as
+        kube's dispatcher reports them: Invalid for evaluation errors, none for configuration)."""
         compiled = self.compiled_mutating_policy(policy)
         if isinstance(compiled, str):
-            raise MutationFailed(compiled)
+            failures.append((compiled, "Invalid"))
+            return None
         try:
             all_params = await self._params(policy, binding, attributes)
         except ConfigurationError as error:
-            raise MutationFailed(f"failed to configure binding: {error}") from None
+            failures.append((str(error), ""))
+            return None
         written = attributes.version
         obj = versioned(attributes.obj, written, version)
         old = versioned(attributes.old, written, version)
@@ -124,36 +132,44 @@ class MutatingPolicies(ValidatingPolicies):
         variables = await self.admission_variables(
             compiled.policy.needed, attributes, version, obj, old
         )
-        matched = False
+        ran = False
         with Asking(self.context.authorizer, attributes.user):
             for params in all_params:
                 try:
-                    if not compiled.policy.matches(
-                        compiled.bind({**variables, "object": obj, "params": params})
-                    ):
+                    bound = compiled.bind({**variables, "object": obj, "params": params})
+                    if not compiled.policy.matches(bound):
                         continue
-                    obj = compiled.mutate(obj, {**variables, "params": params}, version.schema)
                 except (EvaluationError, OutOfBudget) as error:
-                    raise MutationFailed(str(error)) from None
-                matched = True
-        return obj if matched else None
+                    failures.append((str(error), "Invalid"))
+                    continue
+                obj, errors_found = compiled.mutate(
+                    obj, {**variables, "params": params}, version.schema
+                )
+                failures.extend((message, "Invalid") for message in errors_found)
+                ran = True
+        return obj if ran else None
 
-    @staticmethod
-    def _refusal(
-        attributes: Attributes, policy: Object, binding: Object, message: str
-    ) -> errors.APIError:
-        """kube's admission.NewForbidden naming the policy and binding."""
-        resource = attributes.resource
-        name = attributes.name or str(
-            ((attributes.obj or {}).get("metadata") or {}).get("name", "")
-        )
-        return errors.forbidden(
-            resource.plural,
-            resource.group,
-            name,
-            f"policy '{policy['metadata']['name']}' with binding '{binding['metadata']['name']}' "
-            f"denied request: {message}",
-        )
+
+@dataclass(frozen=True, slots=True)
+class PolicyError:
+    """kube's generic.PolicyError: the message names the policy and binding."""
+
+    message: str
+    reason: str
+
+
+def _refusal(attributes: Attributes, failures: list[PolicyError]) -> errors.APIError:
+    """kube's policy dispatcher: admission.NewForbidden with the first failure's message (in place of
+    NewForbidden's) and reason, every failure a cause; the code stays 403."""
+    resource = attributes.resource
+    name = attributes.name or str(((attributes.obj or {}).get("metadata") or {}).get("name", ""))
+    error = errors.forbidden(
+        resource.plural, resource.group, name, "admission request denied by policy"
+    )
+    error.message = failures[0].message
+    error.reason = failures[0].reason or error.reason
+    error.causes = [errors.StatusCause("", failure.message) for failure in failures]
+    return error
 
 
 def _snapshot(obj: Object | None) -> bytes:

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from apiserver.fieldmanager import compile_types
 from apiserver.fieldmanager.typed import merge_objects
+from apiserver.fieldmanager.typeinfo import LEAF, TypeNode
 from apiserver.machinery.objects import Object
 from apiserver.patch.jsonpatch import PatchError, apply_json_patch
 from builtin.admissionregistration.celenv import admission_context, compile_expression
@@ -27,6 +28,7 @@ from builtin.admissionregistration.celliterals import (
     JSONPATCH,
     OBJECT,
     rewritten,
+    type_mismatches,
     type_of,
     untagged,
 )
@@ -36,7 +38,7 @@ from builtin.admissionregistration.compiled import (
     EvaluationError,
     Expression,
 )
-from builtin.admissionregistration.cost import cost_of
+from builtin.admissionregistration.cost import OutOfBudget, cost_of
 from builtin.admissionregistration.mutatingstrategy import PATCH_TYPES
 from builtin.admissionregistration.projection import WHOLE, needed_fields
 
@@ -83,38 +85,96 @@ class CompiledMutatingPolicy:
         _with_library(admission_context({}))
         return self.policy.bind({**variables, JSONPATCH_LIBRARY: {}})
 
-    def mutate(self, obj: Object, variables: dict[str, Any], schema: dict[str, Any]) -> Object:
-        """``obj`` (in the version the policy sees) with every mutation applied, a new object; raises
-        EvaluationError (an expression failed, made the wrong type, or its patch does not apply) or
-        OutOfBudget. Match conditions are the caller's, on the object before any mutation."""
+    def mutate(
+        self, obj: Object, variables: dict[str, Any], schema: dict[str, Any]
+    ) -> tuple[Object, list[str]]:
+        """``obj`` (in the version the policy sees) with the mutations applied, and the errors of those
+        that could not be (an expression that failed, made the wrong type or ran out of budget, a patch
+        that does not apply): as kube's dispatcher, a failed mutation leaves the object as it was and
+        the next one runs. Match conditions are the caller's, on the object before any mutation."""
+        failures: list[str] = []
         for mutation in self.mutations:
-            bound = self.bind({**variables, "object": obj})
-            result = mutation.expression.evaluate(bound)
-            obj = _applied(mutation, result, obj, schema)
-        return obj
+            try:
+                result = mutation.expression.evaluate(self.bind({**variables, "object": obj}))
+                obj = _applied(mutation, result, obj, schema)
+            except (EvaluationError, OutOfBudget) as error:
+                failures.append(str(error))
+        return obj, failures
 
 
 def _applied(mutation: Mutation, result: Any, obj: Object, schema: dict[str, Any]) -> Object:
-    source = mutation.expression.source
+    """kube's patch.applyConfigPatcher / jsonPatcher, in their words."""
     if mutation.patch_type == "ApplyConfiguration":
         if type_of(result) != OBJECT:
             raise EvaluationError(
-                f"expression '{source}' resulted in error: apply configuration must evaluate to "
-                f"type Object"
+                "unsupported return type from ApplyConfiguration expression: "
+                f"{type_of(result) or _cel_type(result)}"
             )
-        return merge_objects(obj, untagged(result), compile_types(schema))
-    if not isinstance(result, list) or any(type_of(op) != JSONPATCH for op in result):
-        raise EvaluationError(
-            f"expression '{source}' resulted in error: JSONPatch expression must evaluate to a "
-            "list of JSONPatch"
-        )
+        _check_type_names(result)
+        applied = untagged(result)
+        root = compile_types(schema)
+        atomics = atomic_paths(applied, root, "")
+        if atomics:
+            raise EvaluationError(
+                "error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, "
+                f"maps or structs: {', '.join(atomics)}"
+            )
+        return merge_objects(obj, applied, root)
+    if not isinstance(result, list):
+        raise EvaluationError("type mismatch: JSONPatchType.expression should evaluate to array")
+    for op in result:
+        if type_of(op) != JSONPATCH:
+            raise EvaluationError(
+                "type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch"
+            )
+        _check_type_names(op.get("value"))
     try:
         patched = apply_json_patch(obj, untagged(result))
     except PatchError as error:
-        raise EvaluationError(f"JSON Patch: {error}") from None
+        if error.message.endswith(" failed: test failed"):
+            return obj  # kube: a failed test operation leaves the object unpatched, without error
+        raise EvaluationError(f"JSONPath: {error.message}") from None
     if not isinstance(patched, dict):
-        raise EvaluationError("JSON Patch: the patch does not leave an object")
+        raise EvaluationError("JSONPath: the patched document is not an object")
     return patched
+
+
+def _check_type_names(value: Any) -> None:
+    mismatches = type_mismatches(value)
+    if mismatches:
+        raise EvaluationError("type mismatch: " + "\n".join(mismatches))
+
+
+def _cel_type(value: Any) -> str:
+    return {
+        dict: "map",
+        list: "list",
+        str: "string",
+        bool: "bool",
+        int: "int",
+        float: "double",
+    }.get(type(value), "null_type" if value is None else type(value).__name__)
+
+
+def atomic_paths(value: Any, node: TypeNode, path: str) -> list[str]:
+    """kube's findAtomics: the paths (SMD's ``.field[index]`` form) in an apply configuration where it
+    sets an atomic list, map or struct, which would replace what it does not mention. Only declared
+    fields are followed, as SMD's FindField does."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        if node.how(value) == LEAF and (node.fields or node.elem is not None):
+            found.append(path)
+        for key, item in value.items():
+            child, declared = node.field(key)
+            if declared:
+                found.extend(atomic_paths(item, child, f"{path}.{key}"))
+    elif isinstance(value, list):
+        if node.how(value) == LEAF and node.item is not None:
+            found.append(path)
+        item_type = node.item_type()
+        for index, item in enumerate(value):
+            found.extend(atomic_paths(item, item_type, f"{path}[{index}]"))
+    return found
 
 
 def compile_mutating_policy(policy: dict[str, Any]) -> CompiledMutatingPolicy:

@@ -164,20 +164,29 @@ def test_failing_expression_under_the_failure_policy(
         response = until_changed(client, ct)
         assert response.status_code == 201, response.text
         assert response.json()["spec"]["image"] == "marked"
-        assert response.json()["spec"]["replicas"] == 1  # the failing binding is skipped as a whole
+        # the failing mutation is skipped and the next one runs (kube's dispatcher continues)
+        assert response.json()["spec"]["replicas"] == 7
         return
     deadline = time.monotonic() + 10
     while (response := client.post(CRONTABS, json=ct)).status_code == 201:
         client.delete(f"{CRONTABS}/{ct['metadata']['name']}")
         assert time.monotonic() < deadline, "the policy never applied"
         time.sleep(0.05)
+    # kube's generic policy dispatcher: NewForbidden (403) whose message is the policy error's, with
+    # its reason (Invalid for an evaluation error) and every error a cause
     assert response.status_code == 403, response.text
-    message = response.json()["message"]
-    assert message.startswith(
-        f'crontabs.stable.example.com "{ct["metadata"]["name"]}" is forbidden: policy '
-        f"'{test}-policy' with binding '{test}-binding' denied request: expression '{expression}' "
-        "resulted in error: "
+    status = response.json()
+    assert status["reason"] == "Invalid"
+    assert status["message"].startswith(
+        f"policy '{test}-policy' with binding '{test}-binding' denied request: expression "
+        f"'{expression}' resulted in error: "
     )
+    assert status["details"] == {
+        "name": ct["metadata"]["name"],
+        "group": "stable.example.com",
+        "kind": "crontabs",
+        "causes": [{"message": status["message"]}],
+    }
     assert client.get(f"{CRONTABS}/{ct['metadata']['name']}").status_code == 404
 
 
@@ -207,3 +216,22 @@ def test_kubectl_lists_mutating_policies(
     bindings = kubectl.run("get", "mutatingadmissionpolicybindings").stdout
     assert bindings.splitlines()[0].split() == ["NAME", "AGE"]
     assert f"{test}-binding" in bindings
+
+
+def test_reinvocation_if_needed_sees_a_later_policys_change(client: httpx.Client) -> None:
+    test = label()
+    copy = "Object{metadata: Object.metadata{labels: {'image': object.spec.image}}}"
+    install(
+        client, test, [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": copy}}],
+        reinvocationPolicy="IfNeeded",
+    )  # fmt: skip
+    change = "[JSONPatch{op: 'replace', path: '/spec/image', value: 'nginx'}]"
+    install(
+        client, f"{test}b", [{"patchType": "JSONPatch", "jsonPatch": {"expression": change}}],
+        matchConstraints={"resourceRules": RULES, "objectSelector": {"matchLabels": {"test": test}}},
+    )  # fmt: skip
+    response = until_changed(client, crontab(test))  # the second binding runs after the first
+    assert response.status_code == 201, response.text
+    created = response.json()
+    assert created["spec"]["image"] == "nginx"
+    assert created["metadata"]["labels"]["image"] == "nginx"  # the first ran again
