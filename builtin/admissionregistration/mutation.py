@@ -113,6 +113,12 @@ def _applied(mutation: Mutation, result: Any, obj: Object, schema: dict[str, Any
         _check_type_names(result)
         applied = untagged(result)
         root = compile_types(schema)
+        undeclared = undeclared_paths(applied, root, "")
+        if undeclared:
+            raise EvaluationError(
+                "error applying patch: failed to convert patch object to typed object: "
+                f"{undeclared[0]}: field not declared in schema"
+            )
         atomics = atomic_paths(applied, root, "")
         if atomics:
             raise EvaluationError(
@@ -154,6 +160,26 @@ def _cel_type(value: Any) -> str:
         int: "int",
         float: "double",
     }.get(type(value), "null_type" if value is None else type(value).__name__)
+
+
+def undeclared_paths(value: Any, node: TypeNode, path: str) -> list[str]:
+    """The fields of an apply configuration its schema does not declare (where it takes no others):
+    structured-merge-diff cannot type them (kube's ObjectToTyped fails)."""
+    found: list[str] = []
+    if isinstance(value, dict) and node.how(value) != LEAF:
+        for key, item in value.items():
+            child, declared = node.field(key)
+            if not declared and node.elem is None and not (path == "" and key in _TYPE_META):
+                found.append(f"{path}.{key}")
+            else:
+                found.extend(undeclared_paths(item, child, f"{path}.{key}"))
+    elif isinstance(value, list) and node.item is not None:
+        for index, item in enumerate(value):
+            found.extend(undeclared_paths(item, node.item_type(), f"{path}[{index}]"))
+    return found
+
+
+_TYPE_META: Final = ("apiVersion", "kind")
 
 
 def atomic_paths(value: Any, node: TypeNode, path: str) -> list[str]:

@@ -113,3 +113,15 @@ def test_wrong_result_types() -> None:
         "type mismatch: JSONPatchType.expression should evaluate to array",
         "unsupported return type from ApplyConfiguration expression: map",
     ]
+
+
+def test_fields_the_schema_does_not_declare_are_refused() -> None:
+    expression = (
+        "Object{spec: Object.spec{replicaz: 3}, metadata: Object.metadata{labels: {'x': 'y'}}}"
+    )
+    obj, failures = mutated(("ApplyConfiguration", expression), obj=live())
+    assert obj == live()
+    assert failures == [
+        "error applying patch: failed to convert patch object to typed object: .spec.replicaz: field "
+        "not declared in schema"
+    ]
