@@ -13,6 +13,7 @@ Policies and bindings are followed, matched and given their params as the valida
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -21,14 +22,17 @@ from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import VersionType
 from apiserver.registry.context import ServerContext
+from apiserver.registry.offload import run_heavy
 from builtin.admissionregistration.authz import Asking
-from builtin.admissionregistration.compiled import EvaluationError
-from builtin.admissionregistration.cost import OutOfBudget
 from builtin.admissionregistration.mutation import (
     CompiledMutatingPolicy,
     compile_mutating_policy,
 )
-from builtin.admissionregistration.policy import ConfigurationError, ValidatingPolicies
+from builtin.admissionregistration.policy import (
+    HEAVY_COST,
+    ConfigurationError,
+    ValidatingPolicies,
+)
 from builtin.admissionregistration.webhook import versioned
 
 
@@ -132,22 +136,15 @@ class MutatingPolicies(ValidatingPolicies):
         variables = await self.admission_variables(
             compiled.policy.needed, attributes, version, obj, old
         )
-        ran = False
-        with Asking(self.context.authorizer, attributes.user):
-            for params in all_params:
-                try:
-                    bound = compiled.bind({**variables, "object": obj, "params": params})
-                    if not compiled.policy.matches(bound):
-                        continue
-                except (EvaluationError, OutOfBudget) as error:
-                    failures.append((str(error), "Invalid"))
-                    continue
-                obj, errors_found = compiled.mutate(
-                    obj, {**variables, "params": params}, version.schema
-                )
-                failures.extend((message, "Invalid") for message in errors_found)
-                ran = True
-        return obj if ran else None
+        asking = Asking(self.context.authorizer, attributes.user)
+        arguments = (compiled, obj, variables, all_params, version.schema, asking)
+        first = all_params[0] if all_params else None
+        if compiled.bound({**variables, "params": first}) * len(all_params) > HEAVY_COST:
+            mutated, found = await run_heavy(_run, *arguments)
+        else:
+            mutated, found = _run(*arguments)
+        failures.extend((message, "Invalid") for message in found)
+        return mutated
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +167,15 @@ def _refusal(attributes: Attributes, failures: list[PolicyError]) -> errors.APIE
     error.reason = failures[0].reason or error.reason
     error.causes = [errors.StatusCause("", failure.message) for failure in failures]
     return error
+
+
+def _run(
+    compiled: CompiledMutatingPolicy, obj: Object, variables: dict[str, Any],
+    all_params: list[Object | None], schema: dict[str, Any], asking: Asking,
+) -> tuple[Object | None, list[str]]:  # fmt: skip
+    """The evaluation, on whichever thread it runs (the authorizer checks ask for the write's user)."""
+    with asking:
+        return compiled.run(obj, variables, all_params, schema)
 
 
 def _snapshot(obj: Object | None) -> bytes:

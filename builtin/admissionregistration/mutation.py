@@ -38,9 +38,9 @@ from builtin.admissionregistration.compiled import (
     EvaluationError,
     Expression,
 )
-from builtin.admissionregistration.cost import OutOfBudget, cost_of
+from builtin.admissionregistration.cost import OutOfBudget, cost_of, total
 from builtin.admissionregistration.mutatingstrategy import PATCH_TYPES
-from builtin.admissionregistration.projection import WHOLE, needed_fields
+from builtin.admissionregistration.projection import WHOLE, needed_fields, project
 
 JSONPATCH_LIBRARY: Final = "jsonpatch"
 """The variable the ``jsonpatch.escapeKey`` method is called on (kube's JSONPatch library)."""
@@ -84,6 +84,36 @@ class CompiledMutatingPolicy:
         """The evaluation context (compiled.CompiledPolicy.bind) with the JSONPatch library."""
         _with_library(admission_context({}))
         return self.policy.bind({**variables, JSONPATCH_LIBRARY: {}})
+
+    def bound(self, variables: dict[str, Any]) -> int:
+        """A bound of what one evaluation for one params costs (the variables once), to decide whether
+        to evaluate off the event loop."""
+        values = {name: project(variables.get(name), f) for name, f in self.policy.needed.items()}
+        expressions = (*self.policy.expressions(), *(m.expression for m in self.mutations))
+        return total((e.cost for e in expressions), values)
+
+    def run(
+        self, obj: Object, variables: dict[str, Any], all_params: list[Object | None],
+        schema: dict[str, Any],
+    ) -> tuple[Object | None, list[str]]:  # fmt: skip
+        """The object after the mutations for each params whose match conditions hold (None when there
+        were none), and every error (a match condition's too: the binding is then skipped for those
+        params)."""
+        ran = False
+        failures: list[str] = []
+        for params in all_params:
+            try:
+                if not self.policy.matches(
+                    self.bind({**variables, "object": obj, "params": params})
+                ):
+                    continue
+            except (EvaluationError, OutOfBudget) as error:
+                failures.append(str(error))
+                continue
+            obj, found = self.mutate(obj, {**variables, "params": params}, schema)
+            failures.extend(found)
+            ran = True
+        return (obj if ran else None), failures
 
     def mutate(
         self, obj: Object, variables: dict[str, Any], schema: dict[str, Any]
