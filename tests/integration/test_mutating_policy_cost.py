@@ -15,20 +15,11 @@ import pytest
 
 from builtin.admissionregistration import mutating as mutating_module
 from tests.inprocess import inprocess_client
+from tests.integration.test_admission_policy_cost import CLUSTERS, cluster
 
 ADMISSION = "/apis/admissionregistration.k8s.io/v1beta1"
-CLUSTERS = "/apis/platform.example.com/v1alpha1/computeclusters"
 COUNT = "Object{metadata: Object.metadata{labels: {'keys': string(object.spec.labels.filter(k, k.startsWith('k')).size())}}}"  # fmt: skip
 PAIRWISE = "Object{metadata: Object.metadata{labels: {'pairs': string(object.spec.labels.all(a, object.spec.labels.all(b, a != b || a == b)))}}}"  # fmt: skip
-
-
-def cluster(name: str, labels: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "platform.example.com/v1alpha1",
-        "kind": "ComputeCluster",
-        "metadata": {"name": name, "labels": {"cost": name}},
-        "spec": {"region": "eu", "labels": {f"k{i:05d}": "v" for i in range(labels)}},
-    }
 
 
 async def install(client: httpx.AsyncClient, name: str, expression: str) -> None:
