@@ -1,7 +1,8 @@
 """What one ValidatingAdmissionPolicy costs a write (issue 13: at most 50 µs of CPU).
 
-Two servers side by side on memory storage: one without policies, one with a ValidatingAdmissionPolicy
-(`object.spec.replicas <= 10`, with a variable and a message expression) bound to CronTabs. Each round
+Two servers side by side on memory storage: one without policies, one with the issue's case: a
+ValidatingAdmissionPolicy with params (a ConfigMap: `variables.replicas <= int(params.data.maxReplicas)`, with
+a variable and a message expression) and a binding naming the params, bound to CronTabs. Each round
 creates CronTabs through each server's Store (the path every write takes: prune, default, admission,
 validation, storage); reported: CPU µs per create (median of interleaved rounds) and what the policy adds.
 
@@ -31,6 +32,7 @@ POLICY = {
     "metadata": {"name": "max-replicas"},
     "spec": {
         "failurePolicy": "Fail",
+        "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
         "matchConstraints": {
             "resourceRules": [
                 {
@@ -44,8 +46,9 @@ POLICY = {
         "variables": [{"name": "replicas", "expression": "object.spec.replicas"}],
         "validations": [
             {
-                "expression": "variables.replicas <= 10",
-                "messageExpression": "'replicas must be at most 10, not ' + string(variables.replicas)",
+                "expression": "variables.replicas <= int(params.data.maxReplicas)",
+                "messageExpression": "'replicas must be at most ' + params.data.maxReplicas + ', not ' "
+                "+ string(variables.replicas)",
             }
         ],
     },
@@ -54,23 +57,36 @@ BINDING = {
     "apiVersion": f"{GROUP}/v1",
     "kind": "ValidatingAdmissionPolicyBinding",
     "metadata": {"name": "max-replicas"},
-    "spec": {"policyName": "max-replicas", "validationActions": ["Deny"]},
+    "spec": {
+        "policyName": "max-replicas",
+        "paramRef": {"name": "limits", "namespace": "default", "parameterNotFoundAction": "Deny"},
+        "validationActions": ["Deny"],
+    },
+}
+PARAMS = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "limits"},
+    "data": {"maxReplicas": "10"},
 }
 _names = itertools.count()
 
 
 def crontab() -> dict[str, Any]:
+    """A CronTab whose replicas vary (each write's value is new to the evaluator)."""
+    number = next(_names)
     return {
         "apiVersion": "stable.example.com/v1",
         "kind": "CronTab",
-        "metadata": {"name": f"bench-{next(_names)}", "labels": {"app": "bench"}},
-        "spec": {"cronSpec": "* * * * */5", "image": "busybox", "replicas": 3},
+        "metadata": {"name": f"bench-{number}", "labels": {"app": "bench"}},
+        "spec": {"cronSpec": "* * * * */5", "image": "busybox", "replicas": number % 10},
     }
 
 
 async def policed_server() -> APIServer:
     server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
     await server.start()
+    await server.context.store("", "configmaps").create("default", PARAMS)
     await server.context.store(GROUP, "validatingadmissionpolicies").create(None, POLICY)
     await server.context.store(GROUP, "validatingadmissionpolicybindings").create(None, BINDING)
     store = server.context.store("stable.example.com", "crontabs")

@@ -690,6 +690,13 @@ class _Coster:
         if function == "string" and len(args) == 1 and self.type(args[0]).kind == "bytes":
             size = self.size_or_unknown(args[0])
             return size.factor(STRING_TRAVERSAL) + args_total, Range(size.min // 4, size.max)
+        if self.engine and function == "string" and len(args) == 1 and target is None:
+            # a bound with the values known: string() of a string is that string, of anything else a
+            # number, bool, timestamp or duration formatted (at most MAX_DATETIME_SIZE); cel-go leaves the
+            # size unknown, which bounds a message such as 'n is ' + string(x) at 2^64
+            argument = self.size(args[0])
+            if argument is not None:
+                return ONE + args_total, Range(0, max(argument.max, MAX_DATETIME_SIZE))
         if function in ("startsWith", "endsWith") and target is not None and len(args) == 1:
             return self.size_or_unknown(args[0]).factor(STRING_TRAVERSAL) + args_total, None
         if function == "@in" and len(args) == 2 and self.type(args[1]).kind != "map":

@@ -40,6 +40,14 @@ def measure(values: dict[str, Any], path: Path) -> int:
     """The largest size (code points, items, entries; scalars 0) among the values at ``path`` of the bound
     variables. The expressions' variables are untyped, so a comprehension step is read from the value: a
     list's items, a map's keys (``@keys``) or values."""
+    value = values.get(path[0])
+    for index in range(1, len(path)):  # plain fields (the common case): no list to gather
+        step = path[index]
+        if step.startswith("@") or not isinstance(value, dict):
+            break
+        value = value.get(step)
+    else:
+        return len(value) if isinstance(value, str | list | dict) else 0
     found: list[Any] = [values[path[0]]] if path[0] in values else []
     for step in path[1:]:
         nxt: list[Any] = []
@@ -82,6 +90,8 @@ class Cost:
         """The cost bound of one evaluation with the variables bound to ``values``."""
         if self.ast is None:
             return PER_CALL_LIMIT + 1
+        if not self.paths and () in self.bounds:  # a constant
+            return self.bounds[()]
         key = tuple(measure(values, path) for path in self.paths)
         known = self.bounds.get(key)
         if known is None:

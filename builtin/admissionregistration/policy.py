@@ -288,13 +288,14 @@ class ValidatingPolicies:
         if "authorizer" in needed:
             variables["authorizer"] = authorizer_value(attributes)
         asking = Asking(self.context.authorizer, attributes.user)
-        bound = compiled.bound({**variables, "params": all_params[0] if all_params else None})
-        if bound * len(all_params) > HEAVY_COST:
+        projected = compiled.project(variables)
+        first = compiled.with_params(projected, all_params[0] if all_params else None)
+        if compiled.bound(first) * len(all_params) > HEAVY_COST:
             found, annotations = await run_heavy(
-                _evaluate, compiled, variables, all_params, fails_closed, asking
+                _evaluate, compiled, projected, all_params, fails_closed, asking
             )
         else:
-            found, annotations = _evaluate(compiled, variables, all_params, fails_closed, asking)
+            found, annotations = _evaluate(compiled, projected, all_params, fails_closed, asking)
         add_annotations(annotations)
         return found
 
@@ -332,8 +333,8 @@ class ValidatingPolicies:
                 )
         found: list[Object | None] = []
         if ref.get("name"):
-            try:
-                found.append(await store.get(namespace, str(ref["name"])))
+            try:  # read-only (the cache's own object): expressions never change their params
+                found.append((await store.get_rendered(namespace, str(ref["name"])))[0])
             except errors.APIError as error:
                 if error.code != 404:
                     raise ConfigurationError(error.message) from None
@@ -417,10 +418,11 @@ def validating_policies(context: ServerContext) -> ValidatingPolicies:
 
 
 def _evaluate(
-    compiled: CompiledPolicy, variables: dict[str, Any], all_params: list[Object | None],
+    compiled: CompiledPolicy, projected: dict[str, Any], all_params: list[Object | None],
     fails_closed: bool, asking: Asking,
 ) -> tuple[list[Failure], dict[str, str]]:  # fmt: skip
-    """The failures of a policy's evaluation for each params, and the audit annotations it adds. Each
+    """The failures of a policy's evaluation for each params (``projected``: the other admission
+    variables, CompiledPolicy.project), and the audit annotations it adds. Each
     evaluation has its own budget (kube's ForInput per param); running out of it is an error under the
     failurePolicy (kube's policyDecisionActionForError)."""
     found: list[Failure] = []
@@ -428,7 +430,7 @@ def _evaluate(
     with asking:
         for params in all_params:
             try:
-                context = compiled.bind({**variables, "params": params})
+                context = compiled.bind(compiled.with_params(projected, params))
                 try:
                     if not compiled.matches(context):
                         continue
