@@ -17,8 +17,8 @@ node where a transition rule declares it. Rules do
 not run at all when the schema validation already found a blocking error; one fieldless cause says so.
 
 The evaluator is cel-rust (the ``common-expression-language`` package) with the Kubernetes libraries of
-:mod:`apiserver.schema.cellibs` (strings, lists, regex, url, ip, cidr, quantity). The rest (the ``format``
-library, strings' ``format`` and ``quote``...) are not provided: :func:`unsupported_functions` names them, and
+:mod:`apiserver.schema.cellibs` (strings, lists, regex, url, ip, cidr, quantity, format). The rest (strings'
+``format`` and ``quote``...) are not provided: :func:`unsupported_functions` names them, and
 generation refuses a rule that calls one. Not provided
 either: optional field selection (``self.?x``) and typed ``format: date-time``/``duration`` values (they
 stay strings). Cost limits are kube's: the rules of one object share its runtime budget and each evaluation
@@ -35,7 +35,7 @@ from typing import Any, Final
 
 import cel
 
-from apiserver.schema import causes
+from apiserver.schema import causes, celformat
 from apiserver.schema.causes import Cause
 from apiserver.schema.celbudget import Budget, Metered, meter
 from apiserver.schema.celcost import DeclType, decl_type
@@ -355,6 +355,7 @@ def _context(variables: dict[str, Any]) -> Any:
         context = _PER_THREAD.context = cel.Context()
         for name, function in LIBRARIES.items():
             context.add_function(name, function)
+        context.add_variable(celformat.VARIABLE, celformat.ROOT)
     for name, content in variables.items():
         context.add_variable(name, content)
     return context

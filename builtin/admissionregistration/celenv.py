@@ -18,6 +18,7 @@ from typing import Any, Final
 import cel
 import orjson
 
+from apiserver.schema import celformat
 from apiserver.schema.cellibs import LIBRARIES
 from builtin.admissionregistration.authz import FUNCTIONS as AUTHORIZER
 
@@ -34,6 +35,7 @@ class _Slot:
         self.context = cel.Context()
         for name in functions:
             self.context.add_function(name, FUNCTIONS[name])
+        self.context.add_variable(celformat.VARIABLE, celformat.ROOT)
         self.bound: dict[str, bytes] = {}
 
     def bind(self, name: str, value: Any) -> None:
