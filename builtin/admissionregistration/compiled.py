@@ -9,6 +9,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from apiserver.schema.cel import MAX_MESSAGE_LENGTH
 from builtin.admissionregistration.celenv import admission_context, called, compile_expression
 from builtin.admissionregistration.cost import Budget, Cost, OutOfBudget, cost_of, total
@@ -85,6 +87,20 @@ def _expression(source: Any) -> Expression:
 
 
 @dataclass(frozen=True, slots=True)
+class Decision:
+    """One evaluation of a policy: the validations that failed and the audit annotations, or the error of
+    a match condition (then nothing else ran)."""
+
+    failures: tuple[Failure, ...] = ()
+    annotations: tuple[tuple[str, str], ...] = ()
+    condition_error: str | None = None
+
+
+MEMO_SIZE = 1024
+"""Decisions remembered per compiled policy (then it starts over)."""
+
+
+@dataclass(frozen=True, slots=True)
 class CompiledPolicy:
     name: str
     spec: dict[str, Any]
@@ -98,6 +114,46 @@ class CompiledPolicy:
     """The library functions the expressions call (celenv: only those are registered)."""
     costs: tuple[Cost, ...]
     """The costs of every expression."""
+    decisions: dict[bytes, Decision] = dataclasses.field(default_factory=dict)
+    """By the JSON of the projected admission variables: CEL is deterministic, so the same inputs decide
+    the same (a policy reading ``authorizer``, whose answers may change, is never remembered). The fields
+    policies read (replicas, an image, a label) take few values, so most writes are decided here."""
+
+    def key(self, projected: dict[str, Any]) -> bytes | None:
+        """What remembers the decision on ``projected`` (None: it is not remembered)."""
+        if "authorizer" in self.needed:
+            return None
+        try:
+            return orjson.dumps(projected)
+        except TypeError:  # not JSON (an integer over 64 bits): evaluated every time
+            return None
+
+    def decide(self, projected: dict[str, Any], key: bytes | None) -> Decision:
+        """The decision on ``projected`` (the admission variables, CompiledPolicy.project and
+        with_params), remembered by ``key``. Each evaluation has its own budget (kube's ForInput per
+        param); running out of it is an errored failure."""
+        known = self.decisions.get(key) if key is not None else None
+        if known is not None:
+            return known
+        decision = self._evaluate(projected)
+        if key is not None:
+            if len(self.decisions) >= MEMO_SIZE:
+                self.decisions.clear()
+            self.decisions[key] = decision
+        return decision
+
+    def _evaluate(self, projected: dict[str, Any]) -> Decision:
+        try:
+            context = self.bind(projected)
+            try:
+                if not self.matches(context):
+                    return Decision()
+            except EvaluationError as error:
+                return Decision(condition_error=str(error))
+            failures = self.failures(context)
+            return Decision(tuple(failures), tuple(self.audit_annotations(context).items()))
+        except OutOfBudget as error:
+            return Decision((Failure(0, str(error), "", errored=True),))
 
     def project(self, variables: dict[str, Any]) -> dict[str, Any]:
         """The admission variables the expressions read, cut down to the fields they select."""

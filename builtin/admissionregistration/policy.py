@@ -30,11 +30,9 @@ from apiserver.storage.interface import StorageError
 from builtin.admissionregistration.authz import Asking, authorizer_value
 from builtin.admissionregistration.compiled import (
     CompiledPolicy,
-    EvaluationError,
     Failure,
     compile_policy,
 )
-from builtin.admissionregistration.cost import OutOfBudget
 from builtin.admissionregistration.matching import namespace_selected, object_selected
 from builtin.admissionregistration.review import admission_review
 from builtin.admissionregistration.rules import matched_version
@@ -96,6 +94,8 @@ class ValidatingPolicies:
         """Memo of ``_ruled``, forgotten whenever a policy or binding changes."""
         self.ruled_matches: dict[int, Any] = {}
         self.status_writes: set[asyncio.Task[None]] = set()
+        self.param_stores: dict[tuple[str, str], Store] = {}
+        """By (group, kind): the store of a paramKind (checked to be still the server's)."""
 
     # -- following policies and bindings -------------------------------------------------------------------
 
@@ -289,13 +289,15 @@ class ValidatingPolicies:
             variables["authorizer"] = authorizer_value(attributes)
         asking = Asking(self.context.authorizer, attributes.user)
         projected = compiled.project(variables)
-        first = compiled.with_params(projected, all_params[0] if all_params else None)
-        if compiled.bound(first) * len(all_params) > HEAVY_COST:
-            found, annotations = await run_heavy(
-                _evaluate, compiled, projected, all_params, fails_closed, asking
-            )
+        inputs = []
+        for params in all_params:
+            with_params = compiled.with_params(projected, params)
+            inputs.append((with_params, compiled.key(with_params)))
+        remembered = all(key in compiled.decisions for _, key in inputs)
+        if not remembered and compiled.bound(inputs[0][0]) * len(inputs) > HEAVY_COST:
+            found, annotations = await run_heavy(_evaluate, compiled, inputs, fails_closed, asking)
         else:
-            found, annotations = _evaluate(compiled, projected, all_params, fails_closed, asking)
+            found, annotations = _evaluate(compiled, inputs, fails_closed, asking)
         add_annotations(annotations)
         return found
 
@@ -356,8 +358,13 @@ class ValidatingPolicies:
     def _param_store(self, kind: Any) -> Store:
         api_version = str(kind.get("apiVersion", ""))
         group = api_version.rpartition("/")[0]
+        wanted = (group, str(kind.get("kind")))
+        known = self.param_stores.get(wanted)
+        if known is not None and self.context.stores.get(_store_key(known)) is known:
+            return known
         for store in self.context.stores.values():
-            if (store.resource.group, store.resource.kind) == (group, kind.get("kind")):
+            if (store.resource.group, store.resource.kind) == wanted:
+                self.param_stores[wanted] = store
                 return store
         raise ConfigurationError(
             f"failed to find resource referenced by paramKind: '{api_version}, "
@@ -382,6 +389,10 @@ class ValidatingPolicies:
         error.code = _CODES.get(error.reason, 422)
         error.causes = [errors.StatusCause("", message)]
         return error
+
+
+def _store_key(store: Store) -> tuple[str, str]:
+    return (store.resource.group, store.resource.plural)
 
 
 def _in_version(obj: Object | None, version: VersionType) -> Object | None:
@@ -418,31 +429,25 @@ def validating_policies(context: ServerContext) -> ValidatingPolicies:
 
 
 def _evaluate(
-    compiled: CompiledPolicy, projected: dict[str, Any], all_params: list[Object | None],
+    compiled: CompiledPolicy, inputs: list[tuple[dict[str, Any], bytes | None]],
     fails_closed: bool, asking: Asking,
 ) -> tuple[list[Failure], dict[str, str]]:  # fmt: skip
-    """The failures of a policy's evaluation for each params (``projected``: the other admission
-    variables, CompiledPolicy.project), and the audit annotations it adds. Each
-    evaluation has its own budget (kube's ForInput per param); running out of it is an error under the
-    failurePolicy (kube's policyDecisionActionForError)."""
+    """The failures of a policy's evaluation for each params (``inputs``: the projected admission
+    variables with each params, and the key remembering their decision), and the audit annotations it
+    adds. Running out of budget is an error under the failurePolicy (kube's
+    policyDecisionActionForError)."""
     found: list[Failure] = []
     annotations: dict[str, str] = {}
     with asking:
-        for params in all_params:
-            try:
-                context = compiled.bind(compiled.with_params(projected, params))
-                try:
-                    if not compiled.matches(context):
-                        continue
-                except EvaluationError as error:
-                    if fails_closed:
-                        found.append(Failure(0, str(error), ""))
-                    continue
-                failures = compiled.failures(context)
-                annotations.update(compiled.audit_annotations(context))
-            except OutOfBudget as error:
-                failures = [Failure(0, str(error), "", errored=True)]
+        for projected, key in inputs:
+            decision = compiled.decide(projected, key)
+            if decision.condition_error is not None:
+                if fails_closed:
+                    found.append(Failure(0, decision.condition_error, ""))
+                continue
+            annotations.update(decision.annotations)
+            failures = decision.failures
             if not fails_closed:  # evaluation errors are ignored, failed validations are not
-                failures = [f for f in failures if not f.errored]
+                failures = tuple(f for f in failures if not f.errored)
             found.extend(failures)
     return found, annotations

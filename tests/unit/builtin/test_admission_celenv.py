@@ -75,3 +75,36 @@ def test_params_are_read_for_each_evaluation() -> None:
     ]
     assert failures(compiled, {"spec": {"replicas": 5}}, large) == []
     assert len(failures(compiled, {"spec": {"replicas": 5}}, small)) == 1
+
+
+def test_the_same_inputs_are_decided_once_and_new_ones_afresh() -> None:
+    compiled = policy(
+        paramKind={"apiVersion": "v1", "kind": "ConfigMap"},
+        validations=[
+            {"expression": "object.spec.replicas <= int(params.data.max)", "message": "no"}
+        ],
+    )
+
+    def decide(replicas: Any, limit: str) -> Any:
+        projected = compiled.with_params(
+            compiled.project(
+                {"object": {"metadata": {"name": "x"}, "spec": {"replicas": replicas}}}
+            ),
+            {"data": {"max": limit}},
+        )
+        return compiled.decide(projected, compiled.key(projected))
+
+    first = decide(5, "2")
+    assert [f.message for f in first.failures] == ["no"]
+    assert decide(5, "2") is first  # remembered: the name is not read, so it is not part of the key
+    assert decide(5, "20").failures == ()  # other params: decided again
+    assert decide(5.0, "2") is not first  # JSON tells 5 from 5.0
+    assert [f.message for f in decide(3, "2").failures] == ["no"]
+
+
+def test_a_policy_asking_the_authorizer_is_never_remembered() -> None:
+    compiled = policy(
+        validations=[{"expression": "authorizer.group('').resource('pods').check('get').allowed()"}]
+    )
+    projected = compiled.project({"object": {}, "authorizer": {"kind": "authorizer"}})
+    assert compiled.key(projected) is None
