@@ -13,7 +13,15 @@ import orjson
 
 from apiserver.schema.cel import MAX_MESSAGE_LENGTH
 from builtin.admissionregistration.celenv import admission_context, called, compile_expression
-from builtin.admissionregistration.cost import Budget, Cost, OutOfBudget, cost_of, total
+from builtin.admissionregistration.cost import (
+    HEAVY_COST,
+    Budget,
+    Cost,
+    OutOfBudget,
+    cost_of,
+    safe_size,
+    total,
+)
 from builtin.admissionregistration.projection import Fields, needed_fields, project
 
 
@@ -114,6 +122,8 @@ class CompiledPolicy:
     """The library functions the expressions call (celenv: only those are registered)."""
     costs: tuple[Cost, ...]
     """The costs of every expression."""
+    safe_size: int
+    """Inputs whose JSON is no longer cannot cost more than HEAVY_COST (cost.safe_size)."""
     decisions: dict[bytes, Decision] = dataclasses.field(default_factory=dict)
     """By the JSON of the projected admission variables: CEL is deterministic, so the same inputs decide
     the same (a policy reading ``authorizer``, whose answers may change, is never remembered). The fields
@@ -294,12 +304,15 @@ def compile_policy(policy: dict[str, Any]) -> CompiledPolicy:
         needed=needed_fields(sources),
         functions=frozenset(),
         costs=(),
+        safe_size=-1,
     )
     expressions = compiled.expressions()
+    costs = tuple(e.cost for e in expressions)
     return dataclasses.replace(
         compiled,
         functions=called(e.program for e in expressions),
-        costs=tuple(e.cost for e in expressions),
+        costs=costs,
+        safe_size=safe_size(costs, HEAVY_COST),
     )
 
 

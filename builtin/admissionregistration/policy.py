@@ -33,6 +33,7 @@ from builtin.admissionregistration.compiled import (
     Failure,
     compile_policy,
 )
+from builtin.admissionregistration.cost import HEAVY_COST
 from builtin.admissionregistration.matching import namespace_selected, object_selected
 from builtin.admissionregistration.review import admission_review
 from builtin.admissionregistration.rules import matched_version
@@ -48,14 +49,6 @@ _UNKNOWN = object()
 _BY_NAME = object()
 """Memoized for a match whose rules name resources: the answer depends on the write's name."""
 _CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge": 413, "Invalid": 422}
-
-
-HEAVY_COST = 10_000
-"""A policy evaluation whose cost bound is above this runs off the event loop (registry.offload): the engine
-spends ~0.1-0.3 µs per unit of the bound (300 labels compared pairwise: 811,502 units, ~160 ms), so this is
-~2 ms, and the hop costs ~50 µs; a whole budget (10,000,000) is seconds. cel-rust holds the GIL while it
-evaluates one expression, so off the loop the loop waits for one expression at most (bounded by the per-call
-limit), not for the whole policy."""
 
 
 class ConfigurationError(Exception):
@@ -293,13 +286,23 @@ class ValidatingPolicies:
         for params in all_params:
             with_params = compiled.with_params(projected, params)
             inputs.append((with_params, compiled.key(with_params)))
-        remembered = all(key in compiled.decisions for _, key in inputs)
-        if not remembered and compiled.bound(inputs[0][0]) * len(inputs) > HEAVY_COST:
+        if not all(key in compiled.decisions for _, key in inputs) and self._heavy(
+            compiled, inputs
+        ):
             found, annotations = await run_heavy(_evaluate, compiled, inputs, fails_closed, asking)
         else:
             found, annotations = _evaluate(compiled, inputs, fails_closed, asking)
         add_annotations(annotations)
         return found
+
+    @staticmethod
+    def _heavy(compiled: CompiledPolicy, inputs: list[tuple[dict[str, Any], bytes | None]]) -> bool:
+        """Whether evaluating for all ``inputs`` may cost more than HEAVY_COST: known at once when their
+        JSON is small enough (CompiledPolicy.safe_size), else bounded from their sizes."""
+        safe = compiled.safe_size
+        if all(key is not None and len(key) <= safe for _, key in inputs):
+            return False
+        return compiled.bound(inputs[0][0]) * len(inputs) > HEAVY_COST
 
     async def _namespace(self, attributes: Attributes) -> Object | None:
         if not attributes.namespace:
