@@ -184,7 +184,7 @@ class CompiledPolicy:
         values: dict[str, Any] = {}
         evaluation = Bound(slot.context, {**projected, "variables": values}, Budget())
         for index, (name, expression) in enumerate(self.variables):
-            if index:
+            if index or "variables" in expression.source:  # the first reads none (or an empty map)
                 slot.bind("variables", values)
             try:
                 values[name] = expression.evaluate(evaluation)
