@@ -679,6 +679,11 @@ class _Coster:
             regex = MAX_REGEX_SIZES.get(named, max(MAX_REGEX_SIZES.values()))
             text = (self.size_or_unknown(args[0]) + ONE).factor(STRING_TRAVERSAL)
             return text * fixed(regex).factor(REGEX_LENGTH), None
+        if function == "escapeKey" and len(args) == 1:
+            # kube's JSONPatch library (mutating admission policies): one pass over the key, which
+            # at most doubles ("~" and "/" become two characters each)
+            key = self.size_or_unknown(args[0])
+            return key.factor(STRING_TRAVERSAL), Range(key.min, _mul(key.max, 2))
         if function in ("isSorted", "sum", "min", "max"):  # one step per item (cost.go: lists)
             return size, None
         if function in ("find", "findAll") and args:  # as matches: the text times the pattern

@@ -1,6 +1,6 @@
 """The CEL environment of admission expressions (match conditions, policy validations, variables, audit
 annotations, message expressions): the Kubernetes libraries the schema rules have, plus the authorizer
-library.
+library and (for mutating policies) the JSONPatch library's ``escapeKey``.
 
 A context is made per thread and per set of library functions a policy calls, with only those registered:
 cel-rust rebuilds its environment, every registered function included, on the first evaluation after a
@@ -22,7 +22,14 @@ from apiserver.schema import celformat
 from apiserver.schema.cellibs import LIBRARIES
 from builtin.admissionregistration.authz import FUNCTIONS as AUTHORIZER
 
-FUNCTIONS: Final = {**LIBRARIES, **AUTHORIZER}
+
+def escape_key(_library: Any, key: str) -> str:
+    """kube's JSONPatch library ``jsonpatch.escapeKey`` (mutating policies): RFC 6901's escaping of a
+    path key (``~`` first)."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+FUNCTIONS: Final = {**LIBRARIES, **AUTHORIZER, "escapeKey": escape_key}
 _PER_THREAD = threading.local()
 
 

@@ -118,11 +118,11 @@ class CompiledPolicy:
     annotations: tuple[tuple[str, Expression], ...]
     needed: dict[str, Fields | bool]
     """What of each admission variable the expressions read (projection.py); the others are null."""
-    functions: frozenset[str]
+    functions: frozenset[str] = frozenset()
     """The library functions the expressions call (celenv: only those are registered)."""
-    costs: tuple[Cost, ...]
+    costs: tuple[Cost, ...] = ()
     """The costs of every expression."""
-    safe_size: int
+    safe_size: int = -1
     """Inputs whose JSON is no longer cannot cost more than HEAVY_COST (cost.safe_size)."""
     decisions: dict[bytes, Decision] = dataclasses.field(default_factory=dict)
     """By the JSON of the projected admission variables: CEL is deterministic, so the same inputs decide
@@ -302,9 +302,6 @@ def compile_policy(policy: dict[str, Any]) -> CompiledPolicy:
             for a in spec.get("auditAnnotations") or ()
         ),
         needed=needed_fields(sources),
-        functions=frozenset(),
-        costs=(),
-        safe_size=-1,
     )
     expressions = compiled.expressions()
     costs = tuple(e.cost for e in expressions)
