@@ -18,8 +18,8 @@ import orjson
 
 from apiserver.admission.interface import Plugin
 from apiserver.registry.context import ServerContext
-from builtin.admissionregistration.client import CallFailed
 from builtin.admissionregistration.webhook import MutatingWebhooks, ValidatingWebhooks, Webhooks
+from builtin.webhook.client import CallFailed
 
 Hook = Callable[[dict[str, Any]], Any]
 

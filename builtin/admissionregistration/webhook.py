@@ -27,7 +27,6 @@ from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import VersionType
 from apiserver.patch.jsonpatch import PatchError, apply_json_patch
 from apiserver.registry.context import ServerContext
-from builtin.admissionregistration.client import CallFailed, Clients
 from builtin.admissionregistration.matching import (
     ConditionError,
     conditions_match,
@@ -42,6 +41,7 @@ from builtin.admissionregistration.review import (
 )
 from builtin.admissionregistration.rules import matched_version
 from builtin.rbac.informer import Informer
+from builtin.webhook.client import CallFailed, ClientConfigError, WebhookClients
 
 log = logging.getLogger(__name__)
 GROUP = "admissionregistration.k8s.io"
@@ -58,7 +58,7 @@ class Webhooks:
         self.context = context
         self.configurations: dict[str, Object] = {}
         self.hooks: list[dict[str, Any]] = []
-        self.clients = Clients()
+        self.clients = WebhookClients(context)
         self.informer: Informer | None = None
 
     # -- following the configurations (informer handler and controller) ------------------------------------
@@ -98,8 +98,14 @@ class Webhooks:
     # -- one webhook --------------------------------------------------------------------------------------
 
     async def send(self, hook: dict[str, Any], review: dict[str, Any], timeout: int) -> Any:
-        """The hook's answer to ``review`` (an AdmissionReview); raises CallFailed."""
-        return await self.clients.post(self.context, hook.get("clientConfig"), review, timeout)
+        """The hook's answer to ``review`` (an AdmissionReview); raises CallFailed, worded as kube's
+        webhook dispatcher words a failed call (``failed to call webhook: Post "<url>": ...``)."""
+        try:
+            return await self.clients.post(hook.get("clientConfig"), review, timeout)
+        except ClientConfigError:
+            raise
+        except CallFailed as error:
+            raise CallFailed(f"failed to call webhook: {error}") from None
 
     async def selected(
         self, hook: dict[str, Any], attributes: Attributes, written: VersionType

@@ -1,12 +1,15 @@
-"""One JSON POST to a webhook's ``clientConfig`` (k8s.io/apiserver/pkg/util/webhook): to ``url``, or to the
-Service it names. A Service reference is resolved as kube-apiserver's default ServiceResolver does (the
-Service's cluster IP and port; an ExternalName Service's DNS name), while the request keeps the Service's
-DNS name ``<name>.<namespace>.svc``: the certificate is verified for that name (TLS SNI), and errors quote
-the URL as kube does (``Post "https://name.ns.svc:443/path?timeout=30s": ...``). Failures are raised as
-CallFailed in Go's net/http words, because users search for those messages."""
+"""One JSON POST to a webhook's ``clientConfig``, as k8s.io/apiserver/pkg/util/webhook's ClientManager makes it
+for both kinds of webhook kube-apiserver calls (admission and CRD conversion): to ``url``, or to the Service it
+names. A Service reference is posted to ``https://<name>.<namespace>.svc:<port><path>``: the certificate is
+verified for that name (TLS SNI) and errors quote that URL, while the connection goes where kube-apiserver's
+ClusterIPServiceResolver leads (the Service's cluster IP; an ExternalName Service's DNS name), resolved when
+the connection is made, as kube's dialer does. Failures are raised as CallFailed in the words of kube's REST
+client and Go's net/http (``Post "<url>": ...``), because users search for those messages."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import ssl
 from typing import Any
 
@@ -14,39 +17,55 @@ import httpx
 import orjson
 
 from apiserver.registry.context import ServerContext
-from builtin.admissionregistration.client import Clients, go_transport_reason  # Go's net/http words
 from builtin.core.serviceresolver import Unresolved, resolve
 
-__all__ = ["CallFailed", "WebhookClients"]
+__all__ = ["CallFailed", "ClientConfigError", "WebhookClients", "go_transport_reason"]
 
 
 class CallFailed(Exception):
     """The webhook could not be called, or did not answer 2xx JSON."""
 
 
+class ClientConfigError(CallFailed):
+    """No REST client could be made from the ``clientConfig`` (kube fails this before any call, so
+    admission does not word it as a failed call)."""
+
+
 class WebhookClients:
-    """Calls through the admission webhooks' HTTP clients (one per CA bundle, kept while the server runs),
-    to a url or a resolved Service."""
+    """One HTTP client per CA bundle, kept while the server runs: a TLS context costs milliseconds to build
+    and a connection's handshake is reused across calls."""
 
     def __init__(self, context: ServerContext) -> None:
         self.context = context
-        self._clients = Clients()  # the admission webhooks' cache of one HTTP client per CA bundle
+        self._clients: dict[str, httpx.AsyncClient] = {}
+
+    def _client(self, ca_bundle: str) -> httpx.AsyncClient:
+        found = self._clients.get(ca_bundle)
+        if found is None:
+            found = self._clients[ca_bundle] = httpx.AsyncClient(verify=_tls(ca_bundle))
+        return found
 
     async def close(self) -> None:
-        await self._clients.close()
+        for client in self._clients.values():
+            await client.aclose()
+        self._clients.clear()
 
-    async def post(self, client_config: dict[str, Any], body: Any, timeout: float) -> Any:
+    async def post(self, client_config: Any, body: Any, timeout: float) -> Any:
         """The webhook's decoded JSON answer; raises CallFailed in kube's words."""
-        url, connect_to = await self._where(client_config, timeout)
+        config = client_config if isinstance(client_config, dict) else {}
         try:
-            client = self._clients.client(str(client_config.get("caBundle") or ""))
+            client = self._client(str(config.get("caBundle") or ""))
         except (ValueError, ssl.SSLError) as error:
-            raise CallFailed(f"could not get REST client: invalid caBundle: {error}") from None
+            raise ClientConfigError(
+                f"could not get REST client: invalid caBundle: {error}"
+            ) from None
+        url = _url(config, timeout)
         request_url = httpx.URL(url)
         extensions: dict[str, Any] = {"timeout": httpx.Timeout(timeout).as_dict()}
-        if connect_to is not None:
+        service = config.get("service")
+        if not config.get("url") and isinstance(service, dict):
             extensions["sni_hostname"] = request_url.host
-            request_url = request_url.copy_with(host=connect_to)
+            request_url = request_url.copy_with(host=await self._dial_host(service, url))
         request = client.build_request(
             "POST",
             request_url,
@@ -54,8 +73,7 @@ class WebhookClients:
             headers={"Content-Type": "application/json", "Accept": "application/json"},
             extensions=extensions,
         )
-        if connect_to is not None:
-            request.headers["Host"] = httpx.URL(url).netloc.decode("ascii")
+        request.headers["Host"] = httpx.URL(url).netloc.decode("ascii")
         try:
             response = await client.send(request)
         except httpx.TimeoutException:
@@ -72,28 +90,67 @@ class WebhookClients:
         except orjson.JSONDecodeError:
             raise CallFailed(_json_error(response.content)) from None
 
-    async def _where(self, config: dict[str, Any], timeout: float) -> tuple[str, str | None]:
-        """The URL kube posts to (with the ``?timeout=`` its REST client adds) and, for a Service
-        reference, the host it connects to instead of the Service's DNS name."""
-        seconds = f"{timeout:g}s"
-        url = config.get("url")
-        if isinstance(url, str) and url:
-            return f"{url}{'&' if '?' in url else '?'}timeout={seconds}", None
-        service = config.get("service") or {}
-        namespace, name = str(service.get("namespace", "")), str(service.get("name", ""))
-        port = int(service.get("port") or 443)
-        path = str(service.get("path") or "")
-        host = await self._resolve(namespace, name, port)
-        return f"https://{name}.{namespace}.svc:{port}{path}?timeout={seconds}", host
-
-    async def _resolve(self, namespace: str, name: str, port: int) -> str:
-        """The host of the Service: kube-aggregator's resolver (builtin/apiregistration), as
-        kube-apiserver gives the same ServiceResolver to its conversion webhooks."""
-        reference = {"namespace": namespace, "name": name, "port": port}
+    async def _dial_host(self, reference: dict[str, Any], url: str) -> str:
+        """Where the Service leads; an unresolvable one fails the POST in the words of kube's
+        ClusterIPServiceResolver (k8s.io/kube-aggregator pkg/apiserver/resolvers.go ResolveCluster)."""
+        name = str(reference.get("name", ""))
+        port = reference.get("port") or 443
         try:
-            return (await resolve(self.context, reference)).host
+            return (await resolve(self.context, {**reference, "port": port})).host
         except Unresolved as error:
-            raise CallFailed(error.message) from None
+            reason = {
+                "ServiceNotFound": f'service "{name}" not found',
+                "ServicePortError": f'no service port {port} found for service "{name}"',
+                "MissingEndpoints": 'cannot route to service with ClusterIP "None"',
+            }.get(error.reason, error.message)
+            raise CallFailed(f'Post "{url}": {reason}') from None
+
+
+def _url(config: dict[str, Any], timeout: float) -> str:
+    """The URL kube posts to, with the ``?timeout=`` its REST client adds."""
+    url = config.get("url")
+    if not isinstance(url, str) or not url:
+        service = config.get("service") or {}
+        name, namespace = service.get("name", ""), service.get("namespace", "")
+        url = f"https://{name}.{namespace}.svc:{service.get('port') or 443}{service.get('path') or ''}"
+    return f"{url}{'&' if '?' in url else '?'}timeout={timeout:g}s"
+
+
+def _tls(ca_bundle: str) -> ssl.SSLContext:
+    """The context that verifies the webhook's certificate against ``caBundle`` (base64 of PEM, as the
+    API carries ``[]byte``), or the system's roots."""
+    if not ca_bundle:
+        return ssl.create_default_context()
+    try:
+        pem = base64.b64decode(ca_bundle, validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError) as error:
+        raise ValueError(str(error)) from None
+    return ssl.create_default_context(cadata=pem)
+
+
+def go_transport_reason(error: httpx.HTTPError) -> str:
+    """Go's net/http wording for the common failures."""
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return "tls: failed to verify certificate: x509: " + (
+                cause.verify_message or "certificate signed by unknown authority"
+            )
+        if isinstance(cause, ConnectionRefusedError):
+            return f"dial tcp {_address(error)}: connect: connection refused"
+        cause = cause.__cause__ or cause.__context__
+    text = str(error) or type(error).__name__
+    if "refused" in text.lower():
+        return f"dial tcp {_address(error)}: connect: connection refused"
+    return text
+
+
+def _address(error: httpx.HTTPError) -> str:
+    try:
+        url = error.request.url
+    except RuntimeError:
+        return ""
+    return f"{url.host}:{url.port or 443}"
 
 
 def _json_error(body: bytes) -> str:

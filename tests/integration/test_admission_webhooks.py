@@ -393,7 +393,7 @@ def test_a_service_reference_is_resolved_to_its_cluster_ip_and_verified_by_its_n
     assert response.json()["message"].startswith(
         f'Internal error occurred: failed calling webhook "{label}.hooks.example.com": '
         "failed to call webhook: Post "
-        f'"https://{SERVICE_IP}:{port}/deny?timeout=10s": tls: failed to verify certificate: x509: '
+        f'"https://other.default.svc:{port}/deny?timeout=10s": tls: failed to verify certificate: x509: '
     )
 
     # no such Service
@@ -404,6 +404,8 @@ def test_a_service_reference_is_resolved_to_its_cluster_ip_and_verified_by_its_n
     assert response.status_code == 500, response.text
     assert response.json()["message"] == (
         f'Internal error occurred: failed calling webhook "{label}.hooks.example.com": '
-        "could not get REST client: "
+        # kube resolves the Service when it dials (webhook ClientManager's Dial), so the REST client's
+        # error quotes the Service's URL
+        f'failed to call webhook: Post "https://missing.default.svc:{port}/deny?timeout=10s": '
         'service "missing" not found'
     )
