@@ -8,11 +8,15 @@ User-Agent: credentials (Authorization) cannot reach an audit log."""
 from __future__ import annotations
 
 import enum
+import logging
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from apiserver.authentication.user import UserInfo
+
+log = logging.getLogger(__name__)
 
 
 class Level(enum.Enum):
@@ -98,6 +102,30 @@ class Event:
         if self.annotations:
             event["annotations"] = self.annotations
         return event
+
+
+def emit(backend: Backend, event: Event, stage: Stage, omit: frozenset[Stage]) -> None:
+    """Hand ``event`` at ``stage`` to ``backend`` unless the policy omits the stage; a backend that fails
+    (a full disk) is logged and never fails the request (as kube logs its backends' errors)."""
+    if stage in omit:
+        return
+    event.stage = stage
+    event.stage_time = time.time()
+    try:
+        backend.process_events(event)
+    except Exception:
+        log.exception("the audit backend failed on event %s", event.audit_id)
+
+
+_STATUS_FIELDS = ("status", "message", "reason", "details", "code")
+
+
+def status_fields(document: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a Status an event's responseStatus carries (kube's LogResponseObject copies these at
+    every level)."""
+    status: dict[str, Any] = {"metadata": {}}
+    status.update((key, document[key]) for key in _STATUS_FIELDS if key in document)
+    return status
 
 
 def micro_time(seconds: float) -> str:

@@ -14,7 +14,7 @@ import orjson
 
 from apiserver.audit.annotations import CURRENT as ANNOTATIONS
 from apiserver.audit.bodies import MAX_RECORDED_BODY, TRUNCATED_ANNOTATION, BodyRecorder, Codecs
-from apiserver.audit.event import Backend, Event, Level, Stage
+from apiserver.audit.event import Backend, Event, Level, Stage, emit, status_fields
 from apiserver.audit.policy import AuditConfig, Policy
 from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.http import (
@@ -35,8 +35,6 @@ from apiserver.filters.authorization import authorizer_attributes
 from apiserver.filters.longrunning import is_long_running
 
 log = logging.getLogger(__name__)
-
-_STATUS_FIELDS = ("status", "message", "reason", "details", "code")
 
 
 class Auditor:
@@ -81,14 +79,7 @@ class Auditor:
         return event, config
 
     def emit(self, event: Event, stage: Stage, config: AuditConfig) -> None:
-        if stage in config.omit_stages:
-            return
-        event.stage = stage
-        event.stage_time = time.time()
-        try:
-            self.backend.process_events(event)
-        except Exception:  # a full disk must not fail the request (kube logs backend errors)
-            log.exception("the audit backend failed on event %s", event.audit_id)
+        emit(self.backend, event, stage, config.omit_stages)
 
     def failed_authentication(self, scope: Scope, info: RequestInfo) -> None:
         """Record a request refused by authentication (kube's WithFailedAuthenticationAudit), its message
@@ -281,13 +272,6 @@ def _status_of(body: bytes) -> dict[str, Any] | None:
     if not isinstance(document, dict) or document.get("kind") != "Status":
         return None
     return status_fields(document)
-
-
-def status_fields(document: dict[str, Any]) -> dict[str, Any]:
-    """The fields of a Status an event's responseStatus carries."""
-    status: dict[str, Any] = {"metadata": {}}
-    status.update((key, document[key]) for key in _STATUS_FIELDS if key in document)
-    return status
 
 
 def _auth_methods(scope: Scope) -> str:

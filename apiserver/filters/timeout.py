@@ -20,6 +20,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Generator
 
+from apiserver.audit.event import status_fields
 from apiserver.endpoints.http import (
     SCOPE_MIN_REQUEST_TIMEOUT,
     SCOPE_REQUEST_INFO,
@@ -32,7 +33,7 @@ from apiserver.endpoints.http import (
     respond_error,
 )
 from apiserver.endpoints.routing import RequestInfo
-from apiserver.filters.audit import Auditor, status_fields
+from apiserver.filters.audit import Auditor
 from apiserver.filters.longrunning import is_long_running
 from apiserver.machinery.errors import APIError, bad_request
 from apiserver.machinery.goduration import parse_go_duration

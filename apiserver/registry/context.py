@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from apiserver.audit.internal import InternalAudit
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
 from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
@@ -46,6 +47,11 @@ class Elector(Protocol):
     """Runs the leader-only controllers it is given while its replica holds the leadership."""
 
     def add(self, controller: Controller) -> None: ...
+
+    def holds(self) -> bool:
+        """Whether this replica's leader-only controllers may write now (it leads, and its lease is fresh
+        by its own clock)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,9 @@ class ServerContext:
     served: ServedResources | None = None
     """What the server serves, changeable while it serves (CustomResourceDefinitions install kinds there);
     set by the server once it is built."""
+    audit: InternalAudit = field(default_factory=InternalAudit)
+    """How the server's own writes (its controllers') reach the audit log; the audit chain sets the log's
+    policy and backend on it (no log: nothing is recorded)."""
 
     parts: dict[Callable[..., Any], Any] = field(default_factory=dict)
     """Parts made once per server and shared, by their maker (see ``part``)."""

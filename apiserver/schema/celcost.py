@@ -643,6 +643,11 @@ class _Coster:
             return size * per_element, None
         if function in ("lowerAscii", "upperAscii", "trim"):
             return size.factor(STRING_TRAVERSAL), size
+        if function == "escapeKey" and len(args) == 1:
+            # kube's JSONPatch library (mutating admission policies): one pass over the key, which
+            # at most doubles ("~" and "/" become two characters each)
+            key = self.size_or_unknown(args[0])
+            return key.factor(STRING_TRAVERSAL), Range(key.min, _mul(key.max, 2))
         if function in ("isSorted", "sum", "min", "max"):  # one step per item (cost.go: lists)
             return size, None
         if function in ("find", "findAll") and args:  # as matches: the text times the pattern

@@ -28,6 +28,7 @@ __all__ = [
     "Literal",
     "Select",
     "parse",
+    "tokens",
 ]
 
 ACCUMULATOR: Final = "@result"
@@ -136,6 +137,12 @@ def _tokens(source: str) -> list[_Token]:
         position = match.end()
     out.append(_Token("end", ""))
     return out
+
+
+def tokens(source: str) -> list[tuple[str, str]]:
+    """Each token's kind (number, string, ident, op; "end" last) and text, spaces and comments left
+    out: for a rewrite of an expression that must not touch what is inside its string literals."""
+    return [(t.kind, t.text) for t in _tokens(source)]
 
 
 def _string_literal(text: str) -> Literal:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from apiserver.audit.bodies import MAX_RECORDED_BODY, protobuf_codecs
+from apiserver.audit.internal import InternalAudit
 from apiserver.audit.log import LogBackend
 from apiserver.audit.policy import MetadataPolicy
 from apiserver.audit.policyfile import load_policy_file
@@ -71,6 +72,7 @@ def build_handler_chain(
     auditor = _auditor(server, options)
     if auditor is not None:
         handler = AuditFilter(handler, auditor)
+        server.context.audit = InternalAudit(auditor.policy, auditor.backend)
     token_authenticator = server.context.tokens.authenticator()
     if token_authenticator is not None:  # the token file's and the service accounts'
         authenticators = [*authenticators, BearerTokenAuthenticator(token_authenticator)]

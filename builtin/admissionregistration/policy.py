@@ -15,8 +15,8 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from apiserver.admission.interface import Attributes, Operation
 from apiserver.audit.annotations import add_annotations
@@ -85,6 +85,12 @@ class _Follow:
 
 
 class ValidatingPolicies:
+    plurals: ClassVar[tuple[str, str]] = (
+        "validatingadmissionpolicies",
+        "validatingadmissionpolicybindings",
+    )
+    """The policies' and the bindings' resources, which the plugin follows."""
+
     def __init__(self, context: ServerContext) -> None:
         self.context = context
         self.policies = _Follow(self._policy_changed)
@@ -102,10 +108,7 @@ class ValidatingPolicies:
     async def start(self) -> None:
         if self.informers:  # one object serves both kinds' controller entries
             return
-        for plural, handler in (
-            ("validatingadmissionpolicies", self.policies),
-            ("validatingadmissionpolicybindings", self.bindings),
-        ):
+        for plural, handler in zip(self.plurals, (self.policies, self.bindings), strict=True):
             informer = Informer(self.context.store(GROUP, plural), handler)
             self.informers.append(informer)
             await informer.start()
@@ -277,16 +280,13 @@ class ValidatingPolicies:
             all_params = await self._params(policy, binding, attributes)
         except ConfigurationError as error:
             return [Failure(0, f"failed to configure binding: {error}", "")] if fails_closed else []
-        needed = compiled.needed
-        obj = _in_version(attributes.obj, version)
-        old = _in_version(attributes.old, version)
-        variables = {"object": obj, "oldObject": old}
-        if "request" in needed:
-            variables["request"] = cel_request(attributes, version)
-        if "namespaceObject" in needed:
-            variables["namespaceObject"] = await self._namespace(attributes)
-        if "authorizer" in needed:
-            variables["authorizer"] = authorizer_value(attributes)
+        variables = await self.admission_variables(
+            compiled.needed,
+            attributes,
+            version,
+            _in_version(attributes.obj, version),
+            _in_version(attributes.old, version),
+        )
         asking = Asking(self.context.authorizer, attributes.user)
         bound = compiled.bound({**variables, "params": all_params[0] if all_params else None})
         if bound * len(all_params) > HEAVY_COST:
@@ -297,6 +297,21 @@ class ValidatingPolicies:
             found, annotations = _evaluate(compiled, variables, all_params, fails_closed, asking)
         add_annotations(annotations)
         return found
+
+    async def admission_variables(
+        self, needed: Mapping[str, Any], attributes: Attributes, version: VersionType,
+        obj: Object | None, old: Object | None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """The admission variables a policy's expressions read (``needed``): the objects (in the
+        version the policy sees), and the request, namespace and authorizer when they are read."""
+        variables = {"object": obj, "oldObject": old}
+        if "request" in needed:
+            variables["request"] = cel_request(attributes, version)
+        if "namespaceObject" in needed:
+            variables["namespaceObject"] = await self._namespace(attributes)
+        if "authorizer" in needed:
+            variables["authorizer"] = authorizer_value(attributes)
+        return variables
 
     async def _namespace(self, attributes: Attributes) -> Object | None:
         if not attributes.namespace:

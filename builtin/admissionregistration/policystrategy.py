@@ -31,15 +31,10 @@ def _compiles(path: str, source: Any) -> Iterator[Cause]:
         yield causes.invalid(path, text, f"compilation failed: {error}")
 
 
-def policy_causes(obj: Object) -> list[Cause]:
-    spec = obj.get("spec") or {}
+def shared_causes(spec: dict[str, Any]) -> list[Cause]:
+    """What both kinds of policy require: matchConstraints with resourceRules, a complete paramKind,
+    variables with CEL names, and variables and match conditions that compile."""
     found: list[Cause] = []
-    if not spec.get("validations") and not spec.get("auditAnnotations"):
-        found.append(
-            causes.required(
-                "spec.validations", "validations or auditAnnotations must contain at least one item"
-            )
-        )
     match = spec.get("matchConstraints")
     if not match:
         found.append(causes.required("spec.matchConstraints"))
@@ -50,16 +45,6 @@ def policy_causes(obj: Object) -> list[Cause]:
         for key in ("apiVersion", "kind"):
             if not kind.get(key):
                 found.append(causes.required(f"spec.paramKind.{key}"))
-    for i, v in enumerate(spec.get("validations") or ()):
-        found.extend(_compiles(f"spec.validations[{i}].expression", v.get("expression")))
-        if v.get("messageExpression"):
-            found.extend(
-                _compiles(f"spec.validations[{i}].messageExpression", v["messageExpression"])
-            )
-        if v.get("reason") and v["reason"] not in REASONS:
-            found.append(
-                causes.not_supported(f"spec.validations[{i}].reason", v["reason"], REASONS)
-            )
     for i, v in enumerate(spec.get("variables") or ()):
         if not _IDENTIFIER.match(str(v.get("name", ""))):
             found.append(
@@ -70,6 +55,29 @@ def policy_causes(obj: Object) -> list[Cause]:
         found.extend(_compiles(f"spec.variables[{i}].expression", v.get("expression")))
     for i, c in enumerate(spec.get("matchConditions") or ()):
         found.extend(_compiles(f"spec.matchConditions[{i}].expression", c.get("expression")))
+    return found
+
+
+def policy_causes(obj: Object) -> list[Cause]:
+    spec = obj.get("spec") or {}
+    found: list[Cause] = []
+    if not spec.get("validations") and not spec.get("auditAnnotations"):
+        found.append(
+            causes.required(
+                "spec.validations", "validations or auditAnnotations must contain at least one item"
+            )
+        )
+    found.extend(shared_causes(spec))
+    for i, v in enumerate(spec.get("validations") or ()):
+        found.extend(_compiles(f"spec.validations[{i}].expression", v.get("expression")))
+        if v.get("messageExpression"):
+            found.extend(
+                _compiles(f"spec.validations[{i}].messageExpression", v["messageExpression"])
+            )
+        if v.get("reason") and v["reason"] not in REASONS:
+            found.append(
+                causes.not_supported(f"spec.validations[{i}].reason", v["reason"], REASONS)
+            )
     for i, a in enumerate(spec.get("auditAnnotations") or ()):
         found.extend(
             _compiles(f"spec.auditAnnotations[{i}].valueExpression", a.get("valueExpression"))
@@ -99,7 +107,14 @@ def binding_causes(obj: Object) -> list[Cause]:
                 "information in the API response and headers serves no purpose)",
             )
         )
-    ref = spec.get("paramRef")
+    found.extend(param_ref_causes(spec.get("paramRef")))
+    return found
+
+
+def param_ref_causes(ref: Any) -> list[Cause]:
+    """A binding's paramRef names its params by exactly one of name or selector, and says what a missing
+    one does (kube's validateParamRef, for both kinds of policy binding)."""
+    found: list[Cause] = []
     if ref is not None:
         if ref.get("name") and ref.get("selector") is not None:
             found.append(

@@ -47,6 +47,9 @@ class LeaderElector:
         self._task: asyncio.Task[None] | None = None
         self._observed: dict[str, Any] | None = None  # the lease's spec as last seen
         self._observed_at = 0.0  # when it last changed, on this replica's monotonic clock
+        self._renewed = (
+            0.0  # when this replica last acquired or renewed the lease, on the same clock
+        )
         context.elector = self
 
     def add(self, controller: Controller) -> None:
@@ -81,17 +84,27 @@ class LeaderElector:
                 await asyncio.sleep(config.retry_period)
                 if await self._try(config):
                     await self._lead()
-            renewed = time.monotonic()
             while self.leading:
                 await asyncio.sleep(config.retry_period)
                 if await self._try(config):
-                    renewed = time.monotonic()
-                elif time.monotonic() - renewed >= config.renew_deadline:
+                    self._renewed = time.monotonic()
+                elif time.monotonic() - self._renewed >= config.renew_deadline:
                     log.warning("leader election: lease lost by %s", self.identity)
                     await self._step_down()
 
+    def holds(self) -> bool:
+        """Whether a leader-only controller may write now: this replica leads and acquired or renewed the
+        lease within the renew deadline on its own clock. The campaign steps down only at its next round;
+        a replica that was paused meanwhile (SIGSTOP, a VM frozen) wakes up with its controllers' work
+        running before that round, on a lease another replica may hold by then: they check this first."""
+        config = self.context.leader_election
+        if config is None:
+            return True  # the only replica
+        return self.leading and time.monotonic() - self._renewed < config.renew_deadline
+
     async def _lead(self) -> None:
         log.info("leader election: %s leads", self.identity)
+        self._renewed = time.monotonic()
         self.leading = True
         for controller in self.controllers:
             await controller.start()

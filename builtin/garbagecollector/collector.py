@@ -11,6 +11,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from apiserver.audit.internal import Target
+from apiserver.authentication.user import UserInfo
 from apiserver.machinery import errors
 from apiserver.machinery.tasks import cancel_and_wait
 from apiserver.registry.context import ServerContext
@@ -32,7 +34,17 @@ log = logging.getLogger(__name__)
 WORKERS = 16  # kube-controller-manager's --concurrent-gc-syncs is 20
 RETRY_SECONDS = 1.0
 RESCAN_SECONDS = 2.0  # how soon a resource added while serving (a CRD) is watched
+USER = UserInfo(
+    "system:serviceaccount:kube-system:generic-garbage-collector",
+    groups=("system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"),
+)
+"""Who the GC's writes are by in the audit log: kube-controller-manager's GC with
+--use-service-account-credentials (kubeadm's default) runs as this service account."""
 SOLID, DANGLING, WAITING, UNRESOLVED, CLUSTER_DEPENDENT = range(5)
+
+
+class LeaseLapsed(Exception):
+    """This replica's lease is not fresh: the write waits (another replica may lead by now)."""
 
 
 class GarbageCollector:
@@ -174,8 +186,9 @@ class GarbageCollector:
                 continue
             try:
                 await action(node)
-            except (errors.APIError, StorageError) as error:
-                # a conflict or an unavailable store: try again later (kube's rate-limited requeue)
+            except (errors.APIError, StorageError, LeaseLapsed) as error:
+                # a conflict, an unavailable store, a lease not renewed in time: try again later (kube's
+                # rate-limited requeue); a replica that lost the lease stops its collector meanwhile
                 log.info(
                     "garbage collector: %s %s/%s: %s", node.kind, node.namespace, node.name, error
                 )
@@ -293,30 +306,68 @@ class GarbageCollector:
             raise
         return obj if obj["metadata"].get("uid") == node.uid else None
 
+    def _check_lease(self) -> None:
+        """Before each write: a replica paused past its lease (its campaign not yet run to step down) must
+        not write on a lease another replica may have taken."""
+        elector = self.context.elector
+        if elector is not None and not elector.holds():
+            raise LeaseLapsed("the lease was not renewed within the renew deadline")
+
     async def _delete(self, node: Node, latest: dict[str, Any], policy: str) -> None:
+        """kube's deleteObject: preconditions on the uid and resourceVersion the decision was made on, so
+        that an object changed or re-created under the same name since is never deleted."""
+        version = str(latest["metadata"]["resourceVersion"])
+        options = {
+            "kind": "DeleteOptions",
+            "apiVersion": "meta.k8s.io/v1",
+            "preconditions": {"uid": node.uid, "resourceVersion": version},
+            "propagationPolicy": policy,
+        }
+        self._check_lease()
+        write = node.store.delete(
+            node.namespace or None,
+            node.name,
+            uid_precondition=node.uid,
+            version_precondition=version,
+            propagation=Propagation(policy),
+        )
         try:
-            await node.store.delete(
-                node.namespace or None,
-                node.name,
-                uid_precondition=node.uid,
-                version_precondition=str(latest["metadata"]["resourceVersion"]),
-                propagation=Propagation(policy),
-            )
+            await self.context.audit.write(USER, "delete", _target(node), write, options)
         except errors.APIError as error:
             if error.code != 404:
                 raise
 
     async def _update(self, node: Node, change: Callable[[dict[str, Any]], None]) -> None:
+        """kube's patches of the GC (owner references, finalizers, blockOwnerDeletion), which carry the
+        item's uid: an object re-created under the same name is a 409, never changed."""
+        resource = node.store.resource
+
         def try_update(obj: dict[str, Any]) -> dict[str, Any]:
-            if obj["metadata"].get("uid") == node.uid:
-                change(obj)
+            uid = obj["metadata"].get("uid")
+            if uid != node.uid:
+                raise errors.conflict(
+                    resource.plural,
+                    resource.group,
+                    node.name,
+                    f"Precondition failed: UID in precondition: {node.uid}, UID in object meta: {uid}",
+                )
+            change(obj)
             return obj
 
+        self._check_lease()
+        write = node.store.update(node.namespace or None, node.name, try_update)
         try:
-            await node.store.update(node.namespace or None, node.name, try_update)
+            await self.context.audit.write(USER, "patch", _target(node), write)
         except errors.APIError as error:
             if error.code != 404:
                 raise
+
+
+def _target(node: Node) -> Target:
+    """Where kube's GC would send its request: the version the item was observed in."""
+    resource = node.store.resource
+    version = node.api_version.rpartition("/")[2] or resource.storage_version.name
+    return Target(resource.group, version, resource.plural, node.namespace, node.name)
 
 
 def _without_owners(obj: dict[str, Any], uids: set[str]) -> None:

@@ -2,6 +2,8 @@
 """REST bindings of the admissionregistration.k8s.io group: one ResourceType per resource, wiring each version's
 schema, defaulter, validator, conversions and model into the generic registry (the per-resource strategy)."""
 
+import builtin.admissionregistration.mutating
+import builtin.admissionregistration.mutatingstrategy
 import builtin.admissionregistration.policy
 import builtin.admissionregistration.policystrategy
 import builtin.admissionregistration.strategy
@@ -13,6 +15,96 @@ from .v1 import defaults as v1_defaults
 from .v1 import models as v1_models
 from .v1 import schemas as v1_schemas
 from .v1 import validation as v1_validation
+from .v1beta1 import conversion as v1beta1_conversion
+from .v1beta1 import defaults as v1beta1_defaults
+from .v1beta1 import models as v1beta1_models
+from .v1beta1 import schemas as v1beta1_schemas
+from .v1beta1 import validation as v1beta1_validation
+
+MUTATING_ADMISSION_POLICY = ResourceType(
+    group="admissionregistration.k8s.io",
+    kind="MutatingAdmissionPolicy",
+    plural="mutatingadmissionpolicies",
+    singular="mutatingadmissionpolicy",
+    list_kind="MutatingAdmissionPolicyList",
+    namespaced=False,
+    short_names=(),
+    categories=("api-extensions",),
+    builtin=True,
+    strategy=builtin.admissionregistration.mutatingstrategy.MutatingPolicyStrategy,
+    admission=(builtin.admissionregistration.mutating.mutating_policies,),
+    controllers=(builtin.admissionregistration.mutating.mutating_policies,),
+    versions=(
+        VersionType(
+            name="v1beta1",
+            served=True,
+            storage=True,
+            schema=v1beta1_schemas.MUTATING_ADMISSION_POLICY,
+            deprecated=False,
+            deprecation_warning="",
+            status_subresource=False,
+            printer_columns=(
+                PrinterColumn(
+                    name="Age",
+                    type="date",
+                    json_path=".metadata.creationTimestamp",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+            ),
+            selectable_fields=(),
+            strategic_merge_patch=False,
+            to_internal=v1beta1_conversion.mutating_admission_policy_to_internal,
+            from_internal=v1beta1_conversion.mutating_admission_policy_from_internal,
+            defaulter=v1beta1_defaults.default_mutating_admission_policy,
+            validator=v1beta1_validation.validate_mutating_admission_policy,
+            model=v1beta1_models.MutatingAdmissionPolicy,
+        ),
+    ),
+)
+
+MUTATING_ADMISSION_POLICY_BINDING = ResourceType(
+    group="admissionregistration.k8s.io",
+    kind="MutatingAdmissionPolicyBinding",
+    plural="mutatingadmissionpolicybindings",
+    singular="mutatingadmissionpolicybinding",
+    list_kind="MutatingAdmissionPolicyBindingList",
+    namespaced=False,
+    short_names=(),
+    categories=("api-extensions",),
+    builtin=True,
+    strategy=builtin.admissionregistration.mutatingstrategy.MutatingBindingStrategy,
+    controllers=(builtin.admissionregistration.mutating.mutating_policies,),
+    versions=(
+        VersionType(
+            name="v1beta1",
+            served=True,
+            storage=True,
+            schema=v1beta1_schemas.MUTATING_ADMISSION_POLICY_BINDING,
+            deprecated=False,
+            deprecation_warning="",
+            status_subresource=False,
+            printer_columns=(
+                PrinterColumn(
+                    name="Age",
+                    type="date",
+                    json_path=".metadata.creationTimestamp",
+                    format="",
+                    description="",
+                    priority=0,
+                ),
+            ),
+            selectable_fields=(),
+            strategic_merge_patch=False,
+            to_internal=v1beta1_conversion.mutating_admission_policy_binding_to_internal,
+            from_internal=v1beta1_conversion.mutating_admission_policy_binding_from_internal,
+            defaulter=v1beta1_defaults.default_mutating_admission_policy_binding,
+            validator=v1beta1_validation.validate_mutating_admission_policy_binding,
+            model=v1beta1_models.MutatingAdmissionPolicyBinding,
+        ),
+    ),
+)
 
 MUTATING_WEBHOOK_CONFIGURATION = ResourceType(
     group="admissionregistration.k8s.io",
@@ -210,6 +302,8 @@ VALIDATING_WEBHOOK_CONFIGURATION = ResourceType(
 )
 
 RESOURCES: tuple[ResourceType, ...] = (
+    MUTATING_ADMISSION_POLICY,
+    MUTATING_ADMISSION_POLICY_BINDING,
     MUTATING_WEBHOOK_CONFIGURATION,
     VALIDATING_ADMISSION_POLICY,
     VALIDATING_ADMISSION_POLICY_BINDING,

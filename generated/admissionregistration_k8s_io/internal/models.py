@@ -2,6 +2,10 @@
 """The internal (hub) models of the admissionregistration.k8s.io group: each kind's hub is its storage version, so
 its internal model is that version's model."""
 
+from ..v1beta1.models import MutatingAdmissionPolicy as MutatingAdmissionPolicy
+
+from ..v1beta1.models import MutatingAdmissionPolicyBinding as MutatingAdmissionPolicyBinding
+
 from ..v1.models import MutatingWebhookConfiguration as MutatingWebhookConfiguration
 
 from ..v1.models import ValidatingAdmissionPolicy as ValidatingAdmissionPolicy
@@ -11,6 +15,8 @@ from ..v1.models import ValidatingAdmissionPolicyBinding as ValidatingAdmissionP
 from ..v1.models import ValidatingWebhookConfiguration as ValidatingWebhookConfiguration
 
 __all__ = [
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionPolicyBinding",
     "MutatingWebhookConfiguration",
     "ValidatingAdmissionPolicy",
     "ValidatingAdmissionPolicyBinding",

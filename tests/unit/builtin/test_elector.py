@@ -15,7 +15,7 @@ from apiserver.registry.context import LeaderElection, leader_only
 from apiserver.server.app import APIServer
 from apiserver.storage.memory import MemoryStorage
 from builtin.coordination.election import LeaderElector
-from builtin.garbagecollector.collector import GarbageCollector
+from builtin.garbagecollector.collector import GarbageCollector, LeaseLapsed
 from generated.server import OPENAPI_DIR, build_scheme
 
 FAST = LeaderElection(lease_duration=2.0, renew_deadline=1.5, retry_period=0.05)
@@ -53,6 +53,34 @@ def test_one_leads_and_a_clean_stop_hands_over_at_once() -> None:
         spec = await lease(two)
         assert spec["holderIdentity"] == elector(two).identity and spec["leaseTransitions"] == 1
         await two.stop()
+
+    asyncio.run(asyncio.wait_for(body(), timeout=20))
+
+
+def test_a_leader_whose_lease_lapsed_on_its_clock_writes_nothing() -> None:
+    """A replica paused past its renew deadline (SIGSTOP) wakes up with its collector's work running before
+    its campaign's next round steps it down: the collector's writes wait until the lease is renewed."""
+
+    async def body() -> None:
+        server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR, leader_election=FAST)
+        await server.start()
+        chosen = elector(server)
+        collector = next(c for c in chosen.controllers if isinstance(c, GarbageCollector))
+        configmaps = server.context.store("", "configmaps")
+        doomed = await configmaps.create("default", {"metadata": {"name": "doomed"}})
+        node, _ = collector.graph.observe(configmaps, doomed)
+        assert chosen.holds()
+        chosen._renewed -= FAST.renew_deadline  # as if the process had been stopped that long
+        assert chosen.leading and not chosen.holds()
+        with pytest.raises(LeaseLapsed):
+            await collector._delete(node, doomed, "Background")
+        assert (await configmaps.get("default", "doomed"))["metadata"]["uid"] == node.uid
+        while not chosen.holds():  # the next round renews (nobody else took the lease)
+            await asyncio.sleep(0.01)
+        await collector._delete(node, doomed, "Background")
+        with pytest.raises(errors.APIError):
+            await configmaps.get("default", "doomed")
+        await server.stop()
 
     asyncio.run(asyncio.wait_for(body(), timeout=20))
 
