@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
+from apiserver.schema.celformat import MAX_REGEX_SIZES
 from apiserver.schema.celnames import escape
 from apiserver.schema.celparse import (
     Call,
@@ -73,7 +74,17 @@ MAP_CREATE: Final = 30
 ENGINE_CALL_COSTS: Final = {
     "matches": 100,
     **dict.fromkeys(
-        ("indexOf", "join", "lastIndexOf", "lowerAscii", "replace", "split", "trim", "upperAscii"),
+        (
+            "indexOf",
+            "join",
+            "lastIndexOf",
+            "lowerAscii",
+            "replace",
+            "split",
+            "trim",
+            "upperAscii",
+            "validate",
+        ),
         20,
     ),
 }
@@ -91,6 +102,10 @@ DATE_SIZE: Final = 12
 MIN_DATETIME_SIZE: Final = 21
 MAX_DURATION_SIZE: Final = 32
 MAX_DATETIME_SIZE: Final = 64
+MAX_FORMAT_ERRORS: Final = 4
+"""The most messages a format's ``validate`` gives (qualifiedName: two for its prefix, two for its name)."""
+MAX_FORMAT_MESSAGE: Final = 512
+"""The longest of those messages, without the string validated (which uri's quote)."""
 
 
 # -- arithmetic that saturates at 2^64-1, as cel-go's --------------------------------------------------------
@@ -576,7 +591,23 @@ class _Coster:
             result_size = self.size(e)
         if result_size is not None:
             self.computed[e.id] = result_size
+        if e.target is not None and self.engine:
+            self._format_sizes(e)
         return total + cost
+
+    def _format_sizes(self, e: Call) -> None:
+        """With the values known: a format's ``validate`` gives an optional list of at most
+        MAX_FORMAT_ERRORS messages (each kube's words, with at most the string itself), and
+        ``value()``/``orValue()`` of it that list."""
+        if e.function == "validate" and len(e.args) == 1:
+            self.types[e.id] = DeclType("optional", elem=DeclType("list", elem=_simple("string")))
+            text = self.size_or_unknown(e.args[0])
+            self.computed[e.id] = Range(0, MAX_FORMAT_ERRORS)
+            self.entries[e.id] = _Entry("list", ONE, Range(0, MAX_FORMAT_MESSAGE) + text)
+        elif e.function in ("value", "orValue") and e.target is not None:
+            target = e.target
+            if isinstance(target, Call) and target.function == "validate":
+                self._copy_sizes(e, target)
 
     def _copy_sizes(self, dst: Expr, src: Expr) -> None:
         size, entry = self.size(src), self.entry(src)
@@ -643,6 +674,11 @@ class _Coster:
             return size * per_element, None
         if function in ("lowerAscii", "upperAscii", "trim"):
             return size.factor(STRING_TRAVERSAL), size
+        if function == "validate" and len(args) == 1:  # format: the string times the format's regex
+            named = target.function if isinstance(target, Call) else ""
+            regex = MAX_REGEX_SIZES.get(named, max(MAX_REGEX_SIZES.values()))
+            text = (self.size_or_unknown(args[0]) + ONE).factor(STRING_TRAVERSAL)
+            return text * fixed(regex).factor(REGEX_LENGTH), None
         if function == "escapeKey" and len(args) == 1:
             # kube's JSONPatch library (mutating admission policies): one pass over the key, which
             # at most doubles ("~" and "/" become two characters each)
@@ -682,6 +718,9 @@ class _Coster:
         element_type = list_type.elem or DYN
         path = self.path(target)
         found = self.sizes.size((*path, "@items")) if path else None
+        entry = self.entry(target) if found is None and self.engine else None
+        if entry is not None and entry.container == "list":  # a list a call made (format.validate)
+            found = entry.val
         return (UNKNOWN if found is None else found), element_type
 
     def _standard_cost(
@@ -695,6 +734,13 @@ class _Coster:
         if function == "string" and len(args) == 1 and self.type(args[0]).kind == "bytes":
             size = self.size_or_unknown(args[0])
             return size.factor(STRING_TRAVERSAL) + args_total, Range(size.min // 4, size.max)
+        if self.engine and function == "string" and len(args) == 1 and target is None:
+            # a bound with the values known: string() of a string is that string, of anything else a
+            # number, bool, timestamp or duration formatted (at most MAX_DATETIME_SIZE); cel-go leaves the
+            # size unknown, which bounds a message such as 'n is ' + string(x) at 2^64
+            argument = self.size(args[0])
+            if argument is not None:
+                return ONE + args_total, Range(0, max(argument.max, MAX_DATETIME_SIZE))
         if function in ("startsWith", "endsWith") and target is not None and len(args) == 1:
             return self.size_or_unknown(args[0]).factor(STRING_TRAVERSAL) + args_total, None
         if function == "@in" and len(args) == 2 and self.type(args[1]).kind != "map":

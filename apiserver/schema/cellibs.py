@@ -1,8 +1,9 @@
 """The Kubernetes CEL libraries beyond the string extensions (k8s.io/apiserver/pkg/cel/library): lists
 (``isSorted``, ``sum``, ``min``, ``max``, ``indexOf``, ``lastIndexOf`` on lists), regex (``find``,
 ``findAll``), url (``url``, ``isURL`` and the getters), ip and cidr (``ip``, ``isIP``, ``cidr``, ``isCIDR``,
-``family``, ``isLoopback``, ``containsIP``...) and quantity (``quantity``, ``isQuantity``, comparisons and
-arithmetic), for x-kubernetes-validations and admission expressions alike.
+``family``, ``isLoopback``, ``containsIP``...), quantity (``quantity``, ``isQuantity``, comparisons and
+arithmetic) and format (``format.dns1123Label().validate(s)``..., :mod:`apiserver.schema.celformat`: contexts
+bind its ``format`` variable), for x-kubernetes-validations and admission expressions alike.
 
 The evaluator (cel-rust) takes functions, not new types: a URL, IP, CIDR or quantity is a map tagged with
 ``@type``; the functions are methods on it (``url(s).getHost()``). Equality of two such values compares
@@ -19,6 +20,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from apiserver.schema.celformat import FUNCTIONS as FORMAT
 from apiserver.schema.celstrings import STRINGS
 
 TYPE: Final = "@type"
@@ -272,5 +274,6 @@ LIBRARIES: Final[dict[str, Callable[..., Any]]] = {
     "isLessThan": lambda r, other: _compare(r, other) < 0,
     "isGreaterThan": lambda r, other: _compare(r, other) > 0,
     "compareTo": _compare,
+    **FORMAT,
 }
 """Every function of the Kubernetes libraries this evaluator provides, by name."""

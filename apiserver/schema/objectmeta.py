@@ -27,6 +27,7 @@ __all__ = [
     "is_dns1123_subdomain",
     "is_label_value",
     "is_qualified_name",
+    "mask_trailing_dash",
     "name_is_dns_subdomain",
     "validate_embedded_resources",
     "validate_object_meta",
@@ -227,7 +228,8 @@ def is_label_value(value: str) -> list[str]:
     return errs
 
 
-def _mask_trailing_dash(name: str) -> str:
+def mask_trailing_dash(name: str) -> str:
+    """A generateName prefix checked as a name (apimachinery's maskTrailingDash)."""
     # Go's maskTrailingDash replaces the last *two* characters, as generated names append 5 more.
     if len(name) > 1 and name.endswith("-"):
         return name[:-2] + "a"
@@ -236,11 +238,11 @@ def _mask_trailing_dash(name: str) -> str:
 
 def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
     """The name rule of custom resources (NameIsDNSSubdomain); ``prefix`` checks a generateName."""
-    return is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
+    return is_dns1123_subdomain(mask_trailing_dash(name) if prefix else name)
 
 
 def _namespace_name(name: str, prefix: bool) -> list[str]:
-    return is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
+    return is_dns1123_label(mask_trailing_dash(name) if prefix else name)
 
 
 def path_segment_name(name: str, prefix: bool) -> list[str]:

@@ -5,12 +5,23 @@ one write gives (kube's validating.Validator: a decision per validation), within
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from apiserver.schema.cel import MAX_MESSAGE_LENGTH
-from builtin.admissionregistration.celenv import admission_context, compile_expression
-from builtin.admissionregistration.cost import Budget, Cost, OutOfBudget, cost_of, total
+from builtin.admissionregistration.celenv import admission_context, called, compile_expression
+from builtin.admissionregistration.cost import (
+    HEAVY_COST,
+    Budget,
+    Cost,
+    OutOfBudget,
+    cost_of,
+    safe_size,
+    total,
+)
 from builtin.admissionregistration.projection import Fields, needed_fields, project
 
 
@@ -84,6 +95,20 @@ def _expression(source: Any) -> Expression:
 
 
 @dataclass(frozen=True, slots=True)
+class Decision:
+    """One evaluation of a policy: the validations that failed and the audit annotations, or the error of
+    a match condition (then nothing else ran)."""
+
+    failures: tuple[Failure, ...] = ()
+    annotations: tuple[tuple[str, str], ...] = ()
+    condition_error: str | None = None
+
+
+MEMO_SIZE = 1024
+"""Decisions remembered per compiled policy (then it starts over)."""
+
+
+@dataclass(frozen=True, slots=True)
 class CompiledPolicy:
     name: str
     spec: dict[str, Any]
@@ -93,22 +118,79 @@ class CompiledPolicy:
     annotations: tuple[tuple[str, Expression], ...]
     needed: dict[str, Fields | bool]
     """What of each admission variable the expressions read (projection.py); the others are null."""
+    functions: frozenset[str] = frozenset()
+    """The library functions the expressions call (celenv: only those are registered)."""
+    costs: tuple[Cost, ...] = ()
+    """The costs of every expression."""
+    safe_size: int = -1
+    """Inputs whose JSON is no longer cannot cost more than HEAVY_COST (cost.safe_size)."""
+    decisions: dict[bytes, Decision] = dataclasses.field(default_factory=dict)
+    """By the JSON of the projected admission variables: CEL is deterministic, so the same inputs decide
+    the same (a policy reading ``authorizer``, whose answers may change, is never remembered). The fields
+    policies read (replicas, an image, a label) take few values, so most writes are decided here."""
 
-    def bind(self, variables: dict[str, Any]) -> Bound:
-        """The evaluation context with the admission variables and the policy's ``variables`` (evaluated in
-        order, each seeing those before it; one that fails is left out, so only expressions reading it
-        fail); raises OutOfBudget."""
-        bound = {name: project(variables.get(name), fields) for name, fields in self.needed.items()}
+    def key(self, projected: dict[str, Any]) -> bytes | None:
+        """What remembers the decision on ``projected`` (None: it is not remembered)."""
+        if "authorizer" in self.needed:
+            return None
+        try:
+            return orjson.dumps(projected)
+        except TypeError:  # not JSON (an integer over 64 bits): evaluated every time
+            return None
+
+    def decide(self, projected: dict[str, Any], key: bytes | None) -> Decision:
+        """The decision on ``projected`` (the admission variables, CompiledPolicy.project and
+        with_params), remembered by ``key``. Each evaluation has its own budget (kube's ForInput per
+        param); running out of it is an errored failure."""
+        known = self.decisions.get(key) if key is not None else None
+        if known is not None:
+            return known
+        decision = self._evaluate(projected)
+        if key is not None:
+            if len(self.decisions) >= MEMO_SIZE:
+                self.decisions.clear()
+            self.decisions[key] = decision
+        return decision
+
+    def _evaluate(self, projected: dict[str, Any]) -> Decision:
+        try:
+            context = self.bind(projected)
+            try:
+                if not self.matches(context):
+                    return Decision()
+            except EvaluationError as error:
+                return Decision(condition_error=str(error))
+            failures = self.failures(context)
+            return Decision(tuple(failures), tuple(self.audit_annotations(context).items()))
+        except OutOfBudget as error:
+            return Decision((Failure(0, str(error), "", errored=True),))
+
+    def project(self, variables: dict[str, Any]) -> dict[str, Any]:
+        """The admission variables the expressions read, cut down to the fields they select."""
+        return {name: project(variables.get(name), f) for name, f in self.needed.items()}
+
+    def with_params(self, projected: dict[str, Any], params: Any) -> dict[str, Any]:
+        """``projected`` with ``params`` (projected) in place of its params, when the expressions read
+        them."""
+        fields = self.needed.get("params")
+        return projected if fields is None else {**projected, "params": project(params, fields)}
+
+    def bind(self, projected: dict[str, Any]) -> Bound:
+        """The evaluation context with the (projected) admission variables and the policy's
+        ``variables``, evaluated in order, each seeing those before it (the first none); one that fails is
+        left out, so only expressions reading it fail. ``variables`` is bound even when empty: the
+        thread's context may hold an earlier evaluation's. Raises OutOfBudget."""
+        slot = admission_context(self.functions, projected)
         values: dict[str, Any] = {}
-        if len(self.variables) > 1:  # the first variable can read none (kube's are ordered)
-            bound["variables"] = values
-        evaluation = Bound(admission_context(bound), {**bound, "variables": values}, Budget())
-        for name, expression in self.variables:
+        evaluation = Bound(slot.context, {**projected, "variables": values}, Budget())
+        for index, (name, expression) in enumerate(self.variables):
+            if index or "variables" in expression.source:  # the first reads none (or an empty map)
+                slot.bind("variables", values)
             try:
                 values[name] = expression.evaluate(evaluation)
             except EvaluationError:
                 continue
-            evaluation.context.add_variable("variables", values)
+        slot.bind("variables", values)
         return evaluation
 
     def expressions(self) -> list[Expression]:
@@ -120,11 +202,11 @@ class CompiledPolicy:
                 found.append(v.message_expression)
         return found
 
-    def bound(self, variables: dict[str, Any]) -> int:
-        """A bound of what evaluating the whole policy once costs (variables not counted: their values
-        are not known yet), to decide whether to evaluate it off the event loop."""
-        values = {name: project(variables.get(name), f) for name, f in self.needed.items()}
-        return total((e.cost for e in self.expressions()), values)
+    def bound(self, projected: dict[str, Any]) -> int:
+        """A bound of what evaluating the whole policy once costs with the (projected) admission
+        variables (the policy's variables not counted: their values are not known yet), to decide whether
+        to evaluate it off the event loop."""
+        return total(self.costs, projected)
 
     def matches(self, context: Bound) -> bool:
         """All match conditions are true; raises EvaluationError."""
@@ -203,7 +285,7 @@ def compile_policy(policy: dict[str, Any]) -> CompiledPolicy:
         )
         for index, v in enumerate(spec.get("validations") or ())
     )
-    return CompiledPolicy(
+    compiled = CompiledPolicy(
         name=policy["metadata"]["name"],
         spec=spec,
         validations=validations,
@@ -220,6 +302,14 @@ def compile_policy(policy: dict[str, Any]) -> CompiledPolicy:
             for a in spec.get("auditAnnotations") or ()
         ),
         needed=needed_fields(sources),
+    )
+    expressions = compiled.expressions()
+    costs = tuple(e.cost for e in expressions)
+    return dataclasses.replace(
+        compiled,
+        functions=called(e.program for e in expressions),
+        costs=costs,
+        safe_size=safe_size(costs, HEAVY_COST),
     )
 
 

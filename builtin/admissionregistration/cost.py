@@ -21,10 +21,25 @@ from apiserver.schema.celbudget import OUT_OF_BUDGET, Fixed
 from apiserver.schema.celcost import PER_CALL_LIMIT, RUNTIME_BUDGET, DeclType, Range, estimate
 from apiserver.schema.celparse import CelParseError, Expr, parse
 
-__all__ = ["OUT_OF_BUDGET", "Budget", "Cost", "OutOfBudget", "cost_of", "total"]
+__all__ = [
+    "HEAVY_COST",
+    "OUT_OF_BUDGET",
+    "Budget",
+    "Cost",
+    "OutOfBudget",
+    "cost_of",
+    "safe_size",
+    "total",
+]
 
 Path = tuple[str, ...]
 DYN: Final = DeclType("dyn")
+HEAVY_COST: Final = 10_000
+"""A policy evaluation whose cost bound is above this runs off the event loop (registry.offload): the engine
+spends ~0.1-0.3 µs per unit of the bound (300 labels compared pairwise: 811,502 units, ~160 ms), so this is
+~2 ms, and the hop costs ~50 µs; a whole budget (10,000,000) is seconds. cel-rust holds the GIL while it
+evaluates one expression, so off the loop the loop waits for one expression at most (bounded by the per-call
+limit), not for the whole policy."""
 CACHED: Final = 256
 """Bounds kept per expression, by the sizes they were made with (then the cache starts over)."""
 
@@ -40,6 +55,14 @@ def measure(values: dict[str, Any], path: Path) -> int:
     """The largest size (code points, items, entries; scalars 0) among the values at ``path`` of the bound
     variables. The expressions' variables are untyped, so a comprehension step is read from the value: a
     list's items, a map's keys (``@keys``) or values."""
+    value = values.get(path[0])
+    for index in range(1, len(path)):  # plain fields (the common case): no list to gather
+        step = path[index]
+        if step.startswith("@") or not isinstance(value, dict):
+            break
+        value = value.get(step)
+    else:
+        return len(value) if isinstance(value, str | list | dict) else 0
     found: list[Any] = [values[path[0]]] if path[0] in values else []
     for step in path[1:]:
         nxt: list[Any] = []
@@ -82,6 +105,8 @@ class Cost:
         """The cost bound of one evaluation with the variables bound to ``values``."""
         if self.ast is None:
             return PER_CALL_LIMIT + 1
+        if not self.paths and () in self.bounds:  # a constant
+            return self.bounds[()]
         key = tuple(measure(values, path) for path in self.paths)
         known = self.bounds.get(key)
         if known is None:
@@ -101,6 +126,28 @@ def cost_of(source: str) -> Cost:
     asked = _Asked()
     estimate(ast, DYN, asked, engine=True)
     return Cost(ast, tuple(path for path in asked.asked if path))
+
+
+def uniform(cost: Cost, size: int) -> int:
+    """The bound of ``cost`` with every value it reaches of size ``size``, except the policy's
+    ``variables`` (not known before the evaluation: 0, as :func:`measure` has them then)."""
+    if cost.ast is None:
+        return PER_CALL_LIMIT + 1
+    sizes = {path: Range(0, 0 if path[0] == "variables" else size) for path in cost.paths}
+    return min(estimate(cost.ast, DYN, Fixed(sizes), engine=True).max, PER_CALL_LIMIT + 1)
+
+
+def safe_size(costs: Iterable[Cost], limit: int) -> int:
+    """The largest power of two (up to 2^20) such that inputs whose JSON is no longer keep the bound
+    of all of ``costs`` within ``limit`` (-1: none): a string, list or map is never larger than the JSON
+    holding it, and bounds grow with sizes, so such inputs need not be measured."""
+    listed = list(costs)
+    found = -1
+    for exponent in range(21):
+        if sum(uniform(c, 2**exponent) for c in listed) > limit:
+            break
+        found = 2**exponent
+    return found
 
 
 def total(costs: Iterable[Cost], values: dict[str, Any]) -> int:

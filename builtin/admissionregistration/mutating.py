@@ -24,15 +24,12 @@ from apiserver.machinery.scheme import VersionType
 from apiserver.registry.context import ServerContext
 from apiserver.registry.offload import run_heavy
 from builtin.admissionregistration.authz import Asking
+from builtin.admissionregistration.cost import HEAVY_COST
 from builtin.admissionregistration.mutation import (
     CompiledMutatingPolicy,
     compile_mutating_policy,
 )
-from builtin.admissionregistration.policy import (
-    HEAVY_COST,
-    ConfigurationError,
-    ValidatingPolicies,
-)
+from builtin.admissionregistration.policy import ConfigurationError, ValidatingPolicies
 from builtin.admissionregistration.webhook import versioned
 
 

@@ -14,7 +14,6 @@ expression keeps kube's cost limits (cost.py), bounded before it runs."""
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -23,7 +22,7 @@ from apiserver.fieldmanager.typed import merge_objects
 from apiserver.fieldmanager.typeinfo import LEAF, TypeNode
 from apiserver.machinery.objects import Object
 from apiserver.patch.jsonpatch import PatchError, apply_json_patch
-from builtin.admissionregistration.celenv import admission_context, compile_expression
+from builtin.admissionregistration.celenv import called, compile_expression
 from builtin.admissionregistration.celliterals import (
     JSONPATCH,
     OBJECT,
@@ -40,26 +39,10 @@ from builtin.admissionregistration.compiled import (
 )
 from builtin.admissionregistration.cost import OutOfBudget, cost_of, total
 from builtin.admissionregistration.mutatingstrategy import PATCH_TYPES
-from builtin.admissionregistration.projection import WHOLE, needed_fields, project
+from builtin.admissionregistration.projection import WHOLE, needed_fields
 
 JSONPATCH_LIBRARY: Final = "jsonpatch"
 """The variable the ``jsonpatch.escapeKey`` method is called on (kube's JSONPatch library)."""
-
-
-def escape_key(_library: Any, key: str) -> str:
-    """kube's ``jsonpatch.escapeKey``: RFC 6901's escaping of a path key (``~`` first)."""
-    return key.replace("~", "~0").replace("/", "~1")
-
-
-_REGISTERED = threading.local()
-
-
-def _with_library(context: Any) -> None:
-    """The thread's admission context knows ``escapeKey`` (registered once per thread's context: that
-    costs more than an evaluation)."""
-    if getattr(_REGISTERED, "context", None) is not context:
-        context.add_function("escapeKey", escape_key)
-        _REGISTERED.context = context
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,15 +65,13 @@ class CompiledMutatingPolicy:
 
     def bind(self, variables: dict[str, Any]) -> Bound:
         """The evaluation context (compiled.CompiledPolicy.bind) with the JSONPatch library."""
-        _with_library(admission_context({}))
-        return self.policy.bind({**variables, JSONPATCH_LIBRARY: {}})
+        return self.policy.bind(self.policy.project({**variables, JSONPATCH_LIBRARY: {}}))
 
     def bound(self, variables: dict[str, Any]) -> int:
         """A bound of what one evaluation for one params costs (the variables once), to decide whether
         to evaluate off the event loop."""
-        values = {name: project(variables.get(name), f) for name, f in self.policy.needed.items()}
         expressions = (*self.policy.expressions(), *(m.expression for m in self.mutations))
-        return total((e.cost for e in expressions), values)
+        return total((e.cost for e in expressions), self.policy.project(variables))
 
     def run(
         self, obj: Object, variables: dict[str, Any], all_params: list[Object | None],
@@ -258,6 +239,8 @@ def compile_mutating_policy(policy: dict[str, Any]) -> CompiledMutatingPolicy:
     ]
     needed = needed_fields(sources)
     needed[JSONPATCH_LIBRARY] = WHOLE
+    programs = [e.program for _, e in (*variables, *conditions)]
+    programs.extend(m.expression.program for m in mutations)
     return CompiledMutatingPolicy(
         CompiledPolicy(
             name=policy["metadata"]["name"],
@@ -267,6 +250,7 @@ def compile_mutating_policy(policy: dict[str, Any]) -> CompiledMutatingPolicy:
             conditions=conditions,
             annotations=(),
             needed=needed,
+            functions=called(programs),
         ),
         mutations,
     )

@@ -30,11 +30,10 @@ from apiserver.storage.interface import StorageError
 from builtin.admissionregistration.authz import Asking, authorizer_value
 from builtin.admissionregistration.compiled import (
     CompiledPolicy,
-    EvaluationError,
     Failure,
     compile_policy,
 )
-from builtin.admissionregistration.cost import OutOfBudget
+from builtin.admissionregistration.cost import HEAVY_COST
 from builtin.admissionregistration.matching import namespace_selected, object_selected
 from builtin.admissionregistration.review import admission_review
 from builtin.admissionregistration.rules import matched_version
@@ -50,14 +49,6 @@ _UNKNOWN = object()
 _BY_NAME = object()
 """Memoized for a match whose rules name resources: the answer depends on the write's name."""
 _CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge": 413, "Invalid": 422}
-
-
-HEAVY_COST = 10_000
-"""A policy evaluation whose cost bound is above this runs off the event loop (registry.offload): the engine
-spends ~0.1-0.3 µs per unit of the bound (300 labels compared pairwise: 811,502 units, ~160 ms), so this is
-~2 ms, and the hop costs ~50 µs; a whole budget (10,000,000) is seconds. cel-rust holds the GIL while it
-evaluates one expression, so off the loop the loop waits for one expression at most (bounded by the per-call
-limit), not for the whole policy."""
 
 
 class ConfigurationError(Exception):
@@ -102,6 +93,8 @@ class ValidatingPolicies:
         """Memo of ``_ruled``, forgotten whenever a policy or binding changes."""
         self.ruled_matches: dict[int, Any] = {}
         self.status_writes: set[asyncio.Task[None]] = set()
+        self.param_stores: dict[tuple[str, str], Store] = {}
+        """By (group, kind): the store of a paramKind (checked to be still the server's)."""
 
     # -- following policies and bindings -------------------------------------------------------------------
 
@@ -288,15 +281,28 @@ class ValidatingPolicies:
             _in_version(attributes.old, version),
         )
         asking = Asking(self.context.authorizer, attributes.user)
-        bound = compiled.bound({**variables, "params": all_params[0] if all_params else None})
-        if bound * len(all_params) > HEAVY_COST:
-            found, annotations = await run_heavy(
-                _evaluate, compiled, variables, all_params, fails_closed, asking
-            )
+        projected = compiled.project(variables)
+        inputs = []
+        for params in all_params:
+            with_params = compiled.with_params(projected, params)
+            inputs.append((with_params, compiled.key(with_params)))
+        if not all(key in compiled.decisions for _, key in inputs) and self._heavy(
+            compiled, inputs
+        ):
+            found, annotations = await run_heavy(_evaluate, compiled, inputs, fails_closed, asking)
         else:
-            found, annotations = _evaluate(compiled, variables, all_params, fails_closed, asking)
+            found, annotations = _evaluate(compiled, inputs, fails_closed, asking)
         add_annotations(annotations)
         return found
+
+    @staticmethod
+    def _heavy(compiled: CompiledPolicy, inputs: list[tuple[dict[str, Any], bytes | None]]) -> bool:
+        """Whether evaluating for all ``inputs`` may cost more than HEAVY_COST: known at once when their
+        JSON is small enough (CompiledPolicy.safe_size), else bounded from their sizes."""
+        safe = compiled.safe_size
+        if all(key is not None and len(key) <= safe for _, key in inputs):
+            return False
+        return compiled.bound(inputs[0][0]) * len(inputs) > HEAVY_COST
 
     async def admission_variables(
         self, needed: Mapping[str, Any], attributes: Attributes, version: VersionType,
@@ -347,8 +353,8 @@ class ValidatingPolicies:
                 )
         found: list[Object | None] = []
         if ref.get("name"):
-            try:
-                found.append(await store.get(namespace, str(ref["name"])))
+            try:  # read-only (the cache's own object): expressions never change their params
+                found.append((await store.get_rendered(namespace, str(ref["name"])))[0])
             except errors.APIError as error:
                 if error.code != 404:
                     raise ConfigurationError(error.message) from None
@@ -370,8 +376,13 @@ class ValidatingPolicies:
     def _param_store(self, kind: Any) -> Store:
         api_version = str(kind.get("apiVersion", ""))
         group = api_version.rpartition("/")[0]
+        wanted = (group, str(kind.get("kind")))
+        known = self.param_stores.get(wanted)
+        if known is not None and self.context.stores.get(_store_key(known)) is known:
+            return known
         for store in self.context.stores.values():
-            if (store.resource.group, store.resource.kind) == (group, kind.get("kind")):
+            if (store.resource.group, store.resource.kind) == wanted:
+                self.param_stores[wanted] = store
                 return store
         raise ConfigurationError(
             f"failed to find resource referenced by paramKind: '{api_version}, "
@@ -396,6 +407,10 @@ class ValidatingPolicies:
         error.code = _CODES.get(error.reason, 422)
         error.causes = [errors.StatusCause("", message)]
         return error
+
+
+def _store_key(store: Store) -> tuple[str, str]:
+    return (store.resource.group, store.resource.plural)
 
 
 def _in_version(obj: Object | None, version: VersionType) -> Object | None:
@@ -432,30 +447,25 @@ def validating_policies(context: ServerContext) -> ValidatingPolicies:
 
 
 def _evaluate(
-    compiled: CompiledPolicy, variables: dict[str, Any], all_params: list[Object | None],
+    compiled: CompiledPolicy, inputs: list[tuple[dict[str, Any], bytes | None]],
     fails_closed: bool, asking: Asking,
 ) -> tuple[list[Failure], dict[str, str]]:  # fmt: skip
-    """The failures of a policy's evaluation for each params, and the audit annotations it adds. Each
-    evaluation has its own budget (kube's ForInput per param); running out of it is an error under the
-    failurePolicy (kube's policyDecisionActionForError)."""
+    """The failures of a policy's evaluation for each params (``inputs``: the projected admission
+    variables with each params, and the key remembering their decision), and the audit annotations it
+    adds. Running out of budget is an error under the failurePolicy (kube's
+    policyDecisionActionForError)."""
     found: list[Failure] = []
     annotations: dict[str, str] = {}
     with asking:
-        for params in all_params:
-            try:
-                context = compiled.bind({**variables, "params": params})
-                try:
-                    if not compiled.matches(context):
-                        continue
-                except EvaluationError as error:
-                    if fails_closed:
-                        found.append(Failure(0, str(error), ""))
-                    continue
-                failures = compiled.failures(context)
-                annotations.update(compiled.audit_annotations(context))
-            except OutOfBudget as error:
-                failures = [Failure(0, str(error), "", errored=True)]
+        for projected, key in inputs:
+            decision = compiled.decide(projected, key)
+            if decision.condition_error is not None:
+                if fails_closed:
+                    found.append(Failure(0, decision.condition_error, ""))
+                continue
+            annotations.update(decision.annotations)
+            failures = decision.failures
             if not fails_closed:  # evaluation errors are ignored, failed validations are not
-                failures = [f for f in failures if not f.errored]
+                failures = tuple(f for f in failures if not f.errored)
             found.extend(failures)
     return found, annotations

@@ -324,3 +324,30 @@ def test_kubectl_applies_a_policy_and_prints_kubes_denial(
         'The crontabs "too-many" is invalid: : ValidatingAdmissionPolicy '
         "'max-replicas' with binding 'max-replicas' denied request: replicas must be at most 3"
     )
+
+
+def test_format_library_denies_with_kubes_message(client: httpx.Client) -> None:
+    """kube's format library (format.go) in a policy: the message is format's own."""
+    test = label()
+    name = policy(
+        client,
+        test,
+        validations=[
+            {
+                "expression": "!format.dns1035Label().validate(object.metadata.name).hasValue()",
+                "messageExpression": "format.dns1035Label().validate(object.metadata.name).value()[0]",
+            }
+        ],
+    )
+    binding = bind(client, test, ["Deny"])
+    response = until_refused(client, crontab(test, 1, name="1-starts-with-a-digit"))
+    assert response.status_code == 422
+    assert response.json()["message"].endswith(
+        f"ValidatingAdmissionPolicy '{name}' with binding '{binding}' denied request: a DNS-1035 label "
+        "must consist of lower case alphanumeric characters or '-', start with an alphabetic character, "
+        "and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
+        "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+    )
+    assert (
+        client.post(CRONTABS, json=crontab(test, 1, name="starts-with-a-letter")).status_code == 201
+    )

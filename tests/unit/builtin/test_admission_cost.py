@@ -13,6 +13,7 @@ from builtin.admissionregistration.cost import (
     OutOfBudget,
     cost_of,
     measure,
+    safe_size,
 )
 
 
@@ -49,3 +50,16 @@ def test_budget_charges_in_kubes_order() -> None:
             budget.charge(PER_CALL_LIMIT)
     with pytest.raises(OutOfBudget):
         budget.charge(0)
+
+
+def test_inputs_up_to_the_safe_size_stay_under_the_limit_unmeasured() -> None:
+    """cost.safe_size: a pairwise comparison is heavy from small inputs on, a constant never is; inputs
+    whose JSON is within the safe size are within the limit, as measuring them says."""
+    pairwise = cost_of("object.l.all(a, object.l.all(b, a == b))")
+    limit = 10_000
+    safe = safe_size([pairwise], limit)
+    assert 0 < safe < 1024
+    assert pairwise.bound({"object": {"l": list(range(safe))}}) <= limit
+    assert pairwise.bound({"object": {"l": list(range(safe * 4))}}) > limit
+    assert safe_size([cost_of("object.spec.replicas <= 5")], limit) == 2**20
+    assert safe_size([cost_of("not cel (")], limit) == -1

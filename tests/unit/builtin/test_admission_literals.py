@@ -10,8 +10,8 @@ import cel
 import pytest
 
 from apiserver.schema.celparse import CelParseError
+from builtin.admissionregistration.celenv import escape_key
 from builtin.admissionregistration.celliterals import rewritten, type_of, untagged
-from builtin.admissionregistration.mutation import escape_key
 
 
 def evaluate(source: str, **variables: Any) -> Any:
