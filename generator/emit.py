@@ -43,14 +43,14 @@ def differences(out_dir: Path, files: dict[str, str]) -> list[Difference]:
     return found
 
 
-def _write_atomically(target: Path, text: str) -> None:
+def _write_atomically(target: Path, data: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(
         dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
     )
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(text.encode())
+            stream.write(data)
         os.chmod(temporary, 0o644)  # mkstemp makes private files; generated code is ordinary source
         os.replace(temporary, target)
     except BaseException:
@@ -58,8 +58,8 @@ def _write_atomically(target: Path, text: str) -> None:
         raise
 
 
-def write_manifest(out_dir: Path, text: str) -> None:
-    _write_atomically(out_dir / MANIFEST, text)
+def write_manifest(out_dir: Path, data: bytes) -> None:
+    _write_atomically(out_dir / MANIFEST, data)
 
 
 def write_output(out_dir: Path, files: dict[str, str]) -> list[Difference]:
@@ -70,7 +70,7 @@ def write_output(out_dir: Path, files: dict[str, str]) -> list[Difference]:
         if change.change == "stale":
             target.unlink()
         else:
-            _write_atomically(target, files[change.path])
+            _write_atomically(target, files[change.path].encode())
     for directory in sorted({p for p in out_dir.rglob("*") if p.is_dir()}, reverse=True):
         if directory.name != "__pycache__" and not any(directory.iterdir()):
             directory.rmdir()

@@ -8,7 +8,7 @@ from pathlib import Path
 from generator.cache import (
     cached_definitions,
     inputs_digest,
-    manifest_text,
+    manifest_data,
     reusable_units,
     unchanged_output,
     unit_fingerprints,
@@ -52,7 +52,7 @@ def generate(config: GenerateConfig) -> list[Difference]:
         files = {path: text for unit in cached.values() for path, text in unit.files.items()}
         if not differences(config.out_dir, files):
             write_manifest(
-                config.out_dir, manifest_text(cached, fingerprints, inputs, checked.files)
+                config.out_dir, manifest_data(cached, fingerprints, inputs, checked.files)
             )
             return []
     # Imported here: datamodel-code-generator and the OpenAPI validator take a while to import, and a run
@@ -64,5 +64,5 @@ def generate(config: GenerateConfig) -> list[Difference]:
     if config.check:
         return differences(config.out_dir, files)
     changes = write_output(config.out_dir, files)
-    write_manifest(config.out_dir, manifest_text(units, fingerprints, inputs, checked.files))
+    write_manifest(config.out_dir, manifest_data(units, fingerprints, inputs, checked.files))
     return changes

@@ -1,5 +1,10 @@
 """Render the IR into file contents (path → text), unit by unit (see units), in worker processes when there are
-several units to render. Pure: nothing is read from or written to the output directory here."""
+several units to render. Pure: nothing is read from or written to the output directory here.
+
+datamodel-code-generator and the OpenAPI validator are imported only by the work that uses them (0.4 s and
+0.2 s of imports). A run with few units to render (one added kind: its group-version and its group) renders
+them here but for the group-versions' models, which one forked process writes meanwhile: its import of
+datamodel-code-generator and the models (0.6 s) overlap this process's OpenAPI validation and templates."""
 
 from __future__ import annotations
 
@@ -8,7 +13,10 @@ import multiprocessing
 import os
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
+from functools import cache
 from multiprocessing.context import BaseContext
 from typing import Any
 
@@ -16,7 +24,6 @@ import jinja2
 
 from generator.formatting import format_python
 from generator.jsontext import dumps
-from generator.models import META_MODELS_PATH, render_meta_models, render_models
 from generator.naming import openapi_path_key
 from generator.openapi import group_version_document
 from generator.openapi_files import aggregate_files, fragments, v3_text
@@ -28,8 +35,13 @@ from generator.units import SHARED_UNIT, Job, Progress, Rendered, jobs, unit_key
 # group: two units) took 0.6-0.7 s of CPU in two forked workers against 0.5 s in this process (2026-12-01).
 PARALLEL_FROM_UNITS = 4
 
+ModelsSource = Callable[[VersionPlan], str]
+"""Where a group-version's models.py comes from: written here, or by another process (see _forked_models)."""
 
+
+@cache
 def _environment() -> jinja2.Environment:
+    """One per process, so that each template is compiled once per run (0.01 s each), not once per unit."""
     environment = jinja2.Environment(
         # the templates ship inside the package, so an installed apiforge renders without its repository
         loader=jinja2.PackageLoader("generator", "templates"),
@@ -57,8 +69,19 @@ def _label(group: str, version: str = "") -> str:
     return f"{name}/{version}" if version else name
 
 
-def render_group_version(environment: jinja2.Environment, version: VersionPlan) -> dict[str, str]:
-    """Every file of one group-version directory, keyed by path relative to the output directory."""
+def version_models(version: VersionPlan) -> str:
+    """The group-version's models.py, by datamodel-code-generator (imported here: see the module docstring)."""
+    from generator.models import render_models
+
+    kinds = {kind.definition.kind: kind.version.schema for kind in version.kinds}
+    return render_models(kinds, f"Pydantic models of {_label(version.group, version.name)}.")
+
+
+def render_group_version(
+    environment: jinja2.Environment, version: VersionPlan, models: ModelsSource = version_models
+) -> dict[str, str]:
+    """Every file of one group-version directory, keyed by path relative to the output directory; the models
+    last, since ``models`` may wait for another process."""
     group_dir = version.package.replace(".", "/")
     label = _label(version.group, version.name)
     files: dict[str, str] = {}
@@ -75,7 +98,7 @@ def render_group_version(environment: jinja2.Environment, version: VersionPlan) 
         )
     kinds = {kind.definition.kind: kind.version.schema for kind in version.kinds}
     files[f"{group_dir}/schemas.json"] = dumps(kinds)
-    files[f"{group_dir}/models.py"] = render_models(kinds, f"Pydantic models of {label}.")
+    files[f"{group_dir}/models.py"] = models(version)
     return files
 
 
@@ -98,6 +121,8 @@ def render_group(environment: jinja2.Environment, group: GroupPlan) -> dict[str,
 
 def _meta_package(environment: jinja2.Environment) -> dict[str, str]:
     """The shared meta/v1 models (ObjectMeta, ListMeta, Condition...), which every group-version imports."""
+    from generator.models import META_MODELS_PATH, render_meta_models
+
     init = environment.get_template("package_init.py.j2")
     meta, version, _ = META_MODELS_PATH.split("/")
     return {
@@ -107,22 +132,25 @@ def _meta_package(environment: jinja2.Environment) -> dict[str, str]:
     }
 
 
-def _render_version(environment: jinja2.Environment, version: VersionPlan) -> Rendered:
-    """A group-version's files and, when it serves a kind, its OpenAPI document and entries."""
-    files = render_group_version(environment, version)
+def _render_version(
+    environment: jinja2.Environment, version: VersionPlan, models: ModelsSource
+) -> Rendered:
+    """A group-version's files and, when it serves a kind, its OpenAPI document and entries (first: the
+    models may come from another process, still writing them)."""
     if not any(kind.version.served for kind in version.kinds):
-        return Rendered(files)
+        return Rendered(render_group_version(environment, version, models))
     entries = fragments(group_version_document(version))
+    files = render_group_version(environment, version, models)
     name = openapi_path_key(version.group, version.name).replace("/", "__")
     files[f"openapi/{name}.json"] = v3_text(entries)
     return Rendered(files, entries)
 
 
-def render_job(job: Job) -> Rendered:
+def render_job(job: Job, models: ModelsSource = version_models) -> Rendered:
     """One unit, its Python not yet formatted (a run formats all its Python at once): the work of a worker."""
     environment = _environment()
     if isinstance(job, VersionPlan):
-        return _render_version(environment, job)
+        return _render_version(environment, job, models)
     if isinstance(job, GroupPlan):
         return Rendered(render_group(environment, job))
     return Rendered(_meta_package(environment))
@@ -136,9 +164,9 @@ def _context() -> BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _timed(job: Job) -> tuple[Rendered, float]:
+def _timed(job: Job, models: ModelsSource = version_models) -> tuple[Rendered, float]:
     started = time.perf_counter()
-    rendered = render_job(job)
+    rendered = render_job(job, models)
     return rendered, time.perf_counter() - started
 
 
@@ -148,22 +176,65 @@ def _report(progress: Progress | None, job: Job, seconds: float) -> None:
         progress(f"generated {_label(job.group, job.name)} ({kinds}) {seconds:.1f} s")
 
 
+def _in_workers(
+    todo: list[Job], workers: int, context: BaseContext, progress: Progress | None
+) -> dict[int, Rendered]:
+    """Every job in a pool of worker processes. The heavy libraries are imported first, so that forked
+    workers start with them (once per run, not once per worker: 0.6 s each)."""
+    import openapi_spec_validator  # noqa: F401 (generator.openapi's validator)
+
+    import generator.models  # noqa: F401
+
+    results: dict[int, Rendered] = {}
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = {pool.submit(_timed, job): index for index, job in enumerate(todo)}
+        for future in as_completed(futures):
+            index = futures[future]
+            results[index], seconds = future.result()
+            _report(progress, todo[index], seconds)
+    return results
+
+
+@contextmanager
+def _forked_models(versions: list[VersionPlan], fork: bool) -> Iterator[ModelsSource]:
+    """The group-versions' models, written by one forked process while this one renders the rest (``fork``),
+    else here, when asked for."""
+    if not fork or not versions:
+        yield version_models
+        return
+    # What datamodel-code-generator (there) and the OpenAPI validator (here) both import, imported once,
+    # before the fork: pydantic, 0.1-0.2 s of the 0.4 and 0.2 s their imports take.
+    import pydantic.dataclasses
+    import pydantic.json_schema
+    import pydantic.networks
+    import pydantic.root_model  # noqa: F401
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
+        pending: dict[str, Future[str]] = {
+            version.package: pool.submit(version_models, version) for version in versions
+        }
+        yield lambda version: pending[version.package].result()
+
+
+def _here(todo: list[Job], fork: bool, progress: Progress | None) -> dict[int, Rendered]:
+    """Every job in this process, the group-versions last (their models come from _forked_models)."""
+    versions = [job for job in todo if isinstance(job, VersionPlan)]
+    results: dict[int, Rendered] = {}
+    with _forked_models(versions, fork) as models:
+        for index in sorted(range(len(todo)), key=lambda i: isinstance(todo[i], VersionPlan)):
+            results[index], seconds = _timed(todo[index], models)
+            _report(progress, todo[index], seconds)
+    return results
+
+
 def _render_jobs(todo: list[Job], workers: int, progress: Progress | None) -> list[Rendered]:
     """Each job's rendering, in ``todo``'s order; each group-version is reported as it is done."""
-    workers = min(len(todo), workers or os.cpu_count() or 1)
+    cores = workers or os.cpu_count() or 1  # ``workers=1`` asks for no other process
     context = _context()
-    results: dict[int, Rendered] = {}
-    if workers > 1 and len(todo) >= PARALLEL_FROM_UNITS:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            futures = {pool.submit(_timed, job): index for index, job in enumerate(todo)}
-            for future in as_completed(futures):
-                index = futures[future]
-                results[index], seconds = future.result()
-                _report(progress, todo[index], seconds)
+    if min(len(todo), cores) > 1 and len(todo) >= PARALLEL_FROM_UNITS:
+        results = _in_workers(todo, min(len(todo), cores), context, progress)
     else:
-        for index, job in enumerate(todo):
-            results[index], seconds = _timed(job)
-            _report(progress, job, seconds)
+        results = _here(todo, cores > 1 and context.get_start_method() == "fork", progress)
     return [results[index] for index in range(len(todo))]
 
 

@@ -5,17 +5,19 @@ every unit a run renders goes through (runs here use one worker, so the spy sees
 from __future__ import annotations
 
 import json
+import multiprocessing
 import shutil
 from collections.abc import Callable, Iterator
 from importlib import metadata, resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from generator import cache, pipeline, render, toolprint
 from generator.load import load_checked
 from generator.pipeline import GenerateConfig, generate
-from generator.plan import build_plan
+from generator.plan import VersionPlan, build_plan
 from generator.units import Job, Rendered, jobs, unit_key
 
 WIDGET = """\
@@ -75,11 +77,11 @@ def project(cold: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
 def rendered(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The units rendered from now on."""
     seen: list[str] = []
-    real: Callable[[Job], Rendered] = render.render_job
+    real: Callable[[Job, render.ModelsSource], Rendered] = render.render_job
 
-    def spy(job: Job) -> Rendered:
+    def spy(job: Job, models: render.ModelsSource = render.version_models) -> Rendered:
         seen.append(unit_key(job))
-        return real(job)
+        return real(job, models)
 
     monkeypatch.setattr(render, "render_job", spy)
     yield seen
@@ -216,17 +218,29 @@ def test_check_trusts_no_cache(project: tuple[Path, Path]) -> None:
 
 
 def test_cold_incremental_and_parallel_runs_write_the_same_bytes(
-    cold: tuple[Path, Path], tmp_path: Path
+    cold: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     definitions = tmp_path / "definitions"
     shutil.copytree(cold[0], definitions)
-    incremental = tmp_path / "incremental"
+    incremental, forked = tmp_path / "incremental", tmp_path / "forked"
     shutil.copytree(cold[1], incremental)
+    shutil.copytree(cold[1], forked)
     write_project(tmp_path, GADGET)
     run(definitions, incremental)
+    # the same added kind with a second core: its models are written by a forked process
+    forks: list[bool] = []
+    real = render._forked_models
+
+    def spy(versions: list[VersionPlan], fork: bool) -> Any:
+        forks.append(fork)
+        return real(versions, fork)
+
+    monkeypatch.setattr(render, "_forked_models", spy)
+    generate(GenerateConfig(definitions, forked, workers=2))
+    assert forks == [True] or "fork" not in multiprocessing.get_all_start_methods()
     serial, parallel = tmp_path / "serial", tmp_path / "parallel"
     generate(GenerateConfig(definitions, serial, workers=1))
     # enough units that two workers do render them in worker processes
     assert len(jobs(build_plan(load_checked(definitions)))) >= render.PARALLEL_FROM_UNITS
     generate(GenerateConfig(definitions, parallel, workers=2))
-    assert snapshot(serial) == snapshot(parallel) == snapshot(incremental)
+    assert snapshot(serial) == snapshot(parallel) == snapshot(incremental) == snapshot(forked)
