@@ -41,10 +41,11 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-# a stale generated/ or a lint error fails before any test runs
+# a stale generated/ or a lint error fails before any test runs; the suite runs on 2 workers (pytest-xdist), so
+# one module's server start-ups and waits overlap another's CPU
 test: $(STAMP) etcd
 	$(MAKE) check
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2
 
 # regenerates what changed first (a no-op generate takes well under a second), so a changed definition is served
 run: $(STAMP)

@@ -1,5 +1,5 @@
 """Shared fixtures: the server in process (``inprocess``, ``api``) or as a real process (``server``, ``client``)
-per test module."""
+per test module; and the order of the modules, the slowest first (tests/schedule.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,13 @@ import httpx
 import pytest
 
 from tests.inprocess import InProcessServer
+from tests.schedule import slowest_modules_first
 from tests.serverproc import ServerProcess, free_port
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The slowest modules first, so that xdist's workers end together (tests/schedule.py)."""
+    slowest_modules_first(items, config.rootpath)
 
 
 @pytest.fixture(scope="module")

@@ -24,8 +24,9 @@ from tests.serverproc import ServerProcess, free_port
 # its pooled connections is dropped without being closed (seen on the DynamicClient's first discovery
 # request), and the garbage collector then warns about the socket in whatever test runs at that moment.
 # That is the client library's socket, not the server's: tolerated here, and collected at the end of the
-# module (see `api_client`) so that it cannot surface in another module's test.
-UNCLOSED_CLIENT_SOCKET = "ignore:unclosed <socket.socket:ResourceWarning"
+# module (see `api_client`) so that it cannot surface in another module's test. The server speaks TLS, so the
+# dropped socket is an ssl.SSLSocket as often as a plain one.
+UNCLOSED_CLIENT_SOCKET = r"ignore:unclosed <(socket\.socket|ssl\.SSLSocket):ResourceWarning"
 pytestmark = [pytest.mark.timeout(120), pytest.mark.filterwarnings(UNCLOSED_CLIENT_SOCKET)]
 
 NAMESPACE = "default"

@@ -29,5 +29,5 @@ def test_make_test_checks_generated_and_lints_before_the_tests(tmp_path: Path) -
         "/venv/bin/ruff check .",
         "/venv/bin/ruff format --check .",
         "/venv/bin/mypy",
-        "/venv/bin/pytest -q",
+        "/venv/bin/pytest -q -n 2",
     ]
