@@ -29,7 +29,11 @@ from builtin.admissionregistration.mutation import (
     CompiledMutatingPolicy,
     compile_mutating_policy,
 )
-from builtin.admissionregistration.policy import ConfigurationError, ValidatingPolicies
+from builtin.admissionregistration.policy import (
+    ConfigurationError,
+    ValidatingPolicies,
+    compiled_once,
+)
 from builtin.admissionregistration.webhook import versioned
 
 
@@ -45,18 +49,7 @@ class MutatingPolicies(ValidatingPolicies):
         self._forget_rules(policy)  # no status to write
 
     def compiled_mutating_policy(self, policy: Object) -> CompiledMutatingPolicy | str:
-        key = (policy["metadata"]["name"], str(policy["metadata"].get("resourceVersion", "")))
-        found = self.compiled_mutating.get(key)
-        if found is None:
-            try:
-                found = compile_mutating_policy(policy)
-            except ValueError as error:
-                found = f"compilation failed: {error}"
-            self.compiled_mutating = {
-                k: v for k, v in self.compiled_mutating.items() if k[0] != key[0]
-            }
-            self.compiled_mutating[key] = found
-        return found
+        return compiled_once(self.compiled_mutating, policy, compile_mutating_policy)
 
     def handles(self, operation: Operation) -> bool:
         # kube: mutating policies may not match DELETE

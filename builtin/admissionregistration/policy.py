@@ -16,7 +16,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from apiserver.admission.interface import Attributes, Operation
 from apiserver.audit.annotations import add_annotations
@@ -73,6 +73,29 @@ class _Follow:
         else:
             self.objects[obj["metadata"]["name"]] = obj
             self.on_change(obj)
+
+
+Compiled = TypeVar("Compiled")
+
+
+def compiled_once(
+    cache: dict[tuple[str, str], Compiled | str],
+    policy: Object,
+    compile: Callable[[Object], Compiled],
+) -> Compiled | str:
+    """The policy compiled once per resourceVersion (``cache`` keeps only each name's latest), or why it
+    does not compile: a policy is compiled when a write first needs it, not on every write."""
+    key = (policy["metadata"]["name"], str(policy["metadata"].get("resourceVersion", "")))
+    found = cache.get(key)
+    if found is None:
+        try:
+            found = compile(policy)
+        except ValueError as error:
+            found = f"compilation failed: {error}"
+        for stale in [k for k in cache if k[0] == key[0]]:
+            del cache[stale]
+        cache[key] = found
+    return found
 
 
 class ValidatingPolicies:
@@ -150,16 +173,7 @@ class ValidatingPolicies:
             log.info("status of ValidatingAdmissionPolicy %s not written: %s", name, error)
 
     def compiled_policy(self, policy: Object) -> CompiledPolicy | str:
-        key = (policy["metadata"]["name"], str(policy["metadata"].get("resourceVersion", "")))
-        found = self.compiled.get(key)
-        if found is None:
-            try:
-                found = compile_policy(policy)
-            except ValueError as error:
-                found = f"compilation failed: {error}"
-            self.compiled = {k: v for k, v in self.compiled.items() if k[0] != key[0]}
-            self.compiled[key] = found
-        return found
+        return compiled_once(self.compiled, policy, compile_policy)
 
     # -- admission --------------------------------------------------------------------------------------------
 
