@@ -106,6 +106,9 @@ class Decision:
 
 MEMO_SIZE = 1024
 """Decisions remembered per compiled policy (then it starts over)."""
+MEMO_KEY_BYTES = 1024
+"""Inputs whose JSON is longer are evaluated every time: a policy reading a whole object (or a large part
+of it) would otherwise keep up to MEMO_SIZE request bodies in memory, and such inputs rarely repeat."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,9 +137,10 @@ class CompiledPolicy:
         if "authorizer" in self.needed:
             return None
         try:
-            return orjson.dumps(projected)
+            key = orjson.dumps(projected)
         except TypeError:  # not JSON (an integer over 64 bits): evaluated every time
             return None
+        return key if len(key) <= MEMO_KEY_BYTES else None
 
     def decide(self, projected: dict[str, Any], key: bytes | None) -> Decision:
         """The decision on ``projected`` (the admission variables, CompiledPolicy.project and

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from builtin.admissionregistration.compiled import CompiledPolicy, Failure, compile_policy
+from builtin.admissionregistration.compiled import (
+    MEMO_KEY_BYTES,
+    CompiledPolicy,
+    Failure,
+    compile_policy,
+)
 
 
 def policy(**spec: Any) -> CompiledPolicy:
@@ -108,3 +113,14 @@ def test_a_policy_asking_the_authorizer_is_never_remembered() -> None:
     )
     projected = compiled.project({"object": {}, "authorizer": {"kind": "authorizer"}})
     assert compiled.key(projected) is None
+
+
+def test_large_inputs_are_not_remembered() -> None:
+    """The memory of decisions holds keys of at most MEMO_KEY_BYTES: a policy reading a whole spec must
+    not keep request bodies (1,024 of them, each up to the body limit) alive."""
+    compiled = policy(validations=[{"expression": "size(object.spec.items) < 100000"}])
+    small = compiled.project({"object": {"spec": {"items": ["a"] * 10}}})
+    large = compiled.project({"object": {"spec": {"items": ["a"] * (MEMO_KEY_BYTES // 2)}}})
+    assert compiled.key(small) is not None
+    assert compiled.key(large) is None
+    assert compiled.decide(large, None).failures == ()
