@@ -372,3 +372,35 @@ def test_escalate_lets_a_user_write_a_role_granting_more_than_they_hold(http: ht
     # escalate is per namespace: elsewhere ivan may not even create roles
     elsewhere = http.post(f"{RBAC}/namespaces/default/roles", json=everything, headers=ivan)
     assert elsewhere.status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("path", "resource", "group"),
+    [
+        (
+            "/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies",
+            "mutatingadmissionpolicies",
+            "admissionregistration.k8s.io",
+        ),
+        (
+            "/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicybindings",
+            "mutatingadmissionpolicybindings",
+            "admissionregistration.k8s.io",
+        ),
+    ],
+)
+def test_admission_policies_are_for_cluster_admins_only(
+    http: httpx.Client, path: str, resource: str, group: str
+) -> None:
+    """A policy rewrites every write it matches: neither anonymous nor an unbound user may list or create
+    one (kube's default roles grant admissionregistration.k8s.io to cluster-admin only); the admin may."""
+    body = {"metadata": {"name": "p"}, "spec": {}}
+    for headers, user in (({}, "system:anonymous"), (ALICE, "alice")):
+        listed = http.get(path, headers=headers)
+        assert listed.status_code == 403, listed.text
+        assert listed.json()["message"] == (
+            f'{resource}.{group} is forbidden: User "{user}" cannot list resource "{resource}" in API group '
+            f'"{group}" at the cluster scope'
+        )
+        assert http.post(path, json=body, headers=headers).status_code == 403
+    assert http.get(path, headers=ADMIN).status_code == 200
