@@ -235,3 +235,50 @@ def test_reinvocation_if_needed_sees_a_later_policys_change(client: httpx.Client
     created = response.json()
     assert created["spec"]["image"] == "nginx"
     assert created["metadata"]["labels"]["image"] == "nginx"  # the first ran again
+
+
+@pytest.mark.parametrize(
+    ("mutations", "spec", "code", "wanted"),
+    [
+        ("x", {}, 400, "cannot be handled as a MutatingAdmissionPolicy"),  # wrong type
+        ([1], {}, 400, "cannot be handled as a MutatingAdmissionPolicy"),
+        (
+            [{"patchType": "JSONPatch", "jsonPatch": {"expression": 5}}],
+            {},
+            400,
+            "cannot be handled as a MutatingAdmissionPolicy",
+        ),
+        ([{"patchType": "Bogus"}], {}, 422, "spec.mutations[0].patchType"),
+        (  # too deep for the parser: refused, not a crash
+            [{"patchType": "JSONPatch", "jsonPatch": {"expression": "[" * 5000 + "]" * 5000}}],
+            {},
+            422,
+            "spec.mutations[0].jsonPatch.expression",
+        ),
+        (
+            [{"patchType": "JSONPatch", "jsonPatch": {"expression": "[]"}}],
+            {"reinvocationPolicy": "Sometimes"},
+            422,
+            "spec.reinvocationPolicy",
+        ),
+    ],
+)
+def test_malformed_policies_are_refused_with_kubes_status(
+    client: httpx.Client, mutations: Any, spec: dict[str, Any], code: int, wanted: str
+) -> None:
+    body = {
+        "apiVersion": "admissionregistration.k8s.io/v1beta1",
+        "kind": "MutatingAdmissionPolicy",
+        "metadata": {"name": f"bad-{uuid.uuid4().hex[:8]}"},
+        "spec": {
+            "matchConstraints": {"resourceRules": RULES},
+            "mutations": mutations,
+            "reinvocationPolicy": "Never",
+            **spec,
+        },
+    }
+    response = client.post(POLICIES, json=body)
+    assert response.status_code == code, response.text
+    assert response.json()["kind"] == "Status"
+    assert wanted in response.text
+    assert client.get(f"{POLICIES}/{body['metadata']['name']}").status_code == 404
