@@ -25,9 +25,9 @@ import pytest
 import yaml
 
 from tests import certs
-from tests.serverproc import CONFORMANCE, ServerProcess, free_port
+from tests.serverproc import FIXTURES, ServerProcess, free_port
 
-CRD_FILE = CONFORMANCE / "crds" / "batch.tutorial.kubebuilder.io_cronjobs-multiversion.yaml"
+CRD_FILE = FIXTURES / "crds" / "batch.tutorial.kubebuilder.io_cronjobs-multiversion.yaml"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 GROUP = "batch.tutorial.kubebuilder.io"
 V1 = f"/apis/{GROUP}/v1/namespaces/default/cronjobs"

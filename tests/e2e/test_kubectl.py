@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.kubectl import Kubectl, kubectl_binary
-from tests.serverproc import CONFORMANCE, ServerProcess
+from tests.serverproc import FIXTURES, ServerProcess
 
 CRONTAB = """\
 apiVersion: stable.example.com/v1
@@ -165,7 +165,7 @@ def test_validation_error_reaches_kubectl(kubectl: Kubectl, tmp_path: Path) -> N
 
 
 def test_crontab_sample_from_the_kubernetes_docs(kubectl: Kubectl) -> None:
-    sample = CONFORMANCE / "custom-resources" / "k8s-docs-crontab" / "my-crontab.yaml"
+    sample = FIXTURES / "custom-resources" / "k8s-docs-crontab" / "my-crontab.yaml"
     result = kubectl.run("apply", "-f", str(sample))
     assert "created" in result.stdout
 

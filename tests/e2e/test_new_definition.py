@@ -11,9 +11,9 @@ import pytest
 
 from generator.pipeline import GenerateConfig, generate
 from tests.kubectl import Kubectl, kubectl_binary
-from tests.serverproc import CONFORMANCE, REPO, ServerProcess, free_port
+from tests.serverproc import FIXTURES, REPO, ServerProcess, free_port
 
-GATEWAY_CLASSES = CONFORMANCE / "crds" / "gateway.networking.k8s.io_gatewayclasses.yaml"
+GATEWAY_CLASSES = FIXTURES / "crds" / "gateway.networking.k8s.io_gatewayclasses.yaml"
 COMPACT = """\
 group: tools.example.com
 kind: Gadget

@@ -11,10 +11,10 @@ import httpx
 import pytest
 
 from generated.server import OPENAPI_DIR
-from tests.serverproc import CONFORMANCE
+from tests.serverproc import FIXTURES
 
 GV = "apis/stable.example.com/v1"
-KUBE_CORE = CONFORMANCE / "kubernetes" / "openapi-v3" / "api__v1_openapi.json"
+KUBE_CORE = FIXTURES / "kubernetes" / "openapi-v3" / "api__v1_openapi.json"
 
 
 def index(api: httpx.Client) -> dict[str, str]:

@@ -14,17 +14,15 @@ from generator.load import Loaded, definition_files, load, load_definitions, loa
 from generator.load_compact import plural_of
 from generator.schema_shorthand import CONDITION, QUANTITY_PATTERN
 from generator.yamlsource import PURE_PYTHON_LOADER, read_documents
+from tests.serverproc import FIXTURES
 
-SHARED = Path(__file__).resolve().parents[4] / "shared" / "conformance"
-CRDS = SHARED / "crds"
+CRDS = FIXTURES / "crds"
 FILE = Path("definitions/stable.example.com/crontab.yaml")
 IMPLICIT = {
     "apiVersion": {"type": "string"},
     "kind": {"type": "string"},
     "metadata": {"type": "object"},
 }
-
-needs_fixtures = pytest.mark.skipif(not CRDS.is_dir(), reason="conformance fixtures not present")
 
 
 def yaml(text: str) -> str:
@@ -194,7 +192,6 @@ def test_type_expressions(spec: str, expected: dict[str, Any]) -> None:
     assert field_of(spec) == expected
 
 
-@needs_fixtures
 def test_quantity_pattern_is_controller_gens() -> None:
     assert (
         f"pattern: {QUANTITY_PATTERN}\n"
@@ -202,10 +199,9 @@ def test_quantity_pattern_is_controller_gens() -> None:
     )
 
 
-@needs_fixtures
 def test_condition_matches_the_kubernetes_openapi() -> None:
     openapi = json.loads(
-        (SHARED / "kubernetes" / "openapi-v3" / "api__v1_openapi.json").read_text()
+        (FIXTURES / "kubernetes" / "openapi-v3" / "api__v1_openapi.json").read_text()
     )
     upstream = openapi["components"]["schemas"]["io.k8s.apimachinery.pkg.apis.meta.v1.Condition"]
     assert CONDITION["description"] == upstream["description"]
@@ -690,10 +686,9 @@ def test_crd_status_subresource_takes_no_settings() -> None:
 
 
 def crd_files() -> list[Path]:
-    return sorted(CRDS.rglob("*.yaml")) if CRDS.is_dir() else []
+    return sorted(CRDS.rglob("*.yaml"))
 
 
-@needs_fixtures
 @pytest.mark.parametrize("file", crd_files(), ids=lambda p: p.name)
 def test_every_real_crd_loads(file: Path) -> None:
     features = {f["file"]: f for f in json.loads((CRDS / "FEATURES.json").read_text())}
@@ -709,7 +704,6 @@ def test_every_real_crd_loads(file: Path) -> None:
     assert any(v.scale_subresource for v in d.versions) == ("scale" in expected["subresources"])
 
 
-@needs_fixtures
 def test_the_pure_python_loader_reads_the_same() -> None:
     file = CRDS / "cert-manager.io_certificates.yaml"
     fast = read_documents(file, file.read_text())
