@@ -120,7 +120,14 @@ class LeaderElector:
             # asyncio.timeout, not wait_for: wait_for of Python 3.11 may swallow a cancellation (stop)
             async with asyncio.timeout(config.renew_deadline):
                 return await self._acquire_or_renew(config)
-        except (errors.APIError, StorageError, TimeoutError) as error:
+        except errors.APIError as error:
+            # a 409: another replica wrote the lease between our read and our write, and leads; client-go
+            # says as much ("lock is held by ... and has not yet expired") at V(4), a debug line
+            log.log(
+                logging.DEBUG if error.code == 409 else logging.INFO, "leader election: %s", error
+            )
+            return False
+        except (StorageError, TimeoutError) as error:
             log.info("leader election: %s", error)
             return False
 

@@ -54,6 +54,20 @@ def test_api_resources_lists_crontabs(server: ServerProcess, kubectl: Kubectl) -
         assert any(row.split()[:2] == ["namespaces", "ns"] for row in output.splitlines())
 
 
+def test_auth_whoami(kubectl: Kubectl) -> None:
+    """kubectl 1.27 asks authentication.k8s.io/v1beta1 (then v1alpha1) for its SelfSubjectReview, later ones
+    v1 first (staging/src/k8s.io/kubectl/pkg/cmd/auth/whoami.go); each gets the admin, and the impersonated
+    user with --as."""
+    review = json.loads(kubectl.run("auth", "whoami", "-o", "json").stdout)
+    expected = "authentication.k8s.io/v1beta1" if kubectl.binary.name.endswith("1.27") else None
+    assert review["kind"] == "SelfSubjectReview"
+    assert expected in (None, review["apiVersion"]), review["apiVersion"]
+    user = review["status"]["userInfo"]
+    assert user["username"] == "system:admin" and "system:masters" in user["groups"]
+    table = kubectl.run("auth", "whoami", "--as", "jane", "--as-group", "team").stdout.split()
+    assert table[:2] == ["ATTRIBUTE", "VALUE"] and table[table.index("Username") + 1] == "jane"
+
+
 def test_create_get_yaml_and_printer_columns(kubectl: Kubectl, tmp_path: Path) -> None:
     manifest = write(tmp_path, CRONTAB.format(name="kc-create", image="img:1", replicas=2))
     assert (

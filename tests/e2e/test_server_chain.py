@@ -1,5 +1,5 @@
 """Two apiforge servers in a chain (issue 12, items 2 and 3), as kube-aggregator fronts an extension API server: the
-``front`` serves this repository's kinds and an APIService for tools.example.com/v1 whose Service (a
+``front`` serves this repository's kinds and an APIService for backend.example.com/v1 whose Service (a
 ClusterIP of 127.0.0.1) points at the ``back``, a server generated from another project (the Gadget kind),
 started as kube's extension servers are (given only the front's kubeconfig for delegated authentication
 and authorization, it reads whom to trust as a proxy from the front's extension-apiserver-authentication
@@ -40,7 +40,7 @@ pytestmark = [
 ]
 
 GADGET = """\
-group: tools.example.com
+group: backend.example.com
 kind: Gadget
 shortNames: [gd]
 versions:
@@ -55,7 +55,7 @@ versions:
           description: The colour of the gadget.
 """
 APISERVICES = "/apis/apiregistration.k8s.io/v1/apiservices"
-GADGETS = "/apis/tools.example.com/v1/namespaces/default/gadgets"
+GADGETS = "/apis/backend.example.com/v1/namespaces/default/gadgets"
 SERVICES = "/api/v1/namespaces/default/services"
 CAROL_TOKEN = "carol-0b6f2c1d-token"
 BACK_IP = "127.0.0.2"
@@ -94,8 +94,8 @@ def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 @pytest.fixture(scope="module")
 def back(front: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     project = tmp_path_factory.mktemp("back-project")
-    (project / "definitions" / "tools.example.com").mkdir(parents=True)
-    (project / "definitions" / "tools.example.com" / "gadget.yaml").write_text(GADGET)
+    (project / "definitions" / "backend.example.com").mkdir(parents=True)
+    (project / "definitions" / "backend.example.com" / "gadget.yaml").write_text(GADGET)
     generate(GenerateConfig(project / "definitions", project / "generated"))
     data = tmp_path_factory.mktemp("back") / "data"
     server = ServerProcess(
@@ -158,15 +158,15 @@ def chain(front: ServerProcess, back: ServerProcess) -> ServerProcess:
     register(front, "back", back.port, BACK_IP)
     bundle = base64.b64encode((back.data_dir / "pki" / "ca.crt").read_bytes()).decode()
     registration = api_service(
-        "tools.example.com",
+        "backend.example.com",
         {"namespace": "default", "name": "back", "port": back.port},
         caBundle=bundle,
     )
     assert front.http("POST", APISERVICES, json=registration).status_code == 201
     condition = wait_for(
-        lambda: (c := available(front, "v1.tools.example.com")) and c["status"] == "True" and c
+        lambda: (c := available(front, "v1.backend.example.com")) and c["status"] == "True" and c
     )
-    assert condition and condition["reason"] == "Passed", available(front, "v1.tools.example.com")
+    assert condition and condition["reason"] == "Passed", available(front, "v1.backend.example.com")
     return front
 
 
@@ -285,11 +285,11 @@ def test_what_the_back_has_no_rule_for_the_front_decides(
 
 def test_discovery_through_the_front_shows_both_servers_kinds(kubectl: Kubectl) -> None:
     rows = [line.split() for line in kubectl.run("api-resources").stdout.splitlines()]
-    assert ["gadgets", "gd", "tools.example.com/v1", "true", "Gadget"] in rows
+    assert ["gadgets", "gd", "backend.example.com/v1", "true", "Gadget"] in rows
     assert any(row[0] == "crontabs" for row in rows)
     assert any(row[0] == "apiservices" for row in rows)
     legacy = kubectl.run("get", "--raw", "/apis").stdout
-    assert "tools.example.com/v1" in legacy
+    assert "backend.example.com/v1" in legacy
 
 
 def test_kubectl_applies_gets_watches_and_deletes_the_backs_kind(
@@ -299,7 +299,7 @@ def test_kubectl_applies_gets_watches_and_deletes_the_backs_kind(
     try:
         manifest = tmp_path / "gadget.yaml"
         manifest.write_text(
-            "apiVersion: tools.example.com/v1\nkind: Gadget\nmetadata:\n  name: g1\n"
+            "apiVersion: backend.example.com/v1\nkind: Gadget\nmetadata:\n  name: g1\n"
             "  namespace: default\nspec:\n  color: blue\n"
         )
         assert "created" in kubectl.run("apply", "-f", str(manifest)).stdout
@@ -308,7 +308,7 @@ def test_kubectl_applies_gets_watches_and_deletes_the_backs_kind(
         stored = back.http("GET", f"{GADGETS}/g1")  # the back holds it
         assert stored.status_code == 200 and stored.json()["spec"]["color"] == "blue"
         assert watch.stdout is not None
-        assert watch.stdout.readline().strip() == "gadget.tools.example.com/g1"
+        assert watch.stdout.readline().strip() == "gadget.backend.example.com/g1"
     finally:
         watch.kill()
         watch.communicate()
@@ -330,7 +330,7 @@ def let_list_gadgets(front: ServerProcess, user: str) -> None:
         "kind": "ClusterRole",
         "metadata": {"name": name},
         "rules": [
-            {"apiGroups": ["tools.example.com"], "resources": ["gadgets"], "verbs": ["list"]}
+            {"apiGroups": ["backend.example.com"], "resources": ["gadgets"], "verbs": ["list"]}
         ],
     }
     binding = {
@@ -402,7 +402,7 @@ def test_kubectl_get_apiservices_lists_the_local_ones_and_the_back(kubectl: Kube
     assert rows["v1."] == ["Local", "True"]
     assert rows["v1.rbac.authorization.k8s.io"] == ["Local", "True"]
     assert rows["v1.stable.example.com"] == ["Local", "True"]  # a generated kind's group
-    assert rows["v1.tools.example.com"] == ["default/back", "True"]
+    assert rows["v1.backend.example.com"] == ["default/back", "True"]
 
 
 def test_an_apiservice_pointing_nowhere_is_unavailable_and_503(chain: ServerProcess) -> None:
@@ -490,7 +490,7 @@ def test_stopping_the_back_gives_503_for_its_group_only(
         == 200
     )
     condition = wait_for(
-        lambda: (c := available(chain, "v1.tools.example.com")) and c["status"] == "False" and c
+        lambda: (c := available(chain, "v1.backend.example.com")) and c["status"] == "False" and c
     )
     assert condition and condition["reason"] == "FailedDiscoveryCheck"
     assert "No resources found" in kubectl.run("get", "crontabs", "-A").stderr
