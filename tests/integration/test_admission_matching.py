@@ -370,3 +370,47 @@ spec:
         in (refused.stderr)
     )
     kubectl.run("create", "configmap", unique(), "-n", dev)
+
+
+def test_admission_configuration_is_never_judged_by_admission(client: httpx.Client) -> None:
+    """kube's IsExemptAdmissionConfigurationResource: a deny-all policy matching every resource (its own
+    objects among them) cannot keep its binding from being changed or deleted."""
+    test = unique()
+    every = [{"apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "operations": ["*"]}]
+    labelled = {"matchLabels": {"suite": test}}
+    validating(client, test, None, resourceRules=every, objectSelector=labelled)
+    bindings = f"{ADMISSION}/v1/validatingadmissionpolicybindings"
+    ns = namespace(client)
+    until(lambda: write(client, ns, configmap(suite=test), dry=True).status_code == 422)
+    relabel = client.patch(
+        f"{bindings}/{test}",
+        json={"metadata": {"labels": {"suite": test}}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert relabel.status_code == 200, relabel.text
+    assert client.delete(f"{bindings}/{test}").status_code == 200
+    policy = client.delete(f"{ADMISSION}/v1/validatingadmissionpolicies/{test}")
+    assert policy.status_code == 200, policy.text
+
+
+def test_binding_without_param_ref_evaluates_with_null_params(client: httpx.Client) -> None:
+    """kube's CollectParams: a policy with a paramKind bound without paramRef is evaluated with
+    ``params`` null, not refused as misconfigured."""
+    test = unique()
+    match = {"resourceRules": CONFIGMAP_RULES, "objectSelector": {"matchLabels": {"suite": test}}}
+    created(client, f"{ADMISSION}/v1/validatingadmissionpolicies", {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": test},
+        "spec": {
+            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}, "matchConstraints": match,
+            "validations": [{"expression": "params != null || object.data.k == 'v'", "message": "null"}],
+        },
+    })  # fmt: skip
+    created(client, f"{ADMISSION}/v1/validatingadmissionpolicybindings", {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": test}, "spec": {"policyName": test, "validationActions": ["Deny"]},
+    })  # fmt: skip
+    ns = namespace(client)
+    other = {**configmap(suite=test), "data": {"k": "other"}}
+    until(lambda: write(client, ns, other, dry=True).status_code == 422)
+    assert write(client, ns, configmap(suite=test)).status_code == 201
