@@ -57,11 +57,14 @@ class Matcher:
         self.context = context
         self.shape = shape
         self.memo: dict[tuple[Any, ...], Matched | None] = {}
+        self.named: dict[int, bool] = {}
+        """By criteria: whether their rules name objects (then the write's name is part of the key)."""
         self.kept: dict[int, Any] = {}
         """What the memo's keys name by identity, kept alive so that no id is reused meanwhile."""
 
     def forget(self) -> None:
         self.memo.clear()
+        self.named.clear()
         self.kept.clear()
 
     async def matches(self, criteria: dict[str, Any], attributes: Attributes) -> Matched | None:
@@ -89,7 +92,10 @@ class Matcher:
         """What the rules select: the excluded nothing, the included the write in a resource and version."""
         written = attributes.request_version or attributes.version
         resource = attributes.resource
-        named = self.shape.named and _names(criteria)
+        named = self.named.get(id(criteria))
+        if named is None:
+            named = self.named[id(criteria)] = self.shape.named and _names(criteria)
+            self.kept[id(criteria)] = criteria
         key = (
             id(criteria), id(resource), written.name, attributes.subresource, attributes.operation,
             attributes.namespace != "", attributes.name if named else None,
