@@ -34,12 +34,16 @@ class Matched:
             return None
         obj = deep_copy(obj) if copy else obj
         internal = obj if version is None else version.to_internal(obj)
-        return self.version.from_internal(_internal_of(self.resource, _shared(source, internal)))
+        if source is not self.resource:  # another group's view of the same objects
+            internal = _internal_of(self.resource, _shared(source, internal))
+        return self.version.from_internal(internal)
 
     def back(self, obj: Object, target: ResourceType, version: VersionType) -> Object:
         """``obj`` (in this resource and version) in ``target``'s ``version``."""
-        shared = _shared(self.resource, self.version.to_internal(obj))
-        return version.from_internal(_internal_of(target, shared))
+        internal = self.version.to_internal(obj)
+        if target is not self.resource:
+            internal = _internal_of(target, _shared(self.resource, internal))
+        return version.from_internal(internal)
 
 
 def _storage_key(resource: ResourceType) -> tuple[str, str]:

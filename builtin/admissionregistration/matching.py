@@ -75,12 +75,18 @@ class Matcher:
         matched = self.ruled(criteria, attributes)
         if matched is None:
             return None
-        in_namespace = await self._namespace_selected(criteria, attributes)
-        if in_namespace is False:
-            return None
-        selected = _object_selected(criteria, attributes)
-        if selected is False:
-            return None
+        in_namespace: bool | errors.APIError = (
+            True  # no selectors: the common case, asked on every write
+        )
+        if criteria.get("namespaceSelector"):
+            in_namespace = await self._namespace_selected(criteria, attributes)
+            if in_namespace is False:
+                return None
+        selected: bool | errors.APIError = True
+        if criteria.get("objectSelector"):
+            selected = _object_selected(criteria, attributes)
+            if selected is False:
+                return None
         for outcome in (in_namespace, selected):
             if isinstance(outcome, errors.APIError):
                 raise outcome
