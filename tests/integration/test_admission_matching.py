@@ -414,3 +414,59 @@ def test_binding_without_param_ref_evaluates_with_null_params(client: httpx.Clie
     other = {**configmap(suite=test), "data": {"k": "other"}}
     until(lambda: write(client, ns, other, dry=True).status_code == 422)
     assert write(client, ns, configmap(suite=test)).status_code == 201
+
+
+def crontab(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": name},
+        "spec": {"cronSpec": "* * * * */5", "image": "busybox", "replicas": 1},
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("resources", "refused"),
+    [
+        ("crontabs", {""}),
+        ("*", {""}),
+        ("crontabs/status", {"status"}),
+        ("*/scale", {"scale"}),
+        ("crontabs/*", {"", "status", "scale"}),
+        ("*/*", {"", "status", "scale"}),
+    ],
+)
+def test_policy_rules_on_subresources(
+    client: httpx.Client, resources: str, refused: set[str]
+) -> None:
+    """kube's rules.Matcher on a CronTab's updates: ``crontabs`` and ``*`` the object only, ``<r>/<sub>``
+    and ``*/<sub>`` that subresource, ``crontabs/*`` and ``*/*`` the object and all its subresources."""
+    test = unique()
+    ns = namespace(client, suite=test)
+    objects = f"/apis/stable.example.com/v1/namespaces/{ns}/crontabs"
+    stored = created(client, objects, crontab("ct"))
+    rule = {"apiGroups": ["stable.example.com"], "apiVersions": ["*"], "operations": ["UPDATE"],
+            "resources": [resources]}  # fmt: skip
+    validating(
+        client, test, None, resourceRules=[rule], namespaceSelector={"matchLabels": {"suite": test}},
+        objectSelector={},
+    )  # fmt: skip
+    known = unique()  # created last: once it denies, the policy under test is known too
+    validating(client, known, None)
+    until(lambda: write(client, ns, configmap(suite=known), dry=True).status_code == 422)
+    scale = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "ct", "namespace": ns},
+             "spec": {"replicas": 2}}  # fmt: skip
+
+    def current() -> dict[str, Any]:  # each write on the latest: none conflicts with the one before
+        latest: dict[str, Any] = client.get(f"{objects}/ct").json()
+        return latest
+
+    writes = {
+        "": client.put(
+            f"{objects}/ct", json={**current(), "spec": {**stored["spec"], "replicas": 3}}
+        ),
+        "status": client.put(f"{objects}/ct/status", json={**current(), "status": {"replicas": 1}}),
+        "scale": client.put(f"{objects}/ct/scale", json=scale),
+    }
+    answers = {sub: response.status_code for sub, response in writes.items()}
+    assert answers == {sub: 422 if sub in refused else 200 for sub in writes}, [
+        r.text for r in writes.values()
+    ]
