@@ -470,3 +470,39 @@ def test_policy_rules_on_subresources(
     assert answers == {sub: 422 if sub in refused else 200 for sub in writes}, [
         r.text for r in writes.values()
     ]
+
+
+def test_mutating_policy_equivalent_match_mutates_a_core_event_through_events_k8s_io(
+    client: httpx.Client,
+) -> None:
+    """The mutation is made to the events.k8s.io/v1 Event the policy matched (``note``), and the core
+    Event written gets it back (``message``)."""
+    test = unique()
+    ns = namespace(client)
+    created(client, f"{ADMISSION}/v1beta1/mutatingadmissionpolicies", {
+        "apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicy",
+        "metadata": {"name": test},
+        "spec": {
+            "matchConstraints": {
+                "resourceRules": EVENTS_RULES, "objectSelector": {"matchLabels": {"suite": test}},
+            },
+            "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {
+                "expression": "Object{note: 'seen as ' + object.apiVersion}"}}],
+            "reinvocationPolicy": "Never",
+        },
+    })  # fmt: skip
+    created(client, f"{ADMISSION}/v1beta1/mutatingadmissionpolicybindings", {
+        "apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicyBinding",
+        "metadata": {"name": test}, "spec": {"policyName": test},
+    })  # fmt: skip
+    events = f"/api/v1/namespaces/{ns}/events"
+
+    def mutated() -> bool:
+        response = client.post(
+            events, params={"dryRun": "All"}, json=core_event(ns, "x", suite=test)
+        )
+        return bool(response.json()["message"] != "x")
+
+    until(mutated)
+    stored = created(client, events, core_event(ns, "hello", suite=test))
+    assert (stored["apiVersion"], stored["message"]) == ("v1", "seen as events.k8s.io/v1")
