@@ -75,9 +75,8 @@ class Matcher:
         matched = self.ruled(criteria, attributes)
         if matched is None:
             return None
-        in_namespace: bool | errors.APIError = (
-            True  # no selectors: the common case, asked on every write
-        )
+        # unset selectors (the common case, asked on every write) are not looked at
+        in_namespace: bool | errors.APIError = True
         if criteria.get("namespaceSelector"):
             in_namespace = await self._namespace_selected(criteria, attributes)
             if in_namespace is False:
