@@ -611,6 +611,7 @@ class ResourceHandler:
             target.namespace,
             target.name,
             try_update,
+            subresource="scale",  # admission sees the write as kube's: a rule on */scale selects it
             dry_run=_dry_run(request),
             version=target.version,
             options=options,
