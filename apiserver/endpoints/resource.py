@@ -46,6 +46,7 @@ from apiserver.patch.jsonpatch import PatchError, apply_json_patch, apply_merge_
 from apiserver.patch.strategic import apply_strategic_merge_patch
 from apiserver.registry.admit import Track, Write, WriteOptions, admit, go_quoted
 from apiserver.registry.deletion import Propagation
+from apiserver.registry.identity import NAMESPACE_MISMATCH, check_name
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.store import ListOptions, Store, parse_resource_version
 from apiserver.registry.subresource import NamedCreater
@@ -255,9 +256,7 @@ class ResourceHandler:
     def _check_scope(self, obj: Object, target: Target) -> None:
         body_namespace = obj["metadata"].get("namespace")
         if target.resource.namespaced and body_namespace and body_namespace != target.namespace:
-            raise errors.bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request"
-            )
+            raise errors.bad_request(NAMESPACE_MISMATCH)
 
     async def _create(self, request: Request, send: Send, store: Store, target: Target) -> None:
         if target.resource.namespaced and target.namespace is None:
@@ -281,13 +280,6 @@ class ResourceHandler:
     async def _update(self, request: Request, send: Send, store: Store, target: Target) -> None:
         mode = field_validation(request.query)
         body = await self._read_body(request, target)
-        obj = body.parsed
-        self._check_scope(obj, target)
-        body_name = obj["metadata"].get("name")
-        if body_name and body_name != target.name:
-            raise errors.bad_request(
-                f"the name of the object ({body_name}) does not match the name on the URL ({target.name})"
-            )
         await self._replace(request, send, store, target, body, mode, "")
 
     async def _replace(
@@ -301,7 +293,12 @@ class ResourceHandler:
         subresource: str,
     ) -> None:
         """A PUT: the body replaces the current object (of which it shares nothing: it is a parse of its
-        own, so ownership is recorded against the stored object without copying it)."""
+        own, so ownership is recorded against the stored object without copying it). As kube's update
+        handler: the body's namespace, then its name are the URL's, and its uid, if any, the stored
+        object's."""
+        metadata = body.parsed["metadata"]
+        self._check_scope(body.parsed, target)
+        check_name(metadata, target.name, target.namespace)
         options = _options(
             request, mode, lambda old: tracker(request, target, old, subresource, shared=False)
         )
@@ -313,6 +310,7 @@ class ResourceHandler:
             dry_run=_dry_run(request),
             version=target.version,
             options=options,
+            uid_precondition=str(metadata.get("uid") or ""),
         )
         await self._send_object(request, send, 200, updated, target)
 
@@ -335,7 +333,10 @@ class ResourceHandler:
                 patched = patcher(current, patch)
             except PatchError as error:
                 raise patch_failure(error) from None
-            return check_type_meta(patched, target)
+            patched = check_type_meta(patched, target)
+            # kube's patcher.applyPatch: the patched object is still the URL's (checkName)
+            check_name(patched["metadata"], target.name, target.namespace)
+            return patched
 
         # the patched object shares what the patch left alone with the stored one: tracked on a copy
         options = _options(request, mode, lambda old: tracker(request, target, old, subresource))
@@ -372,12 +373,7 @@ class ResourceHandler:
         metadata = applied.get("metadata")
         metadata = metadata if isinstance(metadata, dict) else {}
         # kube's checkName on the applied result (handlers/patch.go applyPatch): the object is the URL's
-        body_name = metadata.get("name") or ""
-        if body_name != target.name:
-            raise errors.bad_request(
-                f"the name of the object ({body_name}) does not match the name on the URL ({target.name})"
-            )
-        self._check_scope({"metadata": metadata}, target)
+        check_name(metadata, target.name, target.namespace)
         uid = metadata.get("uid")
 
         def merged(live: Object | None) -> Object:
