@@ -33,6 +33,7 @@ from apiserver.endpoints.output import (
     status_body,
 )
 from apiserver.endpoints.resourceversion import EXACT, validate_list_options, wait_until_fresh
+from apiserver.endpoints.routes import check_routed, subresource_verb
 from apiserver.endpoints.routing import ResourcePath
 from apiserver.endpoints.scale import apply_scale, scale_of
 from apiserver.endpoints.watch import serve_watch
@@ -96,8 +97,10 @@ class ResourceHandler:
         if path.namespace is not None and not resource.namespaced:
             raise errors.resource_not_found()
         namespace = path.namespace if resource.namespaced else None
-        if not path.subresource and _verb(request, path) not in resource.verbs:
-            raise errors.method_not_allowed()
+        if path.subresource:
+            subresource_verb(resource, version, path.subresource, request.method)
+        else:
+            check_routed(resource, bool(path.name), request.method, request.flag("watch"))
         store = self.stores[(resource.group, resource.plural)]
         target = Target(resource, version, namespace, path.name)
         _check_acceptable(request, target)
@@ -502,34 +505,27 @@ class ResourceHandler:
     async def _subresource(
         self, request: Request, send: Send, store: Store, target: Target, name: str
     ) -> None:
-        version = target.version
+        """A subresource's method, routed (routes.subresource_verb has refused the others)."""
         creater = self.creaters.get((target.resource.group, target.resource.plural, name))
         if creater is not None:
             await self._create_subresource(request, send, target, name, creater)
-        elif name == "status" and version.status_subresource:
-            if request.method == "GET":
-                obj = await store.get(target.namespace, target.name)
-                await self._send_object(request, send, 200, obj, target)
-            elif request.method == "PUT":
-                mode = field_validation(request.query)
-                body = await self._read_body(request, target)
-                await self._replace(request, send, store, target, body, mode, "status")
-            elif request.method == "PATCH":
-                await self._patch(request, send, store, target, "status")
-            else:
-                raise errors.method_not_allowed()
-        elif name == "scale" and version.scale is not None:
+        elif name == "scale":
             await self._scale(request, send, store, target)
+        elif request.method == "GET":  # the status subresource
+            obj = await store.get(target.namespace, target.name)
+            await self._send_object(request, send, 200, obj, target)
+        elif request.method == "PUT":
+            mode = field_validation(request.query)
+            body = await self._read_body(request, target)
+            await self._replace(request, send, store, target, body, mode, "status")
         else:
-            raise errors.resource_not_found()
+            await self._patch(request, send, store, target, "status")
 
     async def _create_subresource(
         self, request: Request, send: Send, target: Target, name: str, creater: BoundCreater
     ) -> None:
         """A POST of the body's kind, decoded and validated as that kind (kube's createHandler with a
         NamedCreater), answered 201 with the handler's object, as kube answers a TokenRequest."""
-        if request.method != "POST":
-            raise errors.method_not_allowed()
         if target.resource.namespaced and target.namespace is None:
             raise errors.method_not_allowed()
         body_target = Target(creater.body, creater.version, target.namespace, target.name)
@@ -569,8 +565,6 @@ class ResourceHandler:
             obj = to_version(stored, target.resource, target.version)
             await respond_json(send, 200, scale_of(obj, spec), request.warnings)
             return
-        if request.method not in ("PUT", "PATCH"):
-            raise errors.method_not_allowed()
         body = await request.body()
         if request.method == "PUT":
             desired = parse_body(body, request.content_type, target)
@@ -690,18 +684,6 @@ def _is_json_object(negotiated: Negotiated) -> bool:
 
 def _plain_json(request: Request, target: Target) -> bool:
     return _is_json_object(_negotiated(request, target))
-
-
-def _verb(request: Request, path: ResourcePath) -> str:
-    """The Kubernetes verb of a request (k8s.io/apiserver RequestInfo), as discovery's `verbs` name them."""
-    method = request.method
-    if method == "GET":
-        if path.name:
-            return "get"
-        return "watch" if request.flag("watch") else "list"
-    if method == "DELETE":
-        return "delete" if path.name else "deletecollection"
-    return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
 
 
 _PATCH_FAILURE_REASONS = {400: "BadRequest", 413: "RequestEntityTooLarge", 422: "Invalid"}
