@@ -511,13 +511,13 @@ class ResourceHandler:
             await self._create_subresource(request, send, target, name, creater)
         elif name == "scale":
             await self._scale(request, send, store, target)
-        elif request.method == "GET":  # the status subresource
+        elif request.method == "GET":  # the status subresource, the only one with a GET
             obj = await store.get(target.namespace, target.name)
             await self._send_object(request, send, 200, obj, target)
-        elif request.method == "PUT":
+        elif request.method == "PUT":  # status, or one of the strategy's update_subresources
             mode = field_validation(request.query)
             body = await self._read_body(request, target)
-            await self._replace(request, send, store, target, body, mode, "status")
+            await self._replace(request, send, store, target, body, mode, name)
         else:
             await self._patch(request, send, store, target, "status")
 

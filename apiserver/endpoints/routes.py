@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import ResourceType, VersionType
+from apiserver.registry.strategy import Strategy
 
 ITEM_VERBS = {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 """The verb of each method on an object's path (and on a subresource's, with POST a create)."""
@@ -41,7 +42,16 @@ def subresources(resource: ResourceType, version: VersionType) -> list[Subresour
         Subresource(sub.name, ("create",), (sub.group, sub.version, sub.kind))
         for sub in resource.create_subresources
     )
+    routed.extend(Subresource(name, ("update",)) for name in update_subresources(resource))
     return routed
+
+
+def update_subresources(resource: ResourceType) -> tuple[str, ...]:
+    """The subresources ``resource``'s strategy updates the whole object through (Strategy)."""
+    strategy = resource.strategy
+    if isinstance(strategy, type) and issubclass(strategy, Strategy):
+        return strategy.update_subresources
+    return ()
 
 
 def subresource_verb(resource: ResourceType, version: VersionType, name: str, method: str) -> str:

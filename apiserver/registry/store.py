@@ -581,7 +581,10 @@ class Store:
             else:
                 metadata.pop(field, None)
         metadata["resourceVersion"] = old_metadata["resourceVersion"]
-        self.strategy.prepare_for_update(updated, current)
+        if subresource:  # one of the strategy's update_subresources (status and scale are not here)
+            self.strategy.prepare_for_subresource_update(subresource, updated, current)
+        else:
+            self.strategy.prepare_for_update(updated, current)
         self._refuse_invalid(updated, self.strategy.validate_update(updated, current))
         self.strategy.canonicalize(updated)
         if old_metadata.get("deletionTimestamp"):

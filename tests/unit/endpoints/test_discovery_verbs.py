@@ -19,9 +19,9 @@ from generated.server import build_scheme
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "discovery"
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 ROUTE_NOT_FOUND = "the server could not find the requested resource"
+MERGE = "application/merge-patch+json"
 METHOD_NOT_ALLOWED = "the server does not allow this method on the requested resource"
 NOT_SERVED = {
-    ("", "v1", "namespaces", "finalize"): "the namespace finalize subresource is not served yet",
     ("", "v1", "services", "proxy"): "apiforge proxies to no Service backends",
 }
 """Subresources kube serves that apiforge does not; each must still be missing (else drop it here)."""
@@ -263,3 +263,29 @@ def test_deleting_the_namespace_collection_is_405_and_deletes_nothing(api: httpx
     kept = api.get("/api/v1/namespaces/kept-by-405").json()
     assert kept["status"]["phase"] == "Active"
     assert "deletionTimestamp" not in kept["metadata"]
+
+
+def test_namespace_finalizers_change_only_through_finalize(api: httpx.Client) -> None:
+    """kube's namespaceStrategy keeps ``spec.finalizers`` on an update or patch; a PUT to namespaces/finalize
+    (FinalizeREST, pkg/registry/core/namespace/storage) sets them, and clearing them on a namespace being
+    deleted finishes its deletion."""
+    url = "/api/v1/namespaces/finalized-by-put"
+    finalizers = {"spec": {"finalizers": ["example.com/hold"]}}
+    created = api.post(
+        "/api/v1/namespaces", json={"metadata": {"name": "finalized-by-put"}, **finalizers}
+    )
+    assert created.json()["spec"]["finalizers"] == ["example.com/hold", "kubernetes"]
+    patched = api.patch(url, json={"spec": {"finalizers": []}}, headers={"Content-Type": MERGE})
+    assert patched.json()["spec"]["finalizers"] == ["example.com/hold", "kubernetes"]
+    body = api.get(url).json()
+    body["spec"]["finalizers"] = ["example.com/hold"]
+    finalized = api.put(f"{url}/finalize", json=body)
+    assert finalized.status_code == 200, finalized.text
+    assert finalized.json()["spec"]["finalizers"] == ["example.com/hold"]
+    assert finalized.json()["status"] == {"phase": "Active"}
+    assert api.delete(url).json()["status"]["phase"] == "Terminating"
+    body = api.get(url).json()
+    body["spec"]["finalizers"] = []
+    del body["metadata"]["resourceVersion"]  # the namespace controller may write it meanwhile
+    assert api.put(f"{url}/finalize", json=body).status_code == 200
+    assert api.get(url).status_code == 404
