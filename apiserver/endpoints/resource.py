@@ -47,7 +47,7 @@ from apiserver.patch.jsonpatch import PatchError, apply_json_patch, apply_merge_
 from apiserver.patch.strategic import apply_strategic_merge_patch
 from apiserver.registry.admit import Track, Write, WriteOptions, admit, go_quoted
 from apiserver.registry.deletion import Propagation
-from apiserver.registry.identity import NAMESPACE_MISMATCH, check_name
+from apiserver.registry.identity import check_name, check_namespace
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.store import ListOptions, Store, parse_resource_version
 from apiserver.registry.subresource import NamedCreater
@@ -256,11 +256,6 @@ class ResourceHandler:
             return await run_heavy(_Body, raw, request.content_type, target)
         return _Body(raw, request.content_type, target)
 
-    def _check_scope(self, obj: Object, target: Target) -> None:
-        body_namespace = obj["metadata"].get("namespace")
-        if target.resource.namespaced and body_namespace and body_namespace != target.namespace:
-            raise errors.bad_request(NAMESPACE_MISMATCH)
-
     async def _create(self, request: Request, send: Send, store: Store, target: Target) -> None:
         if target.resource.namespaced and target.namespace is None:
             raise errors.method_not_allowed()
@@ -269,7 +264,7 @@ class ResourceHandler:
         mode = field_validation(request.query)
         obj = await self._read_object(request, target)
         request.audit_request_object(obj["metadata"])
-        self._check_scope(obj, target)
+        check_namespace(obj["metadata"], target.namespace)
         options = _options(request, mode, lambda old: tracker(request, target, old))
         created = await store.create(
             target.namespace,
@@ -300,7 +295,6 @@ class ResourceHandler:
         handler: the body's namespace, then its name are the URL's, and its uid, if any, the stored
         object's."""
         metadata = body.parsed["metadata"]
-        self._check_scope(body.parsed, target)
         check_name(metadata, target.name, target.namespace)
         options = _options(
             request, mode, lambda old: tracker(request, target, old, subresource, shared=False)
@@ -337,7 +331,7 @@ class ResourceHandler:
             except PatchError as error:
                 raise patch_failure(error) from None
             patched = check_type_meta(patched, target)
-            # kube's patcher.applyPatch: the patched object is still the URL's (checkName)
+            # kube's patcher.applyPatch: the patched object is still the URL's
             check_name(patched["metadata"], target.name, target.namespace)
             return patched
 

@@ -3,9 +3,9 @@ patch or apply configuration and every mutating admission plugin (webhooks, poli
 not do, with kube's answer for each.
 
 kube checks at three points, and so does the registry:
-- the handlers' ``checkName`` on what the client sent (a PUT body, a patched object, an applied
-  configuration): a name or namespace other than the URL's is a 400
-  (k8s.io/apiserver/pkg/endpoints/handlers/rest.go);
+- the handlers, on what the client sent (a POST or PUT body, a patched object, an applied configuration):
+  a namespace other than the request's, then a name other than the URL's (``checkName``), is a 400
+  (k8s.io/apiserver/pkg/endpoints/handlers/create.go, update.go, patch.go applyPatch, rest.go);
 - ``rest.EnsureObjectNamespaceMatchesRequestNamespace`` after mutating admission, in BeforeCreate and
   BeforeUpdate: another namespace is a 400, none is the request's (k8s.io/apiserver/pkg/registry/rest/meta.go);
 - ValidateObjectMetaUpdate in BeforeUpdate: a changed name or uid is a 422 ``field is immutable``
@@ -26,19 +26,23 @@ NAMESPACE_MISMATCH = (
 IMMUTABLE = "field is immutable"
 
 
+def check_namespace(metadata: Object, namespace: str | None) -> None:
+    """EnsureObjectNamespaceMatchesRequestNamespace on what the client sent, as kube's create, update and
+    patch handlers run it first: a namespace other than the request's is a 400 (none is the request's)."""
+    body_namespace = metadata.get("namespace") or ""
+    if namespace and body_namespace and body_namespace != namespace:
+        raise errors.bad_request(NAMESPACE_MISMATCH)
+
+
 def check_name(metadata: Object, name: str, namespace: str | None) -> None:
-    """kube's checkName: what the client sent names the URL's object (an empty name does not), and its
-    namespace, when it has one, is the URL's."""
+    """What kube's update and patch handlers check of what the client sent (a PUT body, a patched object,
+    an applied configuration): its namespace (check_namespace), then its name, which must be the URL's
+    (checkName; an empty one is not)."""
+    check_namespace(metadata, namespace)
     body_name = metadata.get("name") or ""
     if body_name != name:
         raise errors.bad_request(
             f"the name of the object ({body_name}) does not match the name on the URL ({name})"
-        )
-    body_namespace = metadata.get("namespace") or ""
-    if namespace and body_namespace and body_namespace != namespace:
-        raise errors.bad_request(
-            f"the namespace of the object ({body_namespace}) does not match the namespace on the "
-            f"request ({namespace})"
         )
 
 

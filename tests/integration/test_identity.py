@@ -229,22 +229,10 @@ def _write(
 def _user_answer(how: str, field: str, kind: str, name: str) -> tuple[int, str, str]:
     """kube's answer to a client's own write changing ``field`` of the object ``name``."""
     if field == "name":
-        return (
-            400,
-            "BadRequest",
-            (f"the name of the object (renamed) does not match the name on the URL ({name})"),
-        )
-    if field == "namespace":
-        if how == "put":  # update.go: EnsureObjectNamespaceMatchesRequestNamespace before checkName
-            return 400, "BadRequest", NAMESPACE_MISMATCH
-        return (
-            400,
-            "BadRequest",
-            (
-                "the namespace of the object (kube-system) does not match the namespace on the request "
-                "(default)"
-            ),
-        )
+        message = f"the name of the object (renamed) does not match the name on the URL ({name})"
+        return 400, "BadRequest", message
+    if field == "namespace":  # EnsureObjectNamespaceMatchesRequestNamespace, before checkName
+        return 400, "BadRequest", NAMESPACE_MISMATCH
     if how == "put":  # the body's uid is a storage precondition
         return (
             409,
