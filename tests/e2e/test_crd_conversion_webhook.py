@@ -1,4 +1,4 @@
-"""Conversion strategy Webhook at run time (issue 12): the multi-version kubebuilder CronJob CRD of the
+"""Conversion strategy Webhook at run time: the multi-version kubebuilder CronJob CRD of the
 conformance set (v1 stores ``schedule`` as a cron string, v2 as an object) converted by a small TLS webhook in
 this process, reached through a Service reference (an ExternalName Service naming localhost, the certificate
 issued for ``<name>.<namespace>.svc`` as kube verifies it) and trusted through ``caBundle``. Then the webhook

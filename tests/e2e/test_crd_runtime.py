@@ -1,4 +1,4 @@
-"""CustomResourceDefinitions installed at run time (issue 12, item 1), through kubectl 1.33 against one real
+"""CustomResourceDefinitions installed at run time, through kubectl 1.33 against one real
 server: every conformance CRD installs and is served within a second, with its sample resources; discovery,
 `kubectl explain` and the OpenAPI documents follow live, and publish what `apiforge generate` writes for the
 same CRD; names conflict as kube's naming controller reports; updates, deletion and restarts behave as kube's.
@@ -32,7 +32,7 @@ SAMPLES = FIXTURES / "custom-resources"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 WIDGET_OPERATOR = Path(__file__).with_name("operator_widget.py")
 RUNTIME_GROUP = "stable.runtime.example"
-SERVED_WITHIN = 1.0  # seconds from the create's answer to the kind being served (issue 12's target)
+SERVED_WITHIN = 1.0  # seconds from the create's answer to the kind being served
 # one file per CRD name, in apply order: where two files define one CRD, the later is an update
 CRD_FILES = [
     "apiextensions.crossplane.io_compositions.yaml",

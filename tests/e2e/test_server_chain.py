@@ -1,4 +1,4 @@
-"""Two apiforge servers in a chain (issue 12, items 2 and 3), as kube-aggregator fronts an extension API server: the
+"""Two apiforge servers in a chain, as kube-aggregator fronts an extension API server: the
 ``front`` serves this repository's kinds and an APIService for backend.example.com/v1 whose Service (a
 ClusterIP of 127.0.0.1) points at the ``back``, a server generated from another project (the Gadget kind),
 started as kube's extension servers are (given only the front's kubeconfig for delegated authentication
