@@ -104,11 +104,19 @@ def _connection_lost(error: grpc.aio.AioRpcError) -> bool:
     code = error.code()
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
         return True  # a local cancel surfaces as asyncio.CancelledError, never as this
-    return code == grpc.StatusCode.INTERNAL and "RST_STREAM" in (error.details() or "")
+    # RST_STREAM: the member reset the stream; "Internal error from Core": gRPC's word for a write
+    # on a stream whose connection had already failed (the stream never started)
+    details = error.details() or ""
+    return code == grpc.StatusCode.INTERNAL and (
+        "RST_STREAM" in details or "Internal error from Core" in details
+    )
 
 
 _WATCH_BACKOFF: Final = (0.05, 2.0)
 """First and longest pause between re-watch attempts after a broken watch stream."""
+
+WATCH_START_TIMEOUT: Final = 2.0
+"""Seconds a watch stream may take to send its first request before it is opened elsewhere."""
 
 _WATCH_QUEUE: Final = 64
 """Watch responses buffered per watcher; beyond it the stream stops reading and etcd holds them."""
@@ -411,6 +419,12 @@ class EtcdStorage:
         tried: set[Member] = set()
         last: StorageError = EtcdUnavailableError(f"etcd: no member answered in {budget:g}s")
         while (left := deadline - loop.time()) > 0:
+            if write and not members.has_leader.is_set():
+                # The leader just left rotation: a follower would take the write and hold it until
+                # etcd's own timeout (whether it commits is then unknown); wait for the election.
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(members.has_leader.wait(), left)
+                continue
             member = members.for_call(tried)
             if member is None:  # every member failed this call once: pause, then try them all again
                 tried.clear()
@@ -500,6 +514,23 @@ class EtcdStorage:
         finally:
             call.cancel()
         return requested + 1
+
+
+async def _started(call: Any, request: Any) -> None:
+    """Write a stream's first request. gRPC's ``write`` waits for the call's headers to be sent and
+    never returns when the call fails before that (a member down when the stream was opened), nor
+    when the call is cancelled, and raises InvalidStateError on a call that has already failed:
+    both become the call's failure as an AioRpcError, which the reader handles."""
+    try:
+        await asyncio.wait_for(call.write(request), WATCH_START_TIMEOUT)
+    except TimeoutError:
+        call.cancel()
+        code, details = grpc.StatusCode.UNAVAILABLE, "the watch stream did not start in time"
+    except asyncio.InvalidStateError:  # the call had already failed: its own status says why
+        code, details = await call.code(), await call.details()
+    else:
+        return
+    raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details=details)
 
 
 class _Abandoned(Exception):
@@ -724,7 +755,8 @@ class EtcdWatch:
         self._call = call = member.watch.Watch(metadata=HASLEADER)
         member.watches.add(self)
         try:
-            await call.write(
+            await _started(
+                call,
                 rpc.WatchRequest(
                     create_request=rpc.WatchCreateRequest(
                         key=low,
@@ -736,7 +768,7 @@ class EtcdWatch:
                         # Requested ones are not used: etcd 3.4 may send them ahead of events.
                         progress_notify=True,
                     )
-                )
+                ),
             )
             while (response := await call.read()) is not grpc.aio.EOF:
                 await self._handle(response)

@@ -85,6 +85,8 @@ class Members:
         """``endpoints``: (client URL, gRPC target) per member."""
         self.members = [Member(url, target, options) for url, target in endpoints]
         self.leader_id = 0
+        self.has_leader = asyncio.Event()
+        """Set while a leader that answers (or one outside ``members``) is known."""
         self._term = 0
         self._next = 0
         self._probe_interval = probe_interval
@@ -121,8 +123,10 @@ class Members:
         return self._round_robin(healthy or untried)
 
     def for_watch(self) -> Member:
-        """The answering member with the fewest watch streams (any member when none answers)."""
-        pool = [member for member in self.members if member.healthy] or self.members
+        """The answering member with the fewest watch streams (the next member when none answers)."""
+        pool = [member for member in self.members if member.healthy]
+        if not pool:
+            return self._round_robin(self.members) or self.members[0]
         return min(pool, key=lambda member: len(member.watches))
 
     def _round_robin(self, pool: list[Member]) -> Member | None:
@@ -138,6 +142,9 @@ class Members:
         if member.healthy:
             member.healthy = False
             log.warning("etcd member %s left rotation: %s", member.endpoint, reason)
+        if member.member_id and member.member_id == self.leader_id:
+            self.leader_id = 0  # the others still name it until they elect another
+            self.has_leader.clear()
         for call in list(member.calls):
             member.abandoned.add(call)
             call.cancel()
@@ -162,14 +169,22 @@ class Members:
             self.down(member, f"{error.code().name}: {error.details()}")
             return False
         member.member_id = int(status.header.member_id)
-        term = int(status.raftTerm)
-        if status.leader and term >= self._term:
-            self._term, self.leader_id = term, int(status.leader)
         if not member.healthy:
             member.healthy = True
             member.healthy_since = asyncio.get_running_loop().time()
             log.info("etcd member %s answers again", member.endpoint)
+        self._heard_of_leader(int(status.leader), int(status.raftTerm))
         return True
+
+    def _heard_of_leader(self, leader: int, term: int) -> None:
+        """A member names ``leader`` in ``term``: believed unless it is a member out of rotation
+        (followers name a dead leader until their election timeout)."""
+        if not leader or term < self._term:
+            return
+        if any(m.member_id == leader and not m.healthy for m in self.members):
+            return
+        self._term, self.leader_id = term, leader
+        self.has_leader.set()
 
     async def _probe_loop(self) -> None:
         while True:
