@@ -11,7 +11,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,6 +94,7 @@ class Drill:
         """Set when the writers are to stop."""
         self.stored: set[str] = set()
         self.ended = 0.0
+        self._watch_client: httpx.Client | None = None
         self._serial = 0
         self._lock = threading.Lock()
 
@@ -111,6 +112,7 @@ class Drill:
             self._settle()
         finally:
             self._stop.set()
+            self._end_watch()
             self.server.stop()
             for thread in self._threads:
                 thread.join(timeout=30)
@@ -164,9 +166,26 @@ class Drill:
                 elif response.status_code >= 500:
                     self.record.bodies.append(response.text)
 
+    def _end_watch(self) -> None:
+        """Close the watch's connection: a server waits (up to 5 s) for open watches when it stops."""
+        if self._watch_client is not None:
+            with suppress(Exception):
+                self._watch_client.close()
+            # the server notices a closed watch when it next has an event to send it
+            with suppress(httpx.HTTPError):
+                self.server.http("POST", CONFIGMAPS, json={"metadata": {"name": "wake"}})
+
     def _watch(self, resource_version: str) -> None:
         """A reflector's watch: resumes from the last resourceVersion whenever the stream ends."""
+        try:
+            self._watching(resource_version)
+        except Exception:
+            if not self._stop.is_set():  # closing the connection under it is how it ends
+                raise
+
+    def _watching(self, resource_version: str) -> None:
         with self.server.client(timeout=httpx.Timeout(30, read=60)) as client:
+            self._watch_client = client
             while not self._stop.is_set():
                 url = f"{CONFIGMAPS}?watch=true&resourceVersion={resource_version}"
                 try:

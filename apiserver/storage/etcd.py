@@ -112,7 +112,7 @@ def _connection_lost(error: grpc.aio.AioRpcError) -> bool:
     )
 
 
-_WATCH_BACKOFF: Final = (0.05, 2.0)
+_WATCH_BACKOFF: Final = (0.05, 0.5)
 """First and longest pause between re-watch attempts after a broken watch stream."""
 
 WATCH_START_TIMEOUT: Final = 2.0
@@ -439,7 +439,7 @@ class EtcdStorage:
                 )
             except _Abandoned:
                 if write:
-                    raise _timeout(method) from None
+                    raise _timeout(method, "its member left rotation") from None
                 last = StorageTimeoutError("etcd: the member left rotation during the call")
             except grpc.aio.AioRpcError as error:
                 outcome = _classify(error)
@@ -453,7 +453,7 @@ class EtcdStorage:
                     members.suspect(member)
                     attempt *= 2
                 if write:
-                    raise _timeout(method) from error
+                    raise _timeout(method, f"{error.code().name}: {error.details()}") from error
                 last = StorageTimeoutError(_unavailable(error))
         raise last
 
@@ -578,9 +578,12 @@ def _classify(error: grpc.aio.AioRpcError) -> _Outcome:
     return _Outcome.FINAL
 
 
-def _timeout(method: str) -> StorageTimeoutError:
-    """A write that reached etcd and got no answer: it may still be applied."""
-    return StorageTimeoutError(f"etcd did not answer the {method} in time; it may still be applied")
+def _timeout(method: str, why: str) -> StorageTimeoutError:
+    """A write that reached etcd and got no answer: it may still be applied. (Logged, never shown
+    to clients: gRPC's words may name addresses.)"""
+    return StorageTimeoutError(
+        f"etcd gave no answer to a {method} ({why}); it may still be applied"
+    )
 
 
 _GRPC_STATUS_TASK: Final = "_AioCall._handle_status_once_received"
