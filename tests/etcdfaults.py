@@ -6,6 +6,7 @@ whether every acknowledged write is stored and was delivered by the watch)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -73,7 +74,7 @@ def _longest_gap(times: list[float], start: float, end: float) -> float:
     inside = sorted(moment for moment in times if start <= moment <= end)
     before = [moment for moment in times if moment < start]
     marks = [max(before) if before else start, *inside, end]
-    return max(later - earlier for earlier, later in zip(marks, marks[1:], strict=False))
+    return max(later - earlier for earlier, later in itertools.pairwise(marks))
 
 
 class Drill:
@@ -280,3 +281,38 @@ def drill(
         time.sleep(settle)
     figures = run.figures((fault_start - warmup, fault_start), (fault_start, fault_end))
     return figures, run.log
+
+
+Fault = Callable[[], Callable[[], None]]
+
+
+def faults(cluster: EtcdCluster) -> dict[str, Fault]:
+    """The drills' faults by name: each does its harm and returns its repair."""
+
+    def hang_follower() -> Callable[[], None]:
+        victim = cluster.followers()[0]
+        victim.pause()
+        return victim.resume
+
+    def hang_leader() -> Callable[[], None]:
+        victim = cluster.leader()
+        victim.pause()
+        return victim.resume
+
+    def kill_leader() -> Callable[[], None]:
+        victim = cluster.leader()
+        victim.kill()
+        return lambda: cluster.restart(victim)
+
+    def lose_quorum() -> Callable[[], None]:
+        first, second = cluster.followers()
+        first.kill()
+        second.kill()
+        return lambda: cluster.restart(first, second)
+
+    return {
+        "follower hung": hang_follower,
+        "leader hung": hang_leader,
+        "leader killed": kill_leader,
+        "quorum lost": lose_quorum,
+    }

@@ -239,6 +239,8 @@ class APIServer:
     def shutdown_initiated(self) -> None:
         """kube's ShutdownInitiated: readiness fails from now on, while requests are still served."""
         self.health.shutting_down = True
+        if self.context.elector is not None:
+            self.context.elector.retire()
 
     async def stop(self) -> None:
         self.shutdown_initiated()

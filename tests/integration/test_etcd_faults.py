@@ -5,27 +5,18 @@ the watch. Faults last 8 s here; ``python -m bench.etcd_faults_bench`` runs them
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.etcdfaults import Figures, drill
-from tests.etcdproc import EtcdCluster, EtcdProcess, running_cluster
+from tests.etcdfaults import Figures, drill, faults
+from tests.etcdproc import EtcdCluster, running_cluster
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdCluster]:
     yield from running_cluster(tmp_path_factory.mktemp("cluster"))
-
-
-def hang(member: Callable[[], EtcdProcess]) -> Callable[[], Callable[[], None]]:
-    def fault() -> Callable[[], None]:
-        victim = member()
-        victim.pause()
-        return victim.resume
-
-    return fault
 
 
 def assert_honest(figures: Figures, log: list[str]) -> None:
@@ -42,7 +33,7 @@ def assert_honest(figures: Figures, log: list[str]) -> None:
 def test_a_hung_follower_costs_neither_writes_nor_the_watch_nor_readiness(
     cluster: EtcdCluster, tmp_path: Path
 ) -> None:
-    figures, log = drill(cluster, tmp_path, hang(lambda: cluster.followers()[0]))
+    figures, log = drill(cluster, tmp_path, faults(cluster)["follower hung"])
     assert_honest(figures, log)
     assert figures.ratio >= 0.5, figures.summary()
     assert set(figures.statuses) == {201}, figures.summary()
@@ -54,7 +45,7 @@ def test_a_hung_follower_costs_neither_writes_nor_the_watch_nor_readiness(
 def test_a_hung_leader_costs_writes_and_the_watch_a_few_seconds(
     cluster: EtcdCluster, tmp_path: Path
 ) -> None:
-    figures, log = drill(cluster, tmp_path, hang(cluster.leader))
+    figures, log = drill(cluster, tmp_path, faults(cluster)["leader hung"])
     assert_honest(figures, log)
     assert figures.write_gap < 5, figures.summary()
     assert figures.watch_gap < 5, figures.summary()
@@ -65,12 +56,7 @@ def test_a_hung_leader_costs_writes_and_the_watch_a_few_seconds(
 def test_a_killed_leader_costs_writes_and_the_watch_a_few_seconds(
     cluster: EtcdCluster, tmp_path: Path
 ) -> None:
-    def kill() -> Callable[[], None]:
-        leader = cluster.leader()
-        leader.kill()
-        return lambda: cluster.restart(leader)
-
-    figures, log = drill(cluster, tmp_path, kill)
+    figures, log = drill(cluster, tmp_path, faults(cluster)["leader killed"])
     assert_honest(figures, log)
     assert figures.write_gap < 5, figures.summary()
     assert figures.watch_gap < 5, figures.summary()
@@ -80,13 +66,7 @@ def test_a_killed_leader_costs_writes_and_the_watch_a_few_seconds(
 def test_without_quorum_readiness_fails_and_recovers_by_itself(
     cluster: EtcdCluster, tmp_path: Path
 ) -> None:
-    def lose_quorum() -> Callable[[], None]:
-        first, second = cluster.followers()
-        first.kill()
-        second.kill()
-        return lambda: cluster.restart(first, second)
-
-    figures, log = drill(cluster, tmp_path, lose_quorum)
+    figures, log = drill(cluster, tmp_path, faults(cluster)["quorum lost"])
     assert_honest(figures, log)
     assert 500 in figures.ready, figures.summary()
     assert set(figures.statuses) <= {201, 503, 504}, figures.summary()
