@@ -263,9 +263,9 @@ def drill(
     work: Path,
     fault: Callable[[], Callable[[], None]],
     *,
-    warmup: float = 3.0,
+    warmup: float = 2.0,
     length: float = 8.0,
-    settle: float = 4.0,
+    settle: float = 3.0,
 ) -> tuple[Figures, list[str]]:
     """Run the load for ``warmup`` seconds, then ``fault()`` (which returns its repair) for
     ``length`` seconds, repair, and ``settle``; the figures and the server's log."""
