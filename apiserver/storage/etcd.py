@@ -64,8 +64,12 @@ REQUEST_TIMEOUT: Final = 15.0
 """Seconds a call may wait, including for etcd to come back: rides out a restart, fails an outage."""
 
 READ_ATTEMPT: Final = 1.0
-"""Seconds the first attempt of a read may take on one member before it is retried on another (each
-retry of the same read doubles it, so a large list still completes); well under /readyz's 2 s."""
+"""Seconds the first attempt of a point read may take on one member before it is retried on another
+(each retry of the same read doubles it); well under /readyz's 2 s."""
+
+LIST_ATTEMPT: Final = 5.0
+"""The same for a read of a range, which may return 10k objects (2-3 s on a busy machine). A member that
+hangs is noticed by the probe sooner, which abandons the call and so retries it elsewhere."""
 
 WRITE_ATTEMPT: Final = 5.0
 """Seconds a write may wait on one member. A write that has reached etcd is never retried (it may yet be
@@ -123,7 +127,7 @@ _WATCH_QUEUE: Final = 64
 
 
 class EtcdUnavailableError(StorageUnavailableError):
-    """etcd did not answer in time or the connection broke; a write may or may not have happened."""
+    """No member took the call (none reachable, or none with a leader): nothing was applied."""
 
 
 # -------------------------------------------------------------------------------------------- keys
@@ -302,7 +306,9 @@ class EtcdStorage:
             request = rpc.RangeRequest(
                 key=low, range_end=end, limit=max(limit, 0), revision=revision
             )
-        response = await self._call("Range", request, revision=revision)
+        response = await self._call(
+            "Range", request, revision=revision, attempt=LIST_ATTEMPT if span else READ_ATTEMPT
+        )
         items = [self._keys.key_value(kv) for kv in response.kvs]
         return ListResult(
             items=items,
@@ -399,7 +405,14 @@ class EtcdStorage:
 
     # -- helpers -----------------------------------------------------------------------------------
 
-    async def _rpc(self, method: str, request: Any, timeout: float | None = None) -> Any:
+    async def _rpc(
+        self,
+        method: str,
+        request: Any,
+        timeout: float | None = None,
+        *,
+        attempt: float = READ_ATTEMPT,
+    ) -> Any:
         """One unary KV call, tried on member after member until one answers or ``timeout`` (the
         request timeout) passes, as clientv3's retry interceptor does: a read is retried after any
         transient failure; a write only when it provably never reached etcd (no connection, or a
@@ -414,7 +427,8 @@ class EtcdStorage:
         loop = asyncio.get_running_loop()
         budget = timeout or self._timeout
         deadline = loop.time() + budget
-        attempt = min(WRITE_ATTEMPT, budget) if write else READ_ATTEMPT
+        if write:
+            attempt = min(WRITE_ATTEMPT, budget)
         pause, longest = _RETRY_PAUSE
         tried: set[Member] = set()
         last: StorageError = EtcdUnavailableError(f"etcd: no member answered in {budget:g}s")
@@ -457,10 +471,12 @@ class EtcdStorage:
                 last = StorageTimeoutError(_unavailable(error))
         raise last
 
-    async def _call(self, method: str, request: Any, *, revision: int = 0) -> Any:
+    async def _call(
+        self, method: str, request: Any, *, revision: int = 0, attempt: float = READ_ATTEMPT
+    ) -> Any:
         """``_rpc``, with its failures as StorageErrors (``revision``: the one a read asked for)."""
         try:
-            return await self._rpc(method, request)
+            return await self._rpc(method, request, attempt=attempt)
         except grpc.aio.AioRpcError as error:
             raise await self._translate(error, revision) from error
 
