@@ -10,6 +10,7 @@ import itertools
 import json
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -97,6 +98,7 @@ class Drill:
         self.ended = 0.0
         self._watch_client: httpx.Client | None = None
         self._serial = 0
+        self._run = uuid.uuid4().hex[:8]
         self._lock = threading.Lock()
 
     @contextmanager
@@ -150,7 +152,7 @@ class Drill:
     def _name(self) -> str:
         with self._lock:
             self._serial += 1
-            return f"load-{self._serial}"
+            return f"load-{self._run}-{self._serial}"  # drills share the cluster: names must not repeat
 
     def _write(self) -> None:
         with self.server.client(timeout=30) as client:
@@ -229,7 +231,10 @@ class Drill:
         deadline = time.monotonic() + timeout
         while len(self.record.acknowledged) < count:
             if time.monotonic() > deadline:
-                raise AssertionError(f"only {len(self.record.acknowledged)} writes in {timeout}s")
+                codes = Counter(code for _, code in self.record.writes)
+                raise AssertionError(
+                    f"only {len(self.record.acknowledged)} writes in {timeout}s: {dict(codes)}"
+                )
             time.sleep(0.05)
 
     def figures(self, before: tuple[float, float], during: tuple[float, float]) -> Figures:
