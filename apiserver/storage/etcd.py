@@ -669,7 +669,7 @@ class EtcdWatch:
         self._events: deque[StorageEvent] = deque()
         self._reader: asyncio.Task[None] | None = None
         self._call: Any = None  # the current gRPC stream
-        self._moving = False  # the members asked the stream to move: it ends without a pause
+        self._moving = ""  # why the members asked the stream to move: it then ends without a pause
         self._closed = False
         self._finished = False
         self._error: StorageError | None = None
@@ -727,7 +727,7 @@ class EtcdWatch:
                         return
                     if not self._moving:
                         raise
-                    reason = "its member left rotation"
+                    reason = self._moving
                 except grpc.aio.AioRpcError as error:
                     if not _connection_lost(error):
                         raise _failure(error) from error
@@ -740,7 +740,9 @@ class EtcdWatch:
                 self._failures += 1
                 first, longest = _WATCH_BACKOFF
                 pause = min(longest, first * 2 ** min(self._failures - 1, 10))
-                log.warning(
+                # the first failure is news; the retries of an outage would flood the log
+                log.log(
+                    logging.WARNING if self._failures == 1 else logging.DEBUG,
                     "etcd watch on %s broke (%s); re-watching after revision %d in %.2fs",
                     self._prefix,
                     reason,
@@ -767,7 +769,7 @@ class EtcdWatch:
         span = keys.span(self._prefix, None)
         low, end = span if span is not None else (keys.nowhere, b"")
         member = members.for_watch()
-        self._moving = False
+        self._moving = ""
         # hasleader: a member that loses the leader cancels the stream ("etcdserver: no leader")
         # instead of leaving it silent; no wait_for_ready: a member that is down fails the stream
         # at once, and the next attempt picks another.
@@ -801,10 +803,10 @@ class EtcdWatch:
             self._call = None
             call.cancel()
 
-    def move(self) -> None:
+    def move(self, reason: str) -> None:
         """End the current stream so that the reader re-watches at once on another member."""
         if self._call is not None and not self._closed:
-            self._moving = True
+            self._moving = reason
             self._call.cancel()
 
     async def _handle(self, response: Any) -> None:

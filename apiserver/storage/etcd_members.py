@@ -47,7 +47,7 @@ REBALANCE_AFTER: Final = 5.0
 class Streaming(Protocol):
     """A watch as the members see it: it can be asked to move its stream to another member."""
 
-    def move(self) -> None: ...
+    def move(self, reason: str) -> None: ...
 
 
 class Member:
@@ -149,7 +149,7 @@ class Members:
             member.abandoned.add(call)
             call.cancel()
         for watch in list(member.watches):
-            watch.move()
+            watch.move("its member left rotation")
         self.suspect(member)
 
     def suspect(self, member: Member) -> None:
@@ -203,4 +203,4 @@ class Members:
         idle = min(settled, key=lambda member: len(member.watches))
         busy = max(healthy, key=lambda member: len(member.watches))
         if len(busy.watches) - len(idle.watches) >= 2:
-            next(iter(busy.watches)).move()
+            next(iter(busy.watches)).move("to spread the streams over the members")
