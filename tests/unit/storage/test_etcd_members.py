@@ -41,7 +41,8 @@ async def test_a_hung_member_leaves_rotation_and_its_watch_moves_without_a_gap(
         assert sorted(len(member.watches) for member in members.members) == [1, 1, 1]
         victim = cluster.leader() if role == "leader" else cluster.followers()[0]
         hung = next(member for member in members.members if member.endpoint == victim.url)
-        [moved] = [p for p, w in watches.items() if any(s is w.watch for s in hung.watches)]
+        streams = {id(stream) for stream in hung.watches}
+        [moved] = [prefix for prefix, watch in watches.items() if id(watch.watch) in streams]
         victim.pause()
         try:
             started = time.monotonic()
