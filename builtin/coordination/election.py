@@ -45,6 +45,7 @@ class LeaderElector:
         self.controllers: list[Controller] = []
         self.leading = False
         self._task: asyncio.Task[None] | None = None
+        self._retired = False
         self._observed: dict[str, Any] | None = None  # the lease's spec as last seen
         self._observed_at = 0.0  # when it last changed, on this replica's monotonic clock
         self._renewed = (
@@ -78,11 +79,14 @@ class LeaderElector:
                     async with asyncio.timeout(config.renew_deadline):
                         await self._release(config)
 
+    def retire(self) -> None:
+        self._retired = True
+
     async def _campaign(self, config: LeaderElection) -> None:
         while True:
             while not self.leading:
                 await asyncio.sleep(config.retry_period)
-                if await self._try(config):
+                if not self._retired and await self._try(config):
                     await self._lead()
             while self.leading:
                 await asyncio.sleep(config.retry_period)
@@ -120,15 +124,20 @@ class LeaderElector:
             # asyncio.timeout, not wait_for: wait_for of Python 3.11 may swallow a cancellation (stop)
             async with asyncio.timeout(config.renew_deadline):
                 return await self._acquire_or_renew(config)
-        except errors.APIError as error:
+        except (errors.APIError, StorageError, TimeoutError) as error:
+            # a TimeoutError's text is empty: say what timed out
+            reason = (
+                str(error) or f"no answer within the renew deadline ({config.renew_deadline:g}s)"
+            )
             # a 409: another replica wrote the lease between our read and our write, and leads; client-go
             # says as much ("lock is held by ... and has not yet expired") at V(4), a debug line
+            lost = isinstance(error, errors.APIError) and error.code == 409
             log.log(
-                logging.DEBUG if error.code == 409 else logging.INFO, "leader election: %s", error
+                logging.DEBUG if lost else logging.INFO,
+                "leader election: %s could not acquire or renew the lease: %s",
+                self.identity,
+                reason,
             )
-            return False
-        except (StorageError, TimeoutError) as error:
-            log.info("leader election: %s", error)
             return False
 
     async def _acquire_or_renew(self, config: LeaderElection) -> bool:
