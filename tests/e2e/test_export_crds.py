@@ -11,7 +11,10 @@ ConversionReviews and answers as kube's example webhook does
 
 from __future__ import annotations
 
+import base64
 import os
+import shlex
+import shutil
 import ssl
 import subprocess
 import sys
@@ -204,6 +207,39 @@ def test_the_project_crds_are_applied_by_kubectl_and_established(
         ["NAME", "SPEC", "REPLICAS", "IMAGE"],
         ["nightly", "0", "3", "*"],
     ]
+
+
+def console_example(document: Path) -> tuple[list[str], list[str]]:
+    """The first ``console`` block of a Markdown document: its command's arguments and its output."""
+    block = document.read_text().split("```console\n", 1)[1].split("```", 1)[0]
+    command, *output = block.splitlines()
+    return shlex.split(command.removeprefix("$ ")), output
+
+
+def test_the_documented_example_writes_what_it_shows(
+    tls: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    (program, *args), output = console_example(REPO / "docs" / "export.md")
+    assert program == "apiforge"
+    shutil.copytree(REPO / "definitions", tmp_path / "definitions")
+    shutil.copy(tls[2], tmp_path / "ca.crt")
+    assert apiforge(*args, cwd=tmp_path).stdout.splitlines() == output
+    crontabs = yaml.safe_load((tmp_path / "crds" / "stable.example.com_crontabs.yaml").read_text())
+    client_config = crontabs["spec"]["conversion"]["webhook"]["clientConfig"]
+    assert base64.b64decode(client_config["caBundle"]) == tls[2].read_bytes()
+    assert client_config["service"]["name"] == "apiforge-conversion-webhook"
+    deployment, service = yaml.safe_load_all(
+        (tmp_path / "crds" / "conversion-webhook.yaml").read_text()
+    )
+    assert (deployment["kind"], service["kind"]) == ("Deployment", "Service")
+    wired = client_config["service"]
+    assert service["metadata"] == {"name": wired["name"], "namespace": wired["namespace"]}
+    (port,) = service["spec"]["ports"]
+    assert port["port"] == wired["port"]
+    assert service["spec"]["selector"] == deployment["spec"]["template"]["metadata"]["labels"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["ports"][0]["containerPort"] == port["targetPort"]
+    assert container["command"] == ["apiforge", "conversion-webhook"]
 
 
 def test_the_exported_crontab_carries_what_its_definition_declares(
