@@ -3,7 +3,8 @@
 ``findAll``), url (``url``, ``isURL`` and the getters), ip and cidr (``ip``, ``isIP``, ``cidr``, ``isCIDR``,
 ``family``, ``isLoopback``, ``containsIP``...), quantity (``quantity``, ``isQuantity``, comparisons and
 arithmetic) and format (``format.dns1123Label().validate(s)``..., :mod:`apiserver.schema.celformat`: contexts
-bind its ``format`` variable), for x-kubernetes-validations and admission expressions alike.
+bind its ``format`` variable), sets (:mod:`apiserver.schema.celsets`) and semver
+(:mod:`apiserver.schema.celsemver`), for x-kubernetes-validations and admission expressions alike.
 
 The evaluator (cel-rust) takes functions, not new types: a URL, IP, CIDR or quantity is a map tagged with
 ``@type``; the functions are methods on it (``url(s).getHost()``). Equality of two such values compares
@@ -20,7 +21,9 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from apiserver.schema import celformat, celmacros, celsemver, celsets, celstrings
 from apiserver.schema.celformat import FUNCTIONS as FORMAT
+from apiserver.schema.celsets import SETS
 from apiserver.schema.celstrings import STRINGS
 
 TYPE: Final = "@type"
@@ -221,6 +224,9 @@ def _quantity_value(amount: Decimal) -> dict[str, Any]:
 
 
 def _compare(left: Any, right: Any) -> int:
+    """compareTo of two quantities or of two semantic versions (the libraries share the name)."""
+    if celsemver.is_semver_value(left):
+        return celsemver.compare(left, right)
     a, b = _amount(left), _amount(right)
     return (a > b) - (a < b)
 
@@ -275,5 +281,16 @@ LIBRARIES: Final[dict[str, Callable[..., Any]]] = {
     "isGreaterThan": lambda r, other: _compare(r, other) > 0,
     "compareTo": _compare,
     **FORMAT,
+    **SETS,
+    **celsemver.SEMVER,
+    **celmacros.FUNCTIONS,
 }
 """Every function of the Kubernetes libraries this evaluator provides, by name."""
+
+ROOTS: Final[dict[str, dict[str, str]]] = {
+    celformat.VARIABLE: celformat.ROOT,
+    celsets.VARIABLE: celsets.ROOT,
+    celstrings.VARIABLE: celstrings.ROOT,
+}
+"""The variables every context binds: the evaluator reads a namespaced call (``sets.contains(a, b)``) as a
+method of a variable, so each namespace is a variable whose value tags it."""
