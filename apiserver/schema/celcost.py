@@ -378,7 +378,7 @@ _BOOL_RESULTS: Final = frozenset(
     {
         "_<_", "_<=_", "_>_", "_>=_", "_==_", "_!=_", "@in", "!_", "_&&_", "_||_",
         "@not_strictly_false", "startsWith", "endsWith", "contains", "matches", "hasValue",
-        "sets.contains", "sets.equivalent", "sets.intersects", "isSemver",
+        "sets.contains", "sets.equivalent", "sets.intersects", "isSemver", "ip.isCanonical",
     }
 )  # fmt: skip
 _INT_RESULTS: Final = frozenset(
@@ -690,6 +690,8 @@ class _Coster:
             # cel-go ext/sets.go estimateSetsCost: one comparison per pair of items, plus the call
             pairs = self.size_or_unknown(e.args[0]) * self.size_or_unknown(e.args[1])
             return pairs.factor(factor) + ONE, None
+        if e.function == "ip.isCanonical" and len(e.args) == 1:  # parsed, then compared: twice
+            return self.size_or_unknown(e.args[0]).factor(2 * STRING_TRAVERSAL), None
         if target is None:
             return None
         function, args = e.function, e.args

@@ -326,7 +326,7 @@ def _accu() -> Ident:
     return Ident(name=ACCUMULATOR)
 
 
-NAMESPACES: Final = frozenset({"sets", "strings"})
+NAMESPACES: Final = frozenset({"ip", "sets", "strings"})
 """Libraries whose functions are called by a qualified name (``sets.contains``), which cel-go resolves to
 one global function, not to a method of a variable."""
 

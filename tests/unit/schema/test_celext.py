@@ -120,6 +120,12 @@ VALUES = [
     ("semver('1.0.0-alpha').isLessThan(semver('1.0.0-alpha.1'))", True),
     ("semver('1.0.0-alpha.beta').isGreaterThan(semver('1.0.0-alpha.1'))", True),
     ("semver('1.0.0-rc.1').isLessThan(semver('1.0.0'))", True),
+    # ip (library/ip.go): ip.isCanonical beside the ip() function
+    ("ip.isCanonical('2001:db8::1')", True),
+    ("ip.isCanonical('2001:DB8::1')", False),
+    ("ip.isCanonical('2001:db8:0:0:0:0:0:1')", False),
+    ("ip('ff02::1').isLinkLocalMulticast()", True),
+    ("ip('224.0.0.5').isLinkLocalMulticast() && !ip('10.0.0.1').isLinkLocalMulticast()", True),
     # quantity keeps its comparisons beside semver's
     ("quantity('1Gi').compareTo(quantity('1024Mi'))", 0),
 ]
@@ -222,6 +228,13 @@ def test_sets_cost_is_cel_gos_product_of_the_sizes() -> None:
 )
 def test_costs_follow_kubes_estimators(rule: str, same_as: str) -> None:
     assert cost(rule) == cost(same_as)
+
+
+def test_ip_is_canonical_costs_two_traversals() -> None:
+    """cost.go: the string is parsed, then compared with the parsed address's text; self.s costs 2 to
+    reach, and its size is at most 160 (maxLength 40 code points, up to 4 bytes each): 160 * 0.2 to
+    check."""
+    assert cost("ip.isCanonical(self.s)") == Range(2, 2 + 32)
 
 
 def test_format_costs_cel_gos_default() -> None:
