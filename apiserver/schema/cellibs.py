@@ -183,7 +183,7 @@ def _is_link_local_multicast(receiver: dict[str, Any]) -> bool:
     address = _address(receiver)
     if isinstance(address, ipaddress.IPv4Address):
         return address in ipaddress.ip_network("224.0.0.0/24")
-    return address.is_multicast and (address.packed[1] & 0x0F) == 0x02
+    return bool(address.is_multicast) and (address.packed[1] & 0x0F) == 0x02
 
 
 def _cidr_ip(receiver: dict[str, Any]) -> dict[str, Any]:
