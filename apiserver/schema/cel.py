@@ -18,10 +18,11 @@ not run at all when the schema validation already found a blocking error; one fi
 
 The evaluator is cel-rust (the ``common-expression-language`` package) with the Kubernetes libraries of
 :mod:`apiserver.schema.cellibs` (strings, lists, sets, regex, url, ip, cidr, quantity, semver, format) and
-two-variable comprehensions (:mod:`apiserver.schema.celmacros`). A function kube does not enable is not
-provided either: :func:`unsupported_functions` names it, and generation refuses a rule that calls one. Not
-provided: optional field and index selection (``self.?x``, ``m[?k]``), which the evaluator's parser refuses,
-and typed ``format: date-time``/``duration`` values (they stay strings). Cost limits are kube's: the rules of one object share its runtime budget and each evaluation
+two-variable comprehensions and optional selection (``self.?x``, ``m[?k]``; rewritten for the evaluator,
+:mod:`apiserver.schema.celmacros`). A function kube does not enable is not provided either:
+:func:`unsupported_functions` names it, and generation refuses a rule that calls one. Not provided:
+optional list and map entries (``[?x]``), which the evaluator's parser refuses, and typed
+``format: date-time``/``duration`` values (they stay strings). Cost limits are kube's: the rules of one object share its runtime budget and each evaluation
 has a limit (:mod:`apiserver.schema.celbudget`, which bounds each evaluation before it runs).
 """
 
@@ -71,14 +72,19 @@ class RuleSyntaxError(ValueError):
 
 def compile_rule(text: str) -> Any:
     """The compiled program of a rule, message or admission expression; raises RuleSyntaxError with the
-    parser's message about ``text`` itself (two-variable comprehensions are rewritten only after it
-    parses, :mod:`apiserver.schema.celmacros`)."""
+    parser's message about ``text`` itself (two-variable comprehensions and optional selections are
+    rewritten first, :mod:`apiserver.schema.celmacros`)."""
+    rewritten = rewrite(text)
     try:
-        program = cel.compile(text)
-        rewritten = rewrite(text)
-        return program if rewritten == text else cel.compile(rewritten)
+        return cel.compile(rewritten)
     except ValueError as error:
-        raise RuleSyntaxError(str(error)) from None
+        failure = error
+    if rewritten != text:
+        try:  # the parser's words about the rule as written
+            cel.compile(text)
+        except ValueError as error:
+            failure = error
+    raise RuleSyntaxError(str(failure)) from None
 
 
 _STANDARD: Final = frozenset(

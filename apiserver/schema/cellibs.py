@@ -21,7 +21,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from apiserver.schema import celformat, celmacros, celsemver, celsets, celstrings
+from apiserver.schema import celformat, celmacros, celoptional, celsemver, celsets, celstrings
 from apiserver.schema.celformat import FUNCTIONS as FORMAT
 from apiserver.schema.celsets import SETS
 from apiserver.schema.celstrings import STRINGS
@@ -308,6 +308,7 @@ LIBRARIES: Final[dict[str, Callable[..., Any]]] = {
     **SETS,
     **celsemver.SEMVER,
     **celmacros.FUNCTIONS,
+    **celoptional.FUNCTIONS,
 }
 """Every function of the Kubernetes libraries this evaluator provides, by name."""
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from itertools import count
 from typing import Any, Final
 
+from apiserver.schema.celoptional import rewrite_tokens
 from apiserver.schema.celparse import tokens
 
 MACROS: Final = frozenset(
@@ -163,12 +164,17 @@ def _expand_all(toks: list[Token], ids: count[int]) -> list[Token]:
 
 
 def rewrite(source: str) -> str:
-    """``source`` with its two-variable comprehensions in one-variable form (unchanged when it has
-    none)."""
-    toks = [t for t in tokens(source) if t[0] != "end"]
-    if not any(kind == "ident" and text in MACROS for kind, text in toks):
+    """``source`` with its two-variable comprehensions in one-variable form and its optional selections
+    as calls (:mod:`apiserver.schema.celoptional`); unchanged when it has neither, or cannot be read."""
+    try:
+        toks = [t for t in tokens(source) if t[0] != "end"]
+        expanded = toks
+        if any(kind == "ident" and text in MACROS for kind, text in toks):
+            expanded = _expand_all(expanded, count(1))
+        if any(t in (("op", ".?"), ("op", "?")) for t in toks):
+            expanded = rewrite_tokens(expanded)
+    except ValueError:  # the parser's error, about the source itself, is the one to report
         return source
-    expanded = _expand_all(toks, count(1))
     if expanded == toks:
         return source
     return " ".join(text for _, text in expanded)

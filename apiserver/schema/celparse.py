@@ -263,11 +263,15 @@ class _Parser:
                 else:
                     node = Select(operand=node, name=name.text)
             elif self.accept("["):
+                self.accept("?")  # an optional index costs as an index
                 index = self.expr()
                 self.expect("]")
                 node = Call(function="_[_]", args=(node, index))
-            elif self.peek().text == ".?":
-                raise CelParseError("optional field selection is not supported")
+            elif self.accept(".?"):  # an optional selection costs as a selection
+                name = self.take()
+                if name.kind != "ident":
+                    raise CelParseError(f"expected a field name, found {name.text!r}")
+                node = Select(operand=node, name=name.text)
             else:
                 return node
 

@@ -1,5 +1,5 @@
 """A CRD whose rules call the CEL libraries kube-apiserver enables (strings' substring, charAt, format and
-strings.quote, sets, semver, two-variable comprehensions, existsOne) and whose printer columns use
+strings.quote, sets, semver, two-variable comprehensions, existsOne, optional indexing) and whose printer columns use
 client-go's JSONPath grammar (an escaped dot, a negative index, a filter): generated, then installed with
 kubectl 1.33 into a real server, which judges sample objects as kube does and prints the columns.
 
@@ -62,6 +62,7 @@ REFUSED = [
         "spec.labels",
         "label entries must be at most 24 characters",
     ),
+    ({"labels": {"tier": "forbidden"}}, "spec.labels", "the forbidden tier is not allowed"),
     ({"version": "0.9"}, "spec.version", "version must be a semantic version above 1.0.0"),
 ]
 

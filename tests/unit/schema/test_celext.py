@@ -13,7 +13,7 @@ from typing import Any
 import cel
 import pytest
 
-from apiserver.schema.cel import compile_rule, unsupported_functions
+from apiserver.schema.cel import RuleSyntaxError, compile_rule, unsupported_functions
 from apiserver.schema.celcost import DeclaredSizes, Range, decl_type, estimate
 from apiserver.schema.celerrors import error_text
 from apiserver.schema.cellibs import LIBRARIES, ROOTS
@@ -120,6 +120,15 @@ VALUES = [
     ("semver('1.0.0-alpha').isLessThan(semver('1.0.0-alpha.1'))", True),
     ("semver('1.0.0-alpha.beta').isGreaterThan(semver('1.0.0-alpha.1'))", True),
     ("semver('1.0.0-rc.1').isLessThan(semver('1.0.0'))", True),
+    # optional selection and indexing (cel.OptionalTypes); what follows in the chain is optional too
+    ("self.?spec.?name.orValue('none')", "web"),
+    ("self.?spec.?missing.orValue('none')", "none"),
+    ("self.?status.phase.orValue('none')", "none"),
+    ("self.spec.labels[?'app'].orValue('')", "x"),
+    ("self.spec.ports[?5].hasValue()", False),
+    ("self.?spec.ports[0].orValue(0)", 80),
+    ("optional.ofNonZeroValue('').hasValue()", False),
+    ("optional.none().or(optional.of(2)).value()", 2),
     # ip (library/ip.go): ip.isCanonical beside the ip() function
     ("ip.isCanonical('2001:db8::1')", True),
     ("ip.isCanonical('2001:DB8::1')", False),
@@ -131,9 +140,12 @@ VALUES = [
 ]
 
 
+OBJECT = {"spec": {"name": "web", "labels": {"app": "x"}, "ports": [80]}}
+
+
 @pytest.mark.parametrize(("expression", "expected"), VALUES, ids=[v[0] for v in VALUES])
 def test_library_values(expression: str, expected: Any) -> None:
-    assert evaluate(expression) == expected
+    assert evaluate(expression, self=OBJECT) == expected
     assert unsupported_functions(compile_rule(expression)) == []
 
 
@@ -173,6 +185,12 @@ def test_library_errors_are_cel_gos(expression: str, message: str) -> None:
     with pytest.raises(Exception) as failed:
         evaluate(expression)
     assert error_text(failed.value) == message
+
+
+def test_optional_list_elements_are_refused_by_the_parser() -> None:
+    """``[?x]`` and ``{?k: v}`` are not provided: the parser's own error names the rule as written."""
+    with pytest.raises(RuleSyntaxError, match=r"'\[\?optional.none\(\)\]'"):
+        compile_rule("[?optional.none()]")
 
 
 def test_reverse_and_the_lists_extension_are_not_kubes() -> None:
@@ -224,6 +242,9 @@ def test_sets_cost_is_cel_gos_product_of_the_sizes() -> None:
         ("self.l.existsOne(v, v > 0)", "self.l.exists_one(v, v > 0)"),
         ("self.l.transformList(i, v, v + 1)", "self.l.map(v, v + 1)"),
         ("self.l.transformList(i, v, v > 0, v + 1)", "self.l.map(v, v > 0, v + 1)"),
+        # optional selection and indexing cost as selection and indexing
+        ("self.?s.orValue('') == ''", "self.s.orValue('') == ''"),
+        ("self.m[?'k'].orValue('')", "self.m['k'].orValue('')"),
     ],
 )
 def test_costs_follow_kubes_estimators(rule: str, same_as: str) -> None:
