@@ -44,9 +44,9 @@ def _index(receiver: Any, key: Any) -> Any:
     present, value = _present(receiver)
     if present and isinstance(value, dict) and key in value:
         return _optional().of(value[key])
-    if present and isinstance(value, list) and isinstance(key, int) and not isinstance(key, bool):
-        if 0 <= key < len(value):
-            return _optional().of(value[key])
+    is_index = isinstance(key, int) and not isinstance(key, bool)
+    if present and isinstance(value, list) and is_index and 0 <= key < len(value):
+        return _optional().of(value[key])
     return _optional().none()
 
 
