@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import ssl
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -86,6 +87,9 @@ class _TLSServer(ThreadingHTTPServer):
         self.context = context
 
     def finish_request(self, request: Any, client_address: Any) -> None:
+        # headers and body leave in two writes: without this, Nagle's algorithm holds the body until the
+        # client's delayed ACK (40 ms per review on Linux)
+        request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         request.settimeout(self.handshake_timeout)
         try:
             connection = self.context.wrap_socket(request, server_side=True)
