@@ -489,3 +489,37 @@ def test_a_review_converts_in_either_review_version(
 def test_unknown_paths_are_404(webhook_client: httpx.Client) -> None:
     assert webhook_client.get("/convert").status_code == 404
     assert webhook_client.post("/healthz", json={}).status_code == 404
+
+
+@pytest.mark.parametrize("minor", [27, 33], ids=lambda minor: f"kubectl-1.{minor}")
+def test_kubectl_reads_an_applied_object_in_every_version_through_the_webhook(
+    server: ServerProcess,
+    moves_server: ServerProcess,
+    moves_crds: list[Path],
+    minor: int,
+    tmp_path: Path,
+) -> None:
+    name = f"applied-1-{minor}"
+    manifest = yaml.safe_dump(
+        {
+            "apiVersion": "moves.example.com/v1",
+            "kind": "Order",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"customerName": "Di", "city": "Kyiv", "total": 4},
+        }
+    )
+    tools = [
+        Kubectl(kubectl_binary(minor), process.kubeconfig, tmp_path / f"cache-{index}")
+        for index, process in enumerate((server, moves_server))
+    ]
+    for tool in tools:
+        tool.run("apply", "--filename=-", stdin=manifest)
+    for version in ("v1", "v1beta1", "v2"):
+        through_webhook, generated = (
+            yaml.safe_load(
+                tool.run("get", f"orders.{version}.moves.example.com", name, "--output=yaml").stdout
+            )
+            for tool in tools
+        )
+        assert through_webhook["apiVersion"] == f"moves.example.com/{version}"
+        assert through_webhook["spec"] == generated["spec"], version
