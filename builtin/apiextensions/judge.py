@@ -6,8 +6,11 @@ total, as kube-apiserver prunes what the other version lacks)."""
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from apiserver.schema import Cause
 from generator.check import check_definitions
@@ -58,8 +61,43 @@ def _cause(error: DefinitionError, hoisted: bool) -> Cause:
     return Cause(reason, error.message, _kube_path(error.field_path, hoisted))
 
 
+_REMEMBERED = 256
+_judged: OrderedDict[bytes, tuple[Definition | None, list[Cause]]] = OrderedDict()
+_UNJUDGED_METADATA = ("resourceVersion", "managedFields")
+
+
+def _judged_key(crd: dict[str, Any]) -> bytes:
+    """What the judgement depends on: the spec, the name, and which metadata and status keys are present
+    (their values are not judged), so the controller reuses the judgement the create was admitted with
+    even after the status changes."""
+    metadata = crd.get("metadata")
+    if isinstance(metadata, dict):
+        metadata = {k: v for k, v in metadata.items() if k not in _UNJUDGED_METADATA}
+    status = crd.get("status")
+    shape = {
+        **crd,
+        "metadata": metadata,
+        "status": sorted(status) if isinstance(status, dict) else status,
+    }
+    return orjson.dumps(shape, option=orjson.OPT_SORT_KEYS)
+
+
 def judge(crd: dict[str, Any]) -> tuple[Definition | None, list[Cause]]:
-    """The CRD's Definition (what the server builds its resource from), or None and why it is invalid."""
+    """The CRD's Definition (what the server builds its resource from), or None and why it is invalid.
+    Remembered for the last few CRDs: a large CRD takes a few hundred milliseconds, and each is judged
+    by the write that admits it and again by the controller that serves it."""
+    key = _judged_key(crd)
+    if key in _judged:
+        _judged.move_to_end(key)
+    else:
+        _judged[key] = _judge(crd)
+        while len(_judged) > _REMEMBERED:
+            _judged.popitem(last=False)
+    definition, causes = _judged[key]
+    return definition, list(causes)  # callers add their own causes to the list
+
+
+def _judge(crd: dict[str, Any]) -> tuple[Definition | None, list[Cause]]:
     name = str((crd.get("metadata") or {}).get("name", ""))
     document = YamlDocument(Path(name), crd, LineIndex({}))
     definition, source, reader = load_crd(document, run_time=True)
