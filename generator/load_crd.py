@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.schema.webhookurl import webhook_url_causes
+from generator.api_approval import ANNOTATION, approval_problem
 from generator.definition import Definition, JsonPath, PrinterColumn, ScaleSubresource, Version
 from generator.load_reader import DocumentReader
 from generator.schema_keywords import JSON_SCHEMA_PROPS, check_keyword_value
@@ -193,6 +195,10 @@ def load_crd(
     for name, target in (("group", "group"), ("scope", "scope"), ("versions", "versions")):
         source.record((name,), (*sp, target))
     group = reader.opt_string(spec, "group", sp)
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    unapproved = approval_problem(group, annotations)
+    if unapproved:
+        reader.error(("metadata", "annotations", ANNOTATION), unapproved)
     scope = reader.choice(spec["scope"], (*sp, "scope"), SCOPES) if "scope" in spec else None
     names = _names(reader, source, spec.get("names"))
     _conversion(reader, spec, run_time)
@@ -272,7 +278,8 @@ def _conversion(reader: DocumentReader, spec: dict[str, Any], run_time: bool) ->
 def _webhook(reader: DocumentReader, webhook: Any, path: JsonPath) -> None:
     """kube's ValidateCustomResourceConversion for strategy Webhook (apiextensions/validation), at the paths
     of kube's internal type (``spec.conversion.webhookClientConfig``, ``...conversionReviewVersions``): a
-    client config naming exactly one of url (https) and service, and a review version kube speaks."""
+    client config naming exactly one of url (kube's ValidateWebhookURL) and service, and a review version kube
+speaks."""
     conversion = path[:-1]
     stanza = {} if webhook is None else reader.mapping(webhook, path, _WEBHOOK_KEYS)
     if stanza is None:
@@ -300,10 +307,8 @@ def _webhook(reader: DocumentReader, webhook: Any, path: JsonPath) -> None:
         reader.error(where, "Required value: exactly one of url or service is required")
     elif "url" in config:
         url = reader.string(config["url"], (*where, "url"))
-        if url is not None and not url.startswith("https://"):
-            reader.error(
-                (*where, "url"), f"Invalid value: \"{url}\": 'https' is the only allowed URL scheme"
-            )
+        for cause in webhook_url_causes("", url) if url is not None else ():
+            reader.error((*where, "url"), cause.message)
     else:
         service = reader.mapping(config["service"], (*where, "service"), _SERVICE_KEYS)
         for key in ("name", "namespace"):

@@ -26,7 +26,7 @@ from apiserver.registry.store import ListOptions, Store
 from apiserver.server.served import ServedResources
 from apiserver.storage.interface import StorageError
 from builtin.apiextensions.conversion import WebhookConverter
-from builtin.apiextensions.judge import judge
+from builtin.apiextensions.judge import judge, remembered
 from builtin.apiextensions.naming import accepted_names, requested_names
 from builtin.apiextensions.openapi import group_documents
 from builtin.apiextensions.resource import resource_type
@@ -93,6 +93,9 @@ class CustomResourceDefinitionController:
         self._task: asyncio.Task[None] | None = None
         self._reconciler: asyncio.Task[None] | None = None
         self._changes = asyncio.Event()
+        self._publisher: asyncio.Task[None] | None = None
+        self._stale_openapi: set[str] = set()
+        self._openapi_changes = asyncio.Event()
         self._lock = asyncio.Lock()
         self._webhooks = WebhookClients(context)
 
@@ -110,8 +113,10 @@ class CustomResourceDefinitionController:
         page = await self.store.list(None, ListOptions())
         self._crds = {crd["metadata"]["name"]: crd for crd in page.items}
         await self._reconcile()
+        await self._publish_openapi()
         self._task = asyncio.create_task(self._run(page.revision))
         self._reconciler = asyncio.create_task(self._reconcile_when_changed())
+        self._publisher = asyncio.create_task(self._publish_openapi_when_changed())
 
     async def stop(self) -> None:
         tasks = [
@@ -173,7 +178,9 @@ class CustomResourceDefinitionController:
         metadata = crd["metadata"]
         key = (str(metadata.get("uid", "")), int(metadata.get("generation", 1)))
         if key not in self._judged:
-            self._judged[key] = (await asyncio.to_thread(judge, crd))[0]
+            # usually the judgement the create was admitted with; otherwise judged in a thread
+            found = remembered(crd) or await asyncio.to_thread(judge, crd)
+            self._judged[key] = found[0]
         return self._judged[key]
 
     async def _reconcile(self) -> None:
@@ -202,16 +209,31 @@ class CustomResourceDefinitionController:
                     gone = self._served.pop(name)
                     await self.served.uninstall(gone.resource.group, gone.resource.plural)
                     changed_groups.add(gone.resource.group)
-                for group in changed_groups:
-                    definitions = [
-                        s.definition for s in self._served.values() if s.resource.group == group
-                    ]
-                    v3, v2 = await asyncio.to_thread(group_documents, definitions)
-                    self.served.publish_openapi(f"customresourcedefinitions:{group}", v3, v2)
-            # Established is written once discovery and OpenAPI show the kind: a client that waits for
-            # the condition then finds it everywhere
+            # Established is written once routing and discovery show the kind; the OpenAPI documents
+            # follow (kube's openapi controller also publishes after the fact), built apart from the
+            # rounds: they are the largest cost of a round, and CRDs created meanwhile should not wait
             for name, desired in statuses.items():
                 await self._write_status(name, desired)
+            if changed_groups:
+                self._stale_openapi |= changed_groups
+                self._openapi_changes.set()
+
+    async def _publish_openapi(self) -> None:
+        """Rebuild the OpenAPI documents of every group whose CRDs changed since the last call."""
+        with self.served.batch():
+            while self._stale_openapi:
+                group = self._stale_openapi.pop()
+                definitions = [
+                    s.definition for s in self._served.values() if s.resource.group == group
+                ]
+                v3, v2 = await asyncio.to_thread(group_documents, definitions)
+                self.served.publish_openapi(f"customresourcedefinitions:{group}", v3, v2)
+
+    async def _publish_openapi_when_changed(self) -> None:
+        while True:
+            await self._openapi_changes.wait()
+            self._openapi_changes.clear()
+            await self._publish_openapi()
 
     async def _reconcile_one(
         self,
@@ -313,7 +335,7 @@ class CustomResourceDefinitionController:
         served = self._served.get(name)
         if served is not None and served.generation == generation:
             return set()
-        resource = await asyncio.to_thread(resource_type, definition)
+        resource = resource_type(definition)  # a millisecond or two: no thread needed
         conversion = (crd.get("spec") or {}).get("conversion") or {}
         if conversion.get("strategy") == "Webhook":
             converter = WebhookConverter(

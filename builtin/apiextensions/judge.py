@@ -19,7 +19,7 @@ from generator.load_crd import load_crd
 from generator.sourcemap import SourceMap
 from generator.yamlsource import LineIndex, YamlDocument
 
-__all__ = ["judge"]
+__all__ = ["judge", "remembered"]
 
 
 # field.ErrorType's reasons, by the text its messages start with (k8s.io/apimachinery/pkg/util/validation/field)
@@ -40,6 +40,7 @@ def _kube_path(path: str, hoisted: bool) -> str:
     """kube's field path: map keys in brackets (``properties[spec]``); and, when every version has the same
     schema, kube's internal ``spec.validation`` that the v1 API's per-version schemas convert to."""
     path = _SCHEMA_MAPS.sub(lambda m: f".{m.group(1)}[{m.group(2) or m.group(3)}]", path)
+    path = re.sub(r'\["([^"]*)"\]', r"[\1]", path)  # field.Path's Key: metadata.annotations[a.b/c]
     if hoisted:
         path = re.sub(r"^spec\.versions\[\d+\]\.schema\.", "spec.validation.", path)
     return path
@@ -80,6 +81,12 @@ def _judged_key(crd: dict[str, Any]) -> bytes:
         "status": sorted(status) if isinstance(status, dict) else status,
     }
     return orjson.dumps(shape, option=orjson.OPT_SORT_KEYS)
+
+
+def remembered(crd: dict[str, Any]) -> tuple[Definition | None, list[Cause]] | None:
+    """The judgement of ``crd`` if it is one of the last few judged (no thread needed to get it)."""
+    found = _judged.get(_judged_key(crd))
+    return None if found is None else (found[0], list(found[1]))
 
 
 def judge(crd: dict[str, Any]) -> tuple[Definition | None, list[Cause]]:
