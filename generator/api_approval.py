@@ -12,7 +12,13 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["ANNOTATION", "ApprovalState", "approval_problem", "approval_state", "is_protected_group"]
+__all__ = [
+    "ANNOTATION",
+    "ApprovalState",
+    "approval_problem",
+    "approval_state",
+    "is_protected_group",
+]
 
 ANNOTATION = "api-approved.kubernetes.io"
 _ENHANCEMENT = "see https://github.com/kubernetes/enhancements/pull/1111"

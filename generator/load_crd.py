@@ -277,9 +277,9 @@ def _conversion(reader: DocumentReader, spec: dict[str, Any], run_time: bool) ->
 
 def _webhook(reader: DocumentReader, webhook: Any, path: JsonPath) -> None:
     """kube's ValidateCustomResourceConversion for strategy Webhook (apiextensions/validation), at the paths
-    of kube's internal type (``spec.conversion.webhookClientConfig``, ``...conversionReviewVersions``): a
-    client config naming exactly one of url (kube's ValidateWebhookURL) and service, and a review version kube
-speaks."""
+        of kube's internal type (``spec.conversion.webhookClientConfig``, ``...conversionReviewVersions``): a
+        client config naming exactly one of url (kube's ValidateWebhookURL) and service, and a review version kube
+    speaks."""
     conversion = path[:-1]
     stanza = {} if webhook is None else reader.mapping(webhook, path, _WEBHOOK_KEYS)
     if stanza is None:

@@ -45,9 +45,13 @@ def webhook_url_causes(field: str, url: str) -> list[Cause]:
     if not host:
         found.append(causes.invalid(field, host, f"host must be specified{_FORM}"))
     if at:
-        found.append(causes.invalid(field, userinfo, "user information is not permitted in the URL"))
+        found.append(
+            causes.invalid(field, userinfo, "user information is not permitted in the URL")
+        )
     if parts.fragment:
-        found.append(causes.invalid(field, parts.fragment, "fragments are not permitted in the URL"))
+        found.append(
+            causes.invalid(field, parts.fragment, "fragments are not permitted in the URL")
+        )
     if parts.query:
         found.append(
             causes.invalid(field, parts.query, "query parameters are not permitted in the URL")

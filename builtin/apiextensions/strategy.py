@@ -11,8 +11,8 @@ from apiserver.machinery.objects import Object
 from apiserver.registry.strategy import Strategy
 from apiserver.schema import Cause, causes
 from builtin.apiextensions.judge import judge
-from generator.api_approval import ANNOTATION, ApprovalState, approval_state
 from builtin.apiextensions.naming import requested_names
+from generator.api_approval import ANNOTATION, ApprovalState, approval_state
 
 __all__ = ["FINALIZER", "CustomResourceDefinitionStrategy"]
 
