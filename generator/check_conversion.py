@@ -130,7 +130,7 @@ def check_conversion(definition: Definition, crd: bool, report: Report) -> None:
                     here, "the storage version is the hub; declare conversion on the other versions"
                 )
             continue
-        if _check_moves(version, hub, report):
+        if _check_moves(version, hub, report) and not conversion.prune:
             _check_total(version, hub, crd, report)
 
 

@@ -94,6 +94,9 @@ class Conversion:
     moves: tuple[FieldMove, ...] = ()
     to_hub_hook: str = ""
     from_hub_hook: str = ""
+    prune: bool = False
+    """A CRD's conversion strategy None, as kube does it: only the apiVersion changes, and the target
+    version's schema prunes what it does not declare (so conversion need not be total)."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,14 @@ from typing import Any
 
 from apiserver.schema.webhookurl import webhook_url_causes
 from generator.api_approval import ANNOTATION, approval_problem
-from generator.definition import Definition, JsonPath, PrinterColumn, ScaleSubresource, Version
+from generator.definition import (
+    Conversion,
+    Definition,
+    JsonPath,
+    PrinterColumn,
+    ScaleSubresource,
+    Version,
+)
 from generator.load_reader import DocumentReader
 from generator.schema_keywords import JSON_SCHEMA_PROPS, check_keyword_value
 from generator.sourcemap import DefinitionSource
@@ -75,6 +82,7 @@ COMPACT_COLUMN_FORMATS = (*COLUMN_FORMATS, "name")
 _CONVERSION_KEYS = ("strategy", "webhook")
 _WEBHOOK_KEYS = ("clientConfig", "conversionReviewVersions")
 _SERVICE_KEYS = ("namespace", "name", "path", "port")
+_STRATEGY_NONE = Conversion(prune=True)
 
 
 def read_scale(reader: DocumentReader, value: Any, path: JsonPath) -> ScaleSubresource | None:
@@ -391,6 +399,7 @@ def _version(
             reader, entry.get("additionalPrinterColumns", []), (*here, "additionalPrinterColumns")
         ),
         selectable_fields=tuple(selectable),
+        conversion=_STRATEGY_NONE,
     )
     # A schema that is not a mapping was reported by check_schema_props (or as missing).
     return version if isinstance(schema, dict) else None

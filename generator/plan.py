@@ -45,6 +45,15 @@ class KindPlan:
         return self.version.storage and self.definition.server.stored_as is None
 
     @property
+    def prunes(self) -> bool:
+        """Converts by kube's strategy None between versions whose schemas differ: each direction prunes
+        to its target's schema (identical schemas have nothing to prune)."""
+        hub = self.definition.storage_version
+        return (
+            not self.is_hub and self.version.conversion.prune and self.version.schema != hub.schema
+        )
+
+    @property
     def hub_package(self) -> str:
         """The hub version's package beside this one (its schemas prune what a toHub hook returns); none
         when the hub is another resource's storage version, in another group."""

@@ -1,7 +1,7 @@
 """A CustomResourceDefinition judged as `apiforge generate` judges a CRD file: one implementation of the
 rules (the generator's loader and checks: names, versions, structural schema, defaults, CEL, printer columns,
-scale paths, selectable fields), run on the posted object in the run-time mode (strategy None need not be
-total, as kube-apiserver prunes what the other version lacks)."""
+scale paths, selectable fields), run on the posted object. What differs is only what the loader says a
+posted CRD may hold that a file may not (see load_crd's ``run_time``)."""
 
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def _judge(crd: dict[str, Any]) -> tuple[Definition | None, list[Cause]]:
     sources = SourceMap()
     sources.add(definition, source)
     try:
-        check_definitions([definition], sources, run_time=True)
+        check_definitions([definition], sources)
     except DefinitionErrors as found:
         return None, [_cause(error, hoisted) for error in found.errors]
     return definition, []
