@@ -182,3 +182,18 @@ def test_admission_webhook_urls_are_judged_as_kube_judges_them(
     assert [(c.field, c.message) for c in webhook_causes(configuration)] == [
         (field, message) for message in messages
     ]
+
+
+def test_a_conversion_webhook_is_the_one_crd_generate_refuses_with_its_url_judged_alike() -> None:
+    document = crd()
+    document["spec"]["conversion"] = {
+        "strategy": "Webhook",
+        "webhook": {
+            "conversionReviewVersions": ["v1"],
+            "clientConfig": {"url": "https://u@converter.example/"},
+        },
+    }
+    refused = "conversion webhooks are not supported; declare field moves in the compact format"
+    url_message = 'Invalid value: "u": user information is not permitted in the URL'
+    assert run_time_errors(document) == [("spec.conversion.webhookClientConfig.url", url_message)]
+    assert sorted(m for _, m in generate_errors(document)) == [refused, url_message]
