@@ -120,7 +120,9 @@ class CustomResourceDefinitionController:
 
     async def stop(self) -> None:
         tasks = [
-            t for t in (self._task, self._reconciler, *self._finalizing.values()) if t is not None
+            t
+            for t in (self._task, self._reconciler, self._publisher, *self._finalizing.values())
+            if t is not None
         ]
         for task in tasks:
             task.cancel()
