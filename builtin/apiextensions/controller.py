@@ -181,7 +181,9 @@ class CustomResourceDefinitionController:
         key = (str(metadata.get("uid", "")), int(metadata.get("generation", 1)))
         if key not in self._judged:
             # usually the judgement the create was admitted with; otherwise judged in a thread
-            found = remembered(crd) or await asyncio.to_thread(judge, crd)
+            found = remembered(crd)
+            if found is None:
+                found = await asyncio.to_thread(judge, crd)
             self._judged[key] = found[0]
         return self._judged[key]
 
