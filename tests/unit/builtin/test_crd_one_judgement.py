@@ -12,6 +12,7 @@ import yaml
 
 from builtin.admissionregistration.strategy import webhook_causes
 from builtin.apiextensions.judge import judge
+from builtin.apiextensions.strategy import CustomResourceDefinitionStrategy
 from generator.check import check_definitions
 from generator.definition import DefinitionErrors
 from generator.load import load_text
@@ -197,3 +198,25 @@ def test_a_conversion_webhook_is_the_one_crd_generate_refuses_with_its_url_judge
     url_message = 'Invalid value: "u": user information is not permitted in the URL'
     assert run_time_errors(document) == [("spec.conversion.webhookClientConfig.url", url_message)]
     assert sorted(m for _, m in generate_errors(document)) == sorted([refused, url_message])
+
+
+# (annotation before, annotation after, whether the update is refused): kube's validateAPIApproval never
+# fails an update that leaves the approval state as it was
+APPROVAL_UPDATES = [
+    (None, None, False),
+    ("approved", "also not a url", False),
+    ("https://github.com/kubernetes/enhancements/pull/1111", None, True),
+    (None, "not a url", True),
+    (None, "unapproved, testing", False),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "refused"), APPROVAL_UPDATES)
+def test_an_update_keeping_the_approval_state_is_never_refused_for_it(
+    before: str | None, after: str | None, refused: bool
+) -> None:
+    strategy = CustomResourceDefinitionStrategy(None)  # type: ignore[arg-type]  # judging needs none
+    old = crd("x.k8s.io", None if before is None else {ANNOTATION: before})
+    new = crd("x.k8s.io", None if after is None else {ANNOTATION: after})
+    fields = [cause.field for cause in strategy.validate_update(new, old)]
+    assert fields == ([f"metadata.annotations[{ANNOTATION}]"] if refused else [])
