@@ -57,10 +57,12 @@ class PriorityAndFairnessFilter:
         level, flow = classified
         width = self.width(info)
         queues = self.levels[level.name]
-        queue = await queues.acquire(flow, width)
-        if queue is None:
-            await too_many_requests(send)
-            return
+        queue = None
+        if not queues.try_start(width):
+            queue = await queues.wait(flow, width)
+            if queue is None:
+                await too_many_requests(send)
+                return
         try:
             await self.app(scope, receive, send)
         finally:

@@ -14,7 +14,7 @@ from apiserver.authentication.user import ANONYMOUS, LOOPBACK, UserInfo
 from apiserver.endpoints.routing import RequestInfo
 from apiserver.filters.fairness import PriorityAndFairnessFilter
 from apiserver.filters.flowschemas import classify, nominal_seats
-from apiserver.filters.queueset import QueueSet, _deal
+from apiserver.filters.queueset import QueueSet, _deal, _Queue
 
 JANE = UserInfo("jane", groups=("system:authenticated",))
 ROBOT = UserInfo(
@@ -118,17 +118,33 @@ def run(coroutine: object) -> None:
     asyncio.run(coroutine)  # type: ignore[arg-type]
 
 
+Grant = tuple[bool, _Queue | None]
+
+
+async def acquire(queues: QueueSet, flow: str, width: int) -> Grant:
+    """As the filter asks: the seats at once, or a wait in the flow's queues; (granted, its queue)."""
+    if queues.try_start(width):
+        return True, None
+    queue = await queues.wait(flow, width)
+    return queue is not None, queue
+
+
+def release(queues: QueueSet, grant: Grant, width: int) -> None:
+    assert grant[0]
+    queues.release(grant[1], width)
+
+
 def test_requests_past_the_seats_wait_and_start_when_seats_free() -> None:
     async def scenario() -> None:
         queues = QueueSet(2, 128, 6, 50, 5.0)
-        first = await queues.acquire("a", 1)
-        second = await queues.acquire("a", 1)
-        assert first is not None and second is not None and queues.seats_in_use == 2
-        third = asyncio.create_task(queues.acquire("b", 1))
+        first = await acquire(queues, "a", 1)
+        second = await acquire(queues, "a", 1)
+        assert first[0] and second[0] and queues.seats_in_use == 2
+        third = asyncio.create_task(acquire(queues, "b", 1))
         await asyncio.sleep(0)
         assert not third.done() and queues.waiting == 1
-        queues.release(first, 1)
-        assert await third is not None and queues.seats_in_use == 2 and queues.waiting == 0
+        release(queues, first, 1)
+        assert (await third)[0] and queues.seats_in_use == 2 and queues.waiting == 0
 
     run(scenario())
 
@@ -136,13 +152,21 @@ def test_requests_past_the_seats_wait_and_start_when_seats_free() -> None:
 def test_a_full_queue_refuses_at_once_and_a_long_wait_is_refused() -> None:
     async def scenario() -> None:
         queues = QueueSet(1, 1, 1, 2, 0.05)
-        held = await queues.acquire("a", 1)
-        assert held is not None
-        waiting = [asyncio.create_task(queues.acquire("a", 1)) for _ in range(2)]
+        assert (await acquire(queues, "a", 1))[0]
+        waiting = [asyncio.create_task(acquire(queues, "a", 1)) for _ in range(2)]
         await asyncio.sleep(0)
-        assert await queues.acquire("a", 1) is None  # the queue holds 2: refused without waiting
-        assert await asyncio.gather(*waiting) == [None, None]  # the wait limit ran out
+        assert await acquire(queues, "a", 1) == (False, None)  # the queue holds 2: refused at once
+        assert await asyncio.gather(*waiting) == [(False, None)] * 2  # the wait limit ran out
         assert queues.waiting == 0 and queues.seats_in_use == 1
+
+    run(scenario())
+
+
+def test_a_level_without_queues_refuses_past_its_seats() -> None:
+    async def scenario() -> None:
+        queues = QueueSet(1, 0, 0, 0, 5.0)  # catch-all: the Reject limit response
+        assert (await acquire(queues, "a", 1))[0]
+        assert await acquire(queues, "b", 1) == (False, None)
 
     run(scenario())
 
@@ -160,22 +184,20 @@ def test_freed_seats_go_to_the_flows_in_turn() -> None:
             if not set(_deal(a, 128, 6)) & set(_deal(b, 128, 6))
         )
         queues = QueueSet(1, 128, 6, 50, 5.0)
-        held = await queues.acquire(first, 1)
-        assert held is not None
+        held = await acquire(queues, first, 1)
         order: list[str] = []
 
         async def request(flow: str) -> None:
-            queue = await queues.acquire(flow, 1)
-            assert queue is not None
+            grant = await acquire(queues, flow, 1)
             order.append(flow)
             await asyncio.sleep(0)
-            queues.release(queue, 1)
+            release(queues, grant, 1)
 
         flood = [asyncio.create_task(request(first)) for _ in range(10)]
         await asyncio.sleep(0)
         other = asyncio.create_task(request(second))
         await asyncio.sleep(0)
-        queues.release(held, 1)
+        release(queues, held, 1)
         await asyncio.gather(*flood, other)
         assert order.index(second) <= 1
 
@@ -185,22 +207,19 @@ def test_freed_seats_go_to_the_flows_in_turn() -> None:
 def test_a_wide_request_waits_for_its_seats_and_narrow_ones_do_not_pass_it() -> None:
     async def scenario() -> None:
         queues = QueueSet(10, 128, 6, 50, 5.0)
-        narrow = [await queues.acquire(f"n{i}", 1) for i in range(3)]
-        wide = asyncio.create_task(queues.acquire("w", 10))
+        narrow = [await acquire(queues, f"n{i}", 1) for i in range(3)]
+        wide = asyncio.create_task(acquire(queues, "w", 10))
         await asyncio.sleep(0)
-        later = asyncio.create_task(queues.acquire("late", 1))
+        later = asyncio.create_task(acquire(queues, "late", 1))
         await asyncio.sleep(0)
         assert not wide.done() and not later.done()
-        for queue in narrow:
-            assert queue is not None
-            queues.release(queue, 1)
-        wide_queue = await wide
-        assert wide_queue is not None and queues.seats_in_use == 10 and not later.done()
-        queues.release(wide_queue, 10)
-        later_queue = await later
-        assert later_queue is not None
-        queues.release(later_queue, 1)
-        assert await queues.acquire("huge", 50) is not None  # wider than the level: runs alone
+        for grant in narrow:
+            release(queues, grant, 1)
+        wide_grant = await wide
+        assert wide_grant[0] and queues.seats_in_use == 10 and not later.done()
+        release(queues, wide_grant, 10)
+        release(queues, await later, 1)
+        assert (await acquire(queues, "huge", 50))[0]  # wider than the level: runs alone
         assert queues.seats_in_use == 10
 
     run(scenario())
@@ -209,15 +228,14 @@ def test_a_wide_request_waits_for_its_seats_and_narrow_ones_do_not_pass_it() -> 
 def test_a_waiting_request_whose_client_left_leaves_its_queue() -> None:
     async def scenario() -> None:
         queues = QueueSet(1, 128, 6, 50, 5.0)
-        held = await queues.acquire("a", 1)
-        assert held is not None
-        waiting = asyncio.create_task(queues.acquire("b", 1))
+        held = await acquire(queues, "a", 1)
+        waiting = asyncio.create_task(acquire(queues, "b", 1))
         await asyncio.sleep(0)
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiting
         assert queues.waiting == 0
-        queues.release(held, 1)
+        release(queues, held, 1)
         assert queues.seats_in_use == 0
 
     run(scenario())
