@@ -83,6 +83,7 @@ _CONVERSION_KEYS = ("strategy", "webhook")
 _WEBHOOK_KEYS = ("clientConfig", "conversionReviewVersions")
 _SERVICE_KEYS = ("namespace", "name", "path", "port")
 _STRATEGY_NONE = Conversion(prune=True)
+"""How the versions of a CRD without a conversion webhook convert (a webhook's CRD converts by calling it)."""
 
 
 def read_scale(reader: DocumentReader, value: Any, path: JsonPath) -> ScaleSubresource | None:
@@ -218,7 +219,10 @@ def load_crd(
                 "preserveUnknownFields: true is not supported (apiextensions.k8s.io/v1 requires false); "
                 "use x-kubernetes-preserve-unknown-fields: true on the schema nodes that need it",
             )
-    versions = _versions(reader, source, spec.get("versions"))
+    webhook = (spec.get("conversion") or {}).get("strategy") == "Webhook"
+    versions = _versions(
+        reader, source, spec.get("versions"), Conversion() if webhook else _STRATEGY_NONE
+    )
     if names is not None and isinstance(metadata, dict) and isinstance(metadata.get("name"), str):
         expected = f"{names['plural']}.{group}"
         if metadata["name"] != expected:
@@ -324,7 +328,9 @@ def _webhook(reader: DocumentReader, webhook: Any, path: JsonPath) -> None:
                 reader.error((*where, "service", key), f"Required value: service {key} is required")
 
 
-def _versions(reader: DocumentReader, source: DefinitionSource, value: Any) -> list[Version]:
+def _versions(
+    reader: DocumentReader, source: DefinitionSource, value: Any, conversion: Conversion
+) -> list[Version]:
     path: JsonPath = ("spec", "versions")
     items = reader.sequence(value, path)
     if not items:
@@ -343,7 +349,7 @@ def _versions(reader: DocumentReader, source: DefinitionSource, value: Any) -> l
             reader.error((*here, "name"), f'duplicate version "{name}"')
             continue
         seen.add(name)
-        version = _version(reader, source, entry, name, here)
+        version = _version(reader, source, entry, name, here, conversion)
         if version is not None:
             versions.append(version)
     return versions
@@ -355,6 +361,7 @@ def _version(
     entry: dict[str, Any],
     name: str,
     here: JsonPath,
+    conversion: Conversion,
 ) -> Version | None:
     source.record(("versions", name), here)
     source.record(("versions", name, "schema"), (*here, "schema", "openAPIV3Schema"))
@@ -399,7 +406,7 @@ def _version(
             reader, entry.get("additionalPrinterColumns", []), (*here, "additionalPrinterColumns")
         ),
         selectable_fields=tuple(selectable),
-        conversion=_STRATEGY_NONE,
+        conversion=conversion,
     )
     # A schema that is not a mapping was reported by check_schema_props (or as missing).
     return version if isinstance(schema, dict) else None

@@ -44,9 +44,9 @@ def _pruned_to(api_version: str, schema: dict[str, Any]) -> Callable[[Object], O
 
 def _converting(definition: Definition, version: Version, served: VersionType) -> VersionType:
     """``served`` converting to and from the storage version by strategy None when their schemas differ
-    (the identity otherwise: nothing to prune)."""
+    (the identity otherwise: nothing to prune, or a webhook converts)."""
     hub = definition.storage_version
-    if version.storage or version.schema == hub.schema:
+    if version.storage or not version.conversion.prune or version.schema == hub.schema:
         return served
     group = f"{definition.group}/" if definition.group else ""
     return dataclasses.replace(
