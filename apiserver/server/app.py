@@ -158,6 +158,12 @@ class APIServer:
             if store.cache is not None
         ]
 
+    def stored_count(self, group: str, resource: str) -> int:
+        """How many objects of a resource its watch cache holds (0 for one not stored): the work a LIST
+        of it does, as priority and fairness estimates it."""
+        store = self.stores.get((group, resource))
+        return len(store.cache.objects) if store is not None and store.cache is not None else 0
+
     def _key_prefixes(self) -> dict[str, str]:
         """Each stored resource's key prefix and its name as kube's storage metrics label it."""
         return {
