@@ -47,7 +47,9 @@ def collection(client: httpx.Client, case: Case) -> str:
     base = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
     plural = case.resource.split(".", 1)[0]
     (resource,) = (r for r in client.get(base).json()["resources"] if r["name"] == plural)
-    return f"{base}/namespaces/{NAMESPACE}/{plural}" if resource["namespaced"] else f"{base}/{plural}"
+    return (
+        f"{base}/namespaces/{NAMESPACE}/{plural}" if resource["namespaced"] else f"{base}/{plural}"
+    )
 
 
 def update(client: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -79,5 +81,8 @@ def test_no_nulls_in_create_update_and_watch(client: httpx.Client, case: Case) -
         for line in events.iter_lines():
             event = json.loads(line)
             assert set(nulls(event["object"])) <= allowed, event
-            if event["object"]["metadata"]["resourceVersion"] == updated["metadata"]["resourceVersion"]:
+            if (
+                event["object"]["metadata"]["resourceVersion"]
+                == updated["metadata"]["resourceVersion"]
+            ):
                 break
