@@ -3,7 +3,8 @@
 as many as its estimated width while it executes; one that cannot start at once waits in a queue chosen by
 shuffle sharding (its flow is dealt a hand of queues and joins the shortest), and freed seats go to the queues
 in turn, so that a flow flooding its own queues delays other flows by at most one turn. A request finds its
-queue full (429 at once) or waits at most the wait limit (429 then).
+queue full (429 at once) or waits at most the wait limit (429 then). A request that starts at once is counted
+against the level only: the queues count the seats of the requests that waited in them.
 
 Everything runs on the server's one event loop: no locks, and no task or timer for a request that starts at
 once (the common case); only a waiting request has a future and a timeout.
@@ -50,19 +51,23 @@ class QueueSet:
         self.waiting = 0
         self._turn = 0  # the queue whose turn it is to be served next
         self._hands: dict[str, tuple[int, ...]] = {}
-        self._unqueued = (
-            _Queue()
-        )  # what a level without queues counts its executing requests against
 
-    async def acquire(self, flow: str, width: int) -> _Queue | None:
-        """Seats for a request of ``flow`` (the queue it counts against, once it may execute), or None
-        when it is refused. A request wider than the level runs alone, as kube lets it."""
+    def try_start(self, width: int) -> bool:
+        """Take the seats at once when nobody waits and they are free: the common case, no queue chosen."""
+        if self.waiting or self.seats_in_use + min(width, self.seats) > self.seats:
+            return False
+        self.seats_in_use += min(width, self.seats)
+        return True
+
+    async def wait(self, flow: str, width: int) -> _Queue | None:
+        """Wait in a queue of ``flow``'s hand for the seats (after ``try_start`` failed): the queue the seats
+        count against once it may execute, or None when it is refused (no queues, a full queue, or the wait
+        limit). A request wider than the level runs alone, as kube lets it."""
         width = min(width, self.seats)
-        queue = self._choose(flow) if self.queues else self._unqueued
-        if not self.waiting and self.seats_in_use + width <= self.seats:
-            self._start(queue, width)
-            return queue
-        if not self.queues or len(queue.waiting) >= self.queue_length_limit:
+        if not self.queues:
+            return None
+        queue = self._choose(flow)
+        if len(queue.waiting) >= self.queue_length_limit:
             return None
         waiter = _Waiter(width, queue, asyncio.get_running_loop().create_future())
         queue.waiting.append(waiter)
@@ -83,11 +88,13 @@ class QueueSet:
             raise
         return queue
 
-    def release(self, queue: _Queue, width: int) -> None:
-        """A request that held ``width`` seats against ``queue`` is done: its seats go to the waiting."""
+    def release(self, queue: _Queue | None, width: int) -> None:
+        """A request that held ``width`` seats (against ``queue`` if it waited in one) is done: its seats go
+        to the waiting."""
         width = min(width, self.seats)
         self.seats_in_use -= width
-        queue.executing_seats -= width
+        if queue is not None:
+            queue.executing_seats -= width
         if self.waiting:
             self._dispatch()
 

@@ -13,8 +13,8 @@ import pytest
 from apiserver.authentication.user import ANONYMOUS, LOOPBACK, UserInfo
 from apiserver.endpoints.routing import RequestInfo
 from apiserver.filters.fairness import PriorityAndFairnessFilter
-from apiserver.filters.flowschemas import classify, nominal_seats
-from apiserver.filters.queueset import QueueSet, _deal
+from apiserver.filters.flowschemas import bootstrap
+from apiserver.filters.queueset import QueueSet, _deal, _Queue
 
 JANE = UserInfo("jane", groups=("system:authenticated",))
 ROBOT = UserInfo(
@@ -25,6 +25,7 @@ KUBE_SYSTEM_ROBOT = UserInfo(
     "system:serviceaccount:kube-system:controller",
     groups=("system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"),
 )
+CLASSIFIER = bootstrap()
 NODE = UserInfo("system:node:n1", groups=("system:nodes", "system:authenticated"))
 GET_PODS = RequestInfo(
     "/api/v1/namespaces/apps/pods/p", "get", True, "api", "", "v1", "apps", "pods"
@@ -50,7 +51,7 @@ def probe(path: str) -> RequestInfo:
     [
         (LOOPBACK, GET_PODS, None),  # exempt: system:masters
         (ANONYMOUS, probe("/readyz"), None),  # probes
-        (JANE, probe("/livez/ping"), None),
+        (JANE, probe("/livez/ping"), "global-default"),  # the probes schema names the paths exactly
         (JANE, probe("/healthz"), None),
         (ANONYMOUS, probe("/version"), "global-default"),
         (JANE, GET_PODS, "global-default"),
@@ -64,22 +65,23 @@ def probe(path: str) -> RequestInfo:
 def test_requests_are_classified_as_kubes_bootstrap_flow_schemas(
     user: UserInfo, info: RequestInfo, level: str | None
 ) -> None:
-    classified = classify(user, info)
+    classified = CLASSIFIER.classify(user, info)
     assert (classified[0].name if classified else None) == level
+    assert CLASSIFIER.classify(user, info) == classified  # remembered, the same
 
 
 def test_users_are_distinct_flows_and_the_control_plane_flows_by_namespace() -> None:
     other = UserInfo("joe", groups=("system:authenticated",))
-    jane, joe = classify(JANE, GET_PODS), classify(other, GET_PODS)
+    jane, joe = CLASSIFIER.classify(JANE, GET_PODS), CLASSIFIER.classify(other, GET_PODS)
     assert jane is not None and joe is not None and jane[1] != joe[1]
-    in_apps = classify(KUBE_SYSTEM_ROBOT, GET_PODS)
-    in_default = classify(KUBE_SYSTEM_ROBOT, GET_PODS._replace(namespace="default"))
+    in_apps = CLASSIFIER.classify(KUBE_SYSTEM_ROBOT, GET_PODS)
+    in_default = CLASSIFIER.classify(KUBE_SYSTEM_ROBOT, GET_PODS._replace(namespace="default"))
     assert in_apps is not None and in_default is not None and in_apps[1] != in_default[1]
 
 
 def test_the_server_limit_is_shared_out_by_nominal_concurrency_shares() -> None:
     # 400 + 200 (kube's defaults), shares 30+40+10+40+100+20+5 = 245, each rounded up
-    assert nominal_seats(600) == {
+    assert CLASSIFIER.nominal_seats(600) == {
         "system": 74,
         "node-high": 98,
         "leader-election": 25,
@@ -88,7 +90,7 @@ def test_the_server_limit_is_shared_out_by_nominal_concurrency_shares() -> None:
         "global-default": 49,
         "catch-all": 13,
     }
-    assert min(nominal_seats(1).values()) == 1
+    assert min(CLASSIFIER.nominal_seats(1).values()) == 1
 
 
 def test_a_list_takes_a_seat_per_hundred_stored_objects_up_to_ten() -> None:
@@ -118,17 +120,33 @@ def run(coroutine: object) -> None:
     asyncio.run(coroutine)  # type: ignore[arg-type]
 
 
+Grant = tuple[bool, _Queue | None]
+
+
+async def acquire(queues: QueueSet, flow: str, width: int) -> Grant:
+    """As the filter asks: the seats at once, or a wait in the flow's queues; (granted, its queue)."""
+    if queues.try_start(width):
+        return True, None
+    queue = await queues.wait(flow, width)
+    return queue is not None, queue
+
+
+def release(queues: QueueSet, grant: Grant, width: int) -> None:
+    assert grant[0]
+    queues.release(grant[1], width)
+
+
 def test_requests_past_the_seats_wait_and_start_when_seats_free() -> None:
     async def scenario() -> None:
         queues = QueueSet(2, 128, 6, 50, 5.0)
-        first = await queues.acquire("a", 1)
-        second = await queues.acquire("a", 1)
-        assert first is not None and second is not None and queues.seats_in_use == 2
-        third = asyncio.create_task(queues.acquire("b", 1))
+        first = await acquire(queues, "a", 1)
+        second = await acquire(queues, "a", 1)
+        assert first[0] and second[0] and queues.seats_in_use == 2
+        third = asyncio.create_task(acquire(queues, "b", 1))
         await asyncio.sleep(0)
         assert not third.done() and queues.waiting == 1
-        queues.release(first, 1)
-        assert await third is not None and queues.seats_in_use == 2 and queues.waiting == 0
+        release(queues, first, 1)
+        assert (await third)[0] and queues.seats_in_use == 2 and queues.waiting == 0
 
     run(scenario())
 
@@ -136,13 +154,21 @@ def test_requests_past_the_seats_wait_and_start_when_seats_free() -> None:
 def test_a_full_queue_refuses_at_once_and_a_long_wait_is_refused() -> None:
     async def scenario() -> None:
         queues = QueueSet(1, 1, 1, 2, 0.05)
-        held = await queues.acquire("a", 1)
-        assert held is not None
-        waiting = [asyncio.create_task(queues.acquire("a", 1)) for _ in range(2)]
+        assert (await acquire(queues, "a", 1))[0]
+        waiting = [asyncio.create_task(acquire(queues, "a", 1)) for _ in range(2)]
         await asyncio.sleep(0)
-        assert await queues.acquire("a", 1) is None  # the queue holds 2: refused without waiting
-        assert await asyncio.gather(*waiting) == [None, None]  # the wait limit ran out
+        assert await acquire(queues, "a", 1) == (False, None)  # the queue holds 2: refused at once
+        assert await asyncio.gather(*waiting) == [(False, None)] * 2  # the wait limit ran out
         assert queues.waiting == 0 and queues.seats_in_use == 1
+
+    run(scenario())
+
+
+def test_a_level_without_queues_refuses_past_its_seats() -> None:
+    async def scenario() -> None:
+        queues = QueueSet(1, 0, 0, 0, 5.0)  # catch-all: the Reject limit response
+        assert (await acquire(queues, "a", 1))[0]
+        assert await acquire(queues, "b", 1) == (False, None)
 
     run(scenario())
 
@@ -160,22 +186,20 @@ def test_freed_seats_go_to_the_flows_in_turn() -> None:
             if not set(_deal(a, 128, 6)) & set(_deal(b, 128, 6))
         )
         queues = QueueSet(1, 128, 6, 50, 5.0)
-        held = await queues.acquire(first, 1)
-        assert held is not None
+        held = await acquire(queues, first, 1)
         order: list[str] = []
 
         async def request(flow: str) -> None:
-            queue = await queues.acquire(flow, 1)
-            assert queue is not None
+            grant = await acquire(queues, flow, 1)
             order.append(flow)
             await asyncio.sleep(0)
-            queues.release(queue, 1)
+            release(queues, grant, 1)
 
         flood = [asyncio.create_task(request(first)) for _ in range(10)]
         await asyncio.sleep(0)
         other = asyncio.create_task(request(second))
         await asyncio.sleep(0)
-        queues.release(held, 1)
+        release(queues, held, 1)
         await asyncio.gather(*flood, other)
         assert order.index(second) <= 1
 
@@ -185,22 +209,19 @@ def test_freed_seats_go_to_the_flows_in_turn() -> None:
 def test_a_wide_request_waits_for_its_seats_and_narrow_ones_do_not_pass_it() -> None:
     async def scenario() -> None:
         queues = QueueSet(10, 128, 6, 50, 5.0)
-        narrow = [await queues.acquire(f"n{i}", 1) for i in range(3)]
-        wide = asyncio.create_task(queues.acquire("w", 10))
+        narrow = [await acquire(queues, f"n{i}", 1) for i in range(3)]
+        wide = asyncio.create_task(acquire(queues, "w", 10))
         await asyncio.sleep(0)
-        later = asyncio.create_task(queues.acquire("late", 1))
+        later = asyncio.create_task(acquire(queues, "late", 1))
         await asyncio.sleep(0)
         assert not wide.done() and not later.done()
-        for queue in narrow:
-            assert queue is not None
-            queues.release(queue, 1)
-        wide_queue = await wide
-        assert wide_queue is not None and queues.seats_in_use == 10 and not later.done()
-        queues.release(wide_queue, 10)
-        later_queue = await later
-        assert later_queue is not None
-        queues.release(later_queue, 1)
-        assert await queues.acquire("huge", 50) is not None  # wider than the level: runs alone
+        for grant in narrow:
+            release(queues, grant, 1)
+        wide_grant = await wide
+        assert wide_grant[0] and queues.seats_in_use == 10 and not later.done()
+        release(queues, wide_grant, 10)
+        release(queues, await later, 1)
+        assert (await acquire(queues, "huge", 50))[0]  # wider than the level: runs alone
         assert queues.seats_in_use == 10
 
     run(scenario())
@@ -209,15 +230,14 @@ def test_a_wide_request_waits_for_its_seats_and_narrow_ones_do_not_pass_it() -> 
 def test_a_waiting_request_whose_client_left_leaves_its_queue() -> None:
     async def scenario() -> None:
         queues = QueueSet(1, 128, 6, 50, 5.0)
-        held = await queues.acquire("a", 1)
-        assert held is not None
-        waiting = asyncio.create_task(queues.acquire("b", 1))
+        held = await acquire(queues, "a", 1)
+        waiting = asyncio.create_task(acquire(queues, "b", 1))
         await asyncio.sleep(0)
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiting
         assert queues.waiting == 0
-        queues.release(held, 1)
+        release(queues, held, 1)
         assert queues.seats_in_use == 0
 
     run(scenario())
