@@ -216,6 +216,9 @@ class Definition:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     server: ServerParts = field(default_factory=lambda: ServerParts())
+    custom_resource: bool = False
+    """Read from a CustomResourceDefinition: served as kube serves custom resources, whose handler refuses
+    strategic merge patch (a compact-format kind is compiled like a built-in type and takes it)."""
 
     @property
     def storage_version(self) -> Version:

@@ -242,6 +242,7 @@ def load_crd(
         versions=tuple(versions),
         short_names=reader.opt_strings(spec["names"], "shortNames", (*sp, "names")),
         categories=reader.opt_strings(spec["names"], "categories", (*sp, "names")),
+        custom_resource=True,
     )
     return definition, source, reader
 
