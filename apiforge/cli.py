@@ -161,6 +161,99 @@ def init(directory: Path, group: str, kind: str, scope: str) -> None:
     click.echo(f"next: cd {directory} && make generate && make run")
 
 
+@main.group()
+def export() -> None:
+    """Write the project's API in other forms (CustomResourceDefinitions for existing clusters)."""
+
+
+@export.command("crds")
+@click.option(
+    "--definitions",
+    "definitions_dir",
+    type=click.Path(path_type=Path),
+    default=Path("definitions"),
+    show_default=True,
+    help="Directory of definition files.",
+)
+@click.option(
+    "--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Output directory."
+)
+@click.option(
+    "--webhook-namespace",
+    default="apiforge-system",
+    show_default=True,
+    help="Namespace of the conversion webhook's Service.",
+)
+@click.option(
+    "--webhook-service",
+    default="apiforge-conversion-webhook",
+    show_default=True,
+    help="Name of the conversion webhook's Service.",
+)
+@click.option(
+    "--webhook-port", type=int, default=443, show_default=True, help="Port of the Service."
+)
+@click.option(
+    "--ca-bundle",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="PEM file of the CA that signed the webhook's certificate: the CRDs' caBundle.",
+)
+def export_crds(
+    definitions_dir: Path,
+    out_dir: Path,
+    webhook_namespace: str,
+    webhook_service: str,
+    webhook_port: int,
+    ca_bundle: Path | None,
+) -> None:
+    """One apiextensions.k8s.io/v1 CustomResourceDefinition per kind of DEFINITIONS in OUT; kinds whose
+    versions declare renames or hooks convert through `apiforge conversion-webhook`, whose example
+    Deployment and Service are written beside them."""
+    from generator.export_crd import export_crds as run
+    from generator.export_webhook import WebhookService
+
+    webhook = WebhookService(
+        namespace=webhook_namespace,
+        name=webhook_service,
+        port=webhook_port,
+        ca_bundle=ca_bundle.read_bytes() if ca_bundle else b"",
+    )
+    try:
+        written = run(definitions_dir, out_dir, webhook)
+    except DefinitionErrors as failure:
+        for error in failure.errors:
+            click.echo(f"error: {error}", err=True)
+        sys.exit(1)
+    for path in written:
+        click.echo(f"wrote {path}")
+
+
+@main.command("conversion-webhook")
+@click.option(
+    "--tls-cert-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="PEM serving certificate (issued for <service>.<namespace>.svc).",
+)
+@click.option(
+    "--tls-private-key-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="PEM private key of the certificate.",
+)
+@click.option("--bind-address", default="0.0.0.0", show_default=True)
+@click.option("--port", type=int, default=9443, show_default=True)
+def conversion_webhook(
+    tls_cert_file: Path, tls_private_key_file: Path, bind_address: str, port: int
+) -> None:
+    """Serve the project's declared conversions as a CRD conversion webhook (POST /convert, GET /healthz)
+    over TLS, until SIGTERM or SIGINT."""
+    from apiserver.conversionwebhook.server import serve as run
+
+    scheme, _ = _project_api()
+    run(scheme, tls_cert_file, tls_private_key_file, bind_address, port)
+
+
 def _serve_command() -> click.Command:
     """`apiforge serve`, its options declared by apiserver.server.options (imported here, see _LazyServe)."""
     from apiserver.server.options import serve_options
