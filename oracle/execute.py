@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from oracle.normalize import normalize_body, normalize_headers, normalize_text
+from oracle.normalize import normalize_body, normalize_headers, normalize_terminal, normalize_text
 from oracle.scenario import KubectlRun, Request, Scenario, Step
 from tests.kubectl import Kubectl, kubectl_binary
 
@@ -86,11 +86,11 @@ def _kubectl(
         try:
             stdout = normalize_body(json.loads(stdout), keep)
         except ValueError:
-            stdout = normalize_text(stdout)
+            stdout = normalize_terminal(stdout)
     else:
-        stdout = normalize_text(stdout)
+        stdout = normalize_terminal(stdout)
     return {
         "exit": result.returncode,
         "stdout": stdout,
-        "stderr": normalize_text(result.stderr.replace(server, "<server>")),
+        "stderr": normalize_terminal(result.stderr.replace(server, "<server>")),
     }

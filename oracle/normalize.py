@@ -43,6 +43,12 @@ def normalize_text(text: str, generated: dict[str, str] | None = None) -> str:
     return AGE_CELL.sub("<age>", text)
 
 
+def normalize_terminal(text: str) -> str:
+    """kubectl's output: as ``normalize_text``, without the spaces that pad a table's last column (they
+    show nothing, and would keep a golden from reading as the terminal did)."""
+    return normalize_text("\n".join(line.rstrip() for line in text.split("\n")))
+
+
 def normalize_body(value: Any, keep: frozenset[str] | None = None) -> Any:
     """``value`` (decoded JSON) normalized; with ``keep``, list entries identified by a name outside it
     are dropped at every depth (see ``identity``). A generated name is replaced wherever it appears (the

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from oracle.golden import Divergence, judge, read_divergences, stale_divergences
-from oracle.normalize import normalize_body, normalize_headers, normalize_text
+from oracle.normalize import normalize_body, normalize_headers, normalize_terminal, normalize_text
 from oracle.scenario import ScenarioError, load_scenario
 
 CREATED = {
@@ -60,6 +60,10 @@ def test_what_clients_read_is_kept() -> None:
 )
 def test_text(text: str, expected: str) -> None:
     assert normalize_text(text) == expected
+
+
+def test_terminal_drops_padding_only() -> None:
+    assert normalize_terminal("NAME   VERBS   \nroles  get     \n") == "NAME   VERBS\nroles  get\n"
 
 
 def test_keep_drops_unnamed_entries_only() -> None:
