@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -15,6 +16,8 @@ from oracle.scenario import KubectlRun, Request, Scenario, Step
 from tests.kubectl import Kubectl, kubectl_binary
 
 REQUEST_TIMEOUT = 60.0
+UNTIL_TIMEOUT = 60.0
+UNTIL_INTERVAL = 0.2
 
 
 class Target(Protocol):
@@ -54,15 +57,21 @@ def _request(client: httpx.Client, request: Request, keep: frozenset[str] | None
         content = request.body.encode()
     elif request.body is not None:
         content = json.dumps(request.body).encode()
-    response = client.request(
-        request.method, request.path, headers=request.headers, content=content
-    )
+    response = _send(client, request, content)
+    deadline = time.monotonic() + UNTIL_TIMEOUT
+    while request.until not in (None, response.status_code) and time.monotonic() < deadline:
+        time.sleep(UNTIL_INTERVAL)
+        response = _send(client, request, content)
     outcome: dict[str, Any] = {
         "status": response.status_code,
         "headers": normalize_headers(response.headers),
     }
     outcome["body"] = _body(response, request.watch, keep)
     return outcome
+
+
+def _send(client: httpx.Client, request: Request, content: bytes | None) -> httpx.Response:
+    return client.request(request.method, request.path, headers=request.headers, content=content)
 
 
 def _body(response: httpx.Response, watch: bool, keep: frozenset[str] | None) -> Any:

@@ -21,6 +21,8 @@ sets:
   shipped: [configmaps, namespaces]
 ```
 
+``until: 200`` on a request repeats it (for up to a minute) until it is answered with that status, and compares
+the last answer: a CustomResourceDefinition is served a moment after it is created, by either server.
 ``watch: true`` on a request reads the response to its end as a stream of watch events (the path sets
 ``timeoutSeconds``). ``keep`` names the list entries compared where both servers serve more than the corpus is
 about (discovery of kinds apiforge does not ship)."""
@@ -48,6 +50,7 @@ class Request:
     headers: dict[str, str] = field(default_factory=dict)
     body: Any = None
     watch: bool = False
+    until: int | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,7 @@ def _step(path: Path, index: int, raw: Any, sets: dict[str, list[str]]) -> Step:
             headers={str(k): str(v) for k, v in (spec.get("headers") or {}).items()},
             body=spec.get("body"),
             watch=bool(spec.get("watch", False)),
+            until=int(spec["until"]) if "until" in spec else None,
         )
     elif "kubectl" in raw:
         spec = raw["kubectl"]
