@@ -50,7 +50,7 @@ def spread(values: Sequence[float], fmt: str = ",.0f") -> str:
     return f"{median(values):{fmt}} ({min(values):{fmt}}-{max(values):{fmt}})"
 
 
-def rotated(names: Sequence[str], round_number: int) -> list[str]:
+def rotated(names: Sequence[T], round_number: int) -> list[T]:
     """The phases in a different order each round, so no variant always runs first or last."""
     shift = round_number % len(names) if names else 0
     return [*names[shift:], *names[:shift]]
@@ -160,14 +160,34 @@ def http_status(port: int, path: str, timeout: float = 1.0) -> int:
     return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
 
 
-class ChildServer:
-    """A server in a child process on 127.0.0.1, its output kept in a log file for when it fails."""
+def accepts(port: int) -> bool:
+    """Whether something accepts TCP connections on 127.0.0.1:port (a TLS server's first sign of life)."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
 
-    def __init__(self, name: str, argv: list[str], port: int, log_path: Path) -> None:
+
+class ChildServer:
+    """A server in a child process on 127.0.0.1, its output kept in a log file for when it fails.
+    ``python`` and ``cwd`` run another checkout's server (bench/checkout.py); the default is this one."""
+
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        port: int,
+        log_path: Path,
+        python: Path | None = None,
+        cwd: Path = REPO,
+    ) -> None:
         self.name = name
         self.argv = argv
         self.port = port
         self.log_path = log_path
+        self.python = str(python) if python else sys.executable
+        self.cwd = cwd
         self.process: subprocess.Popen[bytes] | None = None
         self.ready_seconds = 0.0
 
@@ -176,21 +196,24 @@ class ChildServer:
         assert self.process is not None
         return self.process.pid
 
-    def start(self, ready_file: Path | None = None, timeout: float = 30.0) -> float:
-        """Start, wait until ``ready_file`` exists (if given) and /readyz answers 200; seconds taken."""
+    def start(
+        self, ready_file: Path | None = None, timeout: float = 30.0, probe: bool = True
+    ) -> float:
+        """Start, wait until ``ready_file`` exists (if given) and /readyz answers 200 over plain HTTP
+        (``probe``; else until the port accepts connections); seconds taken."""
         with self.log_path.open("ab") as log:
             started = time.perf_counter()
             self.process = subprocess.Popen(
-                [sys.executable, *self.argv], cwd=REPO, stdout=log, stderr=subprocess.STDOUT
+                [self.python, *self.argv], cwd=self.cwd, stdout=log, stderr=subprocess.STDOUT
             )
         while (elapsed := time.perf_counter() - started) < timeout:
             if self.process.poll() is not None:
                 raise RuntimeError(
                     f"{self.name} exited with {self.process.returncode}: {self.tail()}"
                 )
-            if (ready_file is None or ready_file.exists()) and http_status(
-                self.port, "/readyz"
-            ) == 200:
+            if (ready_file is None or ready_file.exists()) and (
+                http_status(self.port, "/readyz") == 200 if probe else accepts(self.port)
+            ):
                 self.ready_seconds = elapsed
                 return elapsed
             time.sleep(0.005)

@@ -10,6 +10,7 @@ bodies are not needed by any bench and are rejected).
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,13 +25,25 @@ RequestFactory = Callable[[int], bytes]
 """Builds request ``i`` (a global sequence number, unique within a Load) as raw HTTP/1.1 bytes."""
 
 
-def get_request(path: str) -> RequestFactory:
-    data = f"GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: application/json\r\n\r\n".encode()
-    return lambda _i: data
+def get_request(path: str, headers: str = "") -> RequestFactory:
+    """``headers``: more raw header lines (each ending in CRLF), e.g. an ``authorization`` one."""
+    data = f"GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: application/json\r\n{headers}\r\n"
+    encoded = data.encode()
+    return lambda _i: encoded
 
 
-def post_request(path: str, body: Callable[[int], bytes]) -> RequestFactory:
-    head = f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+def post_request(
+    path: str,
+    body: Callable[[int], bytes],
+    headers: str = "",
+    *,
+    method: str = "POST",
+    content_type: str = "application/json",
+) -> RequestFactory:
+    """A request with a body per sequence number: a create, or (``method``) an update or a patch."""
+    head = (
+        f"{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: {content_type}\r\n{headers}"
+    )
 
     def build(i: int) -> bytes:
         payload = body(i)
@@ -185,11 +198,18 @@ async def _drive(
     limit: int,
     warmup: float,
     server_pid: int | None,
+    tls: ssl.SSLContext | None,
 ) -> Load:
     loop = asyncio.get_running_loop()
     placeholder = _Run(factory, expect, 0, 0.0)
     opened = [
-        await loop.create_connection(lambda: _Connection(placeholder), "127.0.0.1", port)
+        await loop.create_connection(
+            lambda: _Connection(placeholder),
+            "127.0.0.1",
+            port,
+            ssl=tls,
+            server_hostname="127.0.0.1" if tls else None,
+        )
         for _ in range(connections)
     ]
     protocols = [protocol for _transport, protocol in opened]
@@ -232,9 +252,11 @@ def drive(
     limit: int = 200_000,
     warmup: float = 0.15,
     server_pid: int | None = None,
+    tls: ssl.SSLContext | None = None,
 ) -> Load:
     """Send requests from ``factory`` over ``connections`` keep-alive connections to 127.0.0.1:port
-    until ``limit`` requests or ``seconds`` (after ``warmup``), whichever comes first."""
+    (over TLS when ``tls`` is given) until ``limit`` requests or ``seconds`` (after ``warmup``),
+    whichever comes first."""
     return run_uvloop(
-        _drive(port, factory, expect, connections, seconds, limit, warmup, server_pid)
+        _drive(port, factory, expect, connections, seconds, limit, warmup, server_pid, tls)
     )

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import resource
 import socket
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -280,10 +281,14 @@ async def _writer(
     sent: list[float],
     acked: list[float],
     deadline: float,
+    tls: ssl.SSLContext | None,
+    headers: str,
 ) -> None:
     """Create ``writes`` objects at ``rate`` per second over one keep-alive connection."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    head = f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+    reader, writer = await asyncio.open_connection(
+        "127.0.0.1", port, ssl=tls, server_hostname="127.0.0.1" if tls else None
+    )
+    head = f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n{headers}"
     try:
         start = time.perf_counter()
         for index in range(writes):
@@ -325,9 +330,13 @@ async def _fan_out(
     server_pid: int,
     write_grace: float,
     drain_seconds: float,
+    tls: ssl.SSLContext | None,
+    headers: str,
 ) -> FanResult:
     loop = asyncio.get_running_loop()
-    request = f"GET {watch_path} HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: application/json\r\n\r\n"
+    request = (
+        f"GET {watch_path} HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: application/json\r\n{headers}\r\n"
+    )
     fan = _Fan(f'"name":"{tag}-'.encode(), writes, watchers * writes)
     fan.watchers = watchers
     rss_before = rss_bytes(server_pid)
@@ -338,7 +347,11 @@ async def _fan_out(
             opened = await asyncio.gather(
                 *(
                     loop.create_connection(
-                        lambda: _Watcher(fan, request.encode()), "127.0.0.1", port
+                        lambda: _Watcher(fan, request.encode()),
+                        "127.0.0.1",
+                        port,
+                        ssl=tls,
+                        server_hostname="127.0.0.1" if tls else None,
                     )
                     for _ in range(first, min(first + CONNECT_BATCH, watchers))
                 )
@@ -351,7 +364,9 @@ async def _fan_out(
         server_before, client_before = cpu_seconds(server_pid), time.process_time()
         started = time.perf_counter()
         write_deadline = started + writes / rate + write_grace
-        await _writer(port, create_path, body, writes, rate, sent, acked, write_deadline)
+        await _writer(
+            port, create_path, body, writes, rate, sent, acked, write_deadline, tls, headers
+        )
         last_write = time.perf_counter()
         written = sum(1 for at in acked if at)
         fan.expected = watchers * written  # deliveries of the writes that were made
@@ -415,12 +430,15 @@ def fan_out(
     server_pid: int,
     write_grace: float = 2.0,
     drain_seconds: float = 3.0,
+    tls: ssl.SSLContext | None = None,
+    headers: str = "",
 ) -> FanResult:
     """``watchers`` watches on ``watch_path`` (plus a stalled one if asked), then up to ``writes``
     creates POSTed to ``create_path`` at ``rate``/s, one at a time (the next is sent once the last is
     acknowledged, so an overloaded server slows the writer down rather than queueing writes), with
     bodies from ``body`` naming objects ``<tag>-<n>``. Writing stops ``write_grace`` seconds after
-    the schedule's end; deliveries are awaited up to ``drain_seconds`` after the last write."""
+    the schedule's end; deliveries are awaited up to ``drain_seconds`` after the last write. Over TLS
+    when ``tls`` is given, with ``headers`` (raw lines) on every request; a stalled watcher is plain TCP."""
     raise_open_file_limit(watchers + 256)
     return run_uvloop(
         _fan_out(
@@ -436,5 +454,7 @@ def fan_out(
             server_pid,
             write_grace,
             drain_seconds,
+            tls,
+            headers,
         )
     )
