@@ -16,13 +16,15 @@ DIFFERENTIAL = Path(__file__).resolve().parent.parent / "tests" / "differential"
 SCENARIOS = DIFFERENTIAL / "scenarios"
 GOLDEN = DIFFERENTIAL / "golden"
 DIVERGENCES = DIFFERENTIAL / "divergences.yaml"
+APIFORGE_READY_TIMEOUT = 120.0
+"""A scenario's server starts while other test modules' do (make test runs two at once)."""
 
 
 @contextmanager
 def fresh_apiforge() -> Iterator[Target]:
     """`apiforge serve` with its defaults (SQLite, TLS, RBAC) on a data directory of its own."""
     with tempfile.TemporaryDirectory(prefix="differential-apiforge-") as directory:
-        server = ServerProcess(Path(directory), free_port())
+        server = ServerProcess(Path(directory), free_port(), ready_timeout=APIFORGE_READY_TIMEOUT)
         server.start()
         try:
             yield server

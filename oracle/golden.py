@@ -7,6 +7,7 @@ divergence apiforge no longer shows (remove it), and on a listed one whose oracl
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,7 +148,7 @@ def differences(expected: Any, actual: Any, path: str = "") -> list[str]:
 
 
 def _short(value: Any) -> str:
-    text = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip()
+    text = json.dumps(value, ensure_ascii=False)
     return text if len(text) < 600 else text[:600] + "…"
 
 

@@ -17,6 +17,9 @@ LOOPBACK_ADDRESS = re.compile(r"(?:https://)?127\.0\.0\.1:\d+")
 RESOURCE_VERSION_TEXT = re.compile(r'(resourceVersion: )"\d+"')
 AGE_CELL = re.compile(r"(?<=  )(?:\d+[smhdy]){1,2}(?=  |$)", re.MULTILINE)
 """A HumanDuration in a table: at least two spaces before it, two or the line's end after it."""
+HUMAN_DURATION = re.compile(r"(?:\d+[smhdy]){1,2}")
+GENERATED_SUFFIX = re.compile(r"\b([a-z0-9][a-z0-9.-]*-)[bcdfghjklmnpqrstvwxz2456789]{5}\b")
+"""A name kube generated in kubectl's text (no JSON says its generateName): utilrand's alphabet has no vowels."""
 COMPARED_HEADERS = ("content-type", "warning", "retry-after")
 PLACEHOLDERS = {"resourceVersion": "<rv>", "continue": "<continue>"}
 
@@ -46,6 +49,7 @@ def normalize_text(text: str, generated: dict[str, str] | None = None) -> str:
 def normalize_terminal(text: str) -> str:
     """kubectl's output: as ``normalize_text``, without the spaces that pad a table's last column (they
     show nothing, and would keep a golden from reading as the terminal did)."""
+    text = GENERATED_SUFFIX.sub(r"\1<random>", text)
     return normalize_text("\n".join(line.rstrip() for line in text.split("\n")))
 
 
@@ -73,6 +77,8 @@ def generated_names(value: Any) -> dict[str, str]:
 
 def _normalize(value: Any, keep: frozenset[str] | None, generated: dict[str, str]) -> Any:
     if isinstance(value, dict):
+        if isinstance(value.get("cells"), list):  # a Table row: its age cells are HumanDurations
+            value = {**value, "cells": [_age(cell) for cell in value["cells"]]}
         return {
             key: PLACEHOLDERS[key]
             if key in PLACEHOLDERS and isinstance(item, str) and item
@@ -84,6 +90,10 @@ def _normalize(value: Any, keep: frozenset[str] | None, generated: dict[str, str
     if isinstance(value, str):
         return normalize_text(value, generated)
     return value
+
+
+def _age(cell: Any) -> Any:
+    return "<age>" if isinstance(cell, str) and HUMAN_DURATION.fullmatch(cell) else cell
 
 
 def identity(entry: Any) -> str | None:
