@@ -6,7 +6,7 @@ server's etcd watch (the watch cache follows every write, its own included). Thi
 those on the same stack (uvicorn with apiforge's settings, grpc.aio with EtcdStorage's channel options,
 the aetcd protobufs) and no Kubernetes work: no admission, field management, validation, defaulting,
 conversion or encoding. Its rate over the raw aetcd CAS rate is the ceiling of apiforge's on the same
-machine (docs/performance.md, E12), as the hello app's is for a GET.
+machine, as the hello app's is for a GET.
 
 Run as ``python -m bench.etcd_floor_app --port P --etcd URL [--prefix /floor/]``. A POST stores its body
 under prefix + path + ``/`` + metadata.name if the key is new (201, else 409), as a create's txn does; a

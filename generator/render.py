@@ -92,6 +92,10 @@ def render_group_version(
         files[f"{group_dir}/{module}.py"] = environment.get_template(f"{module}.py.j2").render(
             version=version
         )
+    if any(kind.version.served for kind in version.kinds):
+        files[f"{group_dir}/client.py"] = environment.get_template("client.py.j2").render(
+            version=version
+        )
     if version.has_protobuf:
         files[f"{group_dir}/protobuf.py"] = environment.get_template("protobuf.py.j2").render(
             version=version

@@ -11,12 +11,12 @@ from typing import Any
 
 import orjson
 
+from apiserver.endpoints.routes import subresources
 from apiserver.machinery.scheme import ResourceType, Scheme, VersionType
-
-SUBRESOURCE_VERBS = ["get", "patch", "update"]
 
 
 def resource_entries(resource: ResourceType, version: VersionType) -> list[dict[str, Any]]:
+    """The resource's entry and one per subresource, with the verbs routed (endpoints.routes)."""
     entry: dict[str, Any] = {
         "name": resource.plural,
         "singularName": resource.singular,
@@ -29,39 +29,16 @@ def resource_entries(resource: ResourceType, version: VersionType) -> list[dict[
     if resource.categories:
         entry["categories"] = list(resource.categories)
     entries = [entry]
-    if version.status_subresource:
+    for sub in subresources(resource, version):
+        listed: dict[str, Any] = {
+            "name": f"{resource.plural}/{sub.name}",
+            "singularName": "",
+            "namespaced": resource.namespaced,
+        }
+        if sub.body is not None:
+            listed["group"], listed["version"], _ = sub.body
         entries.append(
-            {
-                "name": f"{resource.plural}/status",
-                "singularName": "",
-                "namespaced": resource.namespaced,
-                "kind": resource.kind,
-                "verbs": SUBRESOURCE_VERBS,
-            }
-        )
-    if version.scale is not None:
-        entries.append(
-            {
-                "name": f"{resource.plural}/scale",
-                "singularName": "",
-                "namespaced": resource.namespaced,
-                "group": "autoscaling",
-                "version": "v1",
-                "kind": "Scale",
-                "verbs": SUBRESOURCE_VERBS,
-            }
-        )
-    for sub in resource.create_subresources:
-        entries.append(
-            {
-                "name": f"{resource.plural}/{sub.name}",
-                "singularName": "",
-                "namespaced": resource.namespaced,
-                "group": sub.group,
-                "version": sub.version,
-                "kind": sub.kind,
-                "verbs": ["create"],
-            }
+            {**listed, "kind": sub.body[2] if sub.body else resource.kind, "verbs": list(sub.verbs)}
         )
     return entries
 
@@ -85,23 +62,20 @@ def _aggregated_resource(resource: ResourceType, version: VersionType) -> dict[s
         entry["shortNames"] = list(resource.short_names)
     if resource.categories:
         entry["categories"] = list(resource.categories)
-    subresources = []
-    if version.status_subresource:
-        subresources.append(
-            {"subresource": "status", "responseKind": same_version, "verbs": SUBRESOURCE_VERBS}
-        )
-    if version.scale is not None:
-        scale_kind = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
-        subresources.append(
-            {"subresource": "scale", "responseKind": scale_kind, "verbs": SUBRESOURCE_VERBS}
-        )
-    for sub in resource.create_subresources:
-        body_kind = {"group": sub.group, "version": sub.version, "kind": sub.kind}
-        subresources.append(
-            {"subresource": sub.name, "responseKind": body_kind, "verbs": ["create"]}
-        )
-    if subresources:
-        entry["subresources"] = subresources
+    listed = [
+        {
+            "subresource": sub.name,
+            "responseKind": (
+                dict(zip(("group", "version", "kind"), sub.body, strict=True))
+                if sub.body is not None
+                else same_version
+            ),
+            "verbs": list(sub.verbs),
+        }
+        for sub in subresources(resource, version)
+    ]
+    if listed:
+        entry["subresources"] = listed
     return entry
 
 

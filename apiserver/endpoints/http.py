@@ -170,6 +170,12 @@ def _start(
     return {"type": "http.response.start", "status": status, "headers": all_headers}
 
 
+WRITE_PIECE = 256 * 1024
+"""The most of a body handed to the transport at once. A larger body goes out in pieces, each sent once the
+client has taken most of the last (the transport's flow control pauses ``send``), so that other requests are
+served in between and a slow reader keeps one piece waiting in memory, not the whole body."""
+
+
 async def respond(
     send: Send,
     status: int,
@@ -179,7 +185,10 @@ async def respond(
     warnings: list[str] | None = None,
 ) -> None:
     await send(_start(status, len(body), content_type, headers, warnings))
-    await send({"type": "http.response.body", "body": body})
+    if len(body) <= WRITE_PIECE:
+        await send({"type": "http.response.body", "body": body})
+    else:
+        await _send_in_pieces(send, (body,))
 
 
 async def respond_parts(
@@ -194,10 +203,19 @@ async def respond_parts(
     copied whole to put its few bytes of head and tail around it. The Content-Length is their total,
     so the parts go out as they are (no chunked encoding)."""
     await send(_start(status, sum(map(len, parts)), content_type, headers, warnings))
-    *leading, last = parts or (b"",)
-    for part in leading:
-        await send({"type": "http.response.body", "body": part, "more_body": True})
-    await send({"type": "http.response.body", "body": last})
+    await _send_in_pieces(send, parts)
+
+
+async def _send_in_pieces(send: Send, parts: Sequence[bytes]) -> None:
+    """The parts in order, each cut into pieces of at most WRITE_PIECE bytes, the last one closing the body."""
+    pending: bytes | None = None  # held back one step, so that the last piece says more_body False
+    for part in parts:
+        for start in range(0, len(part), WRITE_PIECE) if len(part) > WRITE_PIECE else (0,):
+            piece = part[start : start + WRITE_PIECE] if len(part) > WRITE_PIECE else part
+            if pending is not None:
+                await send({"type": "http.response.body", "body": pending, "more_body": True})
+            pending = piece
+    await send({"type": "http.response.body", "body": pending or b""})
 
 
 async def respond_json(

@@ -33,6 +33,7 @@ from apiserver.endpoints.output import (
     status_body,
 )
 from apiserver.endpoints.resourceversion import EXACT, validate_list_options, wait_until_fresh
+from apiserver.endpoints.routes import check_routed, subresource_verb
 from apiserver.endpoints.routing import ResourcePath
 from apiserver.endpoints.scale import apply_scale, scale_of
 from apiserver.endpoints.watch import serve_watch
@@ -46,6 +47,7 @@ from apiserver.patch.jsonpatch import PatchError, apply_json_patch, apply_merge_
 from apiserver.patch.strategic import apply_strategic_merge_patch
 from apiserver.registry.admit import Track, Write, WriteOptions, admit, go_quoted
 from apiserver.registry.deletion import Propagation
+from apiserver.registry.identity import check_name, check_namespace
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.store import ListOptions, Store, parse_resource_version
 from apiserver.registry.subresource import NamedCreater
@@ -95,8 +97,10 @@ class ResourceHandler:
         if path.namespace is not None and not resource.namespaced:
             raise errors.resource_not_found()
         namespace = path.namespace if resource.namespaced else None
-        if not path.subresource and _verb(request, path) not in resource.verbs:
-            raise errors.method_not_allowed()
+        if path.subresource:
+            subresource_verb(resource, version, path.subresource, request.method)
+        else:
+            check_routed(resource, bool(path.name), request.method, request.flag("watch"))
         store = self.stores[(resource.group, resource.plural)]
         target = Target(resource, version, namespace, path.name)
         _check_acceptable(request, target)
@@ -252,13 +256,6 @@ class ResourceHandler:
             return await run_heavy(_Body, raw, request.content_type, target)
         return _Body(raw, request.content_type, target)
 
-    def _check_scope(self, obj: Object, target: Target) -> None:
-        body_namespace = obj["metadata"].get("namespace")
-        if target.resource.namespaced and body_namespace and body_namespace != target.namespace:
-            raise errors.bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request"
-            )
-
     async def _create(self, request: Request, send: Send, store: Store, target: Target) -> None:
         if target.resource.namespaced and target.namespace is None:
             raise errors.method_not_allowed()
@@ -267,7 +264,7 @@ class ResourceHandler:
         mode = field_validation(request.query)
         obj = await self._read_object(request, target)
         request.audit_request_object(obj["metadata"])
-        self._check_scope(obj, target)
+        check_namespace(obj["metadata"], target.namespace)
         options = _options(request, mode, lambda old: tracker(request, target, old))
         created = await store.create(
             target.namespace,
@@ -281,13 +278,6 @@ class ResourceHandler:
     async def _update(self, request: Request, send: Send, store: Store, target: Target) -> None:
         mode = field_validation(request.query)
         body = await self._read_body(request, target)
-        obj = body.parsed
-        self._check_scope(obj, target)
-        body_name = obj["metadata"].get("name")
-        if body_name and body_name != target.name:
-            raise errors.bad_request(
-                f"the name of the object ({body_name}) does not match the name on the URL ({target.name})"
-            )
         await self._replace(request, send, store, target, body, mode, "")
 
     async def _replace(
@@ -301,7 +291,11 @@ class ResourceHandler:
         subresource: str,
     ) -> None:
         """A PUT: the body replaces the current object (of which it shares nothing: it is a parse of its
-        own, so ownership is recorded against the stored object without copying it)."""
+        own, so ownership is recorded against the stored object without copying it). As kube's update
+        handler: the body's namespace, then its name are the URL's, and its uid, if any, the stored
+        object's."""
+        metadata = body.parsed["metadata"]
+        check_name(metadata, target.name, target.namespace)
         options = _options(
             request, mode, lambda old: tracker(request, target, old, subresource, shared=False)
         )
@@ -313,6 +307,7 @@ class ResourceHandler:
             dry_run=_dry_run(request),
             version=target.version,
             options=options,
+            uid_precondition=str(metadata.get("uid") or ""),
         )
         await self._send_object(request, send, 200, updated, target)
 
@@ -335,7 +330,10 @@ class ResourceHandler:
                 patched = patcher(current, patch)
             except PatchError as error:
                 raise patch_failure(error) from None
-            return check_type_meta(patched, target)
+            patched = check_type_meta(patched, target)
+            # kube's patcher.applyPatch: the patched object is still the URL's
+            check_name(patched["metadata"], target.name, target.namespace)
+            return patched
 
         # the patched object shares what the patch left alone with the stored one: tracked on a copy
         options = _options(request, mode, lambda old: tracker(request, target, old, subresource))
@@ -372,12 +370,7 @@ class ResourceHandler:
         metadata = applied.get("metadata")
         metadata = metadata if isinstance(metadata, dict) else {}
         # kube's checkName on the applied result (handlers/patch.go applyPatch): the object is the URL's
-        body_name = metadata.get("name") or ""
-        if body_name != target.name:
-            raise errors.bad_request(
-                f"the name of the object ({body_name}) does not match the name on the URL ({target.name})"
-            )
-        self._check_scope({"metadata": metadata}, target)
+        check_name(metadata, target.name, target.namespace)
         uid = metadata.get("uid")
 
         def merged(live: Object | None) -> Object:
@@ -506,34 +499,27 @@ class ResourceHandler:
     async def _subresource(
         self, request: Request, send: Send, store: Store, target: Target, name: str
     ) -> None:
-        version = target.version
+        """A subresource's method, routed (routes.subresource_verb has refused the others)."""
         creater = self.creaters.get((target.resource.group, target.resource.plural, name))
         if creater is not None:
             await self._create_subresource(request, send, target, name, creater)
-        elif name == "status" and version.status_subresource:
-            if request.method == "GET":
-                obj = await store.get(target.namespace, target.name)
-                await self._send_object(request, send, 200, obj, target)
-            elif request.method == "PUT":
-                mode = field_validation(request.query)
-                body = await self._read_body(request, target)
-                await self._replace(request, send, store, target, body, mode, "status")
-            elif request.method == "PATCH":
-                await self._patch(request, send, store, target, "status")
-            else:
-                raise errors.method_not_allowed()
-        elif name == "scale" and version.scale is not None:
+        elif name == "scale":
             await self._scale(request, send, store, target)
+        elif request.method == "GET":  # the status subresource, the only one with a GET
+            obj = await store.get(target.namespace, target.name)
+            await self._send_object(request, send, 200, obj, target)
+        elif request.method == "PUT":  # status, or one of the strategy's update_subresources
+            mode = field_validation(request.query)
+            body = await self._read_body(request, target)
+            await self._replace(request, send, store, target, body, mode, name)
         else:
-            raise errors.resource_not_found()
+            await self._patch(request, send, store, target, "status")
 
     async def _create_subresource(
         self, request: Request, send: Send, target: Target, name: str, creater: BoundCreater
     ) -> None:
         """A POST of the body's kind, decoded and validated as that kind (kube's createHandler with a
         NamedCreater), answered 201 with the handler's object, as kube answers a TokenRequest."""
-        if request.method != "POST":
-            raise errors.method_not_allowed()
         if target.resource.namespaced and target.namespace is None:
             raise errors.method_not_allowed()
         body_target = Target(creater.body, creater.version, target.namespace, target.name)
@@ -573,8 +559,6 @@ class ResourceHandler:
             obj = to_version(stored, target.resource, target.version)
             await respond_json(send, 200, scale_of(obj, spec), request.warnings)
             return
-        if request.method not in ("PUT", "PATCH"):
-            raise errors.method_not_allowed()
         body = await request.body()
         if request.method == "PUT":
             desired = parse_body(body, request.content_type, target)
@@ -611,6 +595,7 @@ class ResourceHandler:
             target.namespace,
             target.name,
             try_update,
+            subresource="scale",  # admission sees the write as kube's: a rule on */scale selects it
             dry_run=_dry_run(request),
             version=target.version,
             options=options,
@@ -694,18 +679,6 @@ def _is_json_object(negotiated: Negotiated) -> bool:
 
 def _plain_json(request: Request, target: Target) -> bool:
     return _is_json_object(_negotiated(request, target))
-
-
-def _verb(request: Request, path: ResourcePath) -> str:
-    """The Kubernetes verb of a request (k8s.io/apiserver RequestInfo), as discovery's `verbs` name them."""
-    method = request.method
-    if method == "GET":
-        if path.name:
-            return "get"
-        return "watch" if request.flag("watch") else "list"
-    if method == "DELETE":
-        return "delete" if path.name else "deletecollection"
-    return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
 
 
 _PATCH_FAILURE_REASONS = {400: "BadRequest", 413: "RequestEntityTooLarge", 422: "Invalid"}

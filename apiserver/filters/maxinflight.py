@@ -26,6 +26,11 @@ _TOO_MANY_HEADERS = [(b"retry-after", b"1"), (b"x-content-type-options", b"nosni
 _TEXT = b"text/plain; charset=utf-8"
 
 
+async def too_many_requests(send: Send) -> None:
+    """kube's answer to a request refused for load, by this filter and by priority and fairness alike."""
+    await respond(send, 429, _TOO_MANY, _TEXT, headers=_TOO_MANY_HEADERS)
+
+
 class MaxInFlightFilter:
     """Counts the requests being served, read-only and mutating apart. One event loop runs them all, so a
     counter needs no lock."""
@@ -46,7 +51,7 @@ class MaxInFlightFilter:
             if _privileged(scope[SCOPE_USER]):  # served, and not counted, as kube does
                 await self.app(scope, receive, send)
             else:
-                await respond(send, 429, _TOO_MANY, _TEXT, headers=_TOO_MANY_HEADERS)
+                await too_many_requests(send)
             return
         self.in_flight[kind] += 1
         try:

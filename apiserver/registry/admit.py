@@ -18,6 +18,7 @@ from apiserver.authentication.user import LOOPBACK, UserInfo
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType, VersionType
+from apiserver.registry.identity import ensure_namespace
 from apiserver.registry.offload import run_heavy
 from apiserver.registry.versioning import to_hub
 from apiserver.schema import Cause, prune, prune_nulls, validate_object_meta
@@ -99,6 +100,8 @@ async def admit(
     if admission.mutating:
         attributes = admission_attributes(write, obj, old, options, warnings)
         await admission.admit(attributes)
+    # what the plugins returned still belongs to the request's namespace (BeforeCreate, BeforeUpdate)
+    ensure_namespace(obj["metadata"], write.namespace, write.resource.namespaced)
     if heavy:
         internal = await run_heavy(_finish, obj, old, write, options, warnings)
     else:

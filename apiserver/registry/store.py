@@ -34,6 +34,7 @@ from apiserver.registry.admit import (
 from apiserver.registry.cacher import MISS, WatchCache
 from apiserver.registry.context import ServerContext
 from apiserver.registry.deletion import DEFAULT_PROPAGATION, Propagation
+from apiserver.registry.identity import identity_changes, uid_precondition_failed
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.strategy import Finish, Strategy, finish_nothing
@@ -181,6 +182,12 @@ class Store:
 
     def _conflict(self, name: str, detail: str = errors.MODIFIED) -> errors.APIError:
         return errors.conflict(self.resource.plural, self.resource.group, name, detail)
+
+    def _check_uid(self, name: str, precondition: str, metadata: Object) -> None:
+        """409 when a uid precondition names another object than the stored one."""
+        actual = str(metadata.get("uid") or "")
+        if precondition and precondition != actual:
+            raise self._conflict(name, uid_precondition_failed(precondition, actual))
 
     # -- reads -------------------------------------------------------------------------------------
 
@@ -374,6 +381,7 @@ class Store:
         dry_run: bool = False,
         version: VersionType | None = None,
         options: WriteOptions | None = None,
+        uid_precondition: str = "",
     ) -> Object:
         """Read-modify-write until it sticks (kube's GuaranteedUpdate).
 
@@ -381,6 +389,7 @@ class Store:
         desired one in that version, which is admitted like any write. A resourceVersion in the result is a
         precondition: when it is not the current one the update fails with 409 Conflict; without one, a
         concurrent write simply makes the loop run ``try_update`` again on the newer object.
+        ``uid_precondition`` (a PUT body's uid): the stored object must have it, or 409 Conflict.
         """
         key = self.resource.key(namespace, name)
         options = options if options is not None else WriteOptions()
@@ -395,7 +404,9 @@ class Store:
             if kv is None:
                 raise self._not_found(name)
             try:
-                current, updated, finish = await self._try(kv, try_update, write, options)
+                current, updated, finish = await self._try(
+                    kv, try_update, write, options, uid_precondition
+                )
             except errors.APIError:
                 if not authoritative:  # judged on a guess: only storage's value can say it fails
                     kv = None
@@ -446,13 +457,22 @@ class Store:
         return codec.as_stored(updated, stored)
 
     async def _try(
-        self, kv: KeyValue, try_update: UpdateFunction, write: Write, options: WriteOptions
+        self,
+        kv: KeyValue,
+        try_update: UpdateFunction,
+        write: Write,
+        options: WriteOptions,
+        uid_precondition: str = "",
     ) -> tuple[Object, Object | None, Finish]:
         """(the stored object, the one to store instead, the strategy's FinishFunc for it), or None for the
         second when nothing changes. Raises the update function's or admission's APIError, and 409 when the
         resourceVersion precondition fails."""
         # a large stored object makes even a small patch's work large (registry.offload)
         heavy = options.heavy or is_heavy(len(kv.value))
+        if uid_precondition:  # checked before the update function runs, as storage.Preconditions
+            self._check_uid(
+                write.name, uid_precondition, codec.decode(self.resource, kv)["metadata"]
+            )
         if self.resource.converter is not None:
             current, old, proposed = await self._proposed_converted(kv, try_update, write)
         elif heavy:
@@ -554,13 +574,17 @@ class Store:
                 updated.pop("status", None)
         metadata = updated.setdefault("metadata", {})
         old_metadata = current["metadata"]
+        self._refuse_invalid(updated, identity_changes(metadata, old_metadata))
         for field in _IMMUTABLE_METADATA:
             if field in old_metadata:
                 metadata[field] = old_metadata[field]
             else:
                 metadata.pop(field, None)
         metadata["resourceVersion"] = old_metadata["resourceVersion"]
-        self.strategy.prepare_for_update(updated, current)
+        if subresource:  # one of the strategy's update_subresources (status and scale are not here)
+            self.strategy.prepare_for_subresource_update(subresource, updated, current)
+        else:
+            self.strategy.prepare_for_update(updated, current)
         self._refuse_invalid(updated, self.strategy.validate_update(updated, current))
         self.strategy.canonicalize(updated)
         if old_metadata.get("deletionTimestamp"):
@@ -622,12 +646,7 @@ class Store:
             current = codec.decode(self.resource, kv)
             await validate_admission(None, current, write, self.admission, options)
             metadata = current["metadata"]
-            if uid_precondition and uid_precondition != metadata.get("uid"):
-                raise self._conflict(
-                    name,
-                    f"Precondition failed: UID in precondition: {uid_precondition}, "
-                    f"UID in object meta: {metadata.get('uid')}",
-                )
+            self._check_uid(name, uid_precondition, metadata)
             if version_precondition and version_precondition != metadata["resourceVersion"]:
                 raise self._conflict(
                     name,

@@ -60,6 +60,11 @@ class Strategy:
     the stored object that give its value, the first non-empty one (kube's field label conversion and the
     strategy's GetAttrs: a view stored as another resource, or a field derived from several)."""
 
+    update_subresources: ClassVar[tuple[str, ...]] = ()
+    """Subresources besides status and scale that take a PUT of the whole object and store what
+    ``prepare_for_subresource_update`` keeps of it (kube's namespaces/finalize, the only way to change a
+    namespace's ``spec.finalizers``); discovery lists them with the verb ``update``."""
+
     def __init__(self, context: ServerContext) -> None:
         """Strategies are built once per server, with what the server shares (its authorizer, stores)."""
         self.context = context
@@ -69,6 +74,9 @@ class Strategy:
 
     def prepare_for_update(self, obj: Object, old: Object) -> None:
         """Runs on every update, with the stored object as ``old``."""
+
+    def prepare_for_subresource_update(self, subresource: str, obj: Object, old: Object) -> None:
+        """Runs instead of ``prepare_for_update`` on an update through one of ``update_subresources``."""
 
     def validate(self, obj: Object) -> list[Cause]:
         """kube's RESTCreateStrategy.Validate: the kind's own rules on the object about to be created, after

@@ -1,7 +1,7 @@
 """The filter chain around the API server, composed here and nowhere else, in kube-apiserver's order
-(k8s.io/apiserver pkg/server/config.go, DefaultBuildHandlerChain): audit ID → request info → metrics → request deadline
-and timeout → authentication → audit → impersonation → max-in-flight → authorization → the APIServer, as
-`serve`'s options (server/options.py) shape it."""
+(k8s.io/apiserver pkg/server/config.go, DefaultBuildHandlerChain): audit ID → request info → metrics →
+request deadline and timeout → authentication → audit → impersonation → priority and fairness (or
+max-in-flight) → authorization → the APIServer, as `serve`'s options (server/options.py) shape it."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from apiserver.filters.audit import AuditFilter, Auditor
 from apiserver.filters.auditinit import AuditInitFilter
 from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.authorization import AuthorizationFilter
+from apiserver.filters.fairness import PriorityAndFairnessFilter
 from apiserver.filters.impersonation import ImpersonationFilter
 from apiserver.filters.maxinflight import MaxInFlightFilter
 from apiserver.filters.metrics import MetricsFilter
@@ -64,7 +65,12 @@ def build_handler_chain(
     ``system:unsecured`` in ``system:masters``, whatever --anonymous-auth says."""
     authorizer = server.context.authorizer
     handler: ASGIApp = AuthorizationFilter(server, authorizer)
-    if options.max_requests_inflight or options.max_mutating_requests_inflight:
+    server_limit = options.max_requests_inflight + options.max_mutating_requests_inflight
+    if server_limit and options.enable_priority_and_fairness:
+        handler = PriorityAndFairnessFilter(
+            handler, server_limit, options.queue_wait_limit, server.stored_count
+        )
+    elif server_limit:
         handler = MaxInFlightFilter(
             handler, options.max_requests_inflight, options.max_mutating_requests_inflight
         )

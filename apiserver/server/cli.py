@@ -246,7 +246,7 @@ def _serve_process(
     if delegated_tokens is not None:  # after the server's own token authenticators
         server.context.tokens.authenticators.append(delegated_tokens)
     # A server allocates many short-lived dicts per request; CPython's default first-generation threshold
-    # (700) ran ~107 ms full collections many times a second under watch fan-out (docs/performance.md, E3).
+    # (700) ran ~107 ms full collections many times a second under watch fan-out.
     gc.set_threshold(GC_THRESHOLD, 20, 100)
     # uvicorn applies loop="uvloop" only in Server.run(); serving from our own coroutine needs the loop here
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:

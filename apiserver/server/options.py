@@ -38,6 +38,9 @@ KUBE_AUTHORIZATION_MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "Webhook", "RBA
 SUPPORTED_AUTHORIZATION_MODES = ("AlwaysAllow", "RBAC")
 
 
+DEFAULT_REQUEST_TIMEOUT = 60.0
+
+
 @dataclass(frozen=True, slots=True)
 class ChainOptions:
     """The options of the filter chain (apiserver/server/chain.py), with kube-apiserver's flag names and
@@ -50,7 +53,7 @@ class ChainOptions:
     k3s configure kube-apiserver (whose own flag default is AlwaysAllow): secure by default."""
     audit_log_path: str = ""
     """Where audit events go as JSON lines ("-" for standard output); none are recorded without it."""
-    request_timeout: float = 60.0
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
     """Seconds a non-long-running request may take before it is answered 504 (kube's 1m0s; 0: none)."""
     min_request_timeout: float = 1800.0
     """The shortest default lifetime of a watch, in seconds; each lasts a random time up to twice it."""
@@ -59,6 +62,16 @@ class ChainOptions:
     anonymous_auth: bool = True
     """Whether a request without credentials is served as system:anonymous (kube's --anonymous-auth,
     default true) or refused 401."""
+    enable_priority_and_fairness: bool = True
+    """kube's default: the two in-flight limits are summed into one concurrency limit, shared out among
+    priority levels with fair queuing per flow (filters/fairness.py); false: the two limits apply apart,
+    and a request past them is refused at once (filters/maxinflight.py)."""
+
+    @property
+    def queue_wait_limit(self) -> float:
+        """How long a request may wait in a priority level's queue: a quarter of --request-timeout, as kube
+        derives it (15 s by default)."""
+        return (self.request_timeout or DEFAULT_REQUEST_TIMEOUT) / 4
 
     @property
     def authorization_modes(self) -> tuple[str, ...]:
@@ -313,14 +326,16 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         type=int,
         default=_CHAIN_DEFAULTS.max_requests_inflight,
         show_default=True,
-        help="Read-only requests served at once (0: no limit); more are answered 429.",
+        help="Read-only requests served at once (0: no limit); with priority and fairness, summed with"
+        " --max-mutating-requests-inflight into the server's concurrency limit.",
     )
     @click.option(
         "--max-mutating-requests-inflight",
         type=int,
         default=_CHAIN_DEFAULTS.max_mutating_requests_inflight,
         show_default=True,
-        help="Mutating requests served at once (0: no limit); more are answered 429.",
+        help="Mutating requests served at once (0: no limit); with priority and fairness, summed with"
+        " --max-requests-inflight into the server's concurrency limit.",
     )
     @click.option(
         "--anonymous-auth",
@@ -329,6 +344,14 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         show_default=True,
         help="Serve requests without credentials as system:anonymous (RBAC lets it read public info"
         " only); false: refuse them 401.",
+    )
+    @click.option(
+        "--enable-priority-and-fairness",
+        type=bool,
+        default=_CHAIN_DEFAULTS.enable_priority_and_fairness,
+        show_default=True,
+        help="Share the two in-flight limits, summed, among priority levels with fair queuing per user"
+        " (system:masters and health probes exempt); false: refuse past each limit at once.",
     )
     @click.option(
         "--authorization-mode",
@@ -420,6 +443,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         max_requests_inflight: int,
         max_mutating_requests_inflight: int,
         anonymous_auth: bool,
+        enable_priority_and_fairness: bool,
         authorization_mode: str,
         audit_log_path: str,
         request_timeout: float,
@@ -446,6 +470,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
             float(min_request_timeout),
             audit,
             anonymous_auth,
+            enable_priority_and_fairness,
         )
         problems = chain.validate()
         if problems:

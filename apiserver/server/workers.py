@@ -1,7 +1,7 @@
 """`apiforge serve --workers N`: N server processes on one port, supervised by the process started.
 
 One Python process serves from one core (the GIL), so on etcd a busy server is bound by its own CPU per
-request long before etcd is (docs/performance.md, E10 and E11). kube-apiserver uses every core of its machine;
+request long before etcd is (docs/performance.md, "What is missed"). kube-apiserver uses every core of its machine;
 apiforge does it with processes: each worker is a whole replica (its own etcd client, watch caches and
 compactor), exactly like separate `apiforge serve` processes on one etcd, which the replica tests cover. The
 kernel spreads incoming connections over the workers' listening sockets (SO_REUSEPORT). The supervisor writes

@@ -106,6 +106,11 @@ class StorageUnavailableError(StorageError):
     """The backend cannot be reached now (503 for the client; retrying later may succeed)."""
 
 
+class StorageTimeoutError(StorageUnavailableError):
+    """The backend did not answer in time after the request reached it: a write may still be applied
+    (kube answers a 504 Timeout, "may still be processing the request", never "not processed")."""
+
+
 class ValueTooLargeError(StorageError):
     """The backend refuses a value this large (413 for the client)."""
 
@@ -185,7 +190,7 @@ class Storage(Protocol):
         ``with_prev=False`` allows the backend to leave out ``prev``, and for a DELETE the last value too
         (``kv.value`` empty, ``kv.create_revision`` 0): for a consumer that holds every key's value itself,
         as the watch cache does. etcd then need not read and send every previous value (about 55 µs of
-        etcd CPU and 25 of the server's per update per watch, docs/performance.md E11).
+        etcd CPU and 25 of the server's per update per watch, measured with bench/engine_bench.py).
         """
 
     async def compact(self, revision: int) -> None:

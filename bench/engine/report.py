@@ -127,7 +127,7 @@ def _report_writes(results: Results) -> list[Row]:
             )
     for phase in (CREATE, UPDATE):
         # Reported only: the floor is the ceiling of the target above on this machine and stack,
-        # and the second figure what share of it the server keeps (docs/performance.md, E12).
+        # and the second figure what share of it the server keeps.
         floor = median(ratios(results.writes, (FLOOR, phase), ("etcd", RAW_CAS)))
         share = median(ratios(results.writes, ("etcd", phase), (FLOOR, phase)))
         verb = phase.removeprefix("server ")

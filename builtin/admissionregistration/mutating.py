@@ -20,11 +20,11 @@ import orjson
 from apiserver.admission.interface import Attributes, Operation
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.machinery.scheme import VersionType
 from apiserver.registry.context import ServerContext
 from apiserver.registry.offload import run_heavy
 from builtin.admissionregistration.authz import Asking
 from builtin.admissionregistration.cost import HEAVY_COST
+from builtin.admissionregistration.equivalents import Matched
 from builtin.admissionregistration.mutation import (
     CompiledMutatingPolicy,
     compile_mutating_policy,
@@ -34,7 +34,6 @@ from builtin.admissionregistration.policy import (
     ValidatingPolicies,
     compiled_once,
 )
-from builtin.admissionregistration.webhook import versioned
 
 
 class MutatingPolicies(ValidatingPolicies):
@@ -85,30 +84,39 @@ class MutatingPolicies(ValidatingPolicies):
         policy = self.policies.objects.get(str(spec.get("policyName")))
         if binding is None or policy is None or attributes.obj is None:
             return False
-        version = await self._selected(policy, binding, attributes)
-        if version is None:
+        policy_name = policy["metadata"]["name"]
+        fails_closed = (policy.get("spec") or {}).get("failurePolicy", "Fail") != "Ignore"
+        try:
+            matched = await self._selected(policy, binding, attributes)
+        except ConfigurationError as error:
+            if fails_closed:  # kube's PolicyError of a policy (no binding) or of a binding
+                denier = (
+                    f"policy '{policy_name}' with binding '{error.binding}'"
+                    if error.binding is not None
+                    else f'policy "{policy_name}"'
+                )
+                failures.append(PolicyError(f"{denier} denied request: {error}", ""))
+            return False
+        if matched is None:
             return False
         found: list[tuple[str, str]] = []
-        mutated = await self._mutated(policy, binding, attributes, version, found)
-        if (policy.get("spec") or {}).get("failurePolicy", "Fail") != "Ignore":
-            prefix = (
-                f"policy '{policy['metadata']['name']}' with binding "
-                f"'{binding['metadata']['name']}' denied request: "
-            )
+        mutated = await self._mutated(policy, binding, attributes, matched, found)
+        if fails_closed:
+            prefix = f"policy '{policy_name}' with binding '{binding_name}' denied request: "
             failures.extend(PolicyError(prefix + message, reason) for message, reason in found)
         if mutated is None:
             return False
-        result = attributes.version.from_internal(version.to_internal(mutated))
+        result = matched.back(mutated, attributes.resource, attributes.version)
         attributes.obj.clear()
         attributes.obj.update(result)
         return True
 
     async def _mutated(
-        self, policy: Object, binding: Object, attributes: Attributes, version: VersionType,
+        self, policy: Object, binding: Object, attributes: Attributes, matched: Matched,
         failures: list[tuple[str, str]],
     ) -> Object | None:  # fmt: skip
-        """The object (in ``version``) after the policy's mutations for each of the binding's params,
-        or None when none ran; what failed is added to ``failures`` (message and Status reason, as
+        """The object (in the matched resource and version) after the policy's mutations for each of
+        the binding's params, or None when none ran; what failed is added to ``failures`` (message and Status reason, as
         kube's dispatcher reports them: Invalid for evaluation errors, none for configuration)."""
         compiled = self.compiled_mutating_policy(policy)
         if isinstance(compiled, str):
@@ -119,15 +127,15 @@ class MutatingPolicies(ValidatingPolicies):
         except ConfigurationError as error:
             failures.append((str(error), ""))
             return None
-        written = attributes.version
-        obj = versioned(attributes.obj, written, version)
-        old = versioned(attributes.old, written, version)
+        resource, written = attributes.resource, attributes.version
+        obj = matched.view(attributes.obj, resource, written)
+        old = matched.view(attributes.old, resource, written)
         assert obj is not None  # a CREATE or UPDATE
         variables = await self.admission_variables(
-            compiled.policy.needed, attributes, version, obj, old
+            compiled.policy.needed, attributes, matched, obj, old
         )
         asking = Asking(self.context.authorizer, attributes.user)
-        arguments = (compiled, obj, variables, all_params, version.schema, asking)
+        arguments = (compiled, obj, variables, all_params, matched.version.schema, asking)
         first = all_params[0] if all_params else None
         if compiled.bound({**variables, "params": first}) * len(all_params) > HEAVY_COST:
             mutated, found = await run_heavy(_run, *arguments)

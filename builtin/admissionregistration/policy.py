@@ -22,7 +22,6 @@ from apiserver.admission.interface import Attributes, Operation
 from apiserver.audit.annotations import add_annotations
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.machinery.scheme import VersionType
 from apiserver.registry.context import ServerContext
 from apiserver.registry.offload import run_heavy
 from apiserver.registry.store import ListOptions, Store
@@ -34,9 +33,9 @@ from builtin.admissionregistration.compiled import (
     compile_policy,
 )
 from builtin.admissionregistration.cost import HEAVY_COST
-from builtin.admissionregistration.matching import namespace_selected, object_selected
+from builtin.admissionregistration.equivalents import Matched
+from builtin.admissionregistration.matching import MATCH_RESOURCES, Matcher
 from builtin.admissionregistration.review import admission_review
-from builtin.admissionregistration.rules import matched_version
 from builtin.admissionregistration.typecheck import type_warnings
 from builtin.rbac.aggregation import selector_requirements
 from builtin.rbac.informer import Informer
@@ -44,15 +43,18 @@ from builtin.rbac.informer import Informer
 log = logging.getLogger(__name__)
 GROUP = "admissionregistration.k8s.io"
 FAILURE_ANNOTATION = "validation.policy.admission.k8s.io/validation_failure"
-MEMO_SIZE = 4096
-_UNKNOWN = object()
-_BY_NAME = object()
-"""Memoized for a match whose rules name resources: the answer depends on the write's name."""
 _CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge": 413, "Invalid": 422}
 
 
 class ConfigurationError(Exception):
-    """The binding cannot be applied (kube: "failed to configure binding: ...")."""
+    """The policy or binding cannot be applied: kube's "failed to configure policy: ..." (``binding``
+    None) or "failed to configure binding: ...", a denial under failurePolicy Fail whatever the
+    binding's validationActions."""
+
+    def __init__(self, message: str, binding: str | None) -> None:
+        what = "binding" if binding is not None else "policy"
+        super().__init__(f"failed to configure {what}: {message}")
+        self.binding = binding
 
 
 class _Follow:
@@ -112,9 +114,7 @@ class ValidatingPolicies:
         self.compiled: dict[tuple[str, str], CompiledPolicy | str] = {}
         """By (name, resourceVersion): the compiled policy, or why it does not compile."""
         self.informers: list[Informer] = []
-        self.ruled: dict[tuple[Any, ...], VersionType | object | None] = {}
-        """Memo of ``_ruled``, forgotten whenever a policy or binding changes."""
-        self.ruled_matches: dict[int, Any] = {}
+        self.matcher = Matcher(context, MATCH_RESOURCES)
         self.status_writes: set[asyncio.Task[None]] = set()
         self.param_stores: dict[tuple[str, str], Store] = {}
         """By (group, kind): the store of a paramKind (checked to be still the server's)."""
@@ -139,8 +139,7 @@ class ValidatingPolicies:
                 await task
 
     def _forget_rules(self, changed: Object) -> None:
-        self.ruled.clear()
-        self.ruled_matches.clear()
+        self.matcher.forget()
 
     def _policy_changed(self, policy: Object) -> None:
         self._forget_rules(policy)
@@ -181,7 +180,7 @@ class ValidatingPolicies:
         return bool(self.bindings.objects) and operation is not Operation.CONNECT
 
     async def validate(self, attributes: Attributes) -> None:
-        denied: list[tuple[str, str, Failure]] = []
+        denied: list[tuple[str, str | None, Failure]] = []
         audited: list[dict[str, Any]] = []
         for binding_name in sorted(self.bindings.objects):
             binding = self.bindings.objects[binding_name]
@@ -189,13 +188,19 @@ class ValidatingPolicies:
             policy = self.policies.objects.get(str(spec.get("policyName")))
             if policy is None:
                 continue
-            version = await self._selected(policy, binding, attributes)
-            if version is None:
+            policy_name = policy["metadata"]["name"]
+            try:
+                matched = await self._selected(policy, binding, attributes)
+                if matched is None:
+                    continue
+                all_params = await self._params(policy, binding, attributes)
+            except ConfigurationError as error:
+                if _fails_closed(policy):
+                    denied.append((policy_name, error.binding, Failure(0, str(error), "")))
                 continue
             compiled = self.compiled_policy(policy)
-            failures = await self._failures(compiled, policy, binding, attributes, version)
+            failures = await self._failures(compiled, policy, attributes, matched, all_params)
             actions = spec.get("validationActions") or []
-            policy_name = policy["metadata"]["name"]
             for failure in failures:
                 if "Deny" in actions:
                     denied.append((policy_name, binding_name, failure))
@@ -221,78 +226,44 @@ class ValidatingPolicies:
 
     async def _selected(
         self, policy: Object, binding: Object, attributes: Attributes
-    ) -> VersionType | None:
-        """The version the policy sees the write in, when both the policy's matchConstraints and the
-        binding's matchResources (when it has them) select it."""
-        version = await self._matched(
-            (policy.get("spec") or {}).get("matchConstraints"), attributes
-        )
+    ) -> Matched | None:
+        """The resource and version the policy sees the write in, when the policy's matchConstraints and
+        the binding's matchResources (when it has them; unset resourceRules there narrow nothing) both
+        select it (kube's DefinitionMatches and BindingMatches, policy/generic/policy_matcher.go)."""
+        constraints = (policy.get("spec") or {}).get("matchConstraints")
+        if not isinstance(constraints, dict):
+            raise ConfigurationError(
+                "policy contained no match constraints, a required field", None
+            )
+        try:
+            matched = await self.matcher.matches(constraints, attributes)
+        except errors.APIError as error:
+            raise ConfigurationError(error.message, None) from None
         resources = (binding.get("spec") or {}).get("matchResources")
-        if version is None or (resources and await self._matched(resources, attributes) is None):
-            return None
-        return version
-
-    async def _matched(self, match: Any, attributes: Attributes) -> VersionType | None:
-        if not isinstance(match, dict):
-            return None
-        version = self._ruled(match, attributes)
-        if version is None:
-            return None
-        if not object_selected(match, attributes):
-            return None
-        if not await namespace_selected(match, attributes, self.context):
-            return None
-        return version
-
-    def _ruled(self, match: dict[str, Any], attributes: Attributes) -> VersionType | None:
-        """The version ``match``'s resource rules select the write in (and its exclusions do not), None
-        when they do not. Memoized by what the rules look at (and the match itself, by identity: a changed
-        policy or binding is a new object), since every write of every kind asks every binding."""
-        written = attributes.request_version or attributes.version
-        resource = attributes.resource
-        key = (
-            id(match), resource.group, resource.plural, written.name, attributes.subresource,
-            attributes.operation, bool(attributes.namespace),
-        )  # fmt: skip
-        cached = self.ruled.get(key, _UNKNOWN)
-        if cached is not _UNKNOWN and cached is not _BY_NAME:
-            return cached  # type: ignore[return-value]
-        rules = [r for r in match.get("resourceRules") or () if _named(r, attributes)]
-        version = matched_version(
-            rules, attributes, written, match.get("matchPolicy", "Equivalent") == "Equivalent"
-        )
-        excluded = [r for r in match.get("excludeResourceRules") or () if _named(r, attributes)]
-        if (
-            version is not None
-            and excluded
-            and matched_version(excluded, attributes, version, False) is not None
-        ):
-            version = None
-        if len(self.ruled) >= MEMO_SIZE:
-            self.ruled.clear()
-        self.ruled[key] = _BY_NAME if cached is _BY_NAME or _names(match) else version
-        self.ruled_matches[id(match)] = match  # keeps the id from being reused while memoized
-        return version
+        if matched is None or not isinstance(resources, dict):
+            return matched
+        try:
+            bound = await self.matcher.matches(resources, attributes)
+        except errors.APIError as error:
+            raise ConfigurationError(error.message, binding["metadata"]["name"]) from None
+        return matched if bound is not None else None
 
     async def _failures(
-        self, compiled: CompiledPolicy | str, policy: Object, binding: Object,
-        attributes: Attributes, version: VersionType,
+        self, compiled: CompiledPolicy | str, policy: Object, attributes: Attributes,
+        matched: Matched, all_params: list[Object | None],
     ) -> list[Failure]:  # fmt: skip
-        """The validations that fail for this binding (each of its params), configuration and evaluation
-        errors included under failurePolicy Fail."""
-        fails_closed = (policy.get("spec") or {}).get("failurePolicy", "Fail") != "Ignore"
+        """The validations that fail for this binding (each of its params), evaluation errors included
+        under failurePolicy Fail."""
+        fails_closed = _fails_closed(policy)
         if isinstance(compiled, str):
             return [Failure(0, compiled, "")] if fails_closed else []
-        try:
-            all_params = await self._params(policy, binding, attributes)
-        except ConfigurationError as error:
-            return [Failure(0, f"failed to configure binding: {error}", "")] if fails_closed else []
+        resource = attributes.resource
         variables = await self.admission_variables(
             compiled.needed,
             attributes,
-            version,
-            _in_version(attributes.obj, version),
-            _in_version(attributes.old, version),
+            matched,
+            matched.view(attributes.obj, resource, None, copy=False),
+            matched.view(attributes.old, resource, None, copy=False),
         )
         asking = Asking(self.context.authorizer, attributes.user)
         projected = compiled.project(variables)
@@ -319,14 +290,14 @@ class ValidatingPolicies:
         return compiled.bound(inputs[0][0]) * len(inputs) > HEAVY_COST
 
     async def admission_variables(
-        self, needed: Mapping[str, Any], attributes: Attributes, version: VersionType,
+        self, needed: Mapping[str, Any], attributes: Attributes, matched: Matched,
         obj: Object | None, old: Object | None,
     ) -> dict[str, Any]:  # fmt: skip
         """The admission variables a policy's expressions read (``needed``): the objects (in the
-        version the policy sees), and the request, namespace and authorizer when they are read."""
+        resource and version the policy sees), and the request, namespace and authorizer when read."""
         variables = {"object": obj, "oldObject": old}
         if "request" in needed:
-            variables["request"] = cel_request(attributes, version)
+            variables["request"] = cel_request(attributes, matched)
         if "namespaceObject" in needed:
             variables["namespaceObject"] = await self._namespace(attributes)
         if "authorizer" in needed:
@@ -347,31 +318,37 @@ class ValidatingPolicies:
     async def _params(
         self, policy: Object, binding: Object, attributes: Attributes
     ) -> list[Object | None]:
-        """The params each evaluation sees: [None] without a paramKind; the object paramRef names or the
-        objects its selector matches; none found is a configuration error with parameterNotFoundAction
-        Deny and no evaluation with Allow (kube's collectParams)."""
+        """The params each evaluation sees: [None] without a paramKind or a paramRef; the object
+        paramRef names or the objects its selector matches; none found is a configuration error with
+        parameterNotFoundAction Deny and no evaluation with Allow (kube's CollectParams,
+        policy/generic/policy_dispatcher.go)."""
         kind = (policy.get("spec") or {}).get("paramKind")
-        if not kind:
-            return [None]
         ref = (binding.get("spec") or {}).get("paramRef")
-        if not isinstance(ref, dict):
-            raise ConfigurationError("no paramRef specified")
-        store = self._param_store(kind)
+        if not kind or not isinstance(ref, dict):
+            return [None]
+        binding_name = binding["metadata"]["name"]
+        store = self._param_store(kind, binding_name)
         namespace: str | None = None
         if store.resource.namespaced:
             namespace = str(ref.get("namespace") or attributes.namespace)
             if not namespace:
                 raise ConfigurationError(
                     "cannot use namespaced paramRef in policy binding that matches cluster-scoped "
-                    "resources"
+                    "resources",
+                    binding_name,
                 )
+        elif ref.get("namespace"):
+            raise ConfigurationError(
+                "paramRef.namespace must not be provided for a cluster-scoped `paramKind`",
+                binding_name,
+            )
         found: list[Object | None] = []
         if ref.get("name"):
             try:  # read-only (the cache's own object): expressions never change their params
                 found.append((await store.get_rendered(namespace, str(ref["name"])))[0])
             except errors.APIError as error:
                 if error.code != 404:
-                    raise ConfigurationError(error.message) from None
+                    raise ConfigurationError(error.message, binding_name) from None
         else:
             requirements = selector_requirements(ref.get("selector") or {})
             page = await store.list(namespace, ListOptions())
@@ -383,11 +360,12 @@ class ValidatingPolicies:
             )
         if not found and ref.get("parameterNotFoundAction", "Deny") != "Allow":
             raise ConfigurationError(
-                "no params found for policy binding with `Deny` parameterNotFoundAction"
+                "no params found for policy binding with `Deny` parameterNotFoundAction",
+                binding_name,
             )
         return found
 
-    def _param_store(self, kind: Any) -> Store:
+    def _param_store(self, kind: Any, binding: str) -> Store:
         api_version = str(kind.get("apiVersion", ""))
         group = api_version.rpartition("/")[0]
         wanted = (group, str(kind.get("kind")))
@@ -400,18 +378,17 @@ class ValidatingPolicies:
                 return store
         raise ConfigurationError(
             f"failed to find resource referenced by paramKind: '{api_version}, "
-            f"Kind={kind.get('kind')}'"
+            f"Kind={kind.get('kind')}'",
+            binding,
         )
 
     @staticmethod
     def _denial(
-        attributes: Attributes, policy: str, binding: str, failure: Failure
+        attributes: Attributes, policy: str, binding: str | None, failure: Failure
     ) -> errors.APIError:
         """kube's admission.NewForbidden with the validation's reason (Invalid by default) and its code."""
-        message = (
-            f"ValidatingAdmissionPolicy '{policy}' with binding '{binding}' denied request: "
-            f"{failure.message}"
-        )
+        bound = f" with binding '{binding}'" if binding is not None else ""
+        message = f"ValidatingAdmissionPolicy '{policy}'{bound} denied request: {failure.message}"
         resource = attributes.resource
         name = attributes.name or str(
             ((attributes.obj or {}).get("metadata") or {}).get("name", "")
@@ -427,32 +404,16 @@ def _store_key(store: Store) -> tuple[str, str]:
     return (store.resource.group, store.resource.plural)
 
 
-def _in_version(obj: Object | None, version: VersionType) -> Object | None:
-    """The hub object in ``version``, not copied when that is the hub (expressions never change it)."""
-    return None if obj is None else version.from_internal(obj)
+def _fails_closed(policy: Object) -> bool:
+    return bool((policy.get("spec") or {}).get("failurePolicy", "Fail") != "Ignore")
 
 
-def cel_request(attributes: Attributes, version: VersionType) -> dict[str, Any]:
+def cel_request(attributes: Attributes, matched: Matched) -> dict[str, Any]:
     """The ``request`` variable: the AdmissionRequest without its objects (kube's CreateAdmissionRequest
     leaves them to ``object`` and ``oldObject``)."""
-    request: dict[str, Any] = admission_review(attributes, version, None, None)["request"]
+    request: dict[str, Any] = admission_review(attributes, matched, None, None)["request"]
     del request["object"], request["oldObject"]
     return request
-
-
-def _names(match: dict[str, Any]) -> bool:
-    """Whether any of ``match``'s rules names resources (then the write's name is part of the answer)."""
-    return any(
-        isinstance(r, dict) and r.get("resourceNames")
-        for key in ("resourceRules", "excludeResourceRules")
-        for r in match.get(key) or ()
-    )
-
-
-def _named(rule: Any, attributes: Attributes) -> bool:
-    """A rule's resourceNames (none: every name) include the write's."""
-    names = rule.get("resourceNames") if isinstance(rule, dict) else None
-    return not names or attributes.name in names
 
 
 def validating_policies(context: ServerContext) -> ValidatingPolicies:

@@ -9,7 +9,7 @@ from typing import Any
 
 from apiserver.admission.interface import Attributes, Operation
 from apiserver.machinery.objects import Object
-from apiserver.machinery.scheme import VersionType
+from builtin.admissionregistration.equivalents import Matched
 
 _OPTIONS_KIND = {
     Operation.CREATE: "CreateOptions",
@@ -37,23 +37,25 @@ class Verdict:
 
 def admission_review(
     attributes: Attributes,
-    version: VersionType,
+    matched: Matched,
     obj: Object | None,
     old: Object | None,
 ) -> dict[str, Any]:
-    """The AdmissionReview of one write, its objects in ``version`` (the one the webhook matched)."""
-    resource = attributes.resource
+    """The AdmissionReview of one write, its objects in the resource and version the webhook matched;
+    ``requestKind`` and ``requestResource`` are what was written."""
+    resource, version = matched.resource, matched.version
+    written = attributes.resource
     requested = attributes.request_version or attributes.version
     user = attributes.user.as_json()
     request: dict[str, Any] = {
         "uid": str(uuid.uuid4()),
         "kind": {"group": resource.group, "version": version.name, "kind": resource.kind},
         "resource": {"group": resource.group, "version": version.name, "resource": resource.plural},
-        "requestKind": {"group": resource.group, "version": requested.name, "kind": resource.kind},
+        "requestKind": {"group": written.group, "version": requested.name, "kind": written.kind},
         "requestResource": {
-            "group": resource.group,
+            "group": written.group,
             "version": requested.name,
-            "resource": resource.plural,
+            "resource": written.plural,
         },
         "name": attributes.name,
         "operation": attributes.operation.value,

@@ -1,14 +1,34 @@
-"""Which writes a webhook's ``rules`` select (kube's webhook/predicates/rules.Matcher): every rule field is a
-list where ``*`` matches anything; a resource is ``plural``, ``plural/subresource``, ``*`` (every resource,
-no subresource), ``*/sub``, ``plural/*`` or ``*/*``; scope is Cluster, Namespaced or ``*``."""
+"""Whether one rule of a webhook or policy selects a write (kube's webhook/predicates/rules.Matcher,
+staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules/rules.go): every field is a list
+where ``*`` matches anything; a resource is ``plural``, ``plural/subresource``, ``*`` (every resource, no
+subresource), ``*/sub``, ``plural/*`` (the resource and all its subresources) or ``*/*``; scope is
+``Cluster``, ``Namespaced`` or ``*`` (the default), a Namespace being cluster-scoped."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from apiserver.admission.interface import Attributes
-from apiserver.machinery.scheme import VersionType
+
+NAMESPACES = ("", "v1", "namespaces")
+"""The Namespace resource: cluster-scoped, though kube's request for one carries its name as namespace."""
+CONFIGURATION_KINDS = frozenset(
+    {
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "MutatingAdmissionPolicy",
+        "MutatingAdmissionPolicyBinding",
+    }
+)
+
+
+def exempt(attributes: Attributes) -> bool:
+    """Writes of admission configuration are never judged by it, so that none can lock itself in place
+    (kube's IsExemptAdmissionConfigurationResource)."""
+    resource = attributes.resource
+    return resource.group == "admissionregistration.k8s.io" and resource.kind in CONFIGURATION_KINDS
 
 
 def _listed(values: Any, value: str) -> bool:
@@ -21,49 +41,32 @@ def _resource_listed(resources: Any, plural: str, subresource: str) -> bool:
     for entry in resources:
         if not isinstance(entry, str):
             continue
-        if entry == "*/*":
-            return True
         name, _, sub = entry.partition("/")
-        if (name == "*" or name == plural) and (sub == subresource or (sub == "*" and subresource)):
+        if (name == "*" or name == plural) and (sub == "*" or sub == subresource):
             return True
     return False
 
 
-def _scoped(scope: Any, namespace: str) -> bool:
-    if scope == "Cluster":
-        return not namespace
+def _scoped(scope: Any, gvr: tuple[str, str, str], namespace: str) -> bool:
+    if scope is None or scope == "*":
+        return True
     if scope == "Namespaced":
-        return bool(namespace)
-    return True  # "*" (the default)
+        return gvr != NAMESPACES and bool(namespace)
+    if scope == "Cluster":
+        return gvr == NAMESPACES or not namespace
+    return False
 
 
-def rule_matches(rule: Any, attributes: Attributes, version: str) -> bool:
-    """``rule`` selects the write with its resource seen in ``version``."""
+def rule_matches(rule: Any, attributes: Attributes, gvr: tuple[str, str, str]) -> bool:
+    """``rule`` selects the write, its resource named ``gvr`` (group, version, plural): the written one or
+    an equivalent."""
     if not isinstance(rule, dict):
         return False
-    resource = attributes.resource
+    group, version, plural = gvr
     return (
-        _listed(rule.get("operations"), attributes.operation.value)
-        and _listed(rule.get("apiGroups"), resource.group)
+        _scoped(rule.get("scope"), gvr, attributes.namespace)
+        and _listed(rule.get("operations"), attributes.operation.value)
+        and _listed(rule.get("apiGroups"), group)
         and _listed(rule.get("apiVersions"), version)
-        and _resource_listed(rule.get("resources"), resource.plural, attributes.subresource)
-        and _scoped(rule.get("scope", "*"), attributes.namespace)
+        and _resource_listed(rule.get("resources"), plural, attributes.subresource)
     )
-
-
-def matched_version(
-    rules: Iterable[Any], attributes: Attributes, requested: VersionType, equivalent: bool
-) -> VersionType | None:
-    """The version a webhook is sent the object in: the one written, when a rule selects it; with
-    ``matchPolicy: Equivalent``, else the first served version of the same resource a rule selects (kube
-    converts the object to it); None when no rule selects the write."""
-    rules = list(rules)
-    candidates = [requested]
-    if equivalent:
-        candidates.extend(
-            v for v in attributes.resource.served_versions if v.name != requested.name
-        )
-    for version in candidates:
-        if any(rule_matches(rule, attributes, version.name) for rule in rules):
-            return version
-    return None

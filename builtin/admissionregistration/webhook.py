@@ -22,24 +22,18 @@ import orjson
 from apiserver.admission.interface import Attributes, Operation
 from apiserver.audit.annotations import add_annotations
 from apiserver.machinery import errors
-from apiserver.machinery.convert import deep_copy
 from apiserver.machinery.objects import Object
-from apiserver.machinery.scheme import VersionType
 from apiserver.patch.jsonpatch import PatchError, apply_json_patch
 from apiserver.registry.context import ServerContext
-from builtin.admissionregistration.matching import (
-    ConditionError,
-    conditions_match,
-    namespace_selected,
-    object_selected,
-)
+from builtin.admissionregistration.conditions import ConditionError, conditions_match
+from builtin.admissionregistration.equivalents import Matched
+from builtin.admissionregistration.matching import WEBHOOK, Matcher
 from builtin.admissionregistration.review import (
     InvalidResponse,
     Verdict,
     admission_review,
     verify_response,
 )
-from builtin.admissionregistration.rules import matched_version
 from builtin.rbac.informer import Informer
 from builtin.webhook.client import CallFailed, ClientConfigError, WebhookClients
 
@@ -60,6 +54,7 @@ class Webhooks:
         self.hooks: list[dict[str, Any]] = []
         self.clients = WebhookClients(context)
         self.informer: Informer | None = None
+        self.matcher = Matcher(context, WEBHOOK)
 
     # -- following the configurations (informer handler and controller) ------------------------------------
 
@@ -76,6 +71,7 @@ class Webhooks:
         self._index()
 
     def _index(self) -> None:
+        self.matcher.forget()
         self.hooks = [
             hook
             for name in sorted(self.configurations)
@@ -107,30 +103,14 @@ class Webhooks:
         except CallFailed as error:
             raise CallFailed(f"failed to call webhook: {error}") from None
 
-    async def selected(
-        self, hook: dict[str, Any], attributes: Attributes, written: VersionType
-    ) -> VersionType | None:
-        """The version ``hook`` is sent the write in, or None when it does not select the write."""
-        version = matched_version(
-            hook.get("rules") or (),
-            attributes,
-            written,
-            hook.get("matchPolicy", "Equivalent") == "Equivalent",
-        )
-        if version is None or not object_selected(hook, attributes):
-            return None
-        if not await namespace_selected(hook, attributes, self.context):
-            return None
-        return version
-
     async def call(
         self, hook: dict[str, Any], attributes: Attributes, obj: Object | None, old: Object | None,
-        version: VersionType,
+        matched: Matched,
     ) -> Verdict | None:  # fmt: skip
         """Send the review; the verified verdict, or None when the webhook is skipped (a false match
         condition, or a failure under failurePolicy Ignore). Raises the APIError kube answers."""
         name = str(hook.get("name", ""))
-        review = admission_review(attributes, version, obj, old)
+        review = admission_review(attributes, matched, obj, old)
         request = review["request"]
         ignore = hook.get("failurePolicy", "Fail") == "Ignore"
         try:
@@ -179,14 +159,6 @@ def denied(name: str, status: dict[str, Any]) -> errors.APIError:
     return errors.APIError(code, str(reason or ""), text)
 
 
-def versioned(obj: Object | None, source: VersionType | None, target: VersionType) -> Object | None:
-    """``obj`` (in ``source``, or the hub when None) in ``target``, a copy the webhook may not change."""
-    if obj is None:
-        return None
-    internal = source.to_internal(deep_copy(obj)) if source is not None else deep_copy(obj)
-    return target.from_internal(internal)
-
-
 class ValidatingWebhooks(Webhooks):
     """Runs after the object is final (in the hub version): every selected webhook, concurrently; the first
     refusal in webhook order is the answer."""
@@ -195,14 +167,14 @@ class ValidatingWebhooks(Webhooks):
     mutating = False
 
     async def validate(self, attributes: Attributes) -> None:
-        written = attributes.request_version or attributes.version
+        resource = attributes.resource
         calls = []
         for hook in list(self.hooks):
-            version = await self.selected(hook, attributes, written)
-            if version is not None:
-                obj = versioned(attributes.obj, None, version)
-                old = versioned(attributes.old, None, version)
-                calls.append(self.call(hook, attributes, obj, old, version))
+            matched = await self.matcher.matches(hook, attributes)
+            if matched is not None:
+                obj = matched.view(attributes.obj, resource, None)
+                old = matched.view(attributes.old, resource, None)
+                calls.append(self.call(hook, attributes, obj, old, matched))
         results = await asyncio.gather(*calls, return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
@@ -233,24 +205,23 @@ class MutatingWebhooks(Webhooks):
 
     async def _admit_one(self, hook: dict[str, Any], attributes: Attributes) -> bool:
         """Call ``hook`` if it selects the write and apply its patch; whether it was called."""
-        written = attributes.version
-        version = await self.selected(hook, attributes, written)
-        if version is None:
+        resource, written = attributes.resource, attributes.version
+        matched = await self.matcher.matches(hook, attributes)
+        if matched is None:
             return False
-        obj = versioned(attributes.obj, written, version)
-        old = versioned(attributes.old, written, version)
-        verdict = await self.call(hook, attributes, obj, old, version)
+        obj = matched.view(attributes.obj, resource, written)
+        old = matched.view(attributes.old, resource, written)
+        verdict = await self.call(hook, attributes, obj, old, matched)
         if verdict is None:
             return False
         if verdict.patch is not None:
-            self._apply(str(hook.get("name", "")), verdict.patch, attributes, obj, written, version)
+            self._apply(str(hook.get("name", "")), verdict.patch, attributes, obj, matched)
         return True
 
     @staticmethod
     def _apply(
-        name: str, patch: Any, attributes: Attributes, obj: Object | None, written: VersionType,
-        version: VersionType,
-    ) -> None:  # fmt: skip
+        name: str, patch: Any, attributes: Attributes, obj: Object | None, matched: Matched
+    ) -> None:
         """The webhook's base64 JSONPatch on ``obj`` (its version), the result put back into the written
         object in place; kube answers an undecodable or inapplicable patch with an internal error."""
         try:
@@ -279,7 +250,7 @@ class MutatingWebhooks(Webhooks):
             raise errors.internal_error(
                 f'admission webhook "{name}" patched the object into a non-object'
             )
-        result = written.from_internal(version.to_internal(patched))
+        result = matched.back(patched, attributes.resource, attributes.version)
         attributes.obj.clear()
         attributes.obj.update(result)
 

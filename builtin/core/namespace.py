@@ -40,6 +40,14 @@ class NamespaceStrategy(Strategy):
     object, as kube's namespace storage does."""
 
     delete_returns_object = True
+    update_subresources = ("finalize",)
+    """namespaces/finalize takes the body's ``spec.finalizers`` (kube's namespaceFinalizeStrategy; the status
+    stays the stored one, as on every update of a kind with a status subresource)."""
+
+    def prepare_for_update(self, obj: Object, old: Object) -> None:
+        """``spec.finalizers`` change only through namespaces/finalize (kube's namespaceStrategy
+        PrepareForUpdate keeps the stored ones)."""
+        _keep_finalizers(obj, old)
 
     def prepare_for_create(self, obj: Object) -> None:
         obj["status"] = {"phase": "Active"}
@@ -68,6 +76,15 @@ class NamespaceStrategy(Strategy):
 
     def prepare_for_deletion(self, obj: Object) -> None:
         obj.setdefault("status", {})["phase"] = "Terminating"
+
+
+def _keep_finalizers(obj: Object, old: Object) -> None:
+    finalizers = (old.get("spec") or {}).get("finalizers")
+    spec = obj.setdefault("spec", {})
+    if finalizers is None:
+        spec.pop("finalizers", None)
+    else:
+        spec["finalizers"] = finalizers
 
 
 class NamespaceLifecycle:
@@ -218,7 +235,7 @@ class NamespaceController:
                 spec["finalizers"] = [f for f in spec.get("finalizers") or [] if f != FINALIZER]
                 return current
 
-            await self.store.update(None, namespace, clear_finalizer)
+            await self.store.update(None, namespace, clear_finalizer, subresource="finalize")
         except errors.APIError as error:
             if error.code != 404:
                 log.warning("finalizing namespace %s: %s", namespace, error)

@@ -44,8 +44,12 @@ def _renamed(obj: Object, names: dict[str, str], api_version: str) -> Object:
 
 
 def to_core(event: Object) -> Object:
-    """An events.k8s.io/v1 Event as the core v1 Event that is stored."""
-    return _renamed(event, _TO_CORE, CORE_API_VERSION)
+    """An events.k8s.io/v1 Event as the core v1 Event that is stored. A null eventTime (``from_core``'s
+    for an event without one) is no eventTime: kube's zero MicroTime, not a value core's schema refuses."""
+    out = _renamed(event, _TO_CORE, CORE_API_VERSION)
+    if "eventTime" in out and out["eventTime"] is None:
+        del out["eventTime"]
+    return out
 
 
 def from_core(event: Object) -> Object:

@@ -221,6 +221,7 @@ NAMESPACE = ResourceType(
     short_names=("ns",),
     categories=(),
     builtin=True,
+    verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
     strategy=builtin.core.namespace.NamespaceStrategy,
     admission=(builtin.core.namespace.NamespaceLifecycle,),
     controllers=(

@@ -45,6 +45,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
             str(work / "audit.log"),
             "--max-mutating-requests-inflight",
             "1",
+            # the two limits apart, refused at once (kube's WithMaxInFlightLimit); priority and fairness
+            # queues instead, see test_priority_fairness.py
+            "--enable-priority-and-fairness=false",
         ),
     )
     process.start()

@@ -1,6 +1,7 @@
 """In-process admission hooks (``admissionHooks:`` in a definition) through a real server of a throwaway
 project: a validating hook denies with a webhook's words, an async mutating hook patches, a hook that
-hangs is cut at its timeout, one that raises fails closed or is ignored by its failurePolicy, and the
+hangs is cut at its timeout, one that raises fails closed or is ignored by its failurePolicy, one that
+changes the object's namespace, name or uid is refused as kube refuses it (nothing stored), and the
 generator refuses a hook that does not exist."""
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ versions:
         size: integer
         mode: string
 admissionHooks:
+  - name: identity.hooks.example.com
+    type: Mutating
+    function: gizmo_hooks:change_identity
+    objectSelector: {matchExpressions: [{key: identity, operator: Exists}]}
   - name: size.hooks.example.com
     type: Validating
     function: gizmo_hooks:check_size
@@ -56,6 +61,12 @@ admissionHooks:
 HOOKS = """\
 import asyncio
 import time
+
+
+def change_identity(request):
+    field = request["object"]["metadata"]["labels"]["identity"]
+    value = {"namespace": "kube-system", "name": "renamed", "uid": "forged"}[field]
+    return {"allowed": True, "patch": [{"op": "add", "path": f"/metadata/{field}", "value": value}]}
 
 
 def check_size(request):
@@ -148,11 +159,45 @@ def test_a_hook_that_raises_fails_closed_unless_ignored(client: httpx.Client) ->
     assert client.post(GIZMOS, json=gizmo("fine", size=1)).status_code == 201
 
 
+def test_a_hook_moving_a_create_to_another_namespace_is_400_and_stores_nothing(
+    client: httpx.Client,
+) -> None:
+    """kube's BeforeCreate (EnsureObjectNamespaceMatchesRequestNamespace) after every mutating hook."""
+    body = gizmo("moved", size=1)
+    body["metadata"]["labels"] = {"identity": "namespace"}
+    response = client.post(GIZMOS, json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["message"] == (
+        "the namespace of the provided object does not match the namespace sent on the request"
+    )
+    assert client.get(f"{GIZMOS}/moved").status_code == 404
+    elsewhere = client.get(
+        "/apis/hooks.example.com/v1/gizmos", params={"fieldSelector": "metadata.name=moved"}
+    )
+    assert elsewhere.json()["items"] == []
+
+
+@pytest.mark.parametrize(("field", "code"), [("namespace", 400), ("name", 422), ("uid", 422)])
+def test_a_hook_changing_identity_on_update_is_refused_and_changes_nothing(
+    client: httpx.Client, field: str, code: int
+) -> None:
+    """kube's BeforeUpdate: another namespace is a 400, another name or uid 422 ``field is immutable``."""
+    name = f"kept-{field}"
+    stored = client.post(GIZMOS, json=gizmo(name, size=1)).json()
+    patch = {"metadata": {"labels": {"identity": field}}}
+    headers = {"Content-Type": "application/merge-patch+json"}
+    response = client.patch(f"{GIZMOS}/{name}", json=patch, headers=headers)
+    assert response.status_code == code, response.text
+    if code == 422:
+        assert response.json()["details"]["causes"][0]["field"] == f"metadata.{field}"
+    assert client.get(f"{GIZMOS}/{name}").json() == stored
+
+
 def test_the_generator_refuses_a_missing_hook(tmp_path: Path) -> None:
     with pytest.raises(DefinitionErrors) as raised:
         project(tmp_path, textwrap.dedent("def check_size(request):\n    return {}\n"))
     messages = [str(error) for error in raised.value.errors]
     assert any(
-        'admissionHooks[1].function: module "gizmo_hooks" defines no "add_label"' in m
+        'admissionHooks[2].function: module "gizmo_hooks" defines no "add_label"' in m
         for m in messages
     )

@@ -59,6 +59,7 @@ def test_an_event_without_event_time_shows_it_null() -> None:
     """Go's events/v1 eventTime has no omitempty: a core-written event shows ``"eventTime": null``."""
     core = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "c"}, "message": "m"}
     assert from_core(core)["eventTime"] is None
+    assert "eventTime" not in to_core(from_core(core))  # back to core as it was: no null to refuse
 
 
 def test_conversion_copies_and_leaves_the_input_alone() -> None:

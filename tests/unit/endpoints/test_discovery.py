@@ -73,11 +73,6 @@ def test_core_resources_are_listed_as_kube_lists_them(api: httpx.Client, name: s
     assert ours[name] == kube_core_resources()[name]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kube's namespaces have no deletecollection verb and a namespaces/finalize subresource "
-    "(api__v1.json); apiforge lists deletecollection and no finalize",
-)
 def test_namespaces_are_listed_as_kube_lists_them(api: httpx.Client) -> None:
     ours = {r["name"]: r for r in api.get("/api/v1").json()["resources"]}
     reference = kube_core_resources()

@@ -51,11 +51,13 @@ def test_the_filters_are_in_kube_apiserver_order(tmp_path: Path) -> None:
         "AuthenticationFilter",
         "AuditFilter",
         "ImpersonationFilter",
-        "MaxInFlightFilter",
+        "PriorityAndFairnessFilter",
         "AuthorizationFilter",
     ]
     assert chain.auditor is not None
     chain.auditor.backend.close()
+    apart = build_handler_chain(server, ChainOptions(enable_priority_and_fairness=False))
+    assert "MaxInFlightFilter" in links(apart) and "PriorityAndFairnessFilter" not in links(apart)
     bare = build_handler_chain(server, ChainOptions(0, 0))
     assert links(bare) == [
         "AuditInitFilter",
@@ -103,11 +105,21 @@ def test_serve_takes_the_chain_flags_and_refuses_a_bad_mode(
         "--idle-timeout=4",
         "--anonymous-auth=false",
         "--authorization-mode=AlwaysAllow",
+        "--enable-priority-and-fairness=false",
     ]
     assert serve_command(*flags).exit_code == 0
     assert serve_command().exit_code == 0
     assert [options.chain for options in served] == [
-        ChainOptions(10, 0, "AlwaysAllow", "-", 90.0, 60.0, anonymous_auth=False),
+        ChainOptions(
+            10,
+            0,
+            "AlwaysAllow",
+            "-",
+            90.0,
+            60.0,
+            anonymous_auth=False,
+            enable_priority_and_fairness=False,
+        ),
         ChainOptions(400, 200, "RBAC", "", 60.0, 1800.0),  # secure by default
     ]
     assert [options.connection for options in served] == [
