@@ -14,7 +14,8 @@ import httpx
 UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})")
 LOOPBACK_ADDRESS = re.compile(r"(?:https://)?127\.0\.0\.1:\d+")
-RESOURCE_VERSION_TEXT = re.compile(r'(resourceVersion: )"\d+"')
+RESOURCE_VERSION_TEXT = re.compile(r'(resourceVersion"?: ?)"\d+"')
+"""kubectl's YAML (``resourceVersion: "42"``) and a JSON stream read as text (``"resourceVersion":"42"``)."""
 AGE_CELL = re.compile(r"(?<=  )(?:\d+[smhdy]){1,2}(?=  |$)", re.MULTILINE)
 """A HumanDuration in a table: at least two spaces before it, two or the line's end after it."""
 HUMAN_DURATION = re.compile(r"(?:\d+[smhdy]){1,2}")

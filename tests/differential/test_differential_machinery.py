@@ -54,6 +54,7 @@ def test_what_clients_read_is_kept() -> None:
         ("NAME   DATA   AGE\none    1      12s\n", "NAME   DATA   AGE\none    1      <age>\n"),
         ("kc     1      3m20s", "kc     1      <age>"),
         ('resourceVersion: "42"', 'resourceVersion: "<rv>"'),
+        ('{"resourceVersion":"42"}', '{"resourceVersion":"<rv>"}'),
         ("dial tcp 127.0.0.1:40123: refused", "dial tcp <server>: refused"),
         ("name-12s  1", "name-12s  1"),
     ],
