@@ -633,7 +633,9 @@ def test_crd_maps_to_a_definition() -> None:
 
 def test_crd_conversion_webhooks_are_refused() -> None:
     text = CRD.replace(
-        "{strategy: None}", "{strategy: Webhook, webhook: {conversionReviewVersions: [v1]}}"
+        "{strategy: None}",
+        "{strategy: Webhook, webhook: {conversionReviewVersions: [v1], "
+        "clientConfig: {url: 'https://converter.example/convert'}}}",
     )
     assert errors_of(text) == [
         f"{FILE}:11: spec.conversion.strategy: conversion webhooks are not supported; declare field moves in the "
