@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DATA_DIR ?= .apiforge-data
 PORT ?= 6443
 
-.PHONY: all install etcd generate check lint test run bench clean
+.PHONY: all install etcd generate check lint test run bench oracle conformance clean
 
 all: check test
 
@@ -55,6 +55,16 @@ run: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# kube-apiserver and kube-controller-manager built from the Go module proxy into ~/.cache/apiforge-oracle
+# (APIFORGE_ORACLE_CACHE): the first build takes long (see README), a second is a no-op; not part of `make test`
+oracle:
+	bash oracle/build.sh
+
+# records the differential corpus's goldens from fresh oracles, then replays them against apiforge
+conformance: $(STAMP) oracle etcd
+	$(BIN)/python -m oracle record
+	$(BIN)/pytest -q tests/differential
 
 clean:
 	rm -rf $(VENV) $(DATA_DIR) .pytest_cache .mypy_cache .ruff_cache

@@ -57,6 +57,7 @@ class ServerProcess:
     process: subprocess.Popen[bytes] | None = None
     server_ca: Path | None = None
     """The CA of a serving certificate of the test's own (--tls-cert-file): the kubeconfig names none."""
+    ready_timeout: float = READY_TIMEOUT
     _tls: ssl.SSLContext | None = None
 
     @property
@@ -140,7 +141,7 @@ class ServerProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
-        while time.monotonic() - started < READY_TIMEOUT:
+        while time.monotonic() - started < self.ready_timeout:
             if self.process.poll() is not None:
                 code, output = self.process.returncode, ""
                 if self.process.stdout:  # closed here: left to the collector, its ResourceWarning

@@ -1,0 +1,117 @@
+"""What varies between two runs of the same scenario, or between two servers for no client-visible reason, is
+replaced by a placeholder before answers are compared or recorded: uids, timestamps, resourceVersions,
+continue tokens, the random suffix of generated names, the server's address, an ``Audit-Id``'s value (its
+presence stays), kubectl's AGE cells. The rest is compared exactly."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import httpx
+
+UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})")
+LOOPBACK_ADDRESS = re.compile(r"(?:https://)?127\.0\.0\.1:\d+")
+RESOURCE_VERSION_TEXT = re.compile(r'(resourceVersion"?: ?)"\d+"')
+"""kubectl's YAML (``resourceVersion: "42"``) and a JSON stream read as text (``"resourceVersion":"42"``)."""
+AGE_CELL = re.compile(r"(?<=  )(?:\d+[smhdy]){1,2}(?=  |$)", re.MULTILINE)
+"""A HumanDuration in a table: at least two spaces before it, two or the line's end after it."""
+HUMAN_DURATION = re.compile(r"(?:\d+[smhdy]){1,2}")
+GENERATED_SUFFIX = re.compile(r"\b([a-z0-9][a-z0-9.-]*-)[bcdfghjklmnpqrstvwxz2456789]{5}\b")
+"""A name kube generated in kubectl's text (no JSON says its generateName): utilrand's alphabet has no vowels."""
+COMPARED_HEADERS = ("content-type", "warning", "retry-after")
+PLACEHOLDERS = {"resourceVersion": "<rv>", "continue": "<continue>"}
+
+
+def normalize_headers(headers: httpx.Headers) -> dict[str, Any]:
+    """The headers clients read, by lower-case name; Audit-Id as whether it is there."""
+    kept: dict[str, Any] = {}
+    for name in COMPARED_HEADERS:
+        values = headers.get_list(name)
+        if values:
+            kept[name] = values if name == "warning" else values[0]
+    kept["audit-id"] = "audit-id" in headers
+    return kept
+
+
+def normalize_text(text: str, generated: dict[str, str] | None = None) -> str:
+    """``generated``: each generated name and its placeholder (the prefix, then ``<random>``)."""
+    for name, placeholder in (generated or {}).items():
+        text = re.sub(rf"\b{re.escape(name)}\b", placeholder, text)
+    text = UUID.sub("<uid>", text)
+    text = TIMESTAMP.sub("<time>", text)
+    text = LOOPBACK_ADDRESS.sub("<server>", text)
+    text = RESOURCE_VERSION_TEXT.sub(r'\1"<rv>"', text)
+    return AGE_CELL.sub("<age>", text)
+
+
+def normalize_terminal(text: str) -> str:
+    """kubectl's output: as ``normalize_text``, without the spaces that pad a table's last column (they
+    show nothing, and would keep a golden from reading as the terminal did)."""
+    text = GENERATED_SUFFIX.sub(r"\1<random>", text)
+    return normalize_text("\n".join(line.rstrip() for line in text.split("\n")))
+
+
+def normalize_body(value: Any, keep: frozenset[str] | None = None) -> Any:
+    """``value`` (decoded JSON) normalized; with ``keep``, list entries identified by a name outside it
+    are dropped at every depth (see ``identity``). A generated name is replaced wherever it appears (the
+    namespace's ``kubernetes.io/metadata.name`` label repeats it)."""
+    return _normalize(value, keep, generated_names(value))
+
+
+def generated_names(value: Any) -> dict[str, str]:
+    """Every name made from a ``generateName`` in ``value``, mapped to its placeholder."""
+    found: dict[str, str] = {}
+    if isinstance(value, dict):
+        prefix, name = value.get("generateName"), value.get("name")
+        if isinstance(prefix, str) and isinstance(name, str) and prefix and name.startswith(prefix):
+            found[name] = prefix + "<random>"
+        for item in value.values():
+            found.update(generated_names(item))
+    elif isinstance(value, list):
+        for item in value:
+            found.update(generated_names(item))
+    return found
+
+
+def _normalize(value: Any, keep: frozenset[str] | None, generated: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        if isinstance(value.get("cells"), list):  # a Table row: its age cells are HumanDurations
+            value = {**value, "cells": [_age(cell) for cell in value["cells"]]}
+        return {
+            key: PLACEHOLDERS[key]
+            if key in PLACEHOLDERS and isinstance(item, str) and item
+            else _normalize(item, keep, generated)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_normalize(item, keep, generated) for item in _kept(value, keep)]
+    if isinstance(value, str):
+        return normalize_text(value, generated)
+    return value
+
+
+def _age(cell: Any) -> Any:
+    return "<age>" if isinstance(cell, str) and HUMAN_DURATION.fullmatch(cell) else cell
+
+
+def identity(entry: Any) -> str | None:
+    """The name a list entry is known by: an object's metadata.name (an aggregated discovery group's too),
+    an APIGroup's or APIResource's name, an aggregated discovery resource's ``resource``."""
+    if not isinstance(entry, dict):
+        return None
+    metadata = entry.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("name"), str):
+        return str(metadata["name"])
+    for key in ("name", "resource"):
+        if isinstance(entry.get(key), str):
+            return str(entry[key])
+    return None
+
+
+def _kept(entries: Iterable[Any], keep: frozenset[str] | None) -> list[Any]:
+    if keep is None:
+        return list(entries)
+    return [entry for entry in entries if identity(entry) in (None, *keep)]

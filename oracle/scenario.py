@@ -1,0 +1,121 @@
+"""Scenario files of the differential corpus: one YAML file per topic, a list of steps run in order against a
+fresh server. A step is a raw HTTP request or a kubectl invocation:
+
+```yaml
+steps:
+  - name: a missing ConfigMap
+    request: {method: GET, path: /api/v1/namespaces/default/configmaps/nope}
+  - name: bad JSON
+    request:
+      method: POST
+      path: /api/v1/namespaces/default/configmaps
+      headers: {Content-Type: application/json}
+      body: '{"kind": '        # a string is sent as it is; a mapping or a list as JSON
+  - name: kubectl lists namespaces
+    kubectl: {version: 33, args: [get, namespaces], stdin: null}
+    keep: [default, kube-system]  # list entries named otherwise are left out of the comparison
+  - name: discovery of the shipped kinds
+    request: {method: GET, path: /api/v1}
+    keep: shipped               # a list of the scenario's ``sets``
+sets:
+  shipped: [configmaps, namespaces]
+```
+
+``until: 200`` on a request repeats it (for up to a minute) until it is answered with that status, and compares
+the last answer: a CustomResourceDefinition is served a moment after it is created, by either server.
+``watch: true`` on a request reads the response to its end as a stream of watch events (the path sets
+``timeoutSeconds``). ``keep`` names the list entries compared where both servers serve more than the corpus is
+about (discovery of kinds apiforge does not ship)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DEFAULT_KUBECTL = 33
+KUBECTL_VERSIONS = range(27, 34)
+
+
+class ScenarioError(ValueError):
+    """A scenario file that does not say what to run."""
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str] = field(default_factory=dict)
+    body: Any = None
+    watch: bool = False
+    until: int | None = None
+
+
+@dataclass(frozen=True)
+class KubectlRun:
+    args: tuple[str, ...]
+    version: int = DEFAULT_KUBECTL
+    stdin: str | None = None
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    action: Request | KubectlRun
+    keep: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    steps: tuple[Step, ...]
+
+
+def load_scenario(path: Path) -> Scenario:
+    document = yaml.safe_load(path.read_text())
+    if not isinstance(document, dict) or not isinstance(document.get("steps"), list):
+        raise ScenarioError(f"{path}: a mapping with a list of steps expected")
+    sets = document.get("sets") or {}
+    steps = tuple(_step(path, index, raw, sets) for index, raw in enumerate(document["steps"]))
+    names = [step.name for step in steps]
+    duplicated = sorted({name for name in names if names.count(name) > 1})
+    if duplicated:
+        raise ScenarioError(f"{path}: step names must be unique: {duplicated}")
+    return Scenario(path.stem, steps)
+
+
+def load_scenarios(directory: Path) -> list[Scenario]:
+    return [load_scenario(path) for path in sorted(directory.glob("*.yaml"))]
+
+
+def _step(path: Path, index: int, raw: Any, sets: dict[str, list[str]]) -> Step:
+    where = f"{path}: step {index}"
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        raise ScenarioError(f"{where}: a mapping with a name expected")
+    keep = raw.get("keep")
+    if isinstance(keep, str):
+        if keep not in sets:
+            raise ScenarioError(f"{where}: no set named {keep!r}")
+        keep = sets[keep]
+    keep_set = frozenset(str(name) for name in keep) if keep is not None else None
+    if "request" in raw:
+        spec = raw["request"]
+        action: Request | KubectlRun = Request(
+            method=str(spec["method"]).upper(),
+            path=str(spec["path"]),
+            headers={str(k): str(v) for k, v in (spec.get("headers") or {}).items()},
+            body=spec.get("body"),
+            watch=bool(spec.get("watch", False)),
+            until=int(spec["until"]) if "until" in spec else None,
+        )
+    elif "kubectl" in raw:
+        spec = raw["kubectl"]
+        version = int(spec.get("version", DEFAULT_KUBECTL))
+        if version not in KUBECTL_VERSIONS:
+            raise ScenarioError(f"{where}: kubectl 1.{version} is not installed (1.27-1.33 are)")
+        action = KubectlRun(tuple(str(a) for a in spec["args"]), version, spec.get("stdin"))
+    else:
+        raise ScenarioError(f"{where}: a request or a kubectl invocation expected")
+    return Step(raw["name"], action, keep_set)
