@@ -128,8 +128,8 @@ class KubeCluster:
             f"--service-account-signing-key-file={pki.service_account_key}",
             f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
             "--authorization-mode=RBAC",
-            # apiforge bounds requests with --max-requests-inflight (429, Retry-After: 1), kube's behaviour
-            # without API Priority and Fairness
+            # the recorded scenarios never load the server, and without priority and fairness kube's answers
+            # carry no X-Kubernetes-PF-* headers naming the uids of its FlowSchema objects
             "--enable-priority-and-fairness=false",
             f"--requestheader-client-ca-file={files.directory / 'front-proxy-ca.crt'}",
             "--requestheader-allowed-names=front-proxy-client",
