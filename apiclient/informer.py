@@ -155,7 +155,7 @@ class Lister(Generic[T]):
 class _Handlers(Generic[T]):
     on_add: Callable[[T], None] | None
     on_update: Callable[[T, T], None] | None
-    on_delete: Callable[[Any], None] | None
+    on_delete: Callable[[T | DeletedFinalStateUnknown[T]], None] | None
 
 
 class Informer(Generic[T]):
@@ -200,7 +200,7 @@ class Informer(Generic[T]):
         self,
         on_add: Callable[[T], None] | None = None,
         on_update: Callable[[T, T], None] | None = None,
-        on_delete: Callable[[Any], None] | None = None,
+        on_delete: Callable[[T | DeletedFinalStateUnknown[T]], None] | None = None,
     ) -> None:
         """Handlers of what changes; one added after the cache synced is first told of every cached object
         as added (client-go's AddEventHandler). ``on_delete`` gets the object or a
