@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from apiserver.machinery.jsonpath import JSONPathError, compile_path
+from apiserver.machinery.jsonpath import Array, Field, Filter, JSONPathError, Wildcard, compile_path
 from generator.definition import JsonPath, Version
 
 __all__ = [
@@ -54,6 +54,8 @@ OBJECT_META: dict[str, Any] = {
 Step = str | None
 """A JSONPath step: a field name, ``EACH`` for [*] (array items or map values), or None for [0] / [?(...)]."""
 EACH = "[*]"
+UNCHECKED = "..."
+"""The rest of a path the schema cannot check (recursive descent, unions, literals)."""
 
 _SIMPLE_PATH = re.compile(r"^(\.[^.\[\]\s]+)+$")
 _COLUMN_TYPES: dict[str, tuple[str, ...]] = {
@@ -70,23 +72,34 @@ class PathError(ValueError):
 
 
 def parse_jsonpath(text: str) -> list[Step]:
-    """The steps of a printer column's JSONPath (``.status.conditions[?(@.type=="Ready")].status``).
+    """The steps of a printer column's JSONPath (``.status.conditions[?(@.type=="Ready")].status``) that the
+    schema can check: parsed by the runtime's JSONPath, kube's grammar (``apiserver.machinery.jsonpath``), up
+    to the first step that no schema node stands for (``..``, a union, a literal), after which
+    :data:`UNCHECKED` ends the steps.
 
-    Parsed by the runtime's own JSONPath (``apiserver.machinery.jsonpath``), so a column accepted here is one the
-    server can evaluate.
+    kube refuses a path that does not start with ``.`` (``validateSimpleJSONPath``); one its parser refuses
+    it cannot print (``tableconvertor.New``: "unrecognized column definition").
     """
     if not text.startswith("."):
-        raise PathError("must start with .")
+        raise PathError("must be a simple json path starting with .")
     try:
         compiled = compile_path(text)
-    except JSONPathError:
-        raise PathError(
-            "is not in the supported JSONPath subset (.a.b, [0], [*], ['a'], [?(@.a==\"b\")])"
-        ) from None
-    return [
-        argument if kind == "field" else (EACH if kind == "all" else None)
-        for kind, argument in compiled
-    ]
+    except JSONPathError as error:
+        raise PathError(f"is an unrecognized column definition: {error}") from None
+    steps: list[Step] = []
+    for node in compiled.nodes:
+        if isinstance(node, Field):
+            steps.append(node.name)
+        elif isinstance(node, Wildcard) or (
+            isinstance(node, Array) and not (node.params[0].known or node.params[1].known)
+        ):
+            steps.append(EACH)
+        elif isinstance(node, Array | Filter):
+            steps.append(None)
+        else:
+            steps.append(UNCHECKED)
+            break
+    return steps
 
 
 def field_kind(node: dict[str, Any] | None) -> str:
@@ -107,7 +120,7 @@ def resolve(schema: dict[str, Any], steps: list[Step]) -> dict[str, Any] | None:
     node: dict[str, Any] | None = schema
     shown = ""
     for index, step in enumerate(steps):
-        if node is None:
+        if node is None or step == UNCHECKED:
             return None
         if step is None or step == EACH:
             node = _element(node, shown, each=step == EACH)

@@ -20,6 +20,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 READY_TIMEOUT = 20.0
 """Seconds to wait for /health; etcd is ready in 0.25-1.1 s on a loaded 2-core machine."""
@@ -72,7 +73,8 @@ def _apt_install(packages: list[str]) -> None:
 
 
 class EtcdProcess:
-    """One single-member etcd cluster on 127.0.0.1; its ports and data dir survive restarts."""
+    """One etcd on 127.0.0.1: a single-member cluster, or a member of an :class:`EtcdCluster`; its ports
+    and data dir survive restarts."""
 
     def __init__(
         self, data_dir: Path, log_path: Path | None = None, extra_args: list[str] | None = None
@@ -83,6 +85,9 @@ class EtcdProcess:
         self.client_port = 0
         self.peer_port = 0
         self.process: subprocess.Popen[bytes] | None = None
+        self.name = "default"
+        self.cluster: str | None = None
+        """``--initial-cluster`` when a member of a larger cluster (set by EtcdCluster)."""
 
     @property
     def url(self) -> str:
@@ -145,22 +150,54 @@ class EtcdProcess:
         except OSError:
             return ""
 
+    @property
+    def peer_url(self) -> str:
+        return f"http://127.0.0.1:{self.peer_port}"
+
+    def pause(self) -> None:
+        """SIGSTOP: the member hangs with its connections open, as a stuck disk or a VM pause does."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
+
+    def status(self) -> dict[str, Any] | None:
+        """The member's Maintenance.Status through etcd's JSON gateway (member_id, leader: as strings),
+        or None when it does not answer."""
+        request = urllib.request.Request(f"{self.url}/v3/maintenance/status", data=b"{}")
+        try:
+            with urllib.request.urlopen(request, timeout=1) as response:
+                found: dict[str, Any] = json.load(response)
+                return found
+        except (OSError, ValueError, urllib.error.URLError):
+            return None
+
     def _launch(self) -> float:
-        client, peer = self.url, f"http://127.0.0.1:{self.peer_port}"
+        started = time.monotonic()
+        self._spawn()
+        return self._wait_healthy(started)
+
+    def _spawn(self) -> None:
+        client, peer = self.url, self.peer_url
+        if self.cluster is None:
+            # One member has no peers to miss heartbeats, so short raft timers are safe, and a
+            # restart elects itself in ~0.1 s instead of the default election timeout's 1.1 s.
+            members = [f"--initial-cluster=default={peer}", "--heartbeat-interval=20"]
+            members.append("--election-timeout=200")
+        else:  # etcd's defaults (100 ms, 1 s): shorter ones elect spuriously on a busy machine
+            members = [f"--initial-cluster={self.cluster}", "--initial-cluster-token=test"]
         argv = [
             etcd_binary(),
-            "--name=default",
+            f"--name={self.name}",
             f"--data-dir={self.data_dir}",
             f"--listen-client-urls={client}",
             f"--advertise-client-urls={client}",
             f"--listen-peer-urls={peer}",
             f"--initial-advertise-peer-urls={peer}",
-            f"--initial-cluster=default={peer}",
+            *members,
             "--unsafe-no-fsync=false",  # the default, stated: the crash tests rely on fsync
-            # One member has no peers to miss heartbeats, so short raft timers are safe, and a
-            # restart elects itself in ~0.1 s instead of the default election timeout's 1.1 s.
-            "--heartbeat-interval=20",
-            "--election-timeout=200",
             "--logger=zap",
             "--log-outputs=stderr",
             *self.extra_args,
@@ -170,9 +207,11 @@ class EtcdProcess:
         if arch is not None:
             env.setdefault("ETCD_UNSUPPORTED_ARCH", arch)
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        started = time.monotonic()
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+
+    def _wait_healthy(self, started: float) -> float:
+        assert self.process is not None
         while (elapsed := time.monotonic() - started) < READY_TIMEOUT:
             if self.process.poll() is not None:
                 code = self.process.returncode
@@ -192,3 +231,74 @@ def running_etcd(parent: Path) -> Iterator[EtcdProcess]:
     process.start()
     yield process
     process.stop()
+
+
+class EtcdCluster:
+    """A 3-member (by default) etcd cluster on loopback, each member an :class:`EtcdProcess` that can be
+    paused, killed and restarted on its own."""
+
+    def __init__(self, parent: Path, size: int = 3) -> None:
+        self.members = [EtcdProcess(parent / f"m{index}") for index in range(size)]
+        for index, member in enumerate(self.members):
+            member.name = f"m{index}"
+
+    @property
+    def endpoints(self) -> list[str]:
+        return [member.url for member in self.members]
+
+    def start(self) -> None:
+        """Start every member on free ports; returns once each reports healthy (a leader elected)."""
+        ports = {free_port() for _ in range(2 * len(self.members))}
+        if len(ports) < 2 * len(self.members):
+            raise RuntimeError("could not find free ports for the etcd cluster")
+        for member in self.members:
+            member.client_port, member.peer_port = ports.pop(), ports.pop()
+        cluster = ",".join(f"{member.name}={member.peer_url}" for member in self.members)
+        started = time.monotonic()
+        for member in self.members:
+            member.cluster = cluster
+            member._spawn()
+        for member in self.members:
+            member._wait_healthy(started)
+
+    def restart(self, *members: EtcdProcess) -> None:
+        """Restart killed ``members`` together (one alone may wait for another to form a quorum)."""
+        started = time.monotonic()
+        for member in members:
+            member._spawn()
+        for member in members:
+            member._wait_healthy(started)
+
+    def stop(self) -> None:
+        for member in self.members:
+            if member.process is not None and member.process.poll() is None:
+                member.resume()  # a paused member cannot act on SIGTERM
+            member.stop()
+
+    def leader(self, timeout: float = 10.0) -> EtcdProcess:
+        """The member the others agree leads (waiting for an election to settle)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            statuses = {member.name: member.status() for member in self.members}
+            ids = {
+                name: status["header"]["member_id"] for name, status in statuses.items() if status
+            }
+            leaders = {status.get("leader") for status in statuses.values() if status}
+            if len(leaders) == 1 and (leader := leaders.pop()):
+                for member in self.members:
+                    if ids.get(member.name) == leader:
+                        return member
+            time.sleep(0.05)
+        raise RuntimeError(f"no agreed etcd leader within {timeout}s")
+
+    def followers(self) -> list[EtcdProcess]:
+        leader = self.leader()
+        return [member for member in self.members if member is not leader]
+
+
+def running_cluster(parent: Path) -> Iterator[EtcdCluster]:
+    """A 3-member cluster under ``parent`` for the body of a fixture (``yield from``)."""
+    cluster = EtcdCluster(parent)
+    cluster.start()
+    yield cluster
+    cluster.stop()

@@ -1,6 +1,6 @@
 """API Priority and Fairness in its essentials (kube's WithPriorityAndFairness, k8s.io/apiserver
 pkg/server/filters/priority-and-fairness.go), kube-apiserver's default in-flight limit: a request is classified
-to a priority level and a flow (filters/flowschemas.py), takes its estimated width in seats of that level while
+to a priority level and a flow by kube's bootstrap FlowSchemas (filters/flowschemas.py), takes its estimated width in seats of that level while
 it executes, and otherwise waits its turn in the level's fair queues (filters/queueset.py) or is answered 429.
 ``system:masters`` and the health probes are exempt: never counted, never queued. Long-running requests
 (watches, proxies) are not counted, as before their start kube counts a watch only while it initializes.
@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from apiserver.endpoints.http import SCOPE_REQUEST_INFO, SCOPE_USER, ASGIApp, Receive, Scope, Send
 from apiserver.endpoints.routing import RequestInfo
-from apiserver.filters.flowschemas import LEVELS, classify, nominal_seats
+from apiserver.filters.flowschemas import bootstrap
 from apiserver.filters.longrunning import is_long_running
 from apiserver.filters.maxinflight import too_many_requests
 from apiserver.filters.queueset import QueueSet
@@ -36,7 +36,8 @@ class PriorityAndFairnessFilter:
     ) -> None:
         self.app = app
         self.stored = stored
-        seats = nominal_seats(server_limit)
+        self.classifier = bootstrap()
+        seats = self.classifier.nominal_seats(server_limit)
         self.levels = {
             level.name: QueueSet(
                 seats[level.name],
@@ -45,12 +46,14 @@ class PriorityAndFairnessFilter:
                 level.queue_length_limit,
                 wait_limit,
             )
-            for level in LEVELS
+            for level in self.classifier.levels
         }
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         info: RequestInfo = scope[SCOPE_REQUEST_INFO]
-        classified = None if is_long_running(info) else classify(scope[SCOPE_USER], info)
+        classified = (
+            None if is_long_running(info) else self.classifier.classify(scope[SCOPE_USER], info)
+        )
         if classified is None:
             await self.app(scope, receive, send)
             return

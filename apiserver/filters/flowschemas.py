@@ -1,7 +1,8 @@
-"""Which priority level serves a request, and as which flow: kube's bootstrap configuration of API Priority and
-Fairness (k8s.io/apiserver pkg/apis/flowcontrol/bootstrap/default.go), its mandatory and suggested
-PriorityLevelConfigurations and FlowSchemas, fixed here (the flowcontrol.apiserver.k8s.io objects that would
-let an administrator change them are not served).
+"""Which priority level serves a request, and as which flow: FlowSchemas matched in order of precedence, as
+kube's API Priority and Fairness matches them (k8s.io/apiserver pkg/util/flowcontrol/rule.go). The schemas and
+levels are kube's bootstrap configuration (flowcontrol.yaml beside this module, in the
+flowcontrol.apiserver.k8s.io/v1 shape), fixed here: the flowcontrol objects that would let an administrator change
+them are not served.
 
 A level's seats are its share of the server's concurrency limit (``--max-requests-inflight`` plus
 ``--max-mutating-requests-inflight``, as kube sums them when priority and fairness is on): the nominal
@@ -13,9 +14,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from importlib import resources
+from typing import Any
 
-from apiserver.authentication.user import MASTERS_GROUP, UserInfo
+import yaml
+
+from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.routing import RequestInfo
+
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+_CACHED = 4096
+"""Classifications remembered (by user and request shape, not object name) before the memo starts afresh."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,78 +38,186 @@ class PriorityLevel:
     queue_length_limit: int = 0
 
 
-SYSTEM = PriorityLevel("system", 30, 64, 6, 50)
-NODE_HIGH = PriorityLevel("node-high", 40, 64, 6, 50)
-LEADER_ELECTION = PriorityLevel("leader-election", 10, 16, 4, 50)
-WORKLOAD_HIGH = PriorityLevel("workload-high", 40, 128, 6, 50)
-WORKLOAD_LOW = PriorityLevel("workload-low", 100, 128, 6, 50)
-GLOBAL_DEFAULT = PriorityLevel("global-default", 20, 128, 6, 50)
-CATCH_ALL = PriorityLevel("catch-all", 5)
-LEVELS = (
-    SYSTEM,
-    NODE_HIGH,
-    LEADER_ELECTION,
-    WORKLOAD_HIGH,
-    WORKLOAD_LOW,
-    GLOBAL_DEFAULT,
-    CATCH_ALL,
-)
+@dataclass(frozen=True, slots=True)
+class _ResourceRule:
+    verbs: frozenset[str]
+    groups: frozenset[str]
+    resources: frozenset[str]
+    namespaces: frozenset[str]
+    cluster_scope: bool
 
-PROBE_PATHS = ("/healthz", "/readyz", "/livez")
-"""The ``probes`` FlowSchema's non-resource URLs (each with its sub-paths): exempt, so that a load balancer's
-or kubelet's probe is answered however busy the server is."""
-
-NODES_GROUP = "system:nodes"
-SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts"
-KUBE_SYSTEM_SERVICE_ACCOUNTS = "system:serviceaccount:kube-system:"
-CONTROL_PLANE_USERS = frozenset(("system:kube-controller-manager", "system:kube-scheduler"))
-_LEADER_ELECTION_VERBS = frozenset(("get", "create", "update"))
+    def matches(self, info: RequestInfo) -> bool:
+        if not info.is_resource_request or not _has(self.verbs, info.verb):
+            return False
+        if not _has(self.groups, info.api_group):
+            return False
+        resource = f"{info.resource}/{info.subresource}" if info.subresource else info.resource
+        if not _has(self.resources, resource):
+            return False
+        if not info.namespace:
+            return self.cluster_scope
+        return _has(self.namespaces, info.namespace)
 
 
-def nominal_seats(server_limit: int) -> dict[str, int]:
-    """Each limited level's seats out of ``server_limit`` (kube's NominalCL: ceil(limit * shares / sum))."""
-    total = sum(level.shares for level in LEVELS)
-    return {level.name: math.ceil(server_limit * level.shares / total) for level in LEVELS}
+@dataclass(frozen=True, slots=True)
+class _NonResourceRule:
+    verbs: frozenset[str]
+    urls: tuple[str, ...]
+
+    def matches(self, info: RequestInfo) -> bool:
+        if info.is_resource_request or not _has(self.verbs, info.verb):
+            return False
+        return any(_url_matches(url, info.path) for url in self.urls)
 
 
-def classify(user: UserInfo, info: RequestInfo) -> tuple[PriorityLevel, str] | None:
-    """(the level, the flow) of a request; None when it is exempt. The flow is the FlowSchema's name and its
-    distinguisher (the user, or the namespace for the control plane's schemas), in the order of the schemas'
-    matching precedence."""
-    groups = user.groups
-    if MASTERS_GROUP in groups or _is_probe(info):  # exempt (1), probes (2)
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    users: frozenset[str]
+    groups: frozenset[str]
+    service_accounts: frozenset[tuple[str, str]]
+    resource_rules: tuple[_ResourceRule, ...]
+    non_resource_rules: tuple[_NonResourceRule, ...]
+
+    def matches(self, user: UserInfo, info: RequestInfo) -> bool:
+        if not self._subject(user):
+            return False
+        rules = self.resource_rules if info.is_resource_request else self.non_resource_rules
+        return any(rule.matches(info) for rule in rules)
+
+    def _subject(self, user: UserInfo) -> bool:
+        if _has(self.users, user.name) or any(_has(self.groups, g) for g in user.groups):
+            return True
+        if self.service_accounts and user.name.startswith(SERVICE_ACCOUNT_PREFIX):
+            namespace, _, name = user.name[len(SERVICE_ACCOUNT_PREFIX) :].partition(":")
+            return (namespace, name) in self.service_accounts or (
+                namespace,
+                "*",
+            ) in self.service_accounts
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class FlowSchema:
+    name: str
+    level: PriorityLevel | None  # None: the exempt level
+    distinguisher: str  # ByUser, ByNamespace, or "" (one flow)
+    rules: tuple[_Rule, ...]
+
+
+class Classifier:
+    """kube's FlowSchemas, first match by precedence; a request's (level, flow) is remembered by its user
+    and request shape, so most requests are classified by one dictionary lookup."""
+
+    def __init__(self, schemas: tuple[FlowSchema, ...], levels: tuple[PriorityLevel, ...]) -> None:
+        self.schemas = schemas
+        self.levels = levels
+        self._memo: dict[tuple[Any, ...], tuple[PriorityLevel, str] | None] = {}
+
+    def classify(self, user: UserInfo, info: RequestInfo) -> tuple[PriorityLevel, str] | None:
+        """(the level, the flow) of a request; None when it is exempt (or nothing matches, which kube's
+        catch-all schema prevents)."""
+        key = (
+            user.name, user.groups, info.verb, info.api_group, info.resource, info.subresource,
+            info.namespace, info.is_resource_request or info.path,
+        )  # fmt: skip
+        found = self._memo.get(key, self)
+        if found is not self:
+            return found  # type: ignore[return-value]
+        if len(self._memo) >= _CACHED:
+            self._memo.clear()
+        found = self._memo[key] = self._match(user, info)
+        return found
+
+    def _match(self, user: UserInfo, info: RequestInfo) -> tuple[PriorityLevel, str] | None:
+        for schema in self.schemas:
+            if any(rule.matches(user, info) for rule in schema.rules):
+                if schema.level is None:
+                    return None
+                if schema.distinguisher == "ByUser":
+                    return schema.level, f"{schema.name}/{user.name}"
+                if schema.distinguisher == "ByNamespace":
+                    return schema.level, f"{schema.name}/{info.namespace}"
+                return schema.level, schema.name
         return None
-    name = user.name
-    kube_system_account = name.startswith(KUBE_SYSTEM_SERVICE_ACCOUNTS)
-    if (kube_system_account or name in CONTROL_PLANE_USERS) and _is_leader_election(info):
-        return (
-            LEADER_ELECTION,
-            f"system-leader-election/{name}",
-        )  # 100 (and workload-leader-election, 200)
-    if NODES_GROUP in groups:
-        if info.resource in ("nodes", "leases"):
-            return NODE_HIGH, f"system-node-high/{name}"  # 400
-        return SYSTEM, f"system-nodes/{name}"  # 500
-    if name in CONTROL_PLANE_USERS or kube_system_account:  # 800, 900: by namespace
-        return WORKLOAD_HIGH, f"{name}/{info.namespace}"
-    if SERVICE_ACCOUNTS_GROUP in groups:
-        return WORKLOAD_LOW, f"service-accounts/{name}"  # 9000
-    return (
-        GLOBAL_DEFAULT,
-        f"global-default/{name}",
-    )  # 9900: every authenticated and unauthenticated user
+
+    def nominal_seats(self, server_limit: int) -> dict[str, int]:
+        """Each limited level's seats out of ``server_limit`` (NominalCL: ceil(limit * shares / sum))."""
+        total = sum(level.shares for level in self.levels)
+        return {level.name: math.ceil(server_limit * level.shares / total) for level in self.levels}
 
 
-def _is_probe(info: RequestInfo) -> bool:
-    if info.is_resource_request or info.verb != "get":
-        return False
-    path = info.path.rstrip("/")
-    return any(path == probe or path.startswith(probe + "/") for probe in PROBE_PATHS)
+def bootstrap() -> Classifier:
+    """kube's bootstrap configuration, read from flowcontrol.yaml."""
+    text = resources.files(__package__).joinpath("flowcontrol.yaml").read_text()
+    document = yaml.safe_load(text)
+    levels: dict[str, PriorityLevel | None] = {}
+    for entry in document["priorityLevelConfigurations"]:
+        spec = entry["spec"]
+        if spec["type"] == "Exempt":
+            levels[entry["name"]] = None
+            continue
+        limited = spec["limited"]
+        queuing = limited["limitResponse"].get("queuing") or {}
+        levels[entry["name"]] = PriorityLevel(
+            entry["name"],
+            limited["nominalConcurrencyShares"],
+            queuing.get("queues", 0),
+            queuing.get("handSize", 0),
+            queuing.get("queueLengthLimit", 0),
+        )
+    schemas = sorted(
+        document["flowSchemas"],
+        key=lambda schema: (schema["spec"]["matchingPrecedence"], schema["name"]),
+    )
+    return Classifier(
+        tuple(_schema(schema, levels) for schema in schemas),
+        tuple(level for level in levels.values() if level is not None),
+    )
 
 
-def _is_leader_election(info: RequestInfo) -> bool:
-    if info.verb not in _LEADER_ELECTION_VERBS:
-        return False
-    if info.api_group == "coordination.k8s.io":
-        return info.resource == "leases"
-    return info.api_group == "" and info.resource in ("endpoints", "configmaps")
+def _schema(document: dict[str, Any], levels: dict[str, PriorityLevel | None]) -> FlowSchema:
+    spec = document["spec"]
+    return FlowSchema(
+        document["name"],
+        levels[spec["priorityLevelConfiguration"]["name"]],
+        (spec.get("distinguisherMethod") or {}).get("type", ""),
+        tuple(_rule(rule) for rule in spec.get("rules") or ()),
+    )
+
+
+def _rule(document: dict[str, Any]) -> _Rule:
+    subjects = document.get("subjects") or ()
+    return _Rule(
+        frozenset(s["user"]["name"] for s in subjects if s["kind"] == "User"),
+        frozenset(s["group"]["name"] for s in subjects if s["kind"] == "Group"),
+        frozenset(
+            (s["serviceAccount"]["namespace"], s["serviceAccount"]["name"])
+            for s in subjects
+            if s["kind"] == "ServiceAccount"
+        ),
+        tuple(
+            _ResourceRule(
+                frozenset(rule["verbs"]),
+                frozenset(rule["apiGroups"]),
+                frozenset(rule["resources"]),
+                frozenset(rule.get("namespaces") or ()),
+                bool(rule.get("clusterScope")),
+            )
+            for rule in document.get("resourceRules") or ()
+        ),
+        tuple(
+            _NonResourceRule(frozenset(rule["verbs"]), tuple(rule["nonResourceURLs"]))
+            for rule in document.get("nonResourceRules") or ()
+        ),
+    )
+
+
+def _has(values: frozenset[str], value: str) -> bool:
+    return "*" in values or value in values
+
+
+def _url_matches(pattern: str, path: str) -> bool:
+    """kube's NonResourcePolicyRule URLs: exact, ``*`` for all, or a prefix ending in ``/*``."""
+    if pattern == "*" or pattern == path:
+        return True
+    return pattern.endswith("/*") and path.startswith(pattern[:-1])

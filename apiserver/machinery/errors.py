@@ -193,6 +193,18 @@ def service_unavailable(message: str) -> APIError:
     return APIError(503, "ServiceUnavailable", message)
 
 
+def request_timeout() -> APIError:
+    """What kube answers when storage gives no answer in time (its request deadline passes): a 504
+    Timeout, which clients render as "the server was unable to return a response in the time allotted,
+    but may still be processing the request" (k8s.io/apiserver/pkg/endpoints/handlers/finisher/
+    finisher.go: NewTimeoutError)."""
+    return APIError(
+        504,
+        "Timeout",
+        "Timeout: request did not complete within requested timeout - context deadline exceeded",
+    )
+
+
 def too_large_resource_version(wanted: int, current: int, retry_after_seconds: int = 1) -> APIError:
     """kube's NewTooLargeResourceVersionError (k8s.io/apiserver/pkg/storage/errors.go): a Timeout (504) with
     the ResourceVersionTooLarge cause, which client-go's reflector retries after ``retryAfterSeconds`` (1: kube's

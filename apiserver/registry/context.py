@@ -53,6 +53,11 @@ class Elector(Protocol):
         by its own clock)."""
         ...
 
+    def retire(self) -> None:
+        """The replica is shutting down: it must not take the leadership any more (it would hold it
+        only until it stops, and the others would wait out the lease)."""
+        ...
+
 
 @dataclass(frozen=True)
 class LeaderElection:

@@ -17,11 +17,12 @@ node where a transition rule declares it. Rules do
 not run at all when the schema validation already found a blocking error; one fieldless cause says so.
 
 The evaluator is cel-rust (the ``common-expression-language`` package) with the Kubernetes libraries of
-:mod:`apiserver.schema.cellibs` (strings, lists, regex, url, ip, cidr, quantity, format). The rest (strings'
-``format`` and ``quote``...) are not provided: :func:`unsupported_functions` names them, and
-generation refuses a rule that calls one. Not provided
-either: optional field selection (``self.?x``) and typed ``format: date-time``/``duration`` values (they
-stay strings). Cost limits are kube's: the rules of one object share its runtime budget and each evaluation
+:mod:`apiserver.schema.cellibs` (strings, lists, sets, regex, url, ip, cidr, quantity, semver, format) and
+two-variable comprehensions and optional selection (``self.?x``, ``m[?k]``; rewritten for the evaluator,
+:mod:`apiserver.schema.celmacros`). A function kube does not enable is not provided either:
+:func:`unsupported_functions` names it, and generation refuses a rule that calls one. Not provided:
+optional list and map entries (``[?x]``), which the evaluator's parser refuses, and typed
+``format: date-time``/``duration`` values (they stay strings). Cost limits are kube's: the rules of one object share its runtime budget and each evaluation
 has a limit (:mod:`apiserver.schema.celbudget`, which bounds each evaluation before it runs).
 """
 
@@ -35,11 +36,13 @@ from typing import Any, Final
 
 import cel
 
-from apiserver.schema import causes, celformat
+from apiserver.schema import causes
 from apiserver.schema.causes import Cause
 from apiserver.schema.celbudget import Budget, Metered, meter
 from apiserver.schema.celcost import DeclType, decl_type
-from apiserver.schema.cellibs import LIBRARIES
+from apiserver.schema.celerrors import error_text
+from apiserver.schema.cellibs import LIBRARIES, ROOTS
+from apiserver.schema.celmacros import rewrite
 from apiserver.schema.celnames import escape
 from apiserver.schema.openapi import deep_equal
 from apiserver.schema.ratchet import index_map_list, map_list_key
@@ -68,19 +71,29 @@ class RuleSyntaxError(ValueError):
 
 
 def compile_rule(text: str) -> Any:
-    """The compiled program of a rule or message expression; raises RuleSyntaxError."""
+    """The compiled program of a rule, message or admission expression; raises RuleSyntaxError with the
+    parser's message about ``text`` itself (two-variable comprehensions and optional selections are
+    rewritten first, :mod:`apiserver.schema.celmacros`)."""
+    rewritten = rewrite(text)
     try:
-        return cel.compile(text)
+        return cel.compile(rewritten)
     except ValueError as error:
-        raise RuleSyntaxError(str(error)) from None
+        failure = error
+    if rewritten != text:
+        try:  # the parser's words about the rule as written
+            cel.compile(text)
+        except ValueError as error:
+            failure = error
+    raise RuleSyntaxError(str(failure)) from None
 
 
 _STANDARD: Final = frozenset(
     {
         "bool", "bytes", "contains", "double", "duration", "dyn", "endsWith", "getDate",
         "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear", "getHours", "getMilliseconds",
-        "getMinutes", "getMonth", "getSeconds", "hasValue", "int", "matches", "none", "of", "orValue",
-        "size", "startsWith", "string", "timestamp", "type", "uint", "value",
+        "getMinutes", "getMonth", "getSeconds", "hasValue", "int", "matches", "none", "of",
+        "ofNonZeroValue", "or", "orValue", "size", "startsWith", "string", "timestamp", "type", "uint",
+        "value",
     }
 )  # fmt: skip
 """The CEL standard functions (and optional-value methods) the evaluator has."""
@@ -371,7 +384,8 @@ def _context(functions: frozenset[str], variables: dict[str, Any]) -> Any:
         context = contexts[functions] = cel.Context()
         for name in functions:
             context.add_function(name, LIBRARIES[name])
-        context.add_variable(celformat.VARIABLE, celformat.ROOT)
+        for name, root in ROOTS.items():
+            context.add_variable(name, root)
     for name, content in variables.items():
         context.add_variable(name, content)
     return context
@@ -418,7 +432,7 @@ def _type_name(s: Schema) -> str:
 
 def _evaluation_error(error: Exception, rule: Rule) -> str:
     what = rule.message or rule.source  # ruleErrorString
-    text = " ".join(str(error).split())
+    text = error_text(error)
     if isinstance(
         error, TypeError
     ):  # cel-rust's operand type mismatches: cel-go's "no such overload"

@@ -75,12 +75,15 @@ ENGINE_CALL_COSTS: Final = {
     "matches": 100,
     **dict.fromkeys(
         (
+            "charAt",
+            "format",
             "indexOf",
             "join",
             "lastIndexOf",
             "lowerAscii",
             "replace",
             "split",
+            "substring",
             "trim",
             "upperAscii",
             "validate",
@@ -90,6 +93,8 @@ ENGINE_CALL_COSTS: Final = {
 }
 """The runtime's extra charge per call, in units of ~100 ns: a Python callback (~2 µs), a regex compiled
 at each call (~10 µs)."""
+SETS_COST_FACTORS: Final = {"sets.contains": 1, "sets.intersects": 1, "sets.equivalent": 2}
+"""cel-go's sets extension: equivalence compares both ways."""
 ENGINE_PART_COST: Final = 25
 """The runtime's extra charge per part ``split`` returns (each is converted back to the engine: ~2.5 µs)."""
 
@@ -373,19 +378,21 @@ _BOOL_RESULTS: Final = frozenset(
     {
         "_<_", "_<=_", "_>_", "_>=_", "_==_", "_!=_", "@in", "!_", "_&&_", "_||_",
         "@not_strictly_false", "startsWith", "endsWith", "contains", "matches", "hasValue",
+        "sets.contains", "sets.equivalent", "sets.intersects", "isSemver", "ip.isCanonical",
     }
 )  # fmt: skip
 _INT_RESULTS: Final = frozenset(
     {
         "size", "int", "indexOf", "lastIndexOf", "getDate", "getDayOfMonth", "getDayOfWeek",
         "getDayOfYear", "getFullYear", "getHours", "getMilliseconds", "getMinutes", "getMonth",
-        "getSeconds",
+        "getSeconds", "major", "minor", "patch",
     }
 )  # fmt: skip
 _CONVERSIONS: Final = {
     "uint": "uint", "double": "double", "string": "string", "bytes": "bytes", "bool": "bool",
     "duration": "duration", "timestamp": "timestamp", "type": "type",
     "lowerAscii": "string", "upperAscii": "string", "trim": "string", "replace": "string", "join": "string",
+    "substring": "string", "charAt": "string", "format": "string", "strings.quote": "string",
 }  # fmt: skip
 _ORDERED: Final = frozenset({"_<_", "_<=_", "_>_", "_>=_"})
 _SELECTABLE: Final = frozenset({"map", "object"})
@@ -542,17 +549,13 @@ class _Coster:
             e.accu_var,
             _Local(self.path(e.accu_init), accu_size, self.entry(e.accu_init), accu_type),
         )
-        range_type = self.type(e.iter_range)
-        entry = self.entry(e.iter_range)
-        container = entry.container if entry is not None else range_type.kind
-        if container == "list":
-            step, size, var_type = "@items", entry.val if entry else None, range_type.elem or DYN
-        else:
-            step, size, var_type = "@keys", entry.key if entry else None, range_type.key or DYN
-        self.push(e.iter_var, _Local((*self.path(e.iter_range), step), size, None, var_type))
+        for name, local in self._iteration_variables(e):
+            self.push(name, local)
         loop = self.cost(e.loop_condition)
         step_cost = self.cost(e.loop_step)
-        self.pop(e.iter_var)
+        for name in (e.iter_var, e.iter_var2):
+            if name:
+                self.pop(name)
         total = total + self.cost(e.result)
         self.pop(e.accu_var)
         count = self.size_or_unknown(e.iter_range)
@@ -568,6 +571,27 @@ class _Coster:
             if step_entry is not None:
                 self.entries[e.id] = step_entry
         return total
+
+    def _iteration_variables(self, e: Comprehension) -> list[tuple[str, _Local]]:
+        """The comprehension's variables: the item (or key) of its range; with two variables, the index
+        (or key) and the value."""
+        range_type = self.type(e.iter_range)
+        entry = self.entry(e.iter_range)
+        container = entry.container if entry is not None else range_type.kind
+        path = self.path(e.iter_range)
+        items = _Local(
+            (*path, "@items"), entry.val if entry else None, None, range_type.elem or DYN
+        )
+        keys = _Local((*path, "@keys"), entry.key if entry else None, None, range_type.key or DYN)
+        if not e.iter_var2:
+            return [(e.iter_var, items if container == "list" else keys)]
+        if container == "list":
+            index = _Local((), ONE, None, _TYPES_OF_LITERALS["int"])
+            return [(e.iter_var, index), (e.iter_var2, items)]
+        values = _Local(
+            (*path, "@values"), entry.val if entry else None, None, range_type.elem or DYN
+        )
+        return [(e.iter_var, keys), (e.iter_var2, values)]
 
     def call(self, e: Call) -> Range:
         if e.function == "dyn" and len(e.args) == 1 and e.target is None:
@@ -658,8 +682,16 @@ class _Coster:
         return cost, size
 
     def _library_cost(self, e: Call) -> tuple[Range, Range | None] | None:
-        """k8s.io/apiserver/pkg/cel/library/cost.go EstimateCallCost, for the functions served here."""
+        """k8s.io/apiserver/pkg/cel/library/cost.go EstimateCallCost, for the functions served here (and
+        cel-go's own estimate of the sets extension)."""
         target = e.target
+        factor = SETS_COST_FACTORS.get(e.function)
+        if factor is not None and len(e.args) == 2:
+            # cel-go ext/sets.go estimateSetsCost: one comparison per pair of items, plus the call
+            pairs = self.size_or_unknown(e.args[0]) * self.size_or_unknown(e.args[1])
+            return pairs.factor(factor) + ONE, None
+        if e.function == "ip.isCanonical" and len(e.args) == 1:  # parsed, then compared: twice
+            return self.size_or_unknown(e.args[0]).factor(2 * STRING_TRAVERSAL), None
         if target is None:
             return None
         function, args = e.function, e.args
@@ -672,7 +704,7 @@ class _Coster:
             if element[1].kind in ("string", "bytes"):
                 per_element = per_element + element[0].factor(STRING_TRAVERSAL)
             return size * per_element, None
-        if function in ("lowerAscii", "upperAscii", "trim"):
+        if function in ("lowerAscii", "upperAscii", "trim", "substring"):
             return size.factor(STRING_TRAVERSAL), size
         if function == "validate" and len(args) == 1:  # format: the string times the format's regex
             named = target.function if isinstance(target, Call) else ""

@@ -3,7 +3,8 @@
 ``findAll``), url (``url``, ``isURL`` and the getters), ip and cidr (``ip``, ``isIP``, ``cidr``, ``isCIDR``,
 ``family``, ``isLoopback``, ``containsIP``...), quantity (``quantity``, ``isQuantity``, comparisons and
 arithmetic) and format (``format.dns1123Label().validate(s)``..., :mod:`apiserver.schema.celformat`: contexts
-bind its ``format`` variable), for x-kubernetes-validations and admission expressions alike.
+bind its ``format`` variable), sets (:mod:`apiserver.schema.celsets`) and semver
+(:mod:`apiserver.schema.celsemver`), for x-kubernetes-validations and admission expressions alike.
 
 The evaluator (cel-rust) takes functions, not new types: a URL, IP, CIDR or quantity is a map tagged with
 ``@type``; the functions are methods on it (``url(s).getHost()``). Equality of two such values compares
@@ -20,7 +21,9 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from apiserver.schema import celformat, celmacros, celoptional, celsemver, celsets, celstrings
 from apiserver.schema.celformat import FUNCTIONS as FORMAT
+from apiserver.schema.celsets import SETS
 from apiserver.schema.celstrings import STRINGS
 
 TYPE: Final = "@type"
@@ -161,6 +164,28 @@ def _contains(receiver: dict[str, Any], other: Any) -> bool:
     return ipaddress.ip_address(str(other["value"])) in network
 
 
+IP_ROOT: Final = {TYPE: "ip-library"}
+"""The value of the ``ip`` variable: ``ip.isCanonical(s)`` is a method of it to the evaluator, which keeps
+variables and functions apart (``ip(s)`` is still the function)."""
+
+
+def _is_canonical(receiver: Any, text: Any) -> bool:
+    """ip.isCanonical: the address is written as Go's netip prints it (lower case, zeros compressed)."""
+    if receiver != IP_ROOT or not isinstance(text, str):
+        raise TypeError("no such overload")
+    address = ipaddress.ip_address(_ip(text)["value"])
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return text == f"::ffff:{address.ipv4_mapped}"
+    return text == str(address)
+
+
+def _is_link_local_multicast(receiver: dict[str, Any]) -> bool:
+    address = _address(receiver)
+    if isinstance(address, ipaddress.IPv4Address):
+        return address in ipaddress.ip_network("224.0.0.0/24")
+    return bool(address.is_multicast) and (address.packed[1] & 0x0F) == 0x02
+
+
 def _cidr_ip(receiver: dict[str, Any]) -> dict[str, Any]:
     return {TYPE: "ip", "value": str(ipaddress.ip_interface(str(receiver["value"])).ip)}
 
@@ -221,6 +246,9 @@ def _quantity_value(amount: Decimal) -> dict[str, Any]:
 
 
 def _compare(left: Any, right: Any) -> int:
+    """compareTo of two quantities or of two semantic versions (the libraries share the name)."""
+    if celsemver.is_semver_value(left):
+        return celsemver.compare(left, right)
     a, b = _amount(left), _amount(right)
     return (a > b) - (a < b)
 
@@ -258,6 +286,8 @@ LIBRARIES: Final[dict[str, Callable[..., Any]]] = {
     "isLoopback": lambda r: _address(r).is_loopback,
     "isUnspecified": lambda r: _address(r).is_unspecified,
     "isLinkLocalUnicast": lambda r: _address(r).is_link_local,
+    "isLinkLocalMulticast": _is_link_local_multicast,
+    "isCanonical": _is_canonical,
     "isGlobalUnicast": lambda r: _address(r).is_global,
     "containsIP": _contains,
     "containsCIDR": _contains,
@@ -275,5 +305,18 @@ LIBRARIES: Final[dict[str, Callable[..., Any]]] = {
     "isGreaterThan": lambda r, other: _compare(r, other) > 0,
     "compareTo": _compare,
     **FORMAT,
+    **SETS,
+    **celsemver.SEMVER,
+    **celmacros.FUNCTIONS,
+    **celoptional.FUNCTIONS,
 }
 """Every function of the Kubernetes libraries this evaluator provides, by name."""
+
+ROOTS: Final[dict[str, dict[str, str]]] = {
+    celformat.VARIABLE: celformat.ROOT,
+    celsets.VARIABLE: celsets.ROOT,
+    celstrings.VARIABLE: celstrings.ROOT,
+    "ip": IP_ROOT,
+}
+"""The variables every context binds: the evaluator reads a namespaced call (``sets.contains(a, b)``) as a
+method of a variable, so each namespace is a variable whose value tags it."""

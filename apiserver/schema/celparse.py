@@ -92,7 +92,11 @@ class CreateMap(Expr):
 
 @dataclass(eq=False)
 class Comprehension(Expr):
+    """``iter_var2``: the second variable of a two-variable comprehension (the value; ``iter_var`` is then
+    the index or key), empty otherwise."""
+
     iter_var: str = ""
+    iter_var2: str = ""
     iter_range: Expr = field(default_factory=Expr)
     accu_var: str = ACCUMULATOR
     accu_init: Expr = field(default_factory=Expr)
@@ -259,11 +263,15 @@ class _Parser:
                 else:
                     node = Select(operand=node, name=name.text)
             elif self.accept("["):
+                self.accept("?")  # an optional index costs as an index
                 index = self.expr()
                 self.expect("]")
                 node = Call(function="_[_]", args=(node, index))
-            elif self.peek().text == ".?":
-                raise CelParseError("optional field selection is not supported")
+            elif self.accept(".?"):  # an optional selection costs as a selection
+                name = self.take()
+                if name.kind != "ident":
+                    raise CelParseError(f"expected a field name, found {name.text!r}")
+                node = Select(operand=node, name=name.text)
             else:
                 return node
 
@@ -322,6 +330,11 @@ def _accu() -> Ident:
     return Ident(name=ACCUMULATOR)
 
 
+NAMESPACES: Final = frozenset({"ip", "sets", "strings"})
+"""Libraries whose functions are called by a qualified name (``sets.contains``), which cel-go resolves to
+one global function, not to a method of a variable."""
+
+
 def _global_macro(name: str, args: tuple[Expr, ...]) -> Expr:
     if name == "has" and len(args) == 1:
         target = args[0]
@@ -332,12 +345,23 @@ def _global_macro(name: str, args: tuple[Expr, ...]) -> Expr:
 
 
 def _macro(name: str, target: Expr, args: tuple[Expr, ...]) -> Expr:
-    """cel-go's receiver macros (parser/macro.go), expanded into comprehensions."""
+    """cel-go's receiver macros (parser/macro.go; the two-variable ones of ext/comprehensions.go),
+    expanded into comprehensions."""
+    if name == "existsOne" and len(args) == 2:
+        name = "exists_one"
     if (name in ("all", "exists", "exists_one", "filter") and len(args) == 2) or (
         name == "map" and len(args) in (2, 3)
     ):
         var = _ident_name(args[0])
         return _COMPREHENSIONS[name if len(args) == 2 else "map3"](var, target, args[1:])
+    two = _TWO_VARIABLES.get(name)
+    if two is not None and len(args) in two[1]:
+        first, second = _ident_name(args[0]), _ident_name(args[1])
+        comprehension = two[0](first, target, args[2:])
+        comprehension.iter_var2 = second
+        return comprehension
+    if isinstance(target, Ident) and target.name in NAMESPACES:
+        return Call(function=f"{target.name}.{name}", args=args)
     return Call(function=name, args=args, target=target)
 
 
@@ -403,6 +427,40 @@ _COMPREHENSIONS: Final[dict[str, Expander]] = {
     "map3": lambda var, target, args: _appending(var, target, args[1], args[0]),
     "filter": lambda var, target, args: _appending(var, target, Ident(name=var), args[0]),
 }
+
+
+def _map_insert(var: str, target: Expr, args: tuple[Expr, ...], entry: bool) -> Comprehension:
+    """transformMap and transformMapEntry: each step inserts into the accumulated map
+    (``cel.@mapInsert``), under an optional filter."""
+    value = args[-1]
+    insert_args = (_accu(), value) if entry else (_accu(), Ident(name=var), value)
+    step: Expr = Call(function="cel.@mapInsert", args=insert_args)
+    if len(args) == 2:
+        step = Call(function="_?_:_", args=(args[0], step, _accu()))
+    return Comprehension(
+        iter_var=var,
+        iter_range=target,
+        accu_init=CreateMap(),
+        loop_condition=Literal(kind="bool", value=True),
+        loop_step=step,
+        result=_accu(),
+    )
+
+
+_TWO_VARIABLES: Final[dict[str, tuple[Expander, tuple[int, ...]]]] = {
+    "all": (_all, (3,)),
+    "exists": (_exists, (3,)),
+    "existsOne": (_exists_one, (3,)),
+    "transformList": (
+        lambda var, target, args: _appending(
+            var, target, args[-1], args[0] if len(args) == 2 else None
+        ),
+        (3, 4),
+    ),
+    "transformMap": (lambda var, target, args: _map_insert(var, target, args, False), (3, 4)),
+    "transformMapEntry": (lambda var, target, args: _map_insert(var, target, args, True), (3, 4)),
+}
+"""The two-variable macros (cel-go ext/comprehensions.go): the expansion, and how many arguments."""
 
 
 def parse(source: str) -> Expr:

@@ -44,7 +44,12 @@ from apiserver.server.compactor import Compactor
 from apiserver.server.health import Check, Health
 from apiserver.server.index import index_body
 from apiserver.server.served import ServedResources
-from apiserver.storage.interface import Storage, StorageUnavailableError, ValueTooLargeError
+from apiserver.storage.interface import (
+    Storage,
+    StorageTimeoutError,
+    StorageUnavailableError,
+    ValueTooLargeError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -240,6 +245,8 @@ class APIServer:
     def shutdown_initiated(self) -> None:
         """kube's ShutdownInitiated: readiness fails from now on, while requests are still served."""
         self.health.shutting_down = True
+        if self.context.elector is not None:
+            self.context.elector.retire()
 
     async def stop(self) -> None:
         self.shutdown_initiated()
@@ -272,6 +279,11 @@ class APIServer:
             await self._route(request, send)
         except errors.APIError as error:
             await respond_error(send, error, request.warnings, request.headers.get("accept", ""))
+        except (
+            StorageTimeoutError
+        ) as error:  # it may still be applied: kube's 504, not "unavailable"
+            log.warning("%s %s: %s", request.method, request.path, error)
+            await respond_error(send, errors.request_timeout())
         except StorageUnavailableError as error:
             await respond_error(
                 send, errors.service_unavailable(f"storage is unavailable: {error}")

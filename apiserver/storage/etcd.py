@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import enum
 import logging
-import socket
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import suppress
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -37,6 +37,7 @@ import grpc
 import grpc.aio
 from aetcd import rpc
 
+from apiserver.storage.etcd_members import HASLEADER, Member, Members
 from apiserver.storage.interface import (
     CompactedError,
     EventType,
@@ -48,6 +49,7 @@ from apiserver.storage.interface import (
     RevisionConflictError,
     StorageError,
     StorageEvent,
+    StorageTimeoutError,
     StorageUnavailableError,
     ValueTooLargeError,
     check_value_size,
@@ -60,6 +62,21 @@ DEFAULT_PREFIX: Final = "/registry"
 
 REQUEST_TIMEOUT: Final = 15.0
 """Seconds a call may wait, including for etcd to come back: rides out a restart, fails an outage."""
+
+READ_ATTEMPT: Final = 1.0
+"""Seconds the first attempt of a point read may take on one member before it is retried on another
+(each retry of the same read doubles it); well under /readyz's 2 s."""
+
+LIST_ATTEMPT: Final = 5.0
+"""The same for a read of a range, which may return 10k objects (2-3 s on a busy machine). A member that
+hangs is noticed by the probe sooner, which abandons the call and so retries it elsewhere."""
+
+WRITE_ATTEMPT: Final = 5.0
+"""Seconds a write may wait on one member. A write that has reached etcd is never retried (it may yet be
+applied), so this only bounds how long a caller waits on a member that does not answer."""
+
+_RETRY_PAUSE: Final = (0.05, 0.5)
+"""First and longest pause before trying every member again once each has failed a call."""
 
 _COMPACTED: Final = "required revision has been compacted"
 _FUTURE: Final = "required revision is a future revision"
@@ -76,6 +93,9 @@ CHANNEL_OPTIONS: Final[tuple[tuple[str, str | int], ...]] = (
     ("grpc.keepalive_time_ms", 30_000),
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.keepalive_permit_without_calls", 0),
+    # gRPC stops pinging after two pings with no data sent in between (its default), so a watch stream
+    # on a quiet prefix went unchecked: ping at every interval for as long as a stream is open.
+    ("grpc.http2.max_pings_without_data", 0),
 )
 
 COMPACT_TIMEOUT: Final = 120.0
@@ -88,18 +108,26 @@ def _connection_lost(error: grpc.aio.AioRpcError) -> bool:
     code = error.code()
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
         return True  # a local cancel surfaces as asyncio.CancelledError, never as this
-    return code == grpc.StatusCode.INTERNAL and "RST_STREAM" in (error.details() or "")
+    # RST_STREAM: the member reset the stream; "Internal error from Core": gRPC's word for a write
+    # on a stream whose connection had already failed (the stream never started)
+    details = error.details() or ""
+    return code == grpc.StatusCode.INTERNAL and (
+        "RST_STREAM" in details or "Internal error from Core" in details
+    )
 
 
-_WATCH_BACKOFF: Final = (0.05, 2.0)
+_WATCH_BACKOFF: Final = (0.05, 0.5)
 """First and longest pause between re-watch attempts after a broken watch stream."""
+
+WATCH_START_TIMEOUT: Final = 2.0
+"""Seconds a watch stream may take to send its first request before it is opened elsewhere."""
 
 _WATCH_QUEUE: Final = 64
 """Watch responses buffered per watcher; beyond it the stream stops reading and etcd holds them."""
 
 
 class EtcdUnavailableError(StorageUnavailableError):
-    """etcd did not answer in time or the connection broke; a write may or may not have happened."""
+    """No member took the call (none reachable, or none with a leader): nothing was applied."""
 
 
 # -------------------------------------------------------------------------------------------- keys
@@ -166,9 +194,9 @@ class _Keys:
 # ------------------------------------------------------------------------------------- connecting
 
 
-def _target(endpoints: list[str]) -> str:
+def _target(endpoint: str) -> str:
     """The gRPC target of one endpoint (``host:port``, re-resolved by gRPC's DNS resolver)."""
-    host, port = _host_port(endpoints[0])
+    host, port = _host_port(endpoint)
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
@@ -182,34 +210,23 @@ def _host_port(endpoint: str) -> tuple[str, int]:
     return parts.hostname, parts.port or 2379
 
 
-async def _resolved_target(endpoints: list[str]) -> str:
-    """One gRPC target over every endpoint: gRPC's ``ipv4:``/``ipv6:`` schemes take address lists
-    (host names are resolved here, once, without blocking the loop); round-robin then spreads the
-    calls and skips members that are down, as etcd's own client does."""
-    loop = asyncio.get_running_loop()
-    ipv4: list[str] = []
-    ipv6: list[str] = []
-    for endpoint in endpoints:
-        host, port = _host_port(endpoint)
-        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        v4 = sorted({str(info[4][0]) for info in infos if info[0] == socket.AF_INET})
-        v6 = sorted({str(info[4][0]) for info in infos if info[0] == socket.AF_INET6})
-        if v4:
-            ipv4.append(f"{v4[0]}:{port}")
-        if v6:
-            ipv6.append(f"[{v6[0]}]:{port}")
-    if len(ipv4) == len(endpoints):
-        return "ipv4:" + ",".join(ipv4)
-    if len(ipv6) == len(endpoints):
-        return "ipv6:" + ",".join(ipv6)
-    raise ValueError(f"etcd endpoints {endpoints} do not all resolve to one address family")
+def _unavailable(error: grpc.aio.AioRpcError) -> str:
+    """Why a member could not serve a call, in etcd's words when etcd said it ("etcdserver: no
+    leader"); gRPC's own words name addresses, so those become a plain statement."""
+    details = error.details() or ""
+    if details.startswith("etcdserver: "):
+        return f"etcd: {details}"
+    if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return "etcd: no answer in time"
+    return "etcd: no connection to any member"
 
 
-def _failure(error: grpc.aio.AioRpcError, endpoints: list[str]) -> StorageError:
-    """The StorageError for a failed call that has no more specific meaning."""
-    code, details = error.code(), error.details()
+def _failure(error: grpc.aio.AioRpcError) -> StorageError:
+    """The StorageError for a failed call that has no more specific meaning. Messages name no
+    endpoint: they reach API clients, who have no business knowing where etcd runs."""
+    code, details = error.code(), error.details() or ""
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-        return EtcdUnavailableError(f"etcd at {', '.join(endpoints)}: {code.name}: {details}")
+        return EtcdUnavailableError(_unavailable(error))
     if "request is too large" in details:
         return ValueTooLargeError(details)  # a server started with a lower --max-request-bytes
     return StorageError(f"etcd: {code.name}: {details}")
@@ -239,37 +256,30 @@ class EtcdStorage:
         self.endpoints = list(endpoints)
         self._keys = _Keys(prefix)
         self._timeout = request_timeout
-        self._channel: grpc.aio.Channel | None = None
-        self._kv: Any = None
-        self._watch_stub: Any = None
+        self._members: Members | None = None
         self._watches: set[EtcdWatch] = set()
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Open the channel and check that etcd answers (within the request timeout)."""
-        if len(self.endpoints) == 1:
-            target, options = _target(self.endpoints), CHANNEL_OPTIONS
-        else:
-            target = await _resolved_target(self.endpoints)
-            options = (*CHANNEL_OPTIONS, ("grpc.lb_policy_name", "round_robin"))
-        self._channel = grpc.aio.insecure_channel(target, options=options)
-        self._kv = rpc.KVStub(self._channel)
-        self._watch_stub = rpc.WatchStub(self._channel)
+        """Open a channel per member and check that etcd answers (within the request timeout)."""
+        self._members = Members(
+            [(endpoint, _target(endpoint)) for endpoint in self.endpoints], CHANNEL_OPTIONS
+        )
         try:
+            await self._members.open()
             await self.current_revision()
         except BaseException:
             await self.close()
             raise
 
     async def close(self) -> None:
-        """End every watch (their consumers' loops finish), then close the channel."""
+        """End every watch (their consumers' loops finish), then close the channels."""
         for watch in list(self._watches):
             await watch.close()
-        channel, self._channel = self._channel, None
-        self._kv = self._watch_stub = None
-        if channel is not None:
-            await channel.close()
+        members, self._members = self._members, None
+        if members is not None:
+            await members.close()
             await _grpc_settled()
 
     # -- reads -------------------------------------------------------------------------------------
@@ -296,7 +306,9 @@ class EtcdStorage:
             request = rpc.RangeRequest(
                 key=low, range_end=end, limit=max(limit, 0), revision=revision
             )
-        response = await self._call("Range", request, revision=revision)
+        response = await self._call(
+            "Range", request, revision=revision, attempt=LIST_ATTEMPT if span else READ_ATTEMPT
+        )
         items = [self._keys.key_value(kv) for kv in response.kvs]
         return ListResult(
             items=items,
@@ -393,18 +405,78 @@ class EtcdStorage:
 
     # -- helpers -----------------------------------------------------------------------------------
 
-    async def _rpc(self, method: str, request: Any, timeout: float | None = None) -> Any:
-        """One unary KV call. It waits for a connection (up to the timeout) rather than failing at
-        once, so that a write during a short etcd restart succeeds instead of erroring."""
-        if self._kv is None:
+    async def _rpc(
+        self,
+        method: str,
+        request: Any,
+        timeout: float | None = None,
+        *,
+        attempt: float = READ_ATTEMPT,
+    ) -> Any:
+        """One unary KV call, tried on member after member until one answers or ``timeout`` (the
+        request timeout) passes, as clientv3's retry interceptor does: a read is retried after any
+        transient failure; a write only when it provably never reached etcd (no connection, or a
+        member refused it for want of a leader). A write that reached etcd and got no answer may
+        still be applied, so it fails as a StorageTimeoutError. Each attempt has its own deadline,
+        short for reads: a member that hangs costs a read about a second, not the whole timeout."""
+        members = self._members
+        if members is None:
             raise StorageError("storage is not open")
-        call: Callable[..., Awaitable[Any]] = getattr(self._kv, method)
-        return await call(request, timeout=timeout or self._timeout, wait_for_ready=True)
+        call: Callable[..., Any]
+        write = method != "Range"
+        loop = asyncio.get_running_loop()
+        budget = timeout or self._timeout
+        deadline = loop.time() + budget
+        if write:
+            attempt = min(WRITE_ATTEMPT, budget)
+        pause, longest = _RETRY_PAUSE
+        tried: set[Member] = set()
+        last: StorageError = EtcdUnavailableError(f"etcd: no member answered in {budget:g}s")
+        while (left := deadline - loop.time()) > 0:
+            if write and not members.has_leader.is_set():
+                # The leader just left rotation: a follower would take the write and hold it until
+                # etcd's own timeout (whether it commits is then unknown); wait for the election.
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(members.has_leader.wait(), left)
+                continue
+            member = members.for_call(tried)
+            if member is None:  # every member failed this call once: pause, then try them all again
+                tried.clear()
+                await asyncio.sleep(min(pause, left))
+                pause = min(pause * 2, longest)
+                continue
+            tried.add(member)
+            call = getattr(member.kv, method)
+            try:
+                return await _attempt(
+                    member, call(request, timeout=min(attempt, left), metadata=HASLEADER)
+                )
+            except _Abandoned:
+                if write:
+                    raise _timeout(method, "its member left rotation") from None
+                last = StorageTimeoutError("etcd: the member left rotation during the call")
+            except grpc.aio.AioRpcError as error:
+                outcome = _classify(error)
+                if outcome is _Outcome.FINAL:
+                    raise
+                if outcome is _Outcome.REFUSED:
+                    members.down(member, f"{error.code().name}: {error.details()}")
+                    last = _failure(error)
+                    continue
+                if outcome is _Outcome.SILENT:
+                    members.suspect(member)
+                    attempt *= 2
+                if write:
+                    raise _timeout(method, f"{error.code().name}: {error.details()}") from error
+                last = StorageTimeoutError(_unavailable(error))
+        raise last
 
-    async def _call(self, method: str, request: Any, *, revision: int = 0) -> Any:
+    async def _call(
+        self, method: str, request: Any, *, revision: int = 0, attempt: float = READ_ATTEMPT
+    ) -> Any:
         """``_rpc``, with its failures as StorageErrors (``revision``: the one a read asked for)."""
         try:
-            return await self._rpc(method, request)
+            return await self._rpc(method, request, attempt=attempt)
         except grpc.aio.AioRpcError as error:
             raise await self._translate(error, revision) from error
 
@@ -414,7 +486,7 @@ class EtcdStorage:
             return CompactedError(revision, await self._compact_revision(revision))
         if _FUTURE in details:
             return FutureRevisionError(revision, await self.current_revision())
-        return _failure(error, self.endpoints)
+        return _failure(error)
 
     async def _guarded(self, name: bytes, expected_revision: int, *ops: Any) -> Any:
         """``ops`` if ``name`` is at ``expected_revision``, else a read of ``name``; one txn."""
@@ -443,9 +515,10 @@ class EtcdStorage:
         """etcd's compaction revision, which only a watch reveals: a watch from revision 1 is
         cancelled at once with it. Used on the rare CompactedError path; ``requested + 1`` (the
         least it can be) if etcd does not say in time."""
-        if self._watch_stub is None:
+        if self._members is None:
             return requested + 1
-        call = self._watch_stub.Watch(timeout=self._timeout, wait_for_ready=True)
+        stub = self._members.for_watch().watch
+        call = stub.Watch(timeout=self._timeout, wait_for_ready=True, metadata=HASLEADER)
         create = rpc.WatchCreateRequest(key=self._keys.nowhere, start_revision=1)
         try:
             await call.write(rpc.WatchRequest(create_request=create))
@@ -457,6 +530,76 @@ class EtcdStorage:
         finally:
             call.cancel()
         return requested + 1
+
+
+async def _started(call: Any, request: Any) -> None:
+    """Write a stream's first request. gRPC's ``write`` waits for the call's headers to be sent and
+    never returns when the call fails before that (a member down when the stream was opened), nor
+    when the call is cancelled, and raises InvalidStateError on a call that has already failed:
+    both become the call's failure as an AioRpcError, which the reader handles."""
+    try:
+        await asyncio.wait_for(call.write(request), WATCH_START_TIMEOUT)
+    except TimeoutError:
+        call.cancel()
+        code, details = grpc.StatusCode.UNAVAILABLE, "the watch stream did not start in time"
+    except asyncio.InvalidStateError:  # the call had already failed: its own status says why
+        code, details = await call.code(), await call.details()
+    else:
+        return
+    raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details=details)
+
+
+class _Abandoned(Exception):
+    """The call's member left rotation while the call was in flight, and the call was cancelled."""
+
+
+async def _attempt(member: Member, call: Any) -> Any:
+    """Await one unary ``call`` on ``member``, which ``Members.down`` may abandon meanwhile."""
+    member.calls.add(call)
+    try:
+        return await call
+    except asyncio.CancelledError:
+        if call not in member.abandoned:
+            raise  # our own task is being cancelled
+        raise _Abandoned from None
+    finally:
+        member.calls.discard(call)
+        member.abandoned.discard(call)
+
+
+class _Outcome(enum.Enum):
+    """What a failed attempt says about the member and the call."""
+
+    FINAL = "etcd answered: no other member would answer otherwise"
+    REFUSED = "the call never reached etcd, or etcd refused it before doing anything"
+    SILENT = "the member did not answer within the attempt's deadline"
+    BROKEN = "the member answered with a transient failure, or the connection broke"
+
+
+_NEVER_SENT: Final = ("failed to connect to all addresses", "etcdserver: no leader")
+"""gRPC's words when no connection exists (nothing was sent: clientv3's "there is no address
+available"), and etcd's when a member without a leader refuses a ``hasleader`` call up front."""
+
+
+def _classify(error: grpc.aio.AioRpcError) -> _Outcome:
+    code, details = error.code(), error.details() or ""
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return _Outcome.SILENT
+    if code == grpc.StatusCode.UNAVAILABLE:
+        if any(words in details for words in _NEVER_SENT):
+            return _Outcome.REFUSED
+        return _Outcome.BROKEN  # e.g. "etcdserver: leader changed", "request timed out", a reset
+    if code == grpc.StatusCode.CANCELLED or _connection_lost(error):
+        return _Outcome.BROKEN
+    return _Outcome.FINAL
+
+
+def _timeout(method: str, why: str) -> StorageTimeoutError:
+    """A write that reached etcd and got no answer: it may still be applied. (Logged, never shown
+    to clients: gRPC's words may name addresses.)"""
+    return StorageTimeoutError(
+        f"etcd gave no answer to a {method} ({why}); it may still be applied"
+    )
 
 
 _GRPC_STATUS_TASK: Final = "_AioCall._handle_status_once_received"
@@ -526,6 +669,7 @@ class EtcdWatch:
         self._events: deque[StorageEvent] = deque()
         self._reader: asyncio.Task[None] | None = None
         self._call: Any = None  # the current gRPC stream
+        self._moving = ""  # why the members asked the stream to move: it then ends without a pause
         self._closed = False
         self._finished = False
         self._error: StorageError | None = None
@@ -581,17 +725,24 @@ class EtcdWatch:
                 except asyncio.CancelledError:
                     if self._closed:  # gRPC reports the call close() cancelled this way
                         return
-                    raise
+                    if not self._moving:
+                        raise
+                    reason = self._moving
                 except grpc.aio.AioRpcError as error:
                     if not _connection_lost(error):
-                        raise _failure(error, self._storage.endpoints) from error
+                        raise _failure(error) from error
                     reason = f"{error.code().name}: {error.details()}"
                 if self._closed:
                     return
+                if self._moving:  # to a member that answers: no reason to wait
+                    log.info("etcd watch on %s moves (%s)", self._prefix, reason)
+                    continue
                 self._failures += 1
                 first, longest = _WATCH_BACKOFF
                 pause = min(longest, first * 2 ** min(self._failures - 1, 10))
-                log.warning(
+                # the first failure is news; the retries of an outage would flood the log
+                log.log(
+                    logging.WARNING if self._failures == 1 else logging.DEBUG,
                     "etcd watch on %s broke (%s); re-watching after revision %d in %.2fs",
                     self._prefix,
                     reason,
@@ -611,15 +762,22 @@ class EtcdWatch:
 
     async def _stream(self) -> None:
         """One watch stream from ``self._last``; returns when etcd ends it, raises when it breaks."""
-        stub = self._storage._watch_stub
-        if stub is None:
+        members = self._storage._members
+        if members is None:
             raise StorageError("storage is not open")
         keys = self._storage._keys
         span = keys.span(self._prefix, None)
         low, end = span if span is not None else (keys.nowhere, b"")
-        self._call = call = stub.Watch(wait_for_ready=True)
+        member = members.for_watch()
+        self._moving = ""
+        # hasleader: a member that loses the leader cancels the stream ("etcdserver: no leader")
+        # instead of leaving it silent; no wait_for_ready: a member that is down fails the stream
+        # at once, and the next attempt picks another.
+        self._call = call = member.watch.Watch(metadata=HASLEADER)
+        member.watches.add(self)
         try:
-            await call.write(
+            await _started(
+                call,
                 rpc.WatchRequest(
                     create_request=rpc.WatchCreateRequest(
                         key=low,
@@ -631,13 +789,25 @@ class EtcdWatch:
                         # Requested ones are not used: etcd 3.4 may send them ahead of events.
                         progress_notify=True,
                     )
-                )
+                ),
             )
             while (response := await call.read()) is not grpc.aio.EOF:
                 await self._handle(response)
+        except grpc.aio.AioRpcError as error:
+            if _connection_lost(error) and not self._closed:
+                member.watches.discard(self)  # this stream needs no move: it re-watches anyway
+                members.down(member, f"watch stream: {error.code().name}: {error.details()}")
+            raise
         finally:
+            member.watches.discard(self)
             self._call = None
             call.cancel()
+
+    def move(self, reason: str) -> None:
+        """End the current stream so that the reader re-watches at once on another member."""
+        if self._call is not None and not self._closed:
+            self._moving = reason
+            self._call.cancel()
 
     async def _handle(self, response: Any) -> None:
         if response.compact_revision:

@@ -106,6 +106,11 @@ class StorageUnavailableError(StorageError):
     """The backend cannot be reached now (503 for the client; retrying later may succeed)."""
 
 
+class StorageTimeoutError(StorageUnavailableError):
+    """The backend did not answer in time after the request reached it: a write may still be applied
+    (kube answers a 504 Timeout, "may still be processing the request", never "not processed")."""
+
+
 class ValueTooLargeError(StorageError):
     """The backend refuses a value this large (413 for the client)."""
 

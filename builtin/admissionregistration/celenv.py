@@ -18,8 +18,8 @@ from typing import Any, Final
 import cel
 import orjson
 
-from apiserver.schema import celformat
-from apiserver.schema.cellibs import LIBRARIES
+from apiserver.schema.cel import compile_rule
+from apiserver.schema.cellibs import LIBRARIES, ROOTS
 from builtin.admissionregistration.authz import FUNCTIONS as AUTHORIZER
 
 
@@ -42,7 +42,8 @@ class _Slot:
         self.context = cel.Context()
         for name in functions:
             self.context.add_function(name, FUNCTIONS[name])
-        self.context.add_variable(celformat.VARIABLE, celformat.ROOT)
+        for name, root in ROOTS.items():
+            self.context.add_variable(name, root)
         self.bound: dict[str, bytes] = {}
 
     def bind(self, name: str, value: Any) -> None:
@@ -81,4 +82,4 @@ def admission_context(functions: frozenset[str], variables: dict[str, Any]) -> _
 
 def compile_expression(text: str) -> Any:
     """The program of an admission expression; raises ValueError with the CEL parser's message."""
-    return cel.compile(text)
+    return compile_rule(text)

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from apiserver.schema.cel import MAX_MESSAGE_LENGTH
+from apiserver.schema.celerrors import error_text
 from builtin.admissionregistration.celenv import admission_context, called, compile_expression
 from builtin.admissionregistration.cost import (
     HEAVY_COST,
@@ -66,7 +67,7 @@ def _error_text(error: Exception) -> str:
         return f"no such key: {error.args[0] if error.args else ''}"
     if isinstance(error, TypeError):
         return "no such overload"
-    return " ".join(str(error).split())
+    return error_text(error)
 
 
 @dataclass(frozen=True, slots=True)

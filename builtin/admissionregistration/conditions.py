@@ -8,6 +8,9 @@ from typing import Any
 import cel
 
 from apiserver.machinery.objects import Object
+from apiserver.schema.cel import compile_rule
+from apiserver.schema.celerrors import error_text
+from apiserver.schema.cellibs import LIBRARIES, ROOTS
 
 
 class ConditionError(Exception):
@@ -25,12 +28,20 @@ def conditions_match(
     context.add_variable("object", obj)
     context.add_variable("oldObject", old)
     context.add_variable("request", request)
+    for name, root in ROOTS.items():
+        context.add_variable(name, root)
     for condition in conditions:
         name = condition.get("name", "")
         try:
-            result = cel.compile(str(condition.get("expression", ""))).execute(context)
+            program = compile_rule(str(condition.get("expression", "")))
+            for function in program.functions():  # the libraries kube's match conditions have
+                if function in LIBRARIES:
+                    context.add_function(function, LIBRARIES[function])
+            result = program.execute(context)
         except Exception as error:  # cel-rust raises several kinds; each is the condition's failure
-            raise ConditionError(f"expression '{name}' resulted in error: {error}") from None
+            raise ConditionError(
+                f"expression '{name}' resulted in error: {error_text(error)}"
+            ) from None
         if result is not True:
             if result is False:
                 return False

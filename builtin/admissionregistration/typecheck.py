@@ -11,11 +11,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import cel
-
 from apiserver.machinery.scheme import ResourceType, VersionType
 from apiserver.registry.context import ServerContext
-from apiserver.schema.cel import unsupported_functions
+from apiserver.schema.cel import compile_rule, unsupported_functions
 from builtin.admissionregistration.authz import FUNCTIONS as AUTHORIZER
 
 _REFERENCE = re.compile(r"\b(?:object|oldObject)((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
@@ -87,7 +85,7 @@ def type_warnings(policy: dict[str, Any], context: ServerContext) -> list[dict[s
     warnings: list[dict[str, str]] = []
     for field_ref, source in _expressions(spec):
         try:
-            program = cel.compile(source)
+            program = compile_rule(source)
         except ValueError:
             continue  # refused on write; an older stored policy fails at evaluation
         messages = _field_warnings(source, kinds)

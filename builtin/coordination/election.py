@@ -45,6 +45,7 @@ class LeaderElector:
         self.controllers: list[Controller] = []
         self.leading = False
         self._task: asyncio.Task[None] | None = None
+        self._retired = False
         self._observed: dict[str, Any] | None = None  # the lease's spec as last seen
         self._observed_at = 0.0  # when it last changed, on this replica's monotonic clock
         self._renewed = (
@@ -78,11 +79,14 @@ class LeaderElector:
                     async with asyncio.timeout(config.renew_deadline):
                         await self._release(config)
 
+    def retire(self) -> None:
+        self._retired = True
+
     async def _campaign(self, config: LeaderElection) -> None:
         while True:
             while not self.leading:
                 await asyncio.sleep(config.retry_period)
-                if await self._try(config):
+                if not self._retired and await self._try(config):
                     await self._lead()
             while self.leading:
                 await asyncio.sleep(config.retry_period)
@@ -121,7 +125,15 @@ class LeaderElector:
             async with asyncio.timeout(config.renew_deadline):
                 return await self._acquire_or_renew(config)
         except (errors.APIError, StorageError, TimeoutError) as error:
-            log.info("leader election: %s", error)
+            # a TimeoutError's text is empty: say what timed out
+            reason = (
+                str(error) or f"no answer within the renew deadline ({config.renew_deadline:g}s)"
+            )
+            log.info(
+                "leader election: %s could not acquire or renew the lease: %s",
+                self.identity,
+                reason,
+            )
             return False
 
     async def _acquire_or_renew(self, config: LeaderElection) -> bool:

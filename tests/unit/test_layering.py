@@ -26,6 +26,10 @@ EXEMPT = {
     ("apiserver/audit/policyfile.py", "namespaces"),
     # ... and service accounts as core's serviceaccounts resource (corev1.SchemeGroupVersion there)
     ("apiserver/filters/impersonation.py", "serviceaccounts"),
+    # a flowcontrol.apiserver.k8s.io/v1 ResourcePolicyRule's field `namespaces` and a Subject's kind
+    # `ServiceAccount` (k8s.io/api/flowcontrol/v1), not the kinds
+    ("apiserver/filters/flowschemas.py", "namespaces"),
+    ("apiserver/filters/flowschemas.py", "ServiceAccount"),
     # the delegated reviews post authentication.k8s.io/v1 TokenReview and authorization.k8s.io/v1
     # SubjectAccessReview to another server (k8s.io/apiserver plugin/pkg/authenticator/token/webhook and
     # plugin/pkg/authorizer/webhook)

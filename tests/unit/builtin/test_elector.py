@@ -85,6 +85,48 @@ def test_a_leader_whose_lease_lapsed_on_its_clock_writes_nothing() -> None:
     asyncio.run(asyncio.wait_for(body(), timeout=20))
 
 
+def test_a_replica_shutting_down_never_takes_the_lease() -> None:
+    """A replica whose shutdown has begun (its /readyz fails, e.g. a worker orphaned by its supervisor)
+    does not campaign: it would hold the lease only until it stops."""
+
+    async def body() -> None:
+        storage = MemoryStorage()
+        one = APIServer(build_scheme(), storage, OPENAPI_DIR, leader_election=FAST)
+        two = APIServer(build_scheme(), storage, OPENAPI_DIR, leader_election=FAST)
+        await one.start()
+        await two.start()
+        two.shutdown_initiated()
+        await elector(one).stop()  # releases the lease: the next round of a campaigner takes it
+        await asyncio.sleep(FAST.retry_period * 10)
+        assert not elector(two).leading
+        assert (await lease(two))["holderIdentity"] in (None, "")
+        await two.stop()
+
+    asyncio.run(asyncio.wait_for(body(), timeout=20))
+
+
+def test_a_round_that_times_out_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    """A round that gets no answer in the renew deadline is logged with that reason, never an empty one."""
+
+    async def body() -> None:
+        server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR, leader_election=FAST)
+        chosen = elector(server)
+
+        async def hang(config: LeaderElection) -> bool:
+            await asyncio.sleep(FAST.renew_deadline * 2)
+            return True
+
+        chosen._acquire_or_renew = hang  # type: ignore[method-assign]
+        assert not await chosen._try(FAST)
+
+    with caplog.at_level("INFO", logger="builtin.coordination.election"):
+        asyncio.run(asyncio.wait_for(body(), timeout=20))
+    [line] = [r.getMessage() for r in caplog.records if "leader election" in r.getMessage()]
+    assert line.endswith(
+        "could not acquire or renew the lease: no answer within the renew deadline (1.5s)"
+    )
+
+
 def test_alone_on_its_storage_a_server_runs_every_controller() -> None:
     server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
     kinds = {type(c).__name__ for c in server.controllers}

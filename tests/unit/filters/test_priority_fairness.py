@@ -13,7 +13,7 @@ import pytest
 from apiserver.authentication.user import ANONYMOUS, LOOPBACK, UserInfo
 from apiserver.endpoints.routing import RequestInfo
 from apiserver.filters.fairness import PriorityAndFairnessFilter
-from apiserver.filters.flowschemas import classify, nominal_seats
+from apiserver.filters.flowschemas import bootstrap
 from apiserver.filters.queueset import QueueSet, _deal, _Queue
 
 JANE = UserInfo("jane", groups=("system:authenticated",))
@@ -25,6 +25,7 @@ KUBE_SYSTEM_ROBOT = UserInfo(
     "system:serviceaccount:kube-system:controller",
     groups=("system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"),
 )
+CLASSIFIER = bootstrap()
 NODE = UserInfo("system:node:n1", groups=("system:nodes", "system:authenticated"))
 GET_PODS = RequestInfo(
     "/api/v1/namespaces/apps/pods/p", "get", True, "api", "", "v1", "apps", "pods"
@@ -50,7 +51,7 @@ def probe(path: str) -> RequestInfo:
     [
         (LOOPBACK, GET_PODS, None),  # exempt: system:masters
         (ANONYMOUS, probe("/readyz"), None),  # probes
-        (JANE, probe("/livez/ping"), None),
+        (JANE, probe("/livez/ping"), "global-default"),  # the probes schema names the paths exactly
         (JANE, probe("/healthz"), None),
         (ANONYMOUS, probe("/version"), "global-default"),
         (JANE, GET_PODS, "global-default"),
@@ -64,22 +65,23 @@ def probe(path: str) -> RequestInfo:
 def test_requests_are_classified_as_kubes_bootstrap_flow_schemas(
     user: UserInfo, info: RequestInfo, level: str | None
 ) -> None:
-    classified = classify(user, info)
+    classified = CLASSIFIER.classify(user, info)
     assert (classified[0].name if classified else None) == level
+    assert CLASSIFIER.classify(user, info) == classified  # remembered, the same
 
 
 def test_users_are_distinct_flows_and_the_control_plane_flows_by_namespace() -> None:
     other = UserInfo("joe", groups=("system:authenticated",))
-    jane, joe = classify(JANE, GET_PODS), classify(other, GET_PODS)
+    jane, joe = CLASSIFIER.classify(JANE, GET_PODS), CLASSIFIER.classify(other, GET_PODS)
     assert jane is not None and joe is not None and jane[1] != joe[1]
-    in_apps = classify(KUBE_SYSTEM_ROBOT, GET_PODS)
-    in_default = classify(KUBE_SYSTEM_ROBOT, GET_PODS._replace(namespace="default"))
+    in_apps = CLASSIFIER.classify(KUBE_SYSTEM_ROBOT, GET_PODS)
+    in_default = CLASSIFIER.classify(KUBE_SYSTEM_ROBOT, GET_PODS._replace(namespace="default"))
     assert in_apps is not None and in_default is not None and in_apps[1] != in_default[1]
 
 
 def test_the_server_limit_is_shared_out_by_nominal_concurrency_shares() -> None:
     # 400 + 200 (kube's defaults), shares 30+40+10+40+100+20+5 = 245, each rounded up
-    assert nominal_seats(600) == {
+    assert CLASSIFIER.nominal_seats(600) == {
         "system": 74,
         "node-high": 98,
         "leader-election": 25,
@@ -88,7 +90,7 @@ def test_the_server_limit_is_shared_out_by_nominal_concurrency_shares() -> None:
         "global-default": 49,
         "catch-all": 13,
     }
-    assert min(nominal_seats(1).values()) == 1
+    assert min(CLASSIFIER.nominal_seats(1).values()) == 1
 
 
 def test_a_list_takes_a_seat_per_hundred_stored_objects_up_to_ten() -> None:

@@ -232,9 +232,10 @@ async def test_a_list_larger_than_grpcs_default_receive_limit_works(running: Etc
 
 async def test_an_unreachable_etcd_fails_within_the_request_timeout() -> None:
     storage = EtcdStorage([f"http://127.0.0.1:{free_port()}"], request_timeout=0.3)
-    with pytest.raises(EtcdUnavailableError, match=r"etcd at http://127\.0\.0\.1"):
+    with pytest.raises(EtcdUnavailableError, match="no connection to any member") as raised:
         await asyncio.wait_for(storage.start(), TIMEOUT)
     await storage.close()
+    assert "127.0.0.1" not in str(raised.value)  # the message reaches API clients: no addresses
 
 
 async def test_a_write_during_an_etcd_restart_waits_for_it(running: EtcdProcess) -> None:
