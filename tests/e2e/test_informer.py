@@ -1,9 +1,10 @@
-"""Informers and listers against a real server (SQLite storage, history compacted every 0.3 s): the cache
-syncs from a list and follows the watch; listers read it by key, selector, namespace and index; handlers hear
-every change exactly once across a server restart (the watch resumes from its last resourceVersion) and across
-a compaction (410 Gone: a relist reconciles the cache, deletions missed arrive as tombstones); resync
-re-delivers the cache. Each test ends with a marker object: once its ADD arrives, everything written before it
-has arrived too, so the handlers' record is complete without waiting on a clock."""
+"""Informers and listers against a real server (SQLite storage; a second server compacts its history every
+0.3 s): the cache syncs from a list and follows the watch; listers read it by key, selector, namespace and
+index; handlers hear every change exactly once across a server restart (the watch resumes from its last
+resourceVersion) and across a compaction (410 Gone: a relist reconciles the cache, deletions missed arrive as
+tombstones); resync re-delivers the cache. Each test ends with a marker object: once its ADD arrives,
+everything written before it has arrived too, so the handlers' record is complete without waiting on a
+clock."""
 
 from __future__ import annotations
 
@@ -43,6 +44,13 @@ def crontab(name: str, suite: str, image: str = "nginx") -> CronTab:
         metadata=ObjectMeta(name=name, namespace=NAMESPACE, labels={"suite": suite, "tier": "web"}),
         spec=CronTabSpec(cron_spec="* * * * */5", image=image, replicas=1),
     )
+
+
+def seed(server: ServerProcess, *objects: CronTab) -> None:
+    """Create ``objects`` before an informer starts."""
+    with Connection(load_kubeconfig(server.kubeconfig)) as sync:
+        for obj in objects:
+            crontabs(sync).create(obj)
 
 
 class Recorder:
@@ -108,12 +116,9 @@ async def informed(
 
 
 def test_listers_read_the_cache_by_key_selector_namespace_and_index(
-    compacting: ServerProcess,
+    server: ServerProcess,
 ) -> None:
-    with Connection(load_kubeconfig(compacting.kubeconfig)) as sync:
-        tabs = crontabs(sync)
-        tabs.create(crontab("lister-a", "lister"))
-        tabs.create(crontab("lister-b", "lister", image="busybox"))
+    seed(server, crontab("lister-a", "lister"), crontab("lister-b", "lister", image="busybox"))
 
     async def body(informer: Informer[CronTab], recorder: Recorder, sync: Connection) -> None:
         assert sorted(recorder.calls) == [("add", "lister-a"), ("add", "lister-b")]
@@ -148,7 +153,7 @@ def test_listers_read_the_cache_by_key_selector_namespace_and_index(
 
     asyncio.run(
         informed(
-            compacting,
+            server,
             "lister",
             body,
             indexers={"image": lambda tab: [tab.spec.image] if tab.spec and tab.spec.image else []},
@@ -156,28 +161,26 @@ def test_listers_read_the_cache_by_key_selector_namespace_and_index(
     )
 
 
-def test_resync_redelivers_every_cached_object_as_an_update(compacting: ServerProcess) -> None:
-    with Connection(load_kubeconfig(compacting.kubeconfig)) as sync:
-        crontabs(sync).create(crontab("resync-a", "resync"))
+def test_resync_redelivers_every_cached_object_as_an_update(server: ServerProcess) -> None:
+    seed(server, crontab("resync-a", "resync"))
 
     async def body(informer: Informer[CronTab], recorder: Recorder, sync: Connection) -> None:
         await recorder.wait_for(("update", "resync-a"))
         assert recorder.calls[:2] == [("add", "resync-a"), ("update", "resync-a")]
 
-    asyncio.run(informed(compacting, "resync", body, resync_period=0.2))
+    asyncio.run(informed(server, "resync", body, resync_period=0.2))
 
 
 def test_the_watch_resumes_across_a_server_restart_without_loss_or_duplicates(
-    compacting: ServerProcess,
+    server: ServerProcess,
 ) -> None:
-    with Connection(load_kubeconfig(compacting.kubeconfig)) as sync:
-        crontabs(sync).create(crontab("restart-a", "restart"))
+    seed(server, crontab("restart-a", "restart"))
 
     async def body(informer: Informer[CronTab], recorder: Recorder, sync: Connection) -> None:
         before = informer.last_resource_version
-        await asyncio.to_thread(compacting.stop)
-        await asyncio.to_thread(compacting.start)
-        with Connection(load_kubeconfig(compacting.kubeconfig)) as again:
+        await asyncio.to_thread(server.stop)
+        await asyncio.to_thread(server.start)
+        with Connection(load_kubeconfig(server.kubeconfig)) as again:
             tabs = crontabs(again)
             tabs.create(crontab("restart-b", "restart"))
             tabs.patch("restart-a", {"spec": {"replicas": 2}}, NAMESPACE)
@@ -194,7 +197,7 @@ def test_the_watch_resumes_across_a_server_restart_without_loss_or_duplicates(
         assert informer.relists == 1  # resumed from its resourceVersion, not relisted
         assert informer.last_resource_version != before
 
-    asyncio.run(informed(compacting, "restart", body))
+    asyncio.run(informed(server, "restart", body))
 
 
 class Proxy:
@@ -242,10 +245,7 @@ class Proxy:
 def test_a_compacted_resource_version_relists_with_tombstones_for_missed_deletes(
     compacting: ServerProcess,
 ) -> None:
-    with Connection(load_kubeconfig(compacting.kubeconfig)) as sync:
-        tabs = crontabs(sync)
-        tabs.create(crontab("compact-a", "compact"))
-        tabs.create(crontab("compact-b", "compact"))
+    seed(compacting, crontab("compact-a", "compact"), crontab("compact-b", "compact"))
 
     async def scenario() -> None:
         proxy = Proxy(compacting.port)
