@@ -12,6 +12,7 @@ PORT ?= 6443
 all: check test
 
 $(STAMP): pyproject.toml
+	@echo "installing apiforge and its dependencies into $(VENV) (about a minute the first time)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'

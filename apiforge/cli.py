@@ -27,7 +27,7 @@ SCOPE = click.option(
 class _LazyServe(click.Group):
     """The group, with `serve` built only when it is asked for (run, or listed by --help): its options come
     from the server's option module, which imports the serving machinery (0.2-0.3 s) that `generate`, `new`
-    and `init` never use (issue 14: one added kind under 2 s)."""
+    and `init` never use (one added kind regenerates in under 2 s)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), "serve"])
@@ -39,6 +39,7 @@ class _LazyServe(click.Group):
 
 
 @click.group(cls=_LazyServe)
+@click.version_option(package_name="apiforge", prog_name="apiforge", message="%(prog)s %(version)s")
 def main() -> None:
     """Compile Kubernetes-style resource definitions into a Kubernetes-compatible API server."""
 
@@ -66,34 +67,42 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print errors only (no progress, no summary).")
 def generate(definitions_dir: Path, out_dir: Path, check: bool, quiet: bool) -> None:
     """Regenerate OUT from DEFINITIONS (only what changed), printing each group-version as it is rendered
-    and the run's total time."""
+    and the run's outcome and total time."""
     from generator.pipeline import GenerateConfig
     from generator.pipeline import generate as run
 
     started = time.perf_counter()
-    progress = None if quiet else click.echo
+    rendered: list[str] = []
+
+    def progress(line: str) -> None:
+        rendered.append(line)
+        click.echo(line)
+
     try:
-        changes = run(GenerateConfig(definitions_dir, out_dir, check, progress=progress))
+        changes = run(
+            GenerateConfig(
+                definitions_dir, out_dir, check, progress=None if quiet or check else progress
+            )
+        )
     except DefinitionErrors as failure:
         for error in failure.errors:
             click.echo(f"error: {error}", err=True)
         sys.exit(1)
-    took = f"({time.perf_counter() - started:.1f} s)"
-    if check:
-        if changes:
-            for change in changes:
-                click.echo(f"{change.change}: {out_dir / change.path}", err=True)
-            click.echo(f"{out_dir} is out of date: run `make generate`", err=True)
-            sys.exit(1)
-        if not quiet:
-            click.echo(f"{out_dir} is up to date {took}")
+    took = f"{time.perf_counter() - started:.1f} s"
+    if check and changes:
+        for change in changes:
+            click.echo(f"{change.change}: {out_dir / change.path}", err=True)
+        click.echo(f"{out_dir} is out of date: run `make generate`", err=True)
+        sys.exit(1)
+    if quiet:
         return
-    if not quiet:
-        click.echo(
-            f"{len(changes)} file(s) changed in {out_dir} {took}"
-            if changes
-            else f"{out_dir} is up to date {took}"
-        )
+    if changes:
+        click.echo(f"{len(changes)} file(s) changed in {out_dir} ({took})")
+    elif rendered:  # e.g. a fresh clone, whose committed output has no render cache beside it
+        count = f"{len(rendered)} group-version{'s' if len(rendered) != 1 else ''}"
+        click.echo(f"{out_dir} is up to date: rendered {count}, no file changed ({took})")
+    else:
+        click.echo(f"{out_dir} is up to date ({took})")
 
 
 @main.command()
@@ -150,6 +159,99 @@ def init(directory: Path, group: str, kind: str, scope: str) -> None:
     for path in written:
         click.echo(f"wrote {path}")
     click.echo(f"next: cd {directory} && make generate && make run")
+
+
+@main.group()
+def export() -> None:
+    """Write the project's API in other forms (CustomResourceDefinitions for existing clusters)."""
+
+
+@export.command("crds")
+@click.option(
+    "--definitions",
+    "definitions_dir",
+    type=click.Path(path_type=Path),
+    default=Path("definitions"),
+    show_default=True,
+    help="Directory of definition files.",
+)
+@click.option(
+    "--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Output directory."
+)
+@click.option(
+    "--webhook-namespace",
+    default="apiforge-system",
+    show_default=True,
+    help="Namespace of the conversion webhook's Service.",
+)
+@click.option(
+    "--webhook-service",
+    default="apiforge-conversion-webhook",
+    show_default=True,
+    help="Name of the conversion webhook's Service.",
+)
+@click.option(
+    "--webhook-port", type=int, default=443, show_default=True, help="Port of the Service."
+)
+@click.option(
+    "--ca-bundle",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="PEM file of the CA that signed the webhook's certificate: the CRDs' caBundle.",
+)
+def export_crds(
+    definitions_dir: Path,
+    out_dir: Path,
+    webhook_namespace: str,
+    webhook_service: str,
+    webhook_port: int,
+    ca_bundle: Path | None,
+) -> None:
+    """One apiextensions.k8s.io/v1 CustomResourceDefinition per kind of DEFINITIONS in OUT; kinds whose
+    versions declare renames or hooks convert through `apiforge conversion-webhook`, whose example
+    Deployment and Service are written beside them."""
+    from generator.export_crd import export_crds as run
+    from generator.export_webhook import WebhookService
+
+    webhook = WebhookService(
+        namespace=webhook_namespace,
+        name=webhook_service,
+        port=webhook_port,
+        ca_bundle=ca_bundle.read_bytes() if ca_bundle else b"",
+    )
+    try:
+        written = run(definitions_dir, out_dir, webhook)
+    except DefinitionErrors as failure:
+        for error in failure.errors:
+            click.echo(f"error: {error}", err=True)
+        sys.exit(1)
+    for path in written:
+        click.echo(f"wrote {path}")
+
+
+@main.command("conversion-webhook")
+@click.option(
+    "--tls-cert-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="PEM serving certificate (issued for <service>.<namespace>.svc).",
+)
+@click.option(
+    "--tls-private-key-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="PEM private key of the certificate.",
+)
+@click.option("--bind-address", default="0.0.0.0", show_default=True)
+@click.option("--port", type=int, default=9443, show_default=True)
+def conversion_webhook(
+    tls_cert_file: Path, tls_private_key_file: Path, bind_address: str, port: int
+) -> None:
+    """Serve the project's declared conversions as a CRD conversion webhook (POST /convert, GET /healthz)
+    over TLS, until SIGTERM or SIGINT."""
+    from apiserver.conversionwebhook.server import serve as run
+
+    scheme, _ = _project_api()
+    run(scheme, tls_cert_file, tls_private_key_file, bind_address, port)
 
 
 def _serve_command() -> click.Command:

@@ -1,4 +1,4 @@
-"""What one ValidatingAdmissionPolicy costs a write (issue 13: at most 50 µs of CPU).
+"""What one ValidatingAdmissionPolicy costs a write (at most 50 µs of CPU).
 
 One server on memory storage, its CronTabs created through its Store (the path every write takes: prune,
 default, admission, validation, storage), in rounds of three phases in a rotating order: without any

@@ -1,4 +1,4 @@
-"""What hostile and large requests cost everyone else (issue 15): a GET client's latency, and the server's
+"""What hostile and large requests cost everyone else: a GET client's latency, and the server's
 memory, while another client loops over the two attacks the adversarial pass found worst — a 129 KB YAML body
 whose aliases expand to 300 MB, and a 2 KB JSON patch whose copies double a list 25 times — and then over
 large valid writes (server-side applies of a 0.5 MB object as JSON and as YAML, and merge patches of it),
@@ -6,7 +6,7 @@ against one server on SQLite.
 
 Three phases side by side in one run: the GET client alone, with the attack loop beside it, and with the
 large-write loop beside it. Reported: GET p50/p99 latency in each phase, how many attacks and writes were
-answered (and with what), and the server's RSS before and after the attack phase. Targets (issue 15): p99
+answered (and with what), and the server's RSS before and after the attack phase. Targets: p99
 GET under attack < 100 ms, server memory growth < 100 MB; under large writes, "the event loop is never held":
 no target number in the issue, reported beside the time one large write takes.
 

@@ -1,4 +1,4 @@
-"""How close the CEL budget's charge is to the time evaluations take (issue 15): the runtime charges each
+"""How close the CEL budget's charge is to the time evaluations take: the runtime charges each
 evaluation the estimator's bound with the object's actual sizes (apiserver/schema/celbudget.py), in kube's
 units, which kube sizes at about 0.1 s per 1,000,000 (PerCallLimit) on Go. This measures, for rules of each
 kind over realistic lists, the time ``validate_rules`` takes (conversion of the value included) per unit

@@ -1,4 +1,4 @@
-"""What a request to a kind posted at run time costs against the same kind generated (issue 12: within 10%).
+"""What a request to a kind posted at run time costs against the same kind generated (within 10%).
 
 The shipped CronTab (stable.example.com, generated from definitions/) and a CustomResourceDefinition with the
 same names, schemas, subresources and printer columns under another group (posted to the same server and

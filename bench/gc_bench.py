@@ -1,4 +1,4 @@
-"""The garbage collector under a mass deletion (issue 13): 1,000 owners with 10 dependents each (10,000
+"""The garbage collector under a mass deletion: 1,000 owners with 10 dependents each (10,000
 ConfigMaps) are deleted at once with the default (background) propagation, and the time until the last
 dependent is gone is measured, beside the floor in the same run: the same server deleting 10,000 ConfigMaps
 itself, 16 at a time (as the collector's workers do). The ratio says what the graph, the queue and the

@@ -1,5 +1,5 @@
 """How long `make generate` takes: for the shipped definitions, and for 200 synthetic kinds cold, after one
-added kind, and with nothing changed (issue 14: < 10 s, < 2 s, < 1 s).
+added kind, and with nothing changed (< 10 s, < 2 s, < 1 s).
 
 Every run is a fresh ``python -m apiforge generate`` subprocess (so nothing is cached in memory):
 

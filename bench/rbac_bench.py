@@ -1,4 +1,4 @@
-"""What RBAC costs a GET, and that bindings for other users do not add to it (issue 11: 10,000 RoleBindings
+"""What RBAC costs a GET, and that bindings for other users do not add to it (10,000 RoleBindings
 slow a request by less than 2x).
 
 One GET of a stored CronTab by user `jane` (a RoleBinding to `edit` in its namespace) is answered by the bare

@@ -201,12 +201,12 @@ def _check_server_parts(d: Definition, found: Findings) -> None:
             )
 
 
-def _check_one(definition: Definition, found: Findings, run_time: bool = False) -> None:
+def _check_one(definition: Definition, found: Findings) -> None:
     _check_names(definition, found)
     _check_server_parts(definition, found)
     if definition.versions:
         _check_versions(definition, found)
-        if sum(v.storage for v in definition.versions) == 1 and not run_time:
+        if sum(v.storage for v in definition.versions) == 1:
             check_conversion(
                 definition, found.locate.format(definition) == "crd", found.reporter(definition)
             )
@@ -221,16 +221,13 @@ def each_has_problems(definitions: list[Definition], locate: Locator) -> bool:
     return bool(found.errors)
 
 
-def check_definitions(
-    definitions: list[Definition], locate: Locator, run_time: bool = False
-) -> None:
+def check_definitions(definitions: list[Definition], locate: Locator) -> None:
     """Raise DefinitionErrors listing every problem of every definition (in file and line order; see
-    DefinitionError.order). ``run_time``: CRDs posted to a server, whose versions convert by apiVersion
-    rewrite (strategy None, a field the other version lacks is pruned, as kube does) or through a webhook, so
-    conversion need not be total."""
+    DefinitionError.order). Generated and posted CRDs alike: a CRD's versions convert as kube's strategy
+    None does (the apiVersion changes, the target's schema prunes), so their conversion need not be total."""
     found = Findings(locate)
     for definition in definitions:
-        _check_one(definition, found, run_time)
+        _check_one(definition, found)
     check_across(definitions, found)
     if found.errors:
         raise DefinitionErrors(sorted(found.errors, key=DefinitionError.order))

@@ -94,6 +94,9 @@ class Conversion:
     moves: tuple[FieldMove, ...] = ()
     to_hub_hook: str = ""
     from_hub_hook: str = ""
+    prune: bool = False
+    """A CRD's conversion strategy None, as kube does it: only the apiVersion changes, and the target
+    version's schema prunes what it does not declare (so conversion need not be total)."""
 
 
 @dataclass(frozen=True)
@@ -213,6 +216,9 @@ class Definition:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     server: ServerParts = field(default_factory=lambda: ServerParts())
+    custom_resource: bool = False
+    """Read from a CustomResourceDefinition: served as kube serves custom resources, whose handler refuses
+    strategic merge patch (a compact-format kind is compiled like a built-in type and takes it)."""
 
     @property
     def storage_version(self) -> Version:

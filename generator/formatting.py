@@ -1,6 +1,6 @@
 """Format the generated Python: every file of a run in one ``ruff format`` process.
 
-The formatter was black until issue 14 measured it: over 200 synthetic kinds black took 18 s of the 62 s of CPU
+The formatter was black until it was measured: over 200 synthetic kinds black took 18 s of the 62 s of CPU
 a cold generation cost (0.15-0.4 s per module, two passes each, since our unformatted sources always change on
 the first), so 200 kinds could not be generated in 10 s on two cores with it; ``ruff format`` formats the same
 files in about 0.1 s. Its style is black's but for a few docstrings and blank lines. It is a compiled binary

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.definition import Definition, JsonPath, PrinterColumn, ScaleSubresource, Version
+from apiserver.schema.webhookurl import webhook_url_causes
+from generator.api_approval import ANNOTATION, approval_problem
+from generator.definition import (
+    Conversion,
+    Definition,
+    JsonPath,
+    PrinterColumn,
+    ScaleSubresource,
+    Version,
+)
 from generator.load_reader import DocumentReader
 from generator.schema_keywords import JSON_SCHEMA_PROPS, check_keyword_value
 from generator.sourcemap import DefinitionSource
@@ -73,6 +82,8 @@ COMPACT_COLUMN_FORMATS = (*COLUMN_FORMATS, "name")
 _CONVERSION_KEYS = ("strategy", "webhook")
 _WEBHOOK_KEYS = ("clientConfig", "conversionReviewVersions")
 _SERVICE_KEYS = ("namespace", "name", "path", "port")
+_STRATEGY_NONE = Conversion(prune=True)
+"""How the versions of a CRD without a conversion webhook convert (a webhook's CRD converts by calling it)."""
 
 
 def read_scale(reader: DocumentReader, value: Any, path: JsonPath) -> ScaleSubresource | None:
@@ -193,6 +204,10 @@ def load_crd(
     for name, target in (("group", "group"), ("scope", "scope"), ("versions", "versions")):
         source.record((name,), (*sp, target))
     group = reader.opt_string(spec, "group", sp)
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    unapproved = approval_problem(group, annotations)
+    if unapproved:
+        reader.error(("metadata", "annotations", ANNOTATION), unapproved)
     scope = reader.choice(spec["scope"], (*sp, "scope"), SCOPES) if "scope" in spec else None
     names = _names(reader, source, spec.get("names"))
     _conversion(reader, spec, run_time)
@@ -204,7 +219,10 @@ def load_crd(
                 "preserveUnknownFields: true is not supported (apiextensions.k8s.io/v1 requires false); "
                 "use x-kubernetes-preserve-unknown-fields: true on the schema nodes that need it",
             )
-    versions = _versions(reader, source, spec.get("versions"))
+    webhook = (spec.get("conversion") or {}).get("strategy") == "Webhook"
+    versions = _versions(
+        reader, source, spec.get("versions"), Conversion() if webhook else _STRATEGY_NONE
+    )
     if names is not None and isinstance(metadata, dict) and isinstance(metadata.get("name"), str):
         expected = f"{names['plural']}.{group}"
         if metadata["name"] != expected:
@@ -224,6 +242,7 @@ def load_crd(
         versions=tuple(versions),
         short_names=reader.opt_strings(spec["names"], "shortNames", (*sp, "names")),
         categories=reader.opt_strings(spec["names"], "categories", (*sp, "names")),
+        custom_resource=True,
     )
     return definition, source, reader
 
@@ -258,12 +277,12 @@ def _conversion(reader: DocumentReader, spec: dict[str, Any], run_time: bool) ->
     if stanza is None:
         return
     strategy = stanza.get("strategy", "None")
-    if strategy == "Webhook" and not run_time:
-        reader.error(
-            (*path, "strategy"),
-            "conversion webhooks are not supported; declare field moves in the compact format",
-        )
-    elif strategy == "Webhook":
+    if strategy == "Webhook":
+        if not run_time:  # generated code has no webhook client: docs/crds.md lists this divergence
+            reader.error(
+                (*path, "strategy"),
+                "conversion webhooks are not supported; declare field moves in the compact format",
+            )
         _webhook(reader, stanza.get("webhook"), (*path, "webhook"))
     elif reader.choice(strategy, (*path, "strategy"), ("None", "Webhook")) and "webhook" in stanza:
         reader.error((*path, "webhook"), 'must not be set unless strategy is "Webhook"')
@@ -271,8 +290,9 @@ def _conversion(reader: DocumentReader, spec: dict[str, Any], run_time: bool) ->
 
 def _webhook(reader: DocumentReader, webhook: Any, path: JsonPath) -> None:
     """kube's ValidateCustomResourceConversion for strategy Webhook (apiextensions/validation), at the paths
-    of kube's internal type (``spec.conversion.webhookClientConfig``, ``...conversionReviewVersions``): a
-    client config naming exactly one of url (https) and service, and a review version kube speaks."""
+        of kube's internal type (``spec.conversion.webhookClientConfig``, ``...conversionReviewVersions``): a
+        client config naming exactly one of url (kube's ValidateWebhookURL) and service, and a review version kube
+    speaks."""
     conversion = path[:-1]
     stanza = {} if webhook is None else reader.mapping(webhook, path, _WEBHOOK_KEYS)
     if stanza is None:
@@ -300,10 +320,8 @@ def _webhook(reader: DocumentReader, webhook: Any, path: JsonPath) -> None:
         reader.error(where, "Required value: exactly one of url or service is required")
     elif "url" in config:
         url = reader.string(config["url"], (*where, "url"))
-        if url is not None and not url.startswith("https://"):
-            reader.error(
-                (*where, "url"), f"Invalid value: \"{url}\": 'https' is the only allowed URL scheme"
-            )
+        for cause in webhook_url_causes("", url) if url is not None else ():
+            reader.error((*where, "url"), cause.message)
     else:
         service = reader.mapping(config["service"], (*where, "service"), _SERVICE_KEYS)
         for key in ("name", "namespace"):
@@ -311,7 +329,9 @@ def _webhook(reader: DocumentReader, webhook: Any, path: JsonPath) -> None:
                 reader.error((*where, "service", key), f"Required value: service {key} is required")
 
 
-def _versions(reader: DocumentReader, source: DefinitionSource, value: Any) -> list[Version]:
+def _versions(
+    reader: DocumentReader, source: DefinitionSource, value: Any, conversion: Conversion
+) -> list[Version]:
     path: JsonPath = ("spec", "versions")
     items = reader.sequence(value, path)
     if not items:
@@ -330,7 +350,7 @@ def _versions(reader: DocumentReader, source: DefinitionSource, value: Any) -> l
             reader.error((*here, "name"), f'duplicate version "{name}"')
             continue
         seen.add(name)
-        version = _version(reader, source, entry, name, here)
+        version = _version(reader, source, entry, name, here, conversion)
         if version is not None:
             versions.append(version)
     return versions
@@ -342,6 +362,7 @@ def _version(
     entry: dict[str, Any],
     name: str,
     here: JsonPath,
+    conversion: Conversion,
 ) -> Version | None:
     source.record(("versions", name), here)
     source.record(("versions", name, "schema"), (*here, "schema", "openAPIV3Schema"))
@@ -386,6 +407,7 @@ def _version(
             reader, entry.get("additionalPrinterColumns", []), (*here, "additionalPrinterColumns")
         ),
         selectable_fields=tuple(selectable),
+        conversion=conversion,
     )
     # A schema that is not a mapping was reported by check_schema_props (or as missing).
     return version if isinstance(schema, dict) else None

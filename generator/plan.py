@@ -31,7 +31,7 @@ class KindPlan:
     to_hub: Direction  # the declared renames version → hub (none for the hub itself)
     from_hub: Direction
     strategic_merge_patch: (
-        bool  # kube serves SMP for built-in kinds and schemas with patch merge keys
+        bool  # kube serves SMP for its compiled types, never for custom resources
     )
     to_hub_hook: tuple[str, str] | None  # (module, function)
     from_hub_hook: tuple[str, str] | None
@@ -43,6 +43,15 @@ class KindPlan:
     def is_hub(self) -> bool:
         """The storage version is the hub, unless the objects are another resource's (``storedAs``)."""
         return self.version.storage and self.definition.server.stored_as is None
+
+    @property
+    def prunes(self) -> bool:
+        """Converts by kube's strategy None between versions whose schemas differ: each direction prunes
+        to its target's schema (identical schemas have nothing to prune)."""
+        hub = self.definition.storage_version
+        return (
+            not self.is_hub and self.version.conversion.prune and self.version.schema != hub.schema
+        )
 
     @property
     def hub_package(self) -> str:
@@ -169,16 +178,6 @@ def defaults_only(schema: Mapping[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-def _declares_merge_keys(schema: Any) -> bool:
-    if isinstance(schema, Mapping):
-        return "x-kubernetes-patch-merge-key" in schema or any(
-            _declares_merge_keys(value) for value in schema.values()
-        )
-    if isinstance(schema, list):
-        return any(_declares_merge_keys(value) for value in schema)
-    return False
-
-
 def _hook(reference: str) -> tuple[str, str] | None:
     if not reference:
         return None
@@ -201,7 +200,7 @@ def _kind_plan(definition: Definition, version: Version) -> KindPlan:
         defaults_schema=defaults_only(version.schema),
         to_hub=to_hub,
         from_hub=from_hub,
-        strategic_merge_patch=definition.group == "" or _declares_merge_keys(version.schema),
+        strategic_merge_patch=not definition.custom_resource,
         to_hub_hook=_hook(version.conversion.to_hub_hook),
         from_hub_hook=_hook(version.conversion.from_hub_hook),
         protobuf=protobuf_plan(definition, version)[0],  # checked: no problems are left

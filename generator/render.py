@@ -177,7 +177,7 @@ def _timed(job: Job, models: ModelsSource = version_models) -> tuple[Rendered, f
 def _report(progress: Progress | None, job: Job, seconds: float) -> None:
     if progress is not None and isinstance(job, VersionPlan):
         kinds = f"{len(job.kinds)} kind{'s' if len(job.kinds) != 1 else ''}"
-        progress(f"generated {_label(job.group, job.name)} ({kinds}) {seconds:.1f} s")
+        progress(f"rendered {_label(job.group, job.name)} ({kinds}) {seconds:.1f} s")
 
 
 def _in_workers(

@@ -238,6 +238,15 @@ class SchemaExpander:
         if isinstance(spec, dict):
             if is_full_form(spec):
                 return self._full_form(spec, src, dst, in_object)
+            typos = _misspelt_keywords(spec)
+            if (
+                typos
+            ):  # one field with a misspelt keyword, not an object whose properties are all wrong
+                for typo, keyword in typos.items():
+                    self.reader.error(
+                        (*src, typo), f'unknown schema keyword "{typo}"; did you mean "{keyword}"?'
+                    )
+                return None, False
             return self._shorthand(spec, src, dst), False
         self._error(src, f"expected a type expression or a mapping, got {describe(spec)}", hint)
         return None, False

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from apiserver.encoding.kubeyaml import without_timestamps
+from apiserver.encoding.kubeyaml import go_yaml_resolvers
 from generator.definition import DefinitionError, DefinitionErrors, JsonPath
 
 __all__ = [
@@ -33,8 +33,8 @@ __all__ = [
 
 _MERGE = "tag:yaml.org,2002:merge"
 
-PURE_PYTHON_LOADER = without_timestamps(yaml.SafeLoader)
-LOADER = without_timestamps(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+PURE_PYTHON_LOADER = go_yaml_resolvers(yaml.SafeLoader)
+LOADER = go_yaml_resolvers(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 """libyaml's loader (5x faster) when PyYAML was built with it, else the pure-Python one."""
 
 _SIMPLE_KEY = re.compile(r"^[A-Za-z0-9_$@/-]+$")

@@ -2,8 +2,8 @@
 to stop, ``kill -9`` and restart it on the same data.
 
 The storage suite must prove the etcd backend against the real thing, and CI must not quietly skip
-it: when the ``etcd`` binary is missing this installs Debian's ``etcd-server`` (and ``etcd-client``
-for ``etcdctl``) if it runs as root, and otherwise fails with a message saying what to install.
+it: when the ``etcd`` binary is missing a test fails with a message saying what to install (``make test``
+installs it before pytest starts); a test never installs system packages itself.
 """
 
 from __future__ import annotations
@@ -25,8 +25,6 @@ from typing import Any
 READY_TIMEOUT = 20.0
 """Seconds to wait for /health; etcd is ready in 0.25-1.1 s on a loaded 2-core machine."""
 
-PACKAGES = ["etcd-server", "etcd-client"]
-
 _UNSUPPORTED_ARCH = {"aarch64": "arm64", "arm64": "arm64"}
 """etcd 3.4 refuses to start on these unless ETCD_UNSUPPORTED_ARCH names the architecture."""
 
@@ -39,37 +37,19 @@ def free_port() -> int:
 
 
 def etcd_binary() -> str:
-    """The path of ``etcd``, installing Debian's package first when it is missing and we are root."""
-    found = shutil.which("etcd")
-    if found is not None:
-        return found
-    if os.geteuid() != 0:
-        raise RuntimeError(
-            "the etcd tests need an etcd 3.4+ server binary on PATH: install it (Debian/Ubuntu:"
-            " `sudo apt-get install -y etcd-server etcd-client`) or run the tests as root,"
-            " which installs it"
-        )
-    _apt_install(PACKAGES)
+    """The path of ``etcd``; a missing one fails the test with what to install."""
     found = shutil.which("etcd")
     if found is None:
-        raise RuntimeError(f"installed {' '.join(PACKAGES)} but there is still no etcd on PATH")
+        raise RuntimeError(
+            "the etcd tests need an etcd 3.4+ server binary on PATH: run `make etcd` (as root it installs"
+            " Debian's etcd-server and etcd-client) or install it yourself"
+        )
     return found
 
 
 def etcdctl_binary() -> str | None:
     """The path of ``etcdctl`` if it is installed (it comes with Debian's etcd-client)."""
     return shutil.which("etcdctl")
-
-
-def _apt_install(packages: list[str]) -> None:
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "--no-install-recommends", *packages]
-    if subprocess.run(install, env=env, capture_output=True).returncode == 0:
-        return
-    subprocess.run(["apt-get", "update"], env=env, capture_output=True, check=True)
-    done = subprocess.run(install, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"`{' '.join(install)}` failed:\n{done.stdout}\n{done.stderr}")
 
 
 class EtcdProcess:

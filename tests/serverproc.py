@@ -27,8 +27,8 @@ import yaml
 from apiserver.server.cli import client_url
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-CONFORMANCE = SHARED / "conformance"
+FIXTURES = REPO / "tests" / "fixtures"
+"""The data files the suite reads, vendored with their origins and licences (SOURCES.md there)."""
 READY_TIMEOUT = 30.0
 CA_FILE = "test-ca.pem"
 CLIENT_FILE = "test-client.pem"

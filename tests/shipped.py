@@ -3,9 +3,28 @@ HTTP test shares."""
 
 from __future__ import annotations
 
-from typing import Any
+import shutil
+from pathlib import Path
+from typing import Any, Final
 
 import httpx
+
+from tests.serverproc import REPO
+
+SHIPPED_DEFINITIONS: Final = (
+    "platform.example.com/cluster.yaml",
+    "stable.example.com/crontab.yaml",
+)
+"""The repository's own definitions, relative to definitions/. A project a test builds starts from these only:
+a kind the user added beside them (the README's "Adding a kind") must not change what the suite sees."""
+
+
+def copy_shipped_definitions(target: Path) -> None:
+    """Copy the shipped definitions into ``target`` (a project's definitions/ directory)."""
+    for name in SHIPPED_DEFINITIONS:
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / "definitions" / name, target / name)
+
 
 CRONTABS = "/apis/stable.example.com/v1/namespaces/default/crontabs"
 CRONTABS_BETA = "/apis/stable.example.com/v1beta1/namespaces/default/crontabs"

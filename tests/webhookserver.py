@@ -63,6 +63,8 @@ class WebhookServer:
         assert pki.serving is not None
         self.ca_bundle = base64.b64encode(pki.ca.certificate_pem()).decode()
         self.reviews: list[dict[str, Any]] = []
+        self.authorizations: list[str | None] = []
+        """Each request's Authorization header (None when it had none)."""
         self.answers = dict(ANSWERS)
         self.hang = threading.Event()
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -86,6 +88,7 @@ class WebhookServer:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 review = json.loads(body)
                 server.reviews.append(review)
+                server.authorizations.append(self.headers.get("Authorization"))
                 path = self.path.partition("?")[0]
                 if path == "/hang":
                     server.hang.wait(35)

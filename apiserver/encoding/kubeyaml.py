@@ -1,5 +1,6 @@
 """YAML read as Kubernetes reads it (sigs.k8s.io/yaml over go-yaml v2), so that a YAML body means what it
-means to kube-apiserver: timestamps stay strings (``2024-01-01`` is not a date), and the scalar mapping keys
+means to kube-apiserver: timestamps stay strings (``2024-01-01`` is not a date), so does YAML 1.1's ``=``
+(the "value" key type, which go-yaml does not resolve: an enum value ``- =`` is the string "="), and the scalar mapping keys
 YAML allows but JSON does not (``1:``, ``on:``) become strings. Shared with the generator's definition reader.
 
 A body is read in two steps so that aliases cannot amplify it: the node graph is composed (libyaml, which
@@ -44,9 +45,11 @@ from apiserver.encoding.limits import (
     load_json,
 )
 
-__all__ = ["BodyError", "load_body", "without_timestamps"]
+__all__ = ["BodyError", "go_yaml_resolvers", "load_body"]
 
-_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+# implicit tags PyYAML resolves that go-yaml (resolve.go) does not: a plain scalar stays a string
+_TIMESTAMP: Final = "tag:yaml.org,2002:timestamp"
+_UNRESOLVED: Final = (_TIMESTAMP, "tag:yaml.org,2002:value")
 _INT64_MIN: Final = -(2**63)
 _UINT64_END: Final = 2**64
 
@@ -68,13 +71,15 @@ class BodyError(yaml.YAMLError):
         return self.message
 
 
-def without_timestamps(base: type[yaml.SafeLoader]) -> type[yaml.SafeLoader]:
-    """``base`` minus timestamp resolution: Kubernetes YAML reads ``2024-01-01`` as a string, not a date."""
+def go_yaml_resolvers(base: type[yaml.SafeLoader]) -> type[yaml.SafeLoader]:
+    """``base`` resolving plain scalars as go-yaml does: ``2024-01-01`` and ``=`` are strings, not a date
+    and YAML 1.1's value key (which PyYAML cannot even construct), so the generator and the server read a
+    file as kubectl does."""
     resolvers = {
-        first: [(tag, regexp) for tag, regexp in entries if tag != _TIMESTAMP]
+        first: [(tag, regexp) for tag, regexp in entries if tag not in _UNRESOLVED]
         for first, entries in base.yaml_implicit_resolvers.items()
     }
-    return type(f"{base.__name__}NoTimestamps", (base,), {"yaml_implicit_resolvers": resolvers})
+    return type(f"{base.__name__}GoYaml", (base,), {"yaml_implicit_resolvers": resolvers})
 
 
 def _json_key(key: Any, node: yaml.Node) -> str:
@@ -90,7 +95,7 @@ def _json_key(key: Any, node: yaml.Node) -> str:
     )
 
 
-class _BodyLoader(without_timestamps(getattr(yaml, "CSafeLoader", yaml.SafeLoader))):  # type: ignore[misc]
+class _BodyLoader(go_yaml_resolvers(getattr(yaml, "CSafeLoader", yaml.SafeLoader))):  # type: ignore[misc]
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[str, Any]:
         # built here rather than from the base class's dict, where the keys 1 and true would collide
         self.flatten_mapping(node)  # merge keys (<<)

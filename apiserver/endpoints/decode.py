@@ -108,7 +108,36 @@ def object_meta(obj: Object, target: Target) -> Object:
         metadata = obj["metadata"] = {}
     if not isinstance(metadata, dict):
         raise target.cannot_handle("metadata must be an object")
+    for field in _INT64_FIELDS:
+        value = metadata.get(field)
+        if isinstance(value, int | float) and not isinstance(value, bool) and not _is_int64(value):
+            if not target.resource.builtin:
+                # a custom resource's metadata is read with DropMalformedFields (apiextensions-apiserver
+                # pkg/apiserver/schema/objectmeta, GetObjectMetaWithOptions): the value is dropped
+                del metadata[field]
+                continue
+            # encoding/json's UnmarshalTypeError as kube's decoder wraps it (transformDecodeError)
+            raise target.cannot_handle(
+                f"json: cannot unmarshal number {_number_text(value)} into Go struct field "
+                f"ObjectMeta.metadata.{field} of type int64"
+            )
     return metadata
+
+
+_INT64_FIELDS = ("generation", "deletionGracePeriodSeconds")
+"""ObjectMeta's integers that a body may carry (Go int64s)."""
+
+
+def _is_int64(value: int | float) -> bool:
+    return isinstance(value, int) and -(2**63) <= value < 2**63
+
+
+def _number_text(value: int | float) -> str:
+    """The JSON number as the body wrote it, as far as a parsed value tells (integers beyond 64 bits are
+    parsed as floats: their integral value is shown)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def field_validation(query: dict[str, str]) -> str:

@@ -70,7 +70,9 @@ class VersionType:
     scale: ScaleSpec | None = None
     printer_columns: tuple[PrinterColumn, ...] = ()
     selectable_fields: tuple[str, ...] = ()
-    strategic_merge_patch: bool = False  # built-in kinds, or schemas that declare patch merge keys
+    strategic_merge_patch: bool = (
+        False  # compiled kinds, as kube's built-in types; never custom resources
+    )
     to_internal: Converter = _identity
     from_internal: Converter = _identity
     defaulter: Callable[[Object], None] | None = None

@@ -19,10 +19,15 @@ from prometheus_client import (
     Counter,
     Histogram,
     ProcessCollector,
+    disable_created_metrics,
     generate_latest,
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+disable_created_metrics()  # type: ignore[no-untyped-call]
+"""kube's metrics (component-base, on Prometheus's Go client) have no ``_created`` series; prometheus-client's
+counters and histograms add one each unless told not to (a process-wide switch)."""
 
 COMPONENT: Final = "apiserver"
 """kube's APIServerComponent label value."""

@@ -21,7 +21,7 @@ from apiserver.machinery.scheme import ResourceType, VersionType
 from apiserver.registry.identity import ensure_namespace
 from apiserver.registry.offload import run_heavy
 from apiserver.registry.versioning import to_hub
-from apiserver.schema import Cause, prune, prune_nulls, validate_object_meta
+from apiserver.schema import Cause, prune_nulls, prune_resource, validate_object_meta
 from apiserver.schema.cel import validate_rules
 from apiserver.schema.objectmeta import NameFunc, name_is_dns_subdomain
 from apiserver.schema.ratchet import ratchet
@@ -118,7 +118,7 @@ def _prepare(obj: Object, write: Write, options: WriteOptions, warnings: list[st
         metadata = obj["metadata"] = {}
     elif not isinstance(metadata, dict):
         raise cannot_handle(resource, version, "metadata must be an object")
-    unknown = prune(obj, version.schema)
+    unknown = prune_resource(obj, version.schema)
     if unknown and options.field_validation == "Strict":
         detail = ", ".join(f"unknown field {go_quoted(path)}" for path in unknown)
         raise cannot_handle(resource, version, f"strict decoding error: {detail}")

@@ -1,7 +1,10 @@
 """How an internal object is stored and read back: the storage version's JSON, without resourceVersion.
 
 The resourceVersion of a stored object is its key's mod revision (as etcd gives it), so it is never stored in
-the value; it is set on every object read.
+the value; it is set on every object read. A value is pruned against its version's current schema when read,
+as kube's storage decoder does (apiextensions-apiserver pkg/apiserver/customresource_handler.go: the
+``schemaCoercingDecoder`` of a CRD's storage; for built-in kinds the typed decoding): a field a schema no
+longer declares is not served, though the stored value keeps it until the object is written again.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import orjson
 
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType
+from apiserver.schema import prune_resource
 from apiserver.storage.interface import KeyValue
 
 
@@ -32,6 +36,8 @@ def decode(resource: ResourceType, kv: KeyValue) -> Object:
     # another resource's view (``stored_as``) reads the objects in that resource's stored form, the internal
     # form of every one of its versions
     version = None if resource.stored_as else resource.version(stored_version)
+    if version is not None:
+        prune_resource(obj, version.schema)
     if version is not None and not version.storage and resource.converter is None:
         # (a conversion webhook is awaited by the reader: registry.versioning.converted sees the
         # object's own apiVersion and has the webhook convert it from there)

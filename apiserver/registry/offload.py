@@ -1,4 +1,4 @@
-"""Large writes off the event loop (issue 15: "the event loop is never held"). Decoding, patching, pruning,
+"""Large writes off the event loop ("the event loop is never held"). Decoding, patching, pruning,
 validating and tracking a write is CPU work proportional to its object; for a body near kube's 3 MiB limit
 that is hundreds of milliseconds during which, on the loop, no other request is answered. Such work runs on
 one worker thread instead, and while it works the interpreter's switch interval drops from 5 ms to 0.5 ms:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from apiserver.schema import causes
@@ -21,6 +21,7 @@ from apiserver.schema.causes import Cause
 from apiserver.schema.structural import Schema
 
 __all__ = [
+    "embedded_resources",
     "is_config_map_key",
     "is_dns1035_label",
     "is_dns1123_label",
@@ -503,34 +504,41 @@ _META_FIELDS: Final = ("apiVersion", "kind", "metadata")
 def validate_embedded_resources(obj: Any, schema: Schema) -> list[Cause]:
     """TypeMeta and ObjectMeta of every ``x-kubernetes-embedded-resource`` inside ``obj`` (not the root)."""
     errs: list[Cause] = []
-    if schema.has_embedded_below:
-        _walk(obj, schema, "", errs)
+    for resource, path in embedded_resources(obj, schema):
+        _embedded(resource, path, errs)
     return errs
+
+
+def embedded_resources(obj: Any, schema: Schema) -> Iterator[tuple[dict[str, Any], str]]:
+    """Every ``x-kubernetes-embedded-resource`` object inside ``obj`` with its field path (kube's
+    field.Path: ``spec.template``, ``spec.items[0]``, ``spec.byName[key]``), outermost first."""
+    if schema.has_embedded_below:
+        yield from _walk(obj, schema, "")
 
 
 def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def _walk(x: Any, s: Schema, path: str, errs: list[Cause]) -> None:
+def _walk(x: Any, s: Schema, path: str) -> Iterator[tuple[dict[str, Any], str]]:
     if isinstance(x, dict):
         if s.embedded_resource:
-            _embedded(x, path, errs)
+            yield x, path
         if not s.has_embedded_below:
             return
         for key, value in x.items():
             prop = s.properties.get(key)
             if prop is not None:
-                _walk(value, prop, _join(path, key), errs)
+                yield from _walk(value, prop, _join(path, key))
             elif s.additional_properties is not None:
-                _walk(value, s.additional_properties, f"{path}[{key}]", errs)
+                yield from _walk(value, s.additional_properties, f"{path}[{key}]")
     elif (
         isinstance(x, list)
         and s.items is not None
         and (s.items.embedded_resource or s.items.has_embedded_below)
     ):
         for i, value in enumerate(x):
-            _walk(value, s.items, f"{path}[{i}]", errs)
+            yield from _walk(value, s.items, f"{path}[{i}]")
 
 
 def _embedded(x: dict[str, Any], path: str, errs: list[Cause]) -> None:

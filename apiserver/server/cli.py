@@ -1,7 +1,7 @@
 """`apiforge serve` once its options are parsed (apiserver.server.options): serve until SIGTERM/SIGINT.
 
-The admin kubeconfig is written only once the socket listens (with --workers, once every worker does), so its
-presence means "ready".
+The admin kubeconfig is written (or its own entries refreshed) only once the socket listens (with --workers, once
+every worker does), so on a first start its presence means "ready".
 
 TLS by default: the PKI, the TLS context and the x509 authenticator are prepared before anything serves
 (server/security.py), and before workers fork, so that they share them. Plain HTTP only with

@@ -10,7 +10,8 @@ resource is served from the moment ``install`` returns and not a moment before i
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from apiserver.admission.chain import AdmissionChain
@@ -46,10 +47,28 @@ class ServedResources:
         self.listeners: list[Listener] = []
         self.installed: set[tuple[str, str]] = set()
         """The (group, plural) of resources installed here; the generated ones cannot be replaced."""
+        self._batching = 0
+        self._pending = False
 
     def _changed(self) -> None:
+        if self._batching:
+            self._pending = True
+            return
         for listener in self.listeners:
             listener()
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Announce the changes made inside once, at the end: fifty CRDs applied together rebuild
+        discovery once rather than twice each (a rebuild encodes every group's documents)."""
+        self._batching += 1
+        try:
+            yield
+        finally:
+            self._batching -= 1
+            if not self._batching and self._pending:
+                self._pending = False
+                self._changed()
 
     async def install(self, resource: ResourceType) -> None:
         """Serve ``resource`` (or its new shape, when one of its group and plural is served): the Store and

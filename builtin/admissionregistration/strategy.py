@@ -1,12 +1,12 @@
 """The rules of the webhook configurations that their schema cannot say (kube's
 ValidateValidatingWebhookConfiguration / ValidateMutatingWebhookConfiguration, in its words): unique webhook
-names of three DNS segments or more, exactly one of ``url`` or ``service`` (an https URL), an
+names of three DNS segments or more, exactly one of ``url`` or ``service`` (an https URL without user
+information, query or fragment), an
 admissionReviewVersions list this server speaks (v1) and match conditions that compile."""
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 import cel
 
@@ -14,6 +14,7 @@ from apiserver.machinery.objects import Object
 from apiserver.registry.strategy import Strategy
 from apiserver.schema import Cause, causes
 from apiserver.schema.objectmeta import is_dns1123_subdomain
+from apiserver.schema.webhookurl import webhook_url_causes
 
 REVIEW_VERSIONS = ("v1", "v1beta1")
 
@@ -26,16 +27,7 @@ def _client_config(config: Any, path: str) -> list[Cause]:
         return [causes.required(path, "exactly one of url or service is required")]
     if url is None:
         return []
-    parts = urlsplit(str(url))
-    if parts.scheme != "https":
-        return [causes.invalid(f"{path}.url", url, "'https' is the only allowed URL scheme")]
-    if not parts.hostname:
-        return [causes.invalid(f"{path}.url", url, "host must be specified")]
-    if parts.fragment or parts.query:
-        return [
-            causes.invalid(f"{path}.url", url, "fragments and query parameters are not allowed")
-        ]
-    return []
+    return webhook_url_causes(f"{path}.url", str(url))
 
 
 def _review_versions(versions: Any, path: str) -> list[Cause]:

@@ -26,7 +26,7 @@ from apiserver.registry.store import ListOptions, Store
 from apiserver.server.served import ServedResources
 from apiserver.storage.interface import StorageError
 from builtin.apiextensions.conversion import WebhookConverter
-from builtin.apiextensions.judge import judge
+from builtin.apiextensions.judge import judge, remembered
 from builtin.apiextensions.naming import accepted_names, requested_names
 from builtin.apiextensions.openapi import group_documents
 from builtin.apiextensions.resource import resource_type
@@ -70,6 +70,13 @@ def _merge_conditions(
     return merged
 
 
+def _revision(crd: Object) -> int:
+    try:
+        return int(crd["metadata"].get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
 def _comparable(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in c.items() if k != "lastTransitionTime"} for c in conditions]
 
@@ -84,6 +91,11 @@ class CustomResourceDefinitionController:
         self._judged: dict[tuple[str, int], Definition | None] = {}
         self._finalizing: dict[str, asyncio.Task[None]] = {}
         self._task: asyncio.Task[None] | None = None
+        self._reconciler: asyncio.Task[None] | None = None
+        self._changes = asyncio.Event()
+        self._publisher: asyncio.Task[None] | None = None
+        self._stale_openapi: set[str] = set()
+        self._openapi_changes = asyncio.Event()
         self._lock = asyncio.Lock()
         self._webhooks = WebhookClients(context)
 
@@ -101,10 +113,17 @@ class CustomResourceDefinitionController:
         page = await self.store.list(None, ListOptions())
         self._crds = {crd["metadata"]["name"]: crd for crd in page.items}
         await self._reconcile()
+        await self._publish_openapi()
         self._task = asyncio.create_task(self._run(page.revision))
+        self._reconciler = asyncio.create_task(self._reconcile_when_changed())
+        self._publisher = asyncio.create_task(self._publish_openapi_when_changed())
 
     async def stop(self) -> None:
-        tasks = [t for t in (self._task, *self._finalizing.values()) if t is not None]
+        tasks = [
+            t
+            for t in (self._task, self._reconciler, self._publisher, *self._finalizing.values())
+            if t is not None
+        ]
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -112,17 +131,26 @@ class CustomResourceDefinitionController:
                 await task
         await self._webhooks.close()
 
+    def _remember(self, crd: Object) -> None:
+        """Keep the newest copy of a CRD: the watch may deliver an older one than this replica's own last
+        status write, which would otherwise look like a status to write again."""
+        name = crd["metadata"]["name"]
+        known = self._crds.get(name)
+        if known is None or _revision(crd) >= _revision(known):
+            self._crds[name] = crd
+
     async def _run(self, revision: int) -> None:
-        """Watch from ``revision``; list and watch again whenever the watch ends (as an informer does)."""
+        """Watch from ``revision``; list and watch again whenever the watch ends (as an informer does).
+        Events only record the CRDs; the reconciler catches up with all that arrived meanwhile in one
+        round, so a bulk install is not one full round per event (and per status write)."""
         while True:
             try:
                 async for event in self.store.watch(None, revision, None):
-                    name = event.object["metadata"]["name"]
                     if event.type == "DELETED":
-                        self._crds.pop(name, None)
+                        self._crds.pop(event.object["metadata"]["name"], None)
                     else:
-                        self._crds[name] = event.object
-                    await self._reconcile()
+                        self._remember(event.object)
+                    self._changes.set()
             except (errors.APIError, StorageError) as error:
                 log.warning("the CRD controller lists again after: %s", error)
             await asyncio.sleep(RETRY_SECONDS)
@@ -133,7 +161,18 @@ class CustomResourceDefinitionController:
                 continue
             self._crds = {crd["metadata"]["name"]: crd for crd in page.items}
             revision = page.revision
-            await self._reconcile()
+            self._changes.set()
+
+    async def _reconcile_when_changed(self) -> None:
+        while True:
+            await self._changes.wait()
+            self._changes.clear()
+            try:
+                await self._reconcile()
+            except (errors.APIError, StorageError) as error:
+                log.warning("the CRD controller will reconcile again after: %s", error)
+                await asyncio.sleep(RETRY_SECONDS)
+                self._changes.set()
 
     async def _definition(self, crd: Object) -> Definition | None:
         """The CRD's checked Definition, judged once per generation (in a thread: a large CRD's schema
@@ -141,38 +180,73 @@ class CustomResourceDefinitionController:
         metadata = crd["metadata"]
         key = (str(metadata.get("uid", "")), int(metadata.get("generation", 1)))
         if key not in self._judged:
-            self._judged[key] = (await asyncio.to_thread(judge, crd))[0]
+            # usually the judgement the create was admitted with; otherwise judged in a thread
+            found = remembered(crd)
+            if found is None:
+                found = await asyncio.to_thread(judge, crd)
+            self._judged[key] = found[0]
         return self._judged[key]
 
     async def _reconcile(self) -> None:
         """Bring serving and every CRD's status in line with the CRDs this replica knows."""
         async with self._lock:
-            changed_groups: set[str] = set()
-            accepted: dict[str, dict[str, Any]] = {}
-            ordered = sorted(
-                self._crds.values(),
-                key=lambda c: (c["metadata"].get("creationTimestamp", ""), c["metadata"]["name"]),
-            )
-            for (
-                crd
-            ) in ordered:  # accepted names of others, as stored or as decided earlier this round
-                status = crd.get("status") or {}
-                if status.get("acceptedNames"):
-                    accepted[crd["metadata"]["name"]] = status["acceptedNames"]
-            for crd in ordered:
-                changed_groups |= await self._reconcile_one(crd, accepted)
-            for name in [n for n in self._served if n not in self._crds]:
-                gone = self._served.pop(name)
-                await self.served.uninstall(gone.resource.group, gone.resource.plural)
-                changed_groups.add(gone.resource.group)
-            for group in changed_groups:
+            with self.served.batch():  # one discovery rebuild for the round
+                changed_groups: set[str] = set()
+                accepted: dict[str, dict[str, Any]] = {}
+                ordered = sorted(
+                    self._crds.values(),
+                    key=lambda c: (
+                        c["metadata"].get("creationTimestamp", ""),
+                        c["metadata"]["name"],
+                    ),
+                )
+                for crd in (
+                    ordered
+                ):  # accepted names of others, as stored or as decided earlier this round
+                    status = crd.get("status") or {}
+                    if status.get("acceptedNames"):
+                        accepted[crd["metadata"]["name"]] = status["acceptedNames"]
+                statuses: dict[str, dict[str, Any]] = {}
+                for crd in ordered:
+                    changed_groups |= await self._reconcile_one(crd, accepted, statuses)
+                for name in [n for n in self._served if n not in self._crds]:
+                    gone = self._served.pop(name)
+                    await self.served.uninstall(gone.resource.group, gone.resource.plural)
+                    changed_groups.add(gone.resource.group)
+            # Established is written once routing and discovery show the kind; the OpenAPI documents
+            # follow (kube's openapi controller also publishes after the fact), built apart from the
+            # rounds: they are the largest cost of a round, and CRDs created meanwhile should not wait
+            for name, desired in statuses.items():
+                await self._write_status(name, desired)
+            if changed_groups:
+                self._stale_openapi |= changed_groups
+                self._openapi_changes.set()
+
+    async def _publish_openapi(self) -> None:
+        """Rebuild the OpenAPI documents of every group whose CRDs changed since the last call."""
+        with self.served.batch():
+            while self._stale_openapi:
+                group = self._stale_openapi.pop()
                 definitions = [
                     s.definition for s in self._served.values() if s.resource.group == group
                 ]
                 v3, v2 = await asyncio.to_thread(group_documents, definitions)
                 self.served.publish_openapi(f"customresourcedefinitions:{group}", v3, v2)
 
-    async def _reconcile_one(self, crd: Object, accepted: dict[str, dict[str, Any]]) -> set[str]:
+    async def _publish_openapi_when_changed(self) -> None:
+        while True:
+            await self._openapi_changes.wait()
+            self._openapi_changes.clear()
+            await self._publish_openapi()
+
+    async def _reconcile_one(
+        self,
+        crd: Object,
+        accepted: dict[str, dict[str, Any]],
+        statuses: dict[str, dict[str, Any]],
+    ) -> set[str]:
+        """Serve one CRD as it now is; the groups whose served resources changed. The status to write, when
+        it differs from the stored one, goes to ``statuses``."""
         name = crd["metadata"]["name"]
         spec = crd.get("spec") or {}
         group = str(spec.get("group", ""))
@@ -234,7 +308,7 @@ class CustomResourceDefinitionController:
             or status.get("acceptedNames") != names
             or status.get("storedVersions", []) != stored_versions
         ):
-            await self._write_status(name, desired)
+            statuses[name] = desired
         return changed
 
     def _refuse_creates(self, name: str) -> None:
@@ -265,7 +339,7 @@ class CustomResourceDefinitionController:
         served = self._served.get(name)
         if served is not None and served.generation == generation:
             return set()
-        resource = await asyncio.to_thread(resource_type, definition)
+        resource = resource_type(definition)  # a millisecond or two: no thread needed
         conversion = (crd.get("spec") or {}).get("conversion") or {}
         if conversion.get("strategy") == "Webhook":
             converter = WebhookConverter(
@@ -293,7 +367,9 @@ class CustomResourceDefinitionController:
             return current
 
         try:
-            await self.store.update(None, name, update, subresource="status")
+            written = await self.store.update(None, name, update, subresource="status")
+            if name in self._crds:
+                self._remember(written)
         except errors.APIError as error:
             if error.code not in (404, 409):
                 log.warning("writing the status of CRD %s: %s", name, error)

@@ -4,12 +4,14 @@ and CEL, so a kind posted at run time answers as the generated one does."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from apiserver.machinery.convert import deep_copy
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType, VersionType
-from apiserver.schema import Cause, apply_defaults, validate
+from apiserver.schema import Cause, apply_defaults, prune, validate
 from generator.definition import Definition, Version
 from generator.plan import build_plan
 
@@ -26,8 +28,38 @@ def _validator(schema: dict[str, Any]) -> Callable[[Object], list[Cause]]:
     return lambda obj: validate(obj, schema)
 
 
-def _version_type(version: Version, defaults: dict[str, Any] | None, smp: bool) -> VersionType:
-    return VersionType(
+def _pruned_to(api_version: str, schema: dict[str, Any]) -> Callable[[Object], Object]:
+    """kube's conversion strategy None into one version: the apiVersion changes, and that version's schema
+    prunes what it does not declare (schemaCoercingConverter, apiextensions-apiserver
+    pkg/apiserver/customresource_handler.go)."""
+
+    def convert(obj: Object) -> Object:
+        out = deep_copy(obj)
+        out["apiVersion"] = api_version
+        prune(out, schema)
+        return out
+
+    return convert
+
+
+def _converting(definition: Definition, version: Version, served: VersionType) -> VersionType:
+    """``served`` converting to and from the storage version by strategy None when their schemas differ
+    (the identity otherwise: nothing to prune, or a webhook converts)."""
+    hub = definition.storage_version
+    if version.storage or not version.conversion.prune or version.schema == hub.schema:
+        return served
+    group = f"{definition.group}/" if definition.group else ""
+    return dataclasses.replace(
+        served,
+        to_internal=_pruned_to(f"{group}{hub.name}", hub.schema),
+        from_internal=_pruned_to(f"{group}{version.name}", version.schema),
+    )
+
+
+def _version_type(
+    definition: Definition, version: Version, defaults: dict[str, Any] | None, smp: bool
+) -> VersionType:
+    served = VersionType(
         name=version.name,
         served=version.served,
         storage=version.storage,
@@ -42,6 +74,7 @@ def _version_type(version: Version, defaults: dict[str, Any] | None, smp: bool) 
         defaulter=_defaulter(defaults),
         validator=_validator(version.schema),
     )
+    return _converting(definition, version, served)
 
 
 def resource_type(definition: Definition) -> ResourceType:
@@ -50,6 +83,7 @@ def resource_type(definition: Definition) -> ResourceType:
     (group,) = build_plan([definition]).groups
     versions = tuple(
         _version_type(
+            definition,
             version,
             group.kind(definition, version.name).defaults_schema,
             group.kind(definition, version.name).strategic_merge_patch,

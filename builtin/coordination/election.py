@@ -129,7 +129,11 @@ class LeaderElector:
             reason = (
                 str(error) or f"no answer within the renew deadline ({config.renew_deadline:g}s)"
             )
-            log.info(
+            # a 409: another replica wrote the lease between our read and our write, and leads; client-go
+            # says as much ("lock is held by ... and has not yet expired") at V(4), a debug line
+            lost = isinstance(error, errors.APIError) and error.code == 409
+            log.log(
+                logging.DEBUG if lost else logging.INFO,
                 "leader election: %s could not acquire or renew the lease: %s",
                 self.identity,
                 reason,

@@ -60,7 +60,9 @@ class WebhookClients:
                 f"could not get REST client: invalid caBundle: {error}"
             ) from None
         url = _url(config, timeout)
-        request_url = httpx.URL(url)
+        # never Basic credentials from the URL (httpx would send them; kube refuses such a URL when the
+        # configuration is written, and this keeps one stored before that rule from leaking them)
+        request_url = httpx.URL(url).copy_with(username=None, password=None)
         extensions: dict[str, Any] = {"timeout": httpx.Timeout(timeout).as_dict()}
         service = config.get("service")
         if not config.get("url") and isinstance(service, dict):

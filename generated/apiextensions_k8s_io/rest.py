@@ -44,7 +44,7 @@ CUSTOM_RESOURCE_DEFINITION = ResourceType(
                 ),
             ),
             selectable_fields=(),
-            strategic_merge_patch=False,
+            strategic_merge_patch=True,
             to_internal=v1_conversion.custom_resource_definition_to_internal,
             from_internal=v1_conversion.custom_resource_definition_from_internal,
             validator=v1_validation.validate_custom_resource_definition,

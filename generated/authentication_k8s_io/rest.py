@@ -11,6 +11,12 @@ from .v1 import models as v1_models
 from .v1 import protobuf as v1_protobuf
 from .v1 import schemas as v1_schemas
 from .v1 import validation as v1_validation
+from .v1beta1 import conversion as v1beta1_conversion
+from .v1beta1 import defaults as v1beta1_defaults
+from .v1beta1 import models as v1beta1_models
+from .v1beta1 import protobuf as v1beta1_protobuf
+from .v1beta1 import schemas as v1beta1_schemas
+from .v1beta1 import validation as v1beta1_validation
 
 SELF_SUBJECT_REVIEW = ResourceType(
     group="authentication.k8s.io",
@@ -36,12 +42,29 @@ SELF_SUBJECT_REVIEW = ResourceType(
             status_subresource=False,
             printer_columns=(),
             selectable_fields=(),
-            strategic_merge_patch=False,
+            strategic_merge_patch=True,
             to_internal=v1_conversion.self_subject_review_to_internal,
             from_internal=v1_conversion.self_subject_review_from_internal,
             validator=v1_validation.validate_self_subject_review,
             model=v1_models.SelfSubjectReview,
             protobuf=v1_protobuf.SELF_SUBJECT_REVIEW,
+        ),
+        VersionType(
+            name="v1beta1",
+            served=True,
+            storage=False,
+            schema=v1beta1_schemas.SELF_SUBJECT_REVIEW,
+            deprecated=False,
+            deprecation_warning="",
+            status_subresource=False,
+            printer_columns=(),
+            selectable_fields=(),
+            strategic_merge_patch=True,
+            to_internal=v1beta1_conversion.self_subject_review_to_internal,
+            from_internal=v1beta1_conversion.self_subject_review_from_internal,
+            validator=v1beta1_validation.validate_self_subject_review,
+            model=v1beta1_models.SelfSubjectReview,
+            protobuf=v1beta1_protobuf.SELF_SUBJECT_REVIEW,
         ),
     ),
 )
@@ -70,7 +93,7 @@ TOKEN_REQUEST = ResourceType(
             status_subresource=False,
             printer_columns=(),
             selectable_fields=(),
-            strategic_merge_patch=False,
+            strategic_merge_patch=True,
             to_internal=v1_conversion.token_request_to_internal,
             from_internal=v1_conversion.token_request_from_internal,
             defaulter=v1_defaults.default_token_request,
@@ -105,7 +128,7 @@ TOKEN_REVIEW = ResourceType(
             status_subresource=False,
             printer_columns=(),
             selectable_fields=(),
-            strategic_merge_patch=False,
+            strategic_merge_patch=True,
             to_internal=v1_conversion.token_review_to_internal,
             from_internal=v1_conversion.token_review_from_internal,
             validator=v1_validation.validate_token_review,

@@ -53,7 +53,7 @@ LEASE = ResourceType(
                 ),
             ),
             selectable_fields=(),
-            strategic_merge_patch=False,
+            strategic_merge_patch=True,
             to_internal=v1_conversion.lease_to_internal,
             from_internal=v1_conversion.lease_from_internal,
             validator=v1_validation.validate_lease,

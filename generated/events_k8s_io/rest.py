@@ -127,7 +127,7 @@ EVENT = ResourceType(
                 ),
             ),
             selectable_fields=(".reason", ".type"),
-            strategic_merge_patch=False,
+            strategic_merge_patch=True,
             to_internal=v1_conversion.event_to_internal,
             from_internal=v1_conversion.event_from_internal,
             validator=v1_validation.validate_event,

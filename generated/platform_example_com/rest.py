@@ -79,7 +79,7 @@ COMPUTE_CLUSTER = ResourceType(
                 ),
             ),
             selectable_fields=(),
-            strategic_merge_patch=False,
+            strategic_merge_patch=True,
             to_internal=v1alpha1_conversion.compute_cluster_to_internal,
             from_internal=v1alpha1_conversion.compute_cluster_from_internal,
             defaulter=v1alpha1_defaults.default_compute_cluster,

@@ -1,4 +1,4 @@
-"""kubectl's everyday writes through a deprecated version whose fields the hub keeps nested (issue 14 item 1):
+"""kubectl's everyday writes through a deprecated version whose fields the hub keeps nested:
 tests/convertproject's Order, whose v1 has spec.customerName and spec.city where the hub v2 has
 spec.customer.name and spec.customer.address.city. Read in v1, an object once carried a leftover
 ``customer: {}``, so every later write through v1 failed with ``strict decoding error: unknown field

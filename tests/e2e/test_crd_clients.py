@@ -1,5 +1,4 @@
-"""The Python clients against CustomResourceDefinitions installed at run time (issue 12, "Done when", first
-point): the official `kubernetes` client installs every conformance CRD through ApiextensionsV1Api and reads
+"""The Python clients against CustomResourceDefinitions installed at run time: the official `kubernetes` client installs every conformance CRD through ApiextensionsV1Api and reads
 its conditions, its DynamicClient (whose discovery was cached before the install) finds each new kind and
 creates, gets, lists, patches, watches and deletes the sample resources; lightkube builds generic resources
 from the listed CRDs and loads the samples from YAML; kr8s finds the kinds by plural and by a class of its own.

@@ -1,4 +1,4 @@
-"""Conversion strategy Webhook at run time (issue 12): the multi-version kubebuilder CronJob CRD of the
+"""Conversion strategy Webhook at run time: the multi-version kubebuilder CronJob CRD of the
 conformance set (v1 stores ``schedule`` as a cron string, v2 as an object) converted by a small TLS webhook in
 this process, reached through a Service reference (an ExternalName Service naming localhost, the certificate
 issued for ``<name>.<namespace>.svc`` as kube verifies it) and trusted through ``caBundle``. Then the webhook
@@ -25,9 +25,9 @@ import pytest
 import yaml
 
 from tests import certs
-from tests.serverproc import CONFORMANCE, ServerProcess, free_port
+from tests.serverproc import FIXTURES, ServerProcess, free_port
 
-CRD_FILE = CONFORMANCE / "crds" / "batch.tutorial.kubebuilder.io_cronjobs-multiversion.yaml"
+CRD_FILE = FIXTURES / "crds" / "batch.tutorial.kubebuilder.io_cronjobs-multiversion.yaml"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 GROUP = "batch.tutorial.kubebuilder.io"
 V1 = f"/apis/{GROUP}/v1/namespaces/default/cronjobs"

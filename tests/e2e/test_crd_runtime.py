@@ -1,4 +1,4 @@
-"""CustomResourceDefinitions installed at run time (issue 12, item 1), through kubectl 1.33 against one real
+"""CustomResourceDefinitions installed at run time, through kubectl 1.33 against one real
 server: every conformance CRD installs and is served within a second, with its sample resources; discovery,
 `kubectl explain` and the OpenAPI documents follow live, and publish what `apiforge generate` writes for the
 same CRD; names conflict as kube's naming controller reports; updates, deletion and restarts behave as kube's.
@@ -25,14 +25,14 @@ from builtin.apiextensions.openapi import group_documents
 from generator.load import load_text
 from tests.e2e.test_kopf_operator import assert_no_fatal_errors, start_operator
 from tests.kubectl import Kubectl, kubectl_binary
-from tests.serverproc import CONFORMANCE, ServerProcess
+from tests.serverproc import FIXTURES, ServerProcess
 
-CRDS = CONFORMANCE / "crds"
-SAMPLES = CONFORMANCE / "custom-resources"
+CRDS = FIXTURES / "crds"
+SAMPLES = FIXTURES / "custom-resources"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 WIDGET_OPERATOR = Path(__file__).with_name("operator_widget.py")
 RUNTIME_GROUP = "stable.runtime.example"
-SERVED_WITHIN = 1.0  # seconds from the create's answer to the kind being served (issue 12's target)
+SERVED_WITHIN = 1.0  # seconds from the create's answer to the kind being served
 # one file per CRD name, in apply order: where two files define one CRD, the later is an update
 CRD_FILES = [
     "apiextensions.crossplane.io_compositions.yaml",
@@ -272,9 +272,7 @@ def test_each_crontab_crd_is_served_with_its_features(
 
 def test_a_malformed_crd_is_kubes_422(client: httpx.Client) -> None:
     """kubectl-validate's recorded kube-apiserver answer to a typo in a CRD's schema."""
-    case = (
-        CONFORMANCE / "validation-cases" / "kubectl-validate" / "manifests" / "error_crd_typo.yaml"
-    )
+    case = FIXTURES / "validation-cases" / "kubectl-validate" / "manifests" / "error_crd_typo.yaml"
     recorded = yaml.safe_load(
         "\n".join(line[2:] for line in case.read_text().splitlines() if line.startswith("# "))
     )

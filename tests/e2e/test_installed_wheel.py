@@ -1,4 +1,4 @@
-"""The toolchain as a user gets it (issue 10, item 5): a wheel built from this repository and installed into a
+"""The toolchain as a user gets it: a wheel built from this repository and installed into a
 fresh virtualenv outside it, then used in an empty directory with nothing of the repository on the import path:
 `apiforge init`, `apiforge new`, `apiforge generate`, the project's `make check`, `apiforge serve`, and kubectl
 1.27 creating and reading an object of the new kind. One wheel and one virtualenv for the module: pip resolves

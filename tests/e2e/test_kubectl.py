@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.kubectl import Kubectl, kubectl_binary
-from tests.serverproc import CONFORMANCE, ServerProcess
+from tests.serverproc import FIXTURES, ServerProcess
 
 CRONTAB = """\
 apiVersion: stable.example.com/v1
@@ -52,6 +52,20 @@ def test_api_resources_lists_crontabs(server: ServerProcess, kubectl: Kubectl) -
         line = next(row for row in output.splitlines() if row.startswith("crontabs"))
         assert line.split() == ["crontabs", "ct", "stable.example.com/v1", "true", "CronTab"]
         assert any(row.split()[:2] == ["namespaces", "ns"] for row in output.splitlines())
+
+
+def test_auth_whoami(kubectl: Kubectl) -> None:
+    """kubectl 1.27 asks authentication.k8s.io/v1beta1 (then v1alpha1) for its SelfSubjectReview, later ones
+    v1 first (staging/src/k8s.io/kubectl/pkg/cmd/auth/whoami.go); each gets the admin, and the impersonated
+    user with --as."""
+    review = json.loads(kubectl.run("auth", "whoami", "-o", "json").stdout)
+    expected = "authentication.k8s.io/v1beta1" if kubectl.binary.name.endswith("1.27") else None
+    assert review["kind"] == "SelfSubjectReview"
+    assert expected in (None, review["apiVersion"]), review["apiVersion"]
+    user = review["status"]["userInfo"]
+    assert user["username"] == "system:admin" and "system:masters" in user["groups"]
+    table = kubectl.run("auth", "whoami", "--as", "jane", "--as-group", "team").stdout.split()
+    assert table[:2] == ["ATTRIBUTE", "VALUE"] and table[table.index("Username") + 1] == "jane"
 
 
 def test_create_get_yaml_and_printer_columns(kubectl: Kubectl, tmp_path: Path) -> None:
@@ -165,7 +179,7 @@ def test_validation_error_reaches_kubectl(kubectl: Kubectl, tmp_path: Path) -> N
 
 
 def test_crontab_sample_from_the_kubernetes_docs(kubectl: Kubectl) -> None:
-    sample = CONFORMANCE / "custom-resources" / "k8s-docs-crontab" / "my-crontab.yaml"
+    sample = FIXTURES / "custom-resources" / "k8s-docs-crontab" / "my-crontab.yaml"
     result = kubectl.run("apply", "-f", str(sample))
     assert "created" in result.stdout
 

@@ -1,4 +1,4 @@
-"""What a kubectl user sees of the core kinds' validation (issue 14, item 2), against one real server started
+"""What a kubectl user sees of the core kinds' validation, against one real server started
 with kube-apiserver's --service-cluster-ip-range and --service-node-port-range: kube's messages for immutable
 ConfigMaps, typed Secrets and namespace names, the namespace name label, kube's field selectors, and Services
 whose cluster IPs and node ports are allocated once, even across a restart of the server."""

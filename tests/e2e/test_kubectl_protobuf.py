@@ -1,5 +1,5 @@
 """kubectl's typed commands against a real server: 1.27 speaks JSON, 1.33 sends built-in kinds as protobuf and
-reads protobuf back (issue 10: `kubectl create service clusterip` failed with a 415). And what any client sees
+reads protobuf back (`kubectl create service clusterip` failed with a 415). And what any client sees
 when it asks for protobuf: built-in objects, lists, Status errors and watch streams in protobuf, custom
 resources in JSON, as from kube."""
 

@@ -1,4 +1,4 @@
-"""kubectl against `--authorization-mode=RBAC` (issue 11 item 3): the in-process app served by uvicorn on a
+"""kubectl against `--authorization-mode=RBAC`: the in-process app served by uvicorn on a
 loopback port, where kubectl (which sends no token over plain HTTP) is an administrator in system:masters
 (tests/inprocess.py BearerUsers) and acts as other users by impersonation (`--as`), as kube checks it.
 kubectl 1.27 and 1.33: a user without bindings gets kube's 403, reads after `kubectl create rolebinding ...

@@ -11,9 +11,10 @@ import pytest
 
 from generator.pipeline import GenerateConfig, generate
 from tests.kubectl import Kubectl, kubectl_binary
-from tests.serverproc import CONFORMANCE, REPO, ServerProcess, free_port
+from tests.serverproc import FIXTURES, ServerProcess, free_port
+from tests.shipped import copy_shipped_definitions
 
-GATEWAY_CLASSES = CONFORMANCE / "crds" / "gateway.networking.k8s.io_gatewayclasses.yaml"
+GATEWAY_CLASSES = FIXTURES / "crds" / "gateway.networking.k8s.io_gatewayclasses.yaml"
 COMPACT = """\
 group: tools.example.com
 kind: Gadget
@@ -33,9 +34,11 @@ versions:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("project")
-    shutil.copytree(REPO / "definitions", root / "definitions")
+    copy_shipped_definitions(root / "definitions")
     shutil.copy(GATEWAY_CLASSES, root / "definitions" / GATEWAY_CLASSES.name)
-    (root / "definitions" / "tools.example.com").mkdir()
+    (
+        root / "definitions" / "tools.example.com"
+    ).mkdir()  # the README's example, as a user would add it
     (root / "definitions" / "tools.example.com" / "gadget.yaml").write_text(COMPACT)
     generate(GenerateConfig(root / "definitions", root / "generated"))
     return root

@@ -19,6 +19,7 @@ import pytest
 
 from tests.kubectl import kubectl_binary
 from tests.serverproc import READY_TIMEOUT, REPO, ServerProcess, free_port, kubeconfig_tls
+from tests.shipped import copy_shipped_definitions
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -83,10 +84,10 @@ def test_a_new_kind_is_served_by_make_run_alone(tmp_path: Path) -> None:
     project.mkdir()
     for name in ("Makefile", "pyproject.toml"):
         shutil.copy(REPO / name, project / name)
-    for name in ("definitions", "generated"):
-        shutil.copytree(
-            REPO / name, project / name, ignore=shutil.ignore_patterns(".manifest.json")
-        )
+    copy_shipped_definitions(project / "definitions")
+    shutil.copytree(
+        REPO / "generated", project / "generated", ignore=shutil.ignore_patterns(".manifest.json")
+    )
     (project / ".venv").symlink_to(Path(sys.prefix))  # this interpreter's environment is installed
     stamp = tmp_path / "installed"
     stamp.touch()  # newer than the copied pyproject.toml: make installs nothing

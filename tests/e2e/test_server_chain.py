@@ -1,6 +1,6 @@
-"""Two apiforge servers in a chain (issue 12, items 2 and 3), as kube-aggregator fronts an extension API server: the
-``front`` serves this repository's kinds and an APIService for tools.example.com/v1 whose Service (a
-ClusterIP of 127.0.0.1) points at the ``back``, a server generated from another project (the Gadget kind),
+"""Two apiforge servers in a chain, as kube-aggregator fronts an extension API server: the
+``front`` serves this repository's kinds and an APIService for backend.example.com/v1 whose Service (a
+ClusterIP of 127.0.0.1) points at the ``back``, a server generated from another project (the Sprocket kind),
 started as kube's extension servers are (given only the front's kubeconfig for delegated authentication
 and authorization, it reads whom to trust as a proxy from the front's extension-apiserver-authentication
 ConfigMap: the front's front-proxy-ca; a serving certificate for back.default.svc). kubectl
@@ -39,10 +39,10 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:unclosed <socket.socket:ResourceWarning"),
 ]
 
-GADGET = """\
-group: tools.example.com
-kind: Gadget
-shortNames: [gd]
+SPROCKET = """\
+group: backend.example.com
+kind: Sprocket
+shortNames: [spr]
 versions:
   v1:
     storage: true
@@ -52,10 +52,10 @@ versions:
           type: string
           enum: [red, blue]
           default: red
-          description: The colour of the gadget.
+          description: The colour of the sprocket.
 """
 APISERVICES = "/apis/apiregistration.k8s.io/v1/apiservices"
-GADGETS = "/apis/tools.example.com/v1/namespaces/default/gadgets"
+SPROCKETS = "/apis/backend.example.com/v1/namespaces/default/sprockets"
 SERVICES = "/api/v1/namespaces/default/services"
 CAROL_TOKEN = "carol-0b6f2c1d-token"
 BACK_IP = "127.0.0.2"
@@ -94,8 +94,8 @@ def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 @pytest.fixture(scope="module")
 def back(front: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     project = tmp_path_factory.mktemp("back-project")
-    (project / "definitions" / "tools.example.com").mkdir(parents=True)
-    (project / "definitions" / "tools.example.com" / "gadget.yaml").write_text(GADGET)
+    (project / "definitions" / "backend.example.com").mkdir(parents=True)
+    (project / "definitions" / "backend.example.com" / "sprocket.yaml").write_text(SPROCKET)
     generate(GenerateConfig(project / "definitions", project / "generated"))
     data = tmp_path_factory.mktemp("back") / "data"
     server = ServerProcess(
@@ -158,15 +158,15 @@ def chain(front: ServerProcess, back: ServerProcess) -> ServerProcess:
     register(front, "back", back.port, BACK_IP)
     bundle = base64.b64encode((back.data_dir / "pki" / "ca.crt").read_bytes()).decode()
     registration = api_service(
-        "tools.example.com",
+        "backend.example.com",
         {"namespace": "default", "name": "back", "port": back.port},
         caBundle=bundle,
     )
     assert front.http("POST", APISERVICES, json=registration).status_code == 201
     condition = wait_for(
-        lambda: (c := available(front, "v1.tools.example.com")) and c["status"] == "True" and c
+        lambda: (c := available(front, "v1.backend.example.com")) and c["status"] == "True" and c
     )
-    assert condition and condition["reason"] == "Passed", available(front, "v1.tools.example.com")
+    assert condition and condition["reason"] == "Passed", available(front, "v1.backend.example.com")
     return front
 
 
@@ -285,52 +285,52 @@ def test_what_the_back_has_no_rule_for_the_front_decides(
 
 def test_discovery_through_the_front_shows_both_servers_kinds(kubectl: Kubectl) -> None:
     rows = [line.split() for line in kubectl.run("api-resources").stdout.splitlines()]
-    assert ["gadgets", "gd", "tools.example.com/v1", "true", "Gadget"] in rows
+    assert ["sprockets", "spr", "backend.example.com/v1", "true", "Sprocket"] in rows
     assert any(row[0] == "crontabs" for row in rows)
     assert any(row[0] == "apiservices" for row in rows)
     legacy = kubectl.run("get", "--raw", "/apis").stdout
-    assert "tools.example.com/v1" in legacy
+    assert "backend.example.com/v1" in legacy
 
 
 def test_kubectl_applies_gets_watches_and_deletes_the_backs_kind(
     kubectl: Kubectl, back: ServerProcess, tmp_path: Path
 ) -> None:
-    watch = kubectl.popen("get", "gadgets", "--namespace", "default", "--watch", "-o", "name")
+    watch = kubectl.popen("get", "sprockets", "--namespace", "default", "--watch", "-o", "name")
     try:
-        manifest = tmp_path / "gadget.yaml"
+        manifest = tmp_path / "sprocket.yaml"
         manifest.write_text(
-            "apiVersion: tools.example.com/v1\nkind: Gadget\nmetadata:\n  name: g1\n"
+            "apiVersion: backend.example.com/v1\nkind: Sprocket\nmetadata:\n  name: g1\n"
             "  namespace: default\nspec:\n  color: blue\n"
         )
         assert "created" in kubectl.run("apply", "-f", str(manifest)).stdout
-        got = kubectl.run("get", "gd", "g1", "-n", "default", "-o", "jsonpath={.spec.color}")
+        got = kubectl.run("get", "spr", "g1", "-n", "default", "-o", "jsonpath={.spec.color}")
         assert got.stdout == "blue"
-        stored = back.http("GET", f"{GADGETS}/g1")  # the back holds it
+        stored = back.http("GET", f"{SPROCKETS}/g1")  # the back holds it
         assert stored.status_code == 200 and stored.json()["spec"]["color"] == "blue"
         assert watch.stdout is not None
-        assert watch.stdout.readline().strip() == "gadget.tools.example.com/g1"
+        assert watch.stdout.readline().strip() == "sprocket.backend.example.com/g1"
     finally:
         watch.kill()
         watch.communicate()
     assert "deleted" in kubectl.run("delete", "-f", str(manifest)).stdout
-    assert back.http("GET", f"{GADGETS}/g1").status_code == 404
+    assert back.http("GET", f"{SPROCKETS}/g1").status_code == 404
 
 
 def test_kubectl_explain_shows_the_backs_schema(kubectl: Kubectl) -> None:
-    explained = kubectl.run("explain", "gadgets.spec.color").stdout
-    assert "The colour of the gadget." in explained
+    explained = kubectl.run("explain", "sprockets.spec.color").stdout
+    assert "The colour of the sprocket." in explained
     assert "KIND:       CronTab" in kubectl.run("explain", "crontabs").stdout
 
 
-def let_list_gadgets(front: ServerProcess, user: str) -> None:
-    """A ClusterRole to list gadgets, bound to ``user`` on the front (the back asks the front)."""
-    name = f"{user}-gadget-lister"
+def let_list_sprockets(front: ServerProcess, user: str) -> None:
+    """A ClusterRole to list sprockets, bound to ``user`` on the front (the back asks the front)."""
+    name = f"{user}-sprocket-lister"
     role = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
         "metadata": {"name": name},
         "rules": [
-            {"apiGroups": ["tools.example.com"], "resources": ["gadgets"], "verbs": ["list"]}
+            {"apiGroups": ["backend.example.com"], "resources": ["sprockets"], "verbs": ["list"]}
         ],
     }
     binding = {
@@ -346,19 +346,19 @@ def let_list_gadgets(front: ServerProcess, user: str) -> None:
 
 
 def test_the_back_sees_the_real_user(chain: ServerProcess, back: ServerProcess) -> None:
-    let_list_gadgets(chain, "jane")
+    let_list_sprockets(chain, "jane")
     as_jane = {"Impersonate-User": "jane", "Impersonate-Group": "qa"}
     listed = wait_for(
-        lambda: (a := chain.http("GET", GADGETS, headers=as_jane)).status_code == 200 and a
+        lambda: (a := chain.http("GET", SPROCKETS, headers=as_jane)).status_code == 200 and a
     )
-    assert listed, chain.http("GET", GADGETS, headers=as_jane).text
-    refused = chain.http("DELETE", f"{GADGETS}/none", headers=as_jane)
+    assert listed, chain.http("GET", SPROCKETS, headers=as_jane).text
+    refused = chain.http("DELETE", f"{SPROCKETS}/none", headers=as_jane)
     assert refused.status_code == 403
     log = (back.data_dir.parent / "audit.log").read_text().splitlines()
     users = [
         event["user"]
         for event in map(json.loads, log)
-        if event.get("verb") == "list" and event.get("objectRef", {}).get("resource") == "gadgets"
+        if event.get("verb") == "list" and event.get("objectRef", {}).get("resource") == "sprockets"
     ]
     assert {"username": "jane", "groups": ["qa", "system:authenticated"]} in users
 
@@ -367,13 +367,15 @@ def test_the_back_sees_the_users_uid_as_x_remote_uid(
     chain: ServerProcess, back: ServerProcess
 ) -> None:
     """kube 1.32's --requestheader-uid-headers: the front sends the UID its token file gives carol."""
-    let_list_gadgets(chain, "carol")
+    let_list_sprockets(chain, "carol")
     as_carol = {"Authorization": f"Bearer {CAROL_TOKEN}"}
     with chain.anonymous_client(headers=as_carol, timeout=10) as client:
-        listed = wait_for(lambda: (a := client.get(f"{GADGETS}?limit=7")).status_code == 200 and a)
-    assert listed, "carol could not list gadgets through the front"
+        listed = wait_for(
+            lambda: (a := client.get(f"{SPROCKETS}?limit=7")).status_code == 200 and a
+        )
+    assert listed, "carol could not list sprockets through the front"
     events = map(json.loads, (back.data_dir.parent / "audit.log").read_text().splitlines())
-    users = [e["user"] for e in events if e.get("requestURI", "").endswith("gadgets?limit=7")]
+    users = [e["user"] for e in events if e.get("requestURI", "").endswith("sprockets?limit=7")]
     assert users and users[-1]["username"] == "carol" and users[-1]["uid"] == "uid-carol", users
 
 
@@ -402,7 +404,7 @@ def test_kubectl_get_apiservices_lists_the_local_ones_and_the_back(kubectl: Kube
     assert rows["v1."] == ["Local", "True"]
     assert rows["v1.rbac.authorization.k8s.io"] == ["Local", "True"]
     assert rows["v1.stable.example.com"] == ["Local", "True"]  # a generated kind's group
-    assert rows["v1.tools.example.com"] == ["default/back", "True"]
+    assert rows["v1.backend.example.com"] == ["default/back", "True"]
 
 
 def test_an_apiservice_pointing_nowhere_is_unavailable_and_503(chain: ServerProcess) -> None:
@@ -482,7 +484,7 @@ def test_stopping_the_back_gives_503_for_its_group_only(
     chain: ServerProcess, back: ServerProcess, kubectl: Kubectl
 ) -> None:
     back.stop(signal.SIGKILL)
-    answer = chain.http("GET", GADGETS)
+    answer = chain.http("GET", SPROCKETS)
     assert answer.status_code == 503
     assert chain.http("GET", "/readyz").status_code == 200
     assert (
@@ -490,7 +492,7 @@ def test_stopping_the_back_gives_503_for_its_group_only(
         == 200
     )
     condition = wait_for(
-        lambda: (c := available(chain, "v1.tools.example.com")) and c["status"] == "False" and c
+        lambda: (c := available(chain, "v1.backend.example.com")) and c["status"] == "False" and c
     )
     assert condition and condition["reason"] == "FailedDiscoveryCheck"
     assert "No resources found" in kubectl.run("get", "crontabs", "-A").stderr

@@ -1,4 +1,4 @@
-"""TLS by default and x509 client certificates through real servers and real clients (issue 11 items 1 and 2):
+"""TLS by default and x509 client certificates through real servers and real clients:
 kubectl 1.27 and 1.33 with the kubeconfig as written; a freshly signed user certificate (directly or through
 an intermediate the client sends) authenticates as its CN in its O groups (`kubectl auth whoami`); a
 certificate from another CA and an expired one get kube's 401 ("Unauthorized") and not a handshake failure,

@@ -1,4 +1,4 @@
-"""CEL cost limits through a real server (issue 15): rules kube's static estimate accepts but whose
+"""CEL cost limits through a real server: rules kube's static estimate accepts but whose
 evaluation on a hostile object would hold the server are refused before they run, with kube's Status (422
 Invalid, the cause at the rule's node: apiextensions-apiserver pkg/apiserver/schema/cel/validation.go), in
 milliseconds, while the server goes on answering other clients."""

@@ -45,7 +45,7 @@ import httpx
 import pytest
 
 from generator.pipeline import GenerateConfig, generate
-from tests.serverproc import CONFORMANCE, ServerProcess, free_port
+from tests.serverproc import FIXTURES, ServerProcess, free_port
 
 DOCUMENTS: Final = "/apis/conformance.example.com/v1/namespaces/default/documents"
 JSON_PATCH: Final = "application/json-patch+json"
@@ -87,7 +87,7 @@ def json_patch_cases() -> tuple[list[PatchCase], list[str]]:
     cases: list[PatchCase] = []
     disabled: list[str] = []
     for stem in ("tests", "spec_tests"):
-        records = json.loads((CONFORMANCE / "json-patch" / f"{stem}.json").read_text())
+        records = json.loads((FIXTURES / "json-patch" / f"{stem}.json").read_text())
         for index, record in enumerate(records):
             case_id = f"{stem}-{index}"
             if record.get("disabled"):
@@ -117,7 +117,7 @@ def json_patch_cases() -> tuple[list[PatchCase], list[str]]:
 def merge_patch_cases() -> list[PatchCase]:
     cases: list[PatchCase] = []
     for stem in ("rfc7386_appendix_a", "rfc7386_body_examples"):
-        records = json.loads((CONFORMANCE / "merge-patch" / f"{stem}.json").read_text())
+        records = json.loads((FIXTURES / "merge-patch" / f"{stem}.json").read_text())
         for index, record in enumerate(records):
             # a null member removes spec.doc (see the module docstring: Appendix A #11)
             expected = ABSENT if record["patch"] is None else record["result"]
@@ -255,7 +255,7 @@ def test_patch_case(case: PatchCase, outcomes: dict[str, Outcome]) -> None:
 def test_inventory() -> None:
     """Every record of the suites is run, or skipped because the suite disables it: none is dropped."""
     records = {
-        stem: len(json.loads((CONFORMANCE / "json-patch" / f"{stem}.json").read_text()))
+        stem: len(json.loads((FIXTURES / "json-patch" / f"{stem}.json").read_text()))
         for stem in ("tests", "spec_tests")
     }
     assert len(JSON_PATCH_CASES) + len(DISABLED) == sum(records.values()) == 95 + 17

@@ -1,8 +1,8 @@
-"""The kubectl-validate cases (validation-cases/kubectl-validate, SOURCES.md §6) POSTed to a real server.
+"""The kubectl-validate cases (tests/fixtures/validation-cases/kubectl-validate) POSTed to a real server.
 
 Each case file holds one or more YAML documents, each preceded by a comment with the ``metav1.Status`` recorded
-for it. A temporary project serves the repository's core kinds (ConfigMap, Secret, Namespace, Event) and the
-cases' CRD ``crds/cel_basic.yaml``, unmodified; every document of a served kind is POSTed and the answer must
+for it. A temporary project serves the built-in kinds (ConfigMap, Secret, Namespace, Event, APIService,
+CustomResourceDefinition among them) and the cases' CRD ``crds/cel_basic.yaml``, unmodified; every document of a served kind is POSTed and the answer must
 match the recording: code, reason, message, details and every cause's reason, field and message.
 
 What the recordings are, and how they are read:
@@ -24,8 +24,7 @@ What the recordings are, and how they are read:
   kind is a 400 BadRequest ``<Kind> in version "<v>" cannot be handled as a <Kind>: <decode error>``.
 
 Documents that cannot be run are skipped with the reason (``pytest -rs`` lists them): kinds not served here
-(Pod, Deployment, APIService, CustomResourceDefinition, JobSet whose CRD was not copied), and documents that
-hold no object. The CEL cases (``x-kubernetes-validations`` of ``cel_basic.yaml``) run.
+(Pod, Deployment, JobSet whose CRD was not copied), and documents that hold no object. The CEL cases (``x-kubernetes-validations`` of ``cel_basic.yaml``) run.
 """
 
 from __future__ import annotations
@@ -42,9 +41,9 @@ import pytest
 import yaml
 
 from generator.pipeline import GenerateConfig, generate
-from tests.serverproc import CONFORMANCE, ServerProcess, free_port
+from tests.serverproc import FIXTURES, ServerProcess, free_port
 
-CASES: Final = CONFORMANCE / "validation-cases" / "kubectl-validate"
+CASES: Final = FIXTURES / "validation-cases" / "kubectl-validate"
 CEL_BASIC: Final = CASES / "crds" / "cel_basic.yaml"
 
 # (apiVersion, kind) -> collection URL; objects without a namespace go to "default", as kubectl sends them
@@ -55,6 +54,10 @@ SERVED: Final = {
     ("v1", "Event"): "/api/v1/namespaces/default/events",
     ("v1", "Namespace"): "/api/v1/namespaces",
     ("stable.example.com/v1", "CELBasic"): CELBASICS,
+    ("apiregistration.k8s.io/v1", "APIService"): "/apis/apiregistration.k8s.io/v1/apiservices",
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): (
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    ),
 }
 # kind "configmap" (error_invalid_kind) is POSTed where kubectl would send it: to configmaps
 MISSPELT_KINDS: Final = {("v1", "configmap"): SERVED[("v1", "ConfigMap")]}
@@ -62,12 +65,10 @@ MISSPELT_KINDS: Final = {("v1", "configmap"): SERVED[("v1", "ConfigMap")]}
 NOT_SERVED: Final = {
     "Pod": "Pod is not served (builtin/definitions/core holds ConfigMap, Secret, Namespace, Service, Event)",
     "Deployment": "apps/v1 Deployment is not served",
-    "APIService": "apiregistration.k8s.io APIService is not served",
-    "CustomResourceDefinition": "apiextensions.k8s.io is not served: CRDs are compiled by `apiforge generate`,"
-    " which refuses this typo'd type at generation time, not POSTed",
-    "JobSet": "the JobSet CRD (kubectl-validate testcases/crds/jobset.yaml) is not in the conformance set"
-    " (SOURCES.md §6), so the kind cannot be served",
+    "JobSet": "the JobSet CRD (kubectl-validate testcases/crds/jobset.yaml) is not among the fixtures"
+    " (tests/fixtures/SOURCES.md), so the kind cannot be served",
 }
+NO_OBJECT: Final = "the document holds no object (only comments, or nothing)"
 
 # Recordings that are not kube-apiserver's answer (kubectl-validate's own InternalErrors, or a built-in kind's
 # decode error): kube-apiserver's answer is asserted instead.
@@ -133,7 +134,7 @@ def stem(document: Document) -> str:
 def skip_reason(document: Document) -> str | None:
     obj = document.obj
     if not isinstance(obj, dict):
-        return "the document holds no object (only comments, or nothing)"
+        return NO_OBJECT
     key = (obj.get("apiVersion"), obj.get("kind"))
     if key not in SERVED and key not in MISSPELT_KINDS:
         return NOT_SERVED[str(obj.get("kind"))]
@@ -232,11 +233,13 @@ def test_inventory() -> None:
     """Every document of every case file is run or skipped with a reason; none is silently dropped."""
     run = [d.id for d in ALL_DOCUMENTS if skip_reason(d) is None]
     assert run == [
+        "apiservice",
         "configmap",
         "empty_secret",
         "error_array_instead_of_map",
         "error_cel_basic",
         "error_cel_basic_multiple",
+        "error_crd_typo",
         "error_invalid_kind",
         "error_invalid_label",
         "error_invalid_name",
@@ -246,8 +249,8 @@ def test_inventory() -> None:
         "error_name_exceeds_max_length",
         "error_x_list_map_default",
     ]
-    skipped = {d.id: skip_reason(d) for d in ALL_DOCUMENTS if skip_reason(d) is not None}
-    assert len(skipped) == 23 and all(skipped.values())
+    skipped = {skip_reason(d) for d in ALL_DOCUMENTS} - {None}
+    assert skipped == {*NOT_SERVED.values(), NO_OBJECT}  # only kinds out of scope, and no object
     disabled = sorted(p.name for p in (CASES / "manifests").glob("*.disabled"))
     assert disabled == [  # disabled upstream; not collected
         "error_api_deprecation.yaml.disabled",

@@ -1,4 +1,4 @@
-"""CustomResourceDefinitions on two replicas over one etcd (issue 12): a CRD created through one replica is
+"""CustomResourceDefinitions on two replicas over one etcd: a CRD created through one replica is
 served by the other within 2 s (each learns through its watch on the CRDs), and its deletion stops both."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The garbage collector across a leader handover, shown directly (issue 13's "nothing collected twice or
-missed"): two replicas on one etcd, 100 owners with 5 dependents each (background, foreground and orphan
+"""The garbage collector across a leader handover, shown directly (nothing collected twice or missed): two
+replicas on one etcd, 100 owners with 5 dependents each (background, foreground and orphan
 deletes, and dangling references), the owners deleted, half the owners deleted, the leader killed with SIGKILL mid-collection, the other half deleted
 while nobody leads.
 Every dependent that must go is gone, every orphan stays without the reference, and each replica's audit log

@@ -1,4 +1,4 @@
-"""Hostile request bodies through a real server (issue 15): amplifying YAML, bodies nested past the depth
+"""Hostile request bodies through a real server: amplifying YAML, bodies nested past the depth
 bound, JSON patches that double a list, strategic merge directives with bad values. Each gets a 4xx with
 kube's reason and message, quickly, and the server goes on answering; an object nested exactly as deep as the
 bound goes through every stage (create, merge patch, JSON patch, apply, list, watch, Table, YAML).

@@ -1,4 +1,4 @@
-"""The hostile-input corpus (issue 15, item 8): one live server gets every class of bad request found by the
+"""The hostile-input corpus: one live server gets every class of bad request found by the
 adversarial pass and the fuzzing that passed — malformed JSON and UTF-8, amplifying YAML, deep nesting, huge
 arrays and integers, doubling JSON patches, bad strategic-merge directives, bad selectors and query values,
 protobuf garbage, unknown fields named with control characters, broken HTTP framing — and for each asserts:

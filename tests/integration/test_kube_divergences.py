@@ -1,4 +1,4 @@
-"""Answers issue 15's adversarial pass found to differ from kube-apiserver, each as kube gives it."""
+"""Answers an adversarial pass found to differ from kube-apiserver, each as kube gives it."""
 
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def test_an_unknown_field_named_with_a_control_character_still_gets_an_answer(
     client: httpx.Client, field: str
 ) -> None:
     """The default fieldValidation=Warn names unknown fields in a Warning header: kube quotes the path as Go's
-    %q does, so the header stays valid and the write that landed is answered (issue 15: the connection
+    %q does, so the header stays valid and the write that landed is answered (the connection
     dropped after the write, and a retry got 409)."""
     name = f"kd-warn-{sum(map(ord, field))}"
     body = {"metadata": {"name": name}, "data": {"k": "v"}, field: 1}

@@ -1,4 +1,4 @@
-"""Object size limits through a real server on SQLite and on a real etcd (issue 15): the same answers on
+"""Object size limits through a real server on SQLite and on a real etcd: the same answers on
 both, and nothing stored. A ConfigMap's data over kube's 1 MiB (core.MaxSecretSize) is a 422 from the
 strategy's Validate (pkg/apis/core/validation/validation.go ValidateConfigMap: ``field.TooLong`` on
 ``field.NewPath("")``, whose Error() prints the empty path: ``: Too long: ...``); an object whose stored bytes

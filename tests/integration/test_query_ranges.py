@@ -2,7 +2,7 @@
 parses them (int64 limit, uint64 resourceVersion, the continue token's int64 revision): out of range is a 400,
 a list at a revision beyond the store's is the 504 "Too large resource version" kube answers, and a watch
 from one waits for that revision as kube's watch cache does (getAllEventsSinceLocked has no upper bound) —
-never a 500 from the storage driver (issue 15), on the embedded store and on a real etcd."""
+never a 500 from the storage driver, on the embedded store and on a real etcd."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RBAC end to end over the in-process server with `--authorization-mode=RBAC` (issue 11 item 3): users told
+"""RBAC end to end over the in-process server with `--authorization-mode=RBAC`: users told
 apart by a test bearer token (tests/inprocess.py BearerUsers), each request through the real filter chain.
 Expected messages are kube's (plugin/pkg/auth/authorizer/rbac, pkg/registry/rbac/validation)."""
 

@@ -1,4 +1,4 @@
-"""/readyz tells the truth about storage (issue 15: it answered 200 while etcd was down): a server on a real
+"""/readyz tells the truth about storage (it answered 200 while etcd was down): a server on a real
 etcd is not ready while etcd is stopped, is ready again by itself once etcd is back, and stays live
 throughout. The body is kube's (k8s.io/apiserver/pkg/server/healthz/healthz.go and its tests): the checks
 listed with reasons withheld, then ``readyz check failed``; ``/readyz/etcd`` gives the reason."""

@@ -1,4 +1,4 @@
-"""A bounded schemathesis run over the served OpenAPI v3 documents (issue 15, item 8): requests generated
+"""A bounded schemathesis run over the served OpenAPI v3 documents: requests generated
 from each operation's schema — valid and invalid bodies, parameters and paths — must never get a 5xx.
 
 Bounded: a few examples per operation, on the memory store, so the whole run takes seconds. Collection

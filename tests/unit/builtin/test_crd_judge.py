@@ -108,7 +108,8 @@ def test_a_conversion_webhook_is_judged_as_kube_judges_it() -> None:
     assert [(c.field, c.message) for c in judge(crd)[1]] == [
         (
             "spec.conversion.webhookClientConfig.url",
-            "Invalid value: \"http://insecure.example\": 'https' is the only allowed URL scheme",
+            "Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: "
+            "https://host[/path]",
         )
     ]
     crd["spec"]["conversion"]["webhook"]["clientConfig"] = {

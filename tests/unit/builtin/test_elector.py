@@ -6,6 +6,7 @@ other takes over at its next retry rather than a lease duration later; a server 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 
 import pytest
@@ -166,3 +167,41 @@ def test_lease_spec_validation(spec: dict[str, object], message: str) -> None:
         asyncio.run(body())
     assert refused.value.code == 422
     assert refused.value.message == f'Lease.coordination.k8s.io "l" is invalid: {message}'
+
+
+@pytest.mark.parametrize(
+    ("error", "level"),
+    [
+        (
+            errors.conflict("leases", "coordination.k8s.io", FAST.name, errors.MODIFIED),
+            logging.DEBUG,
+        ),
+        (errors.already_exists("leases", "coordination.k8s.io", FAST.name), logging.DEBUG),
+        (errors.service_unavailable("storage is down"), logging.INFO),
+    ],
+    ids=["conflict", "already-exists", "unavailable"],
+)
+def test_a_lost_race_for_the_lease_is_a_debug_line(
+    error: errors.APIError,
+    level: int,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another replica writing the lease between our read and our write (409) is leader election working,
+    as client-go's V(4) "lock is held by ..." line; a failing storage is worth an INFO line."""
+
+    async def body() -> None:
+        server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR, leader_election=FAST)
+        chosen = elector(server)
+
+        async def lost(config: LeaderElection) -> bool:
+            raise error
+
+        monkeypatch.setattr(chosen, "_acquire_or_renew", lost)
+        with caplog.at_level(logging.DEBUG, logger="builtin.coordination.election"):
+            assert await chosen._try(FAST) is False
+
+    asyncio.run(asyncio.wait_for(body(), timeout=20))
+    (record,) = [r for r in caplog.records if r.name == "builtin.coordination.election"]
+    assert record.levelno == level
+    assert record.getMessage().endswith(f" could not acquire or renew the lease: {error}")

@@ -1,6 +1,6 @@
 """The RBAC authorizer on its index (no server running): bindings of every kind and subject, kube's reasons,
 the privileged group and mode chain in front of it, and that bindings for other users cost a request nothing
-(issue 11: 10,000 RoleBindings slow a request by less than 2x; bench/rbac_bench.py measures it)."""
+(10,000 RoleBindings slow a request by less than 2x; bench/rbac_bench.py measures it)."""
 
 from __future__ import annotations
 

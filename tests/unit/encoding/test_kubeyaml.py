@@ -5,6 +5,7 @@ are bounded as go-yaml bounds them (sigs.k8s.io/yaml's decoder), and by the byte
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import orjson
 import pytest
@@ -12,6 +13,7 @@ import yaml
 
 from apiserver.encoding.kubeyaml import load_body
 from apiserver.encoding.limits import MAX_DEPTH, DecodedTooLarge
+from generator.yamlsource import LOADER, PURE_PYTHON_LOADER, read_documents
 
 
 def test_timestamps_stay_strings() -> None:
@@ -19,6 +21,28 @@ def test_timestamps_stay_strings() -> None:
         "a": "2024-01-01",
         "b": "2024-01-01T00:00:00Z",
     }
+
+
+# Plain scalars that PyYAML's YAML 1.1 resolvers give a type (a date, the "value" key type that it cannot
+# construct) and go-yaml's resolve.go leaves strings: `- =` is an enum value of prometheus-operator's
+# AlertmanagerConfig matchers (matchType: [=, "!=", =~, "!~"]).
+GO_YAML_STRINGS = [
+    ("=", "="),
+    ("2024-01-01", "2024-01-01"),
+    ("2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z"),
+    ("=~", "=~"),
+    ("'='", "="),
+]
+
+
+@pytest.mark.parametrize(("text", "value"), GO_YAML_STRINGS)
+def test_the_server_and_the_generator_read_plain_scalars_as_go_yaml(text: str, value: str) -> None:
+    document = f"enum:\n- {text}\nkey: {text}\n"
+    expected = {"enum": [value], "key": value}
+    assert load_body(document.encode()) == expected
+    for loader in (LOADER, PURE_PYTHON_LOADER):
+        (read,) = read_documents(Path("crd.yaml"), document, loader)
+        assert read.value == expected
 
 
 def test_integer_and_boolean_keys_become_strings_without_colliding() -> None:

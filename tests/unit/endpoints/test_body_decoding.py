@@ -126,13 +126,14 @@ def test_a_body_past_the_limit_is_413(api: httpx.Client) -> None:
 
 
 def test_a_patch_body_must_name_a_patch_type(api: httpx.Client) -> None:
-    """PATCH takes JSON patch, merge patch and apply (and strategic merge patch for built-in kinds), in
-    kube's order; plain JSON is not a patch type (kube's patch.go)."""
+    """PATCH takes JSON patch, merge patch, strategic merge patch (compiled kinds; never custom resources)
+    and apply, in kube's order; plain JSON is not a patch type (kube's patch.go)."""
     assert api.post(CRONTABS, json=crontab("patched")).status_code == 201
     response = api.patch(f"{CRONTABS}/patched", json={"spec": {"replicas": 2}})
     status = assert_status(response, 415, "UnsupportedMediaType")
     assert status["message"] == UNKNOWN_FORMAT + (
-        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+        "application/json-patch+json, application/merge-patch+json, "
+        "application/strategic-merge-patch+json, application/apply-patch+yaml"
     )
     response = api.patch(
         f"{CONFIGMAPS}/typeless",

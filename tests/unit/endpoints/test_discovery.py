@@ -1,6 +1,6 @@
 """Discovery as kube serves it, in process: legacy (/api, /apis, group and group-version documents) and
 aggregated (apidiscovery.k8s.io v2 and v2beta1 chosen by Accept), checked against kube's own golden discovery
-documents (shared/conformance/kubernetes/discovery, SOURCES.md §3b) and API-CONVENTIONS.md §3."""
+documents (kube's api/discovery/, vendored in tests/fixtures/kubernetes/discovery)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.serverproc import CONFORMANCE
+from tests.serverproc import FIXTURES
 from tests.shipped import assert_status
 
-KUBE = CONFORMANCE / "kubernetes" / "discovery"
+KUBE = FIXTURES / "kubernetes" / "discovery"
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v={};as=APIGroupDiscoveryList"
 # what kubectl 1.30-1.33 send on /api and /apis (API-CONVENTIONS.md §3.2)
 KUBECTL_ACCEPT = f"{AGGREGATED.format('v2')},{AGGREGATED.format('v2beta1')},application/json"

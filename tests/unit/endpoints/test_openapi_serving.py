@@ -11,10 +11,10 @@ import httpx
 import pytest
 
 from generated.server import OPENAPI_DIR
-from tests.serverproc import CONFORMANCE
+from tests.serverproc import FIXTURES
 
 GV = "apis/stable.example.com/v1"
-KUBE_CORE = CONFORMANCE / "kubernetes" / "openapi-v3" / "api__v1_openapi.json"
+KUBE_CORE = FIXTURES / "kubernetes" / "openapi-v3" / "api__v1_openapi.json"
 
 
 def index(api: httpx.Client) -> dict[str, str]:
@@ -122,8 +122,8 @@ def test_custom_resource_documents_carry_what_kubectl_reads(api: httpx.Client) -
     ]
     assert patch["x-kubernetes-group-version-kind"] == gvk
     assert any(p["name"] == "fieldValidation" and p["in"] == "query" for p in patch["parameters"])
-    # no strategic merge patch for custom resources: kubectl then sends a merge patch (§4.1)
-    assert "application/strategic-merge-patch+json" not in patch["requestBody"]["content"]
+    # a compact-format kind is compiled like a built-in type: it takes strategic merge patch
+    assert "application/strategic-merge-patch+json" in patch["requestBody"]["content"]
 
 
 def test_v2_is_gnostic_protobuf_for_kubectl_and_json_otherwise(api: httpx.Client) -> None:

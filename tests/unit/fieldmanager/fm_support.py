@@ -1,7 +1,7 @@
 """Helpers for the field manager tests: schemas, objects and lookups.
 
 The CronTab schema is the generated one of this repository; the Deployment schema is resolved from
-the apps/v1 OpenAPI v3 document kube-apiserver serves (in /work/shared, read in place), where
+the apps/v1 OpenAPI v3 document kube-apiserver serves (tests/fixtures/kubernetes/openapi-v3), where
 ``containers`` is a list-type map keyed by ``name`` and ``ports`` one keyed by
 ``containerPort`` and ``protocol`` (whose default, ``TCP``, fills the key when it is left out).
 """
@@ -14,9 +14,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from tests.serverproc import FIXTURES
+
 REPO = Path(__file__).resolve().parents[3]
-SHARED = Path(__file__).resolve().parents[4] / "shared"
-APPS_V1 = SHARED / "conformance" / "kubernetes" / "openapi-v3" / "apis__apps__v1_openapi.json"
+APPS_V1 = FIXTURES / "kubernetes" / "openapi-v3" / "apis__apps__v1_openapi.json"
 CRONTAB_SCHEMAS = REPO / "generated" / "stable_example_com" / "v1" / "schemas.json"
 
 CRONTAB_GV = "stable.example.com/v1"

@@ -1,6 +1,6 @@
 """The wording of apply conflicts, from k8s.io/apimachinery/pkg/util/managedfields/internal/conflict.go
 (``NewConflictError``, ``getConflictMessage``, ``printManager``) and its conflict_test.go, and the 409
-``Status`` of ``errors.NewApplyConflict`` as /work/shared/API-CONVENTIONS.md §5.6 and §9 record it."""
+``Status`` of ``errors.NewApplyConflict`` (staging/src/k8s.io/apimachinery/pkg/api/errors/errors.go)."""
 
 from __future__ import annotations
 

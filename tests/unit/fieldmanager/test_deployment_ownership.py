@@ -1,5 +1,5 @@
 """Real-world shaped cases on apps/v1 Deployment, with the schema kube-apiserver publishes
-(/work/shared/conformance/kubernetes/openapi-v3/apis__apps__v1_openapi.json, ``$ref``s resolved):
+(tests/fixtures/kubernetes/openapi-v3/apis__apps__v1_openapi.json, ``$ref``s resolved):
 ``containers`` is a list-type map keyed by ``name``, ``ports`` one keyed by ``containerPort`` and
 ``protocol``, ``selector`` an atomic ``LabelSelector``, ``maxSurge`` an int-or-string.
 

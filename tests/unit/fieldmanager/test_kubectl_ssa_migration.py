@@ -1,4 +1,5 @@
-"""kubectl's move from client-side to server-side apply (/work/shared/API-CONVENTIONS.md §5.6).
+"""kubectl's move from client-side to server-side apply
+(https://kubernetes.io/docs/reference/using-api/server-side-apply/#upgrading-from-client-side-apply-to-server-side-apply).
 
 ``kubectl apply --server-side`` (field manager ``kubectl``) on an object created by client-side apply:
 k8s.io/apimachinery/pkg/util/managedfields/internal lastappliedmanager.go lets it take the fields whose

@@ -1,5 +1,5 @@
-"""`apiforge generate` says what it does (issue 14, item 6): a line per group-version as it is rendered, with
-its kinds and time, then the run's total; nothing but errors with -q."""
+"""`apiforge generate` says what it does: a line per group-version as it is rendered, with its kinds and time,
+then the run's outcome and total; nothing but errors with -q; `--check` only its verdict."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from apiforge.cli import main
 from tests.unit.generator.onekind import write_kind
 
-PROGRESS = re.compile(r"generated (?P<version>\S+) \((?P<kinds>\d+) kinds?\) \d+\.\d s")
+PROGRESS = re.compile(r"rendered (?P<version>\S+) \((?P<kinds>\d+) kinds?\) \d+\.\d s")
 SUMMARY = re.compile(r"\d+ file\(s\) changed in \S+ \(\d+\.\d s\)")
 
 
@@ -74,4 +74,25 @@ def test_quiet_prints_nothing(copy: tuple[Path, Path]) -> None:
 def test_a_no_op_run_says_so_with_its_time(cold: tuple[Path, Path, list[str]]) -> None:
     definitions, out, _ = cold
     (line,) = generate(definitions, out)
+    assert re.fullmatch(rf"{re.escape(str(out))} is up to date \(\d+\.\d s\)", line), line
+
+
+def test_a_run_without_a_manifest_says_it_rendered_and_changed_nothing(
+    copy: tuple[Path, Path],
+) -> None:
+    """A fresh clone: generated/ is committed, its manifest (the render cache's index) is not."""
+    definitions, out = copy
+    (out / ".manifest.json").unlink()
+    *progress, summary = generate(definitions, out)
+    assert progress and all(PROGRESS.fullmatch(line) for line in progress), progress
+    assert re.fullmatch(
+        rf"{re.escape(str(out))} is up to date: rendered {len(progress)} group-versions, no file changed"
+        r" \(\d+\.\d s\)",
+        summary,
+    ), summary
+
+
+def test_check_prints_its_verdict_only(cold: tuple[Path, Path, list[str]]) -> None:
+    definitions, out, _ = cold
+    (line,) = generate(definitions, out, "--check")
     assert re.fullmatch(rf"{re.escape(str(out))} is up to date \(\d+\.\d s\)", line), line

@@ -1,5 +1,5 @@
 """What importing the command line costs: `apiforge generate`, `new` and `init` must not pay for the serving
-machinery or the generator's heavy libraries before they need them (issue 14, item 7: one added kind under
+machinery or the generator's heavy libraries before they need them (one added kind under
 2 s; `serve`'s imports alone were 0.2-0.3 s of every run), and the generator's modules import
 datamodel-code-generator and the OpenAPI validator only in the work that uses them (generator/render.py). Checked
 in a fresh interpreter, since this test process has long imported all of them."""

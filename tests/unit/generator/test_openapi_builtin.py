@@ -1,4 +1,4 @@
-"""The built-in kinds' OpenAPI documents against kube 1.35's (../shared/conformance/kubernetes/openapi-v3, the
+"""The built-in kinds' OpenAPI documents against kube 1.35's (tests/fixtures/kubernetes/openapi-v3, the
 release-1.35 api/openapi-spec/v3 files): the same component names and group-version-kinds, and every field we
 publish with kube's type (``$ref``s followed) and the Go types named as kube names them, so that `kubectl explain`
 reads the same types from either server.
@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.serverproc import CONFORMANCE
+from tests.serverproc import FIXTURES
 
 GENERATED = Path(__file__).resolve().parents[3] / "generated" / "openapi"
-KUBE = CONFORMANCE / "kubernetes" / "openapi-v3"
+KUBE = FIXTURES / "kubernetes" / "openapi-v3"
 # our document, kube's document, the kinds both publish
 DOCUMENTS = [
     (

@@ -80,3 +80,5 @@ def test_a_fresh_registry_exposes_every_family_with_kube_buckets() -> None:
     assert 'apiserver_registered_watchers{group="",kind="Namespace",version="v1"} 1.0' in text
     assert 'apiserver_watch_events_total{group="",kind="Namespace",version="v1"} 3.0' in text
     assert metrics.watchers[("", "v1", "Namespace")] == 0  # unregistered when the watch ends
+    # kube's metrics (component-base, Prometheus's Go client) have no _created series
+    assert "_created" not in text

@@ -8,7 +8,6 @@ import copy
 import json
 import re
 import time
-from pathlib import Path
 from typing import Any
 
 import jsonpatch
@@ -26,12 +25,11 @@ from apiserver.patch.jsonpatch import (
     apply_json_patch,
     apply_merge_patch,
 )
-
-CONFORMANCE = Path(__file__).parents[3] / ".." / "shared" / "conformance"
+from tests.serverproc import FIXTURES
 
 
 def _suite(name: str) -> list[Any]:
-    records = json.loads((CONFORMANCE / "json-patch" / name).read_text())
+    records = json.loads((FIXTURES / "json-patch" / name).read_text())
     return [
         pytest.param(r, id=f"{name}[{i}] {r.get('comment', '')}".strip())
         for i, r in enumerate(records)
@@ -62,8 +60,8 @@ def test_suite_is_complete() -> None:
 
 
 def _merge_cases() -> list[Any]:
-    cases = json.loads((CONFORMANCE / "merge-patch" / "rfc7386_appendix_a.json").read_text())
-    cases += json.loads((CONFORMANCE / "merge-patch" / "rfc7386_body_examples.json").read_text())
+    cases = json.loads((FIXTURES / "merge-patch" / "rfc7386_appendix_a.json").read_text())
+    cases += json.loads((FIXTURES / "merge-patch" / "rfc7386_body_examples.json").read_text())
     return [pytest.param(c, id=f"{i}") for i, c in enumerate(cases)]
 
 

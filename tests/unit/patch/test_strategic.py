@@ -15,7 +15,6 @@ import functools
 import json
 import random
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,10 +26,9 @@ from apiserver.patch.strategic import (
     apply_strategic_merge_patch,
     components_resolver,
 )
+from tests.serverproc import FIXTURES
 
-OPENAPI = (
-    Path(__file__).resolve().parents[4] / "shared" / "conformance" / "kubernetes" / "openapi-v3"
-)
+OPENAPI = FIXTURES / "kubernetes" / "openapi-v3"
 
 # strategicpatch/testdata/swagger-merge-item-v3.json (descriptions dropped): the OpenAPI form of
 # patch_test.go's MergeItem struct and its patchStrategy/patchMergeKey tags.

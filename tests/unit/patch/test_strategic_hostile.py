@@ -9,7 +9,6 @@ import copy
 import json
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,10 +17,9 @@ from hypothesis import strategies as st
 
 from apiserver.patch.jsonpatch import PatchError
 from apiserver.patch.strategic import Resolver, apply_strategic_merge_patch, components_resolver
+from tests.serverproc import FIXTURES
 
-OPENAPI = (
-    Path(__file__).resolve().parents[4] / "shared" / "conformance" / "kubernetes" / "openapi-v3"
-)
+OPENAPI = FIXTURES / "kubernetes" / "openapi-v3"
 KINDS = {
     "Pod": ("api__v1_openapi.json", "io.k8s.api.core.v1.Pod"),
     "Service": ("api__v1_openapi.json", "io.k8s.api.core.v1.Service"),

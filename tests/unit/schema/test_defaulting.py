@@ -11,9 +11,9 @@ from typing import Any
 import yaml
 
 from apiserver.schema import apply_defaults, prune, prune_nulls, validate
+from tests.serverproc import FIXTURES
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is 5x faster on big CRDs
-CONFORMANCE = Path(__file__).parents[3] / ".." / "shared" / "conformance"
 
 
 def load_yaml(path: Path) -> Any:
@@ -29,9 +29,9 @@ def obj_schema(**props: Any) -> dict[str, Any]:
 
 
 def test_crontab_defaulting_matches_the_kubernetes_docs() -> None:
-    crd = load_yaml(CONFORMANCE / "crds" / "k8s-docs-crontab" / "crontab-defaulting.yaml")
+    crd = load_yaml(FIXTURES / "crds" / "k8s-docs-crontab" / "crontab-defaulting.yaml")
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-    docs = CONFORMANCE / "custom-resources" / "k8s-docs-crontab"
+    docs = FIXTURES / "custom-resources" / "k8s-docs-crontab"
     obj = load_yaml(docs / "my-crontab-defaulting-input.yaml")
     apply_defaults(obj, schema)
     assert obj == load_yaml(docs / "my-crontab-defaulting-expected.yaml")
@@ -172,11 +172,11 @@ def test_prune_nulls_in_maps() -> None:
 
 def test_the_apiserver_sequence_on_a_real_crd() -> None:
     """Gateway API defaults (listeners' allowedRoutes) on the gateway example, as kube applies them."""
-    crd = load_yaml(CONFORMANCE / "crds" / "gateway.networking.k8s.io_gateways.yaml")
+    crd = load_yaml(FIXTURES / "crds" / "gateway.networking.k8s.io_gateways.yaml")
     schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")["schema"][
         "openAPIV3Schema"
     ]
-    docs = load_yaml_all(CONFORMANCE / "custom-resources" / "gateway-api" / "basic-http.yaml")
+    docs = load_yaml_all(FIXTURES / "custom-resources" / "gateway-api" / "basic-http.yaml")
     gateway = next(d for d in docs if d["kind"] == "Gateway")
     assert prune(gateway, schema) == []
     prune_nulls(gateway, schema)

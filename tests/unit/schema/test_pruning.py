@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from apiserver.schema import prune
+from tests.serverproc import FIXTURES
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is 5x faster on big CRDs
-CONFORMANCE = Path(__file__).parents[3] / ".." / "shared" / "conformance"
 
 
 def load_yaml(path: Path) -> Any:
@@ -42,11 +42,9 @@ CONTAINERS = obj_schema(
 
 
 def test_crontab_pruning_example_of_the_kubernetes_docs() -> None:
-    crd = load_yaml(CONFORMANCE / "crds" / "k8s-docs-crontab" / "crontab-basic.yaml")
+    crd = load_yaml(FIXTURES / "crds" / "k8s-docs-crontab" / "crontab-basic.yaml")
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-    obj = load_yaml(
-        CONFORMANCE / "custom-resources" / "k8s-docs-crontab" / "my-crontab-pruning.yaml"
-    )
+    obj = load_yaml(FIXTURES / "custom-resources" / "k8s-docs-crontab" / "my-crontab-pruning.yaml")
     assert prune(obj, schema) == ["spec.someRandomField"]
     assert obj["spec"] == {"cronSpec": "* * * * */5", "image": "my-awesome-cron-image"}
     assert obj["metadata"] == {"name": "my-new-cron-object"}
@@ -170,13 +168,13 @@ def test_nothing_to_prune_returns_an_empty_list_and_keeps_the_object() -> None:
 
 def crd_samples() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     schemas: dict[tuple[str, str], dict[str, Any]] = {}
-    for path in sorted(glob.glob(str(CONFORMANCE / "crds" / "*.yaml"))):
+    for path in sorted(glob.glob(str(FIXTURES / "crds" / "*.yaml"))):
         crd = load_yaml(Path(path))
         for version in crd["spec"]["versions"]:
             gv = f"{crd['spec']['group']}/{version['name']}"
             schemas[(gv, crd["spec"]["names"]["kind"])] = version["schema"]["openAPIV3Schema"]
     samples = []
-    for path in sorted(glob.glob(str(CONFORMANCE / "custom-resources" / "*" / "*.yaml"))):
+    for path in sorted(glob.glob(str(FIXTURES / "custom-resources" / "*" / "*.yaml"))):
         for doc in load_yaml_all(Path(path)):
             key = (doc["apiVersion"], doc["kind"])
             if key in schemas:

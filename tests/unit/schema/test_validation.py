@@ -27,11 +27,12 @@ from apiserver.schema import (
     validate_object_meta,
 )
 from apiserver.schema.causes import go_json, go_quote, go_value
+from apiserver.schema.cel import validate_rules
 from apiserver.schema.formats import check_format
 from apiserver.schema.regex import compile_go_regexp
+from tests.serverproc import FIXTURES
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is 5x faster on big CRDs
-CONFORMANCE = Path(__file__).parents[3] / ".." / "shared" / "conformance"
 
 
 def load_yaml(path: Path) -> Any:
@@ -42,7 +43,7 @@ def load_yaml_all(path: Path) -> list[Any]:
     return list(yaml.load_all(path.read_text(), Loader=LOADER))
 
 
-CASES = CONFORMANCE / "validation-cases" / "kubectl-validate"
+CASES = FIXTURES / "validation-cases" / "kubectl-validate"
 
 
 def causes(result: list[Cause]) -> list[dict[str, str]]:
@@ -95,9 +96,9 @@ def test_valid_object_has_no_causes() -> None:
 
 
 def test_crontab_of_the_kubernetes_docs_fails_pattern_and_maximum() -> None:
-    crd = load_yaml(CONFORMANCE / "crds" / "k8s-docs-crontab" / "crontab-validation.yaml")
+    crd = load_yaml(FIXTURES / "crds" / "k8s-docs-crontab" / "crontab-validation.yaml")
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-    docs = CONFORMANCE / "custom-resources" / "k8s-docs-crontab"
+    docs = FIXTURES / "custom-resources" / "k8s-docs-crontab"
     assert [str(c) for c in validate(load_yaml(docs / "my-crontab-invalid.yaml"), schema)] == [
         f"spec.cronSpec: Invalid value: \"* * * *\": spec.cronSpec in body should match '{CRONTAB_PATTERN}'",
         "spec.replicas: Invalid value: 15: spec.replicas in body should be less than or equal to 10",
@@ -828,7 +829,8 @@ def cel_basic_schema() -> dict[str, Any]:
 
 
 def apiserver_causes(obj: dict[str, Any], schema: dict[str, Any], namespaced: bool) -> list[Cause]:
-    """What the apiserver does on create: prune, drop nulls, default, validate metadata and schema.
+    """What the apiserver does on a create: prune, drop nulls, default, validate metadata and schema,
+    then evaluate the ``x-kubernetes-validations`` rules (the built-in kinds' schemas here have none).
     The namespace comes from the URL in a real request, so it is set here."""
     prune(obj, schema)
     prune_nulls(obj, schema)
@@ -836,24 +838,16 @@ def apiserver_causes(obj: dict[str, Any], schema: dict[str, Any], namespaced: bo
     metadata = dict(obj.get("metadata") or {})
     if namespaced:
         metadata.setdefault("namespace", "default")
-    return validate_object_meta(metadata, namespaced) + validate(obj, schema)
-
-
-CEL = pytest.mark.xfail(
-    strict=True, reason="x-kubernetes-validations (CEL) rules are not evaluated yet"
-)
+    found = validate_object_meta(metadata, namespaced) + validate(obj, schema)
+    return found + validate_rules(obj, None, schema, found)
 
 
 @pytest.mark.parametrize(
-    "case",
-    [
-        "error_x_list_map_default",
-        pytest.param("error_cel_basic", marks=CEL),
-        pytest.param("error_cel_basic_multiple", marks=CEL),
-    ],
+    "case", ["error_x_list_map_default", "error_cel_basic", "error_cel_basic_multiple"]
 )
 def test_real_server_cel_basic_crd(case: str) -> None:
-    """Cases against the cel_basic CRD: defaulting fills protocol=TCP, then the list-map keys collide."""
+    """Cases against the cel_basic CRD: defaulting fills protocol=TCP, then the list-map keys collide;
+    the CEL cases fail its ``x-kubernetes-validations`` rules with kube's messages."""
     status, obj = recorded_status(CASES / "manifests" / f"{case}.yaml")
     assert causes(apiserver_causes(obj, cel_basic_schema(), namespaced=True)) == expected_causes(
         status
@@ -862,9 +856,9 @@ def test_real_server_cel_basic_crd(case: str) -> None:
 
 # Built-in kinds are validated by kubectl-validate (which recorded these answers) with the same
 # kube-openapi validator over the kinds' published OpenAPI v3 schemas; the 1.35 documents in
-# conformance/kubernetes/openapi-v3 are resolved into a single CRD-style schema here.
+# tests/fixtures/kubernetes/openapi-v3 are resolved into a single CRD-style schema here.
 
-_OPENAPI = CONFORMANCE / "kubernetes" / "openapi-v3"
+_OPENAPI = FIXTURES / "kubernetes" / "openapi-v3"
 
 
 @cache

@@ -1,4 +1,4 @@
-"""The PKI bootstrap (issue 11 item 1): what the first start creates in the data directory (a CA for 10 years,
+"""The PKI bootstrap: what the first start creates in the data directory (a CA for 10 years,
 a serving certificate for a year naming every address the server is reached at, an admin client certificate
 as k3s's), private keys whatever the umask, reuse on restart, and renewal on start near expiry, after a new
 CA, for new names, or from files that no longer load."""

@@ -1,4 +1,4 @@
-"""Files holding secrets are their owner's only, whatever the umask (issue 15: the data directory was 0755
+"""Files holding secrets are their owner's only, whatever the umask (the data directory was 0755
 and the database 0644, so every local user could read stored Secrets)."""
 
 from __future__ import annotations
