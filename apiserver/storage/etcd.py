@@ -734,7 +734,10 @@ class EtcdWatch:
                     reason = f"{error.code().name}: {error.details()}"
                 if self._closed:
                     return
-                if self._moving:  # to a member that answers: no reason to wait
+                members = self._storage._members
+                if self._moving and members is not None and members.any_healthy():
+                    # to a member that answers: no reason to wait (with none, the move is an outage:
+                    # it backs off below, or it would spin and flood the log)
                     log.info("etcd watch on %s moves (%s)", self._prefix, reason)
                     continue
                 self._failures += 1

@@ -122,6 +122,10 @@ class Members:
                 return member
         return self._round_robin(healthy or untried)
 
+    def any_healthy(self) -> bool:
+        """Whether some member answers (its last probe passed)."""
+        return any(member.healthy for member in self.members)
+
     def for_watch(self) -> Member:
         """The answering member with the fewest watch streams (the next member when none answers)."""
         pool = [member for member in self.members if member.healthy]
