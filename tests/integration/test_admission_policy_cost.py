@@ -161,6 +161,8 @@ async def _ticking_through_a_long_evaluation(client: httpx.AsyncClient) -> None:
         response = await client.post(CLUSTERS, content=orjson.dumps(cluster("ticking", 200)))
         took = time.perf_counter() - started
     assert response.status_code == 201, response.text
-    # on the loop, the whole evaluation was one gap; off it, the loop ticks between expressions
+    # on the loop, the whole evaluation was one gap; off it, the loop ticks between expressions (the
+    # first of the four also pays for compiling them: under a second test worker's load it took 0.46 of
+    # 0.64 s once, so the bound is "never the whole evaluation", not "a quarter of it")
     assert len(gaps) > 4
-    assert max(gaps) < took / 2, (max(gaps), took)
+    assert max(gaps) < took * 0.8, (max(gaps), took)
