@@ -197,7 +197,7 @@ class ChildServer:
         return self.process.pid
 
     def start(
-        self, ready_file: Path | None = None, timeout: float = 30.0, probe: bool = True
+        self, ready_file: Path | None = None, timeout: float = 120.0, probe: bool = True
     ) -> float:
         """Start, wait until ``ready_file`` exists (if given) and /readyz answers 200 over plain HTTP
         (``probe``; else until the port accepts connections); seconds taken."""

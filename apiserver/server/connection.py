@@ -24,13 +24,17 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import urllib.parse
 from typing import Any
 
 import httptools
+from uvicorn._types import ASGI3Application
 from uvicorn.config import Config
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 from uvicorn.server import ServerState
 
+from apiserver.server.cycle import ResponseCycle
+from apiserver.server.eager import start
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.openssl import peer_chain
 
@@ -129,16 +133,54 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         ):
             raise _HeadersTooLarge
         self._reading_body = True
-        super().on_headers_complete()
+        self._begin_request()
 
-    def on_message_complete(self) -> None:
-        # what follows is the next request's headers
-        self._reading_body = False
-        self._reading_headers = True
-        self._header_bytes = 0
-        if self._timer is not None:
-            self._disarm()
-        super().on_message_complete()
+    def _begin_request(self) -> None:
+        """uvicorn's on_headers_complete with this module's cycle (uvicorn names its own class there).
+        ``serve`` sets no ``limit_concurrency``: the in-flight limits are the filter chain's."""
+        parser = self.parser
+        http_version = parser.get_http_version()
+        scope = self.scope
+        scope["method"] = parser.get_method().decode("ascii")
+        if http_version != "1.1":
+            scope["http_version"] = http_version
+        if parser.should_upgrade() and self._should_upgrade():
+            return
+        parsed_url = httptools.parse_url(self.url)
+        raw_path = parsed_url.path
+        path = raw_path.decode("ascii")
+        if "%" in path:
+            path = urllib.parse.unquote(path)
+        scope["path"] = self.root_path + path
+        scope["raw_path"] = self.root_path.encode("ascii") + raw_path
+        scope["query_string"] = parsed_url.query or b""
+        existing = self.cycle
+        self.cycle = ResponseCycle(
+            scope=scope,
+            transport=self.transport,
+            flow=self.flow,
+            logger=self.logger,
+            access_logger=self.access_logger,
+            access_log=self.access_log,
+            default_headers=self.server_state.default_headers,
+            message_event=asyncio.Event(),
+            expect_100_continue=self.expect_100_continue,
+            keep_alive=http_version != "1.0" and parser.should_keep_alive(),
+            on_response=self.on_response_complete,
+        )
+        if existing is None or existing.response_complete:
+            self._start_asgi_task(self.cycle, self.app)
+        else:  # a pipelined request waits for the one before it
+            self.flow.pause_reading()
+            self.pipeline.appendleft((self.cycle, self.app))
+
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
+        """The request runs at once; only one that has to wait becomes a task (eager.py). A GET answered
+        from the watch cache never waits, and so costs no task and no turn of the loop."""
+        task = start(cycle.run_asgi(app), self.loop)
+        if task is not None:
+            task.add_done_callback(self.tasks.discard)
+            self.tasks.add(task)
 
     def _refuse_headers(self) -> None:
         self._disarm()

@@ -1,0 +1,146 @@
+"""One request's response on the wire, as Go's net/http writes it for kube-apiserver: a response whose length
+is known leaves in one write, its status line and headers with its body (uvicorn's cycle writes them apart:
+two system calls, and over TLS two records, for every GET), and ``send`` is a plain call that hands back a
+finished awaitable unless the transport asks it to wait (no coroutine per message).
+
+The ASGI messages, their checks and their answers (Content-Length kept, chunked framing when none is given,
+``Connection: close``, HEAD) are uvicorn's (uvicorn/protocols/http/httptools_impl.py, RequestResponseCycle),
+of which this is a subclass: receiving, keep-alive and the 100-continue handshake are its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Generator
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import (
+    HEADER_RE,
+    HEADER_VALUE_RE,
+    STATUS_LINE,
+    RequestResponseCycle,
+)
+
+
+class Done:
+    """An awaitable that is finished already: what a send that needs no wait hands back."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[None, None, None]:
+        yield from ()
+
+
+DONE = Done()
+
+
+class ResponseCycle(RequestResponseCycle):
+    """uvicorn's cycle with the head of a response of known length held until its body, and sent with it."""
+
+    _head: bytes = b""
+
+    def send(self, message: Any) -> Awaitable[None]:  # type: ignore[override]
+        if self.flow.write_paused and not self.disconnected:
+            return self._send_drained(message)
+        self._write(message)
+        return DONE
+
+    async def _send_drained(self, message: Any) -> None:
+        await self.flow.drain()
+        self._write(message)
+
+    def _write(self, message: Any) -> None:
+        if self.disconnected:
+            return
+        kind = message["type"]
+        if not self.response_started:
+            if kind != "http.response.start":
+                raise RuntimeError(
+                    f"Expected ASGI message 'http.response.start', but got '{kind}'."
+                )
+            self.response_started = True
+            self.waiting_for_100_continue = False
+            head = self._head_of(message["status"], message.get("headers", ()))
+            if self.chunked_encoding and self.scope["method"] != "HEAD":  # a stream (a watch)
+                self.transport.write(head)  # its headers go at once
+            else:
+                self._head = head
+            return
+        if self.response_complete:
+            raise RuntimeError(
+                f"Unexpected ASGI message '{kind}' sent, after response already completed."
+            )
+        if kind != "http.response.body":
+            raise RuntimeError(f"Expected ASGI message 'http.response.body', but got '{kind}'.")
+        body = message.get("body", b"")
+        more_body = message.get("more_body", False)
+        if self.scope["method"] == "HEAD":
+            self.expected_content_length = 0
+            self._flush(b"")
+        elif self.chunked_encoding:
+            framed = [b"%x\r\n" % len(body), body, b"\r\n"] if body else []
+            if not more_body:
+                framed.append(b"0\r\n\r\n")
+            self.transport.write(b"".join(framed))
+        elif len(body) > self.expected_content_length:
+            raise RuntimeError("Response content longer than Content-Length")
+        else:
+            self.expected_content_length -= len(body)
+            self._flush(body)
+        if not more_body:
+            if self.expected_content_length != 0:
+                raise RuntimeError("Response content shorter than Content-Length")
+            self.response_complete = True
+            self.message_event.set()
+            if not self.keep_alive:
+                self.transport.close()
+            self.on_response()
+
+    def _flush(self, body: bytes) -> None:
+        """``body``, after the held head if it is still held."""
+        head, self._head = self._head, b""
+        if head or body:
+            self.transport.write(head + body if head else body)
+
+    def _head_of(self, status: int, headers: Any) -> bytes:
+        """The status line and headers, validated as uvicorn validates them; sets the framing and
+        keep-alive they imply."""
+        if self.access_log:
+            self.access_logger.info(
+                '%s - "%s %s HTTP/%s" %d',
+                self.scope.get("client"),
+                self.scope["method"],
+                self.scope["path"],
+                self.scope["http_version"],
+                status,
+            )
+        content = [STATUS_LINE[status]]
+        closing = False
+        for name, value in (*self.default_headers, *headers):
+            if HEADER_RE.search(name):
+                raise RuntimeError("Invalid HTTP header name.")
+            if HEADER_VALUE_RE.search(value):
+                raise RuntimeError("Invalid HTTP header value.")
+            name = name.lower()
+            if name == b"content-length" and self.chunked_encoding is None:
+                self.expected_content_length = int(value.decode())
+                self.chunked_encoding = False
+            elif name == b"transfer-encoding" and value.lower() == b"chunked":
+                self.expected_content_length = 0
+                self.chunked_encoding = True
+            elif name == b"connection" and b"close" in [
+                t.lower().strip() for t in value.split(b",")
+            ]:
+                self.keep_alive = False
+                closing = True
+            content.extend((name, b": ", value, b"\r\n"))
+        if not self.keep_alive and not closing:
+            content.append(b"connection: close\r\n")
+        if (
+            self.chunked_encoding is None
+            and self.scope["method"] != "HEAD"
+            and status not in (204, 304)
+        ):
+            self.chunked_encoding = True
+            content.append(b"transfer-encoding: chunked\r\n")
+        content.append(b"\r\n")
+        return b"".join(content)
