@@ -3,7 +3,8 @@ scraped. A registry per server (not prometheus-client's global one), so servers 
 tests') count apart.
 
 Per-request cost is kept small: the labelled children are kept in a dict keyed by the label values, so a
-request costs a dict lookup, a counter increment and a histogram observation (docs/performance.md).
+request costs a dict lookup, a counter increment and a histogram observation, both without a lock
+(``series``).
 Gauges of current state (in-flight requests, stored objects, watchers) are not updated on every change but
 read from their owners when scraped.
 """
@@ -24,6 +25,8 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+from apiserver.metrics import series
 
 disable_created_metrics()  # type: ignore[no-untyped-call]
 """kube's metrics (component-base, on Prometheus's Go client) have no ``_created`` series; prometheus-client's
@@ -59,21 +62,22 @@ class Metrics:
         """Read when scraped: every resource stored now, those added at run time (CRDs) included."""
         self.in_flight = {READ_ONLY: 0, MUTATING: 0}
         self.watchers: dict[WatchKind, int] = {}
-        self._requests = Counter(
-            "apiserver_request_total",
+        # recorded on the event loop's thread by every request: without prometheus-client's locks
+        self._requests = series.CounterFamily(
+            "apiserver_request",
             "Counter of apiserver requests broken out for each verb, dry run value, group, version,"
             " resource, scope, component, and HTTP response code.",
             (*REQUEST_LABELS, "code"),
-            registry=self.registry,
         )
-        self._latencies = Histogram(
+        self._latencies = series.HistogramFamily(
             "apiserver_request_duration_seconds",
             "Response latency distribution in seconds for each verb, dry run value, group, version,"
             " resource, subresource, scope and component.",
             REQUEST_LABELS,
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
+            LATENCY_BUCKETS,
         )
+        self.registry.register(self._requests)
+        self.registry.register(self._latencies)
         self._watch_events = Counter(
             "apiserver_watch_events_total",
             "Number of events sent in watch clients",
@@ -103,12 +107,12 @@ class Metrics:
         record(seconds)
 
     def _recorder(self, labels: RequestLabels, code: int) -> Callable[[float], None]:
-        counter = self._requests.labels(*labels, str(code))
-        histogram = self._latencies.labels(*labels)
+        count = self._requests.child((*labels, str(code))).inc
+        observe = self._latencies.observer(labels)
 
         def record(seconds: float) -> None:
-            counter.inc()
-            histogram.observe(seconds)
+            count()
+            observe(seconds)
 
         return record
 
