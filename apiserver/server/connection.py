@@ -3,7 +3,8 @@
 time.Second`` "just shy of requestTimeoutUpperBound", ``IdleTimeout: 90 * time.Second``), on uvicorn's httptools
 protocol, which has none of them: a request's headers are bounded in bytes and in number (431, Go's answer,
 before more than about a read's worth past the bound is buffered), and a client that sends its headers or its
-body too slowly is disconnected. The idle keep-alive timeout is uvicorn's own (``timeout_keep_alive``).
+body too slowly is disconnected. The idle keep-alive timeout is uvicorn's (``timeout_keep_alive``), kept by one
+sweep per loop (idlesweep.py) rather than a timer per response.
 
 kube sets no body read timeout (its ``--request-timeout`` bounds a handler that waits for a body); here a body
 must arrive whole within ``read_body_timeout`` of its headers, by default the request timeout, so that slow
@@ -35,6 +36,7 @@ from uvicorn.server import ServerState
 
 from apiserver.server.cycle import ResponseCycle
 from apiserver.server.eager import start
+from apiserver.server.idlesweep import idle_sweep
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.openssl import peer_chain
 
@@ -79,6 +81,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._header_bytes = 0
         self._timer: asyncio.TimerHandle | None = None
         self._extensions: dict[str, Any] | None = None
+        self._idle = idle_sweep(self.loop)
 
     def data_received(self, data: bytes) -> None:
         self._unset_keepalive_if_required()
@@ -122,7 +125,24 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._idle.discard(self)
         super().connection_lost(exc)
+
+    def _unset_keepalive_if_required(self) -> None:
+        self._idle.discard(self)
+
+    def on_response_complete(self) -> None:
+        """uvicorn's, with the connection handed to the loop's idle sweep instead of a timer of its own."""
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self._idle.discard(self)
+        self.flow.resume_reading()
+        if self.pipeline:
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+        else:
+            self._idle.add(self, self.timeout_keep_alive, self.timeout_keep_alive_handler)
 
     def on_headers_complete(self) -> None:
         self._reading_headers = False
