@@ -4,7 +4,7 @@ framework's per-request cost would be most of a GET's (see DESIGN.md, "Measured 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -46,12 +46,51 @@ _TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))
 _FALSE = frozenset(("", "0", "f", "F", "FALSE", "false", "False"))
 
 
+class Headers(Mapping[str, str]):
+    """A request's headers, decoded (as Latin-1) only when looked up: most requests read one or two of them.
+    Names are lowercase, as ASGI gives them (and every filter reads them); of a repeated header the last
+    wins."""
+
+    __slots__ = ("_decoded", "_raw")
+
+    def __init__(self, raw: Sequence[tuple[bytes, bytes]]) -> None:
+        self._raw = raw
+        self._decoded: dict[str, str] | None = None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        name = key.encode("latin-1")
+        found = None
+        for header, value in self._raw:
+            if header == name:
+                found = value
+        return default if found is None else bytes(found).decode("latin-1")
+
+    def __getitem__(self, key: str) -> str:
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return str(found)
+
+    def _all(self) -> dict[str, str]:
+        if self._decoded is None:
+            self._decoded = {
+                bytes(k).decode("latin-1"): bytes(v).decode("latin-1") for k, v in self._raw
+            }
+        return self._decoded
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
 @dataclass
 class Request:
     method: str
     path: str
     query: dict[str, str]
-    headers: dict[str, str]
+    headers: Mapping[str, str]
     receive: Receive
     warnings: list[str] = field(default_factory=list)
     user: UserInfo = ANONYMOUS
@@ -66,12 +105,11 @@ class Request:
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive) -> Request:
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         return cls(
             scope["method"],
             scope["path"],
             parse_query(scope.get("query_string", b"")),
-            headers,
+            Headers(scope["headers"]),
             receive,
             user=scope.get(SCOPE_USER, ANONYMOUS),
             min_request_timeout=scope.get(SCOPE_MIN_REQUEST_TIMEOUT, DEFAULT_MIN_REQUEST_TIMEOUT),
