@@ -1,0 +1,125 @@
+"""A response of known length leaves in one write, its head with its body; a stream's head leaves at once
+(a watch's client waits for it before any event), and HEAD, 304 and Connection: close keep uvicorn's framing."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+from uvicorn.protocols.http.flow_control import FlowControl
+
+from apiserver.endpoints.http import respond
+from apiserver.server.cycle import ResponseCycle
+
+
+class Transport:
+    """What the cycle writes, write by write."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def pause_reading(self) -> None: ...
+
+    def resume_reading(self) -> None: ...
+
+
+def cycle(
+    method: str = "GET", keep_alive: bool = True
+) -> tuple[ResponseCycle, Transport, list[int]]:
+    transport = Transport()
+    completed: list[int] = []
+    made = ResponseCycle(
+        scope={"method": method, "http_version": "1.1", "path": "/"},  # type: ignore[typeddict-item]
+        transport=transport,  # type: ignore[arg-type]
+        flow=FlowControl(transport),  # type: ignore[arg-type]
+        logger=logging.getLogger("test"),
+        access_logger=logging.getLogger("test"),
+        access_log=False,
+        default_headers=[],
+        message_event=asyncio.Event(),
+        expect_100_continue=False,
+        keep_alive=keep_alive,
+        on_response=lambda: completed.append(1),
+    )
+    return made, transport, completed
+
+
+def test_a_response_of_known_length_is_one_write() -> None:
+    made, transport, completed = cycle()
+    asyncio.run(respond(made.send, 200, b'{"kind":"Status"}', headers=[(b"audit-id", b"a")]))
+    assert transport.writes == [
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 17\r\n"
+        b'audit-id: a\r\n\r\n{"kind":"Status"}'
+    ]
+    assert completed == [1] and not transport.closed
+
+
+def test_a_stream_sends_its_head_at_once_then_chunks() -> None:
+    made, transport, _ = cycle()
+
+    async def stream() -> None:
+        await made.send({"type": "http.response.start", "status": 200, "headers": []})
+        assert transport.writes == [b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"]
+        await made.send({"type": "http.response.body", "body": b"{}\n", "more_body": True})
+        await made.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    asyncio.run(stream())
+    assert transport.writes[1:] == [b"3\r\n{}\n\r\n", b"0\r\n\r\n"]
+
+
+@pytest.mark.parametrize(
+    ("method", "status", "keep_alive", "expected"),
+    [
+        (
+            "HEAD",
+            200,
+            True,
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n",
+        ),
+        (
+            "GET",
+            304,
+            True,
+            b"HTTP/1.1 304 Not Modified\r\ncontent-type: application/json\r\ncontent-length: 0\r\n\r\n",
+        ),
+        (
+            "GET",
+            200,
+            False,
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
+        ),
+    ],
+    ids=["HEAD has no body", "304", "closing"],
+)
+def test_framing_as_uvicorn_frames_it(
+    method: str, status: int, keep_alive: bool, expected: bytes
+) -> None:
+    made, transport, completed = cycle(method, keep_alive)
+    body = b"" if status == 304 else b"{}"
+    asyncio.run(respond(made.send, status, body))
+    assert transport.writes == [expected]
+    assert completed == [1] and transport.closed is not keep_alive
+
+
+def test_a_body_longer_than_its_length_is_refused() -> None:
+    made, _, _ = cycle()
+
+    async def overlong() -> None:
+        await made.send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"1")]}
+        )
+        await made.send({"type": "http.response.body", "body": b"{}"})
+
+    with pytest.raises(RuntimeError, match="longer than Content-Length"):
+        asyncio.run(overlong())
