@@ -4,7 +4,15 @@ framework's per-request cost would be most of a GET's (see DESIGN.md, "Measured 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Generator,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -162,6 +170,19 @@ class Request:
     @property
     def content_type(self) -> str:
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+class Done:
+    """An awaitable that is finished already: what a ``send`` that needs no wait hands back, instead of a
+    coroutine made and run for nothing."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[None, None, None]:
+        yield from ()
+
+
+DONE = Done()
 
 
 def transport_of(send: Send) -> Any:

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Generator
+from collections.abc import Awaitable
 
 from apiserver.audit.event import status_fields
 from apiserver.endpoints.http import (
+    DONE,
     SCOPE_MIN_REQUEST_TIMEOUT,
     SCOPE_REQUEST_INFO,
     ASGIApp,
@@ -134,16 +135,6 @@ class TimeoutFilter:
             self._schedule(loop, upcoming)
 
 
-class _Dropped:
-    """What a send after the deadline awaits: nothing."""
-
-    def __await__(self) -> Generator[None, None, None]:
-        yield from ()
-
-
-_DROPPED = _Dropped()
-
-
 class _Response:
     """The handler's ``send``, until the deadline answers in its place; afterwards its messages are
     dropped, as Go's timeoutWriter drops writes after the timeout. ``send`` hands back uvicorn's own
@@ -159,7 +150,7 @@ class _Response:
 
     def send(self, message: Message) -> Awaitable[None]:
         if self.expired:
-            return _DROPPED
+            return DONE  # dropped
         self.started = True
         return self._send(message)
 

@@ -10,7 +10,7 @@ of which this is a subclass: receiving, keep-alive and the 100-continue handshak
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Generator
+from collections.abc import Awaitable
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import (
@@ -20,17 +20,7 @@ from uvicorn.protocols.http.httptools_impl import (
     RequestResponseCycle,
 )
 
-
-class Done:
-    """An awaitable that is finished already: what a send that needs no wait hands back."""
-
-    __slots__ = ()
-
-    def __await__(self) -> Generator[None, None, None]:
-        yield from ()
-
-
-DONE = Done()
+from apiserver.endpoints.http import DONE
 
 
 class ResponseCycle(RequestResponseCycle):
