@@ -1,0 +1,158 @@
+"""`apiforge check --server`: the old revision is what a running server serves (its CustomResourceDefinitions
+of the project's groups), and the objects it stores are judged by the new revision: what the new schema would
+prune from each (data lost on its next write), what it would refuse (kube's pruning, defaulting, OpenAPI and
+CEL validation, the same code `apiforge serve` runs), and whether each declared conversion of the new revision
+brings the object back unchanged from every other version (hub → version → hub)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Final
+
+from apiclient import Config, Connection, load_kubeconfig
+from apiclient.requests import Request
+from apiserver.machinery.convert import FieldMoves
+from apiserver.schema.cel import validate_rules
+from apiserver.schema.defaulting import apply_defaults, prune_nulls
+from apiserver.schema.pruning import prune
+from apiserver.schema.validation import validate
+from generator.definition import Definition, Version
+from generator.evolution import Finding, compare
+from generator.evolution_revision import Revision, from_crds
+
+__all__ = ["check_server"]
+
+CRDS: Final = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+PAGE: Final = 500
+
+_REFUSED: Final = (
+    "creates of it are refused, and updates pass only where they leave the failing value unchanged "
+    "(validation ratcheting)"
+)
+
+
+def check_server(new: Revision, server: str | None, kubeconfig: Path | None) -> list[Finding]:
+    """The findings of the change from the server's CRDs to ``new``, and of its stored objects."""
+    config = load_kubeconfig(kubeconfig) if kubeconfig is not None else Config(server=server or "")
+    if server:
+        config = replace(config, server=server)
+    groups = {d.group for d in new.definitions}
+    with Connection(config) as connection:
+        crds = json.loads(connection.send(Request("GET", CRDS)))["items"]
+        old = from_crds([c for c in crds if c["spec"]["group"] in groups], config.server)
+        found = compare(old, new)
+        for definition in new.definitions:
+            before = old.find(definition.group, definition.kind)
+            if before is not None:
+                found += _objects(connection, new, definition, before)
+    return sorted(found, key=lambda f: (f.file, f.line, f.rule, f.message))
+
+
+def _list(connection: Connection, path: str) -> Iterator[dict[str, Any]]:
+    token = ""
+    while True:
+        params: dict[str, Any] = {"limit": PAGE, **({"continue": token} if token else {})}
+        page = json.loads(connection.send(Request("GET", path, params)))
+        yield from page["items"]
+        token = page["metadata"].get("continue") or ""
+        if not token:
+            return
+
+
+def _objects(
+    connection: Connection, new: Revision, definition: Definition, before: Definition
+) -> list[Finding]:
+    served = {v.name for v in before.versions if v.served}
+    found: list[Finding] = []
+    for version in definition.versions:
+        if version.name not in served:
+            continue
+        path = f"/apis/{definition.group}/{version.name}/{definition.plural}"
+        for obj in _list(connection, path):
+            check = _Check(new, definition, version, obj)
+            check.schema()
+            if version.storage:
+                check.round_trips()
+            found += check.found
+    return found
+
+
+class _Check:
+    """The findings of one stored object, read in ``version``."""
+
+    def __init__(
+        self, new: Revision, definition: Definition, version: Version, obj: dict[str, Any]
+    ) -> None:
+        self.new = new
+        self.definition = definition
+        self.version = version
+        self.obj = obj
+        meta = obj.get("metadata", {})
+        self.name = "/".join(filter(None, (meta.get("namespace"), meta.get("name"))))
+        self.found: list[Finding] = []
+
+    def add(self, rule: str, field: str, message: str, version: Version | None = None) -> None:
+        at = version or self.version
+        file, line = self.new.locate(self.definition, ("versions", at.name, "schema"))
+        kind = f"{self.definition.kind}.{self.definition.group}"
+        self.found.append(Finding(file, line, "breaking", rule, kind, at.name, field, message))
+
+    def schema(self) -> None:
+        obj = copy.deepcopy(self.obj)
+        schema = self.version.schema
+        for field in prune(obj, schema):
+            self.add(
+                "stored-object-pruned",
+                field,
+                f"stored {self.name}: {field} is not in the new schema and is lost on its next write",
+            )
+        prune_nulls(obj, schema)
+        apply_defaults(obj, schema)
+        causes = validate(obj, schema)
+        causes += validate_rules(obj, None, schema, causes)
+        for cause in causes:
+            self.add(
+                "stored-object-invalid",
+                cause.field,
+                f"stored {self.name} fails the new schema: {cause}; {_REFUSED}",
+            )
+
+    def round_trips(self) -> None:
+        """Each other version's declared moves, from the hub and back: what does not come back is lost by
+        a client of that version that reads and writes the object."""
+        hub = copy.deepcopy(self.obj)
+        prune(hub, self.version.schema)
+        for other in self.definition.versions:
+            conversion = other.conversion
+            if other.storage or conversion.to_hub_hook or conversion.from_hub_hook:
+                continue
+            moves = tuple((m.version_path, m.hub_path) for m in conversion.moves)
+            there = copy.deepcopy(hub)
+            FieldMoves(tuple((b, a) for a, b in moves)).apply(there)
+            prune(there, other.schema)
+            back = copy.deepcopy(there)
+            FieldMoves(moves).apply(back)
+            prune(back, self.version.schema)
+            for field in _differences(hub, back, ""):
+                self.add(
+                    "conversion-lossy",
+                    field,
+                    f"stored {self.name}: {field} does not survive conversion to {other.name} and back; "
+                    f"a client of {other.name} that updates it loses the value",
+                    other,
+                )
+
+
+def _differences(before: Any, after: Any, path: str) -> Iterator[str]:
+    """The fields whose values differ, empty objects counting as absent (a move leaves them behind)."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in sorted(set(before) | set(after)):
+            child = f"{path}.{key}" if path else key
+            left, right = before.get(key, {}), after.get(key, {})
+            yield from _differences(left, right, child)
+    elif before != after:
+        yield path
