@@ -8,8 +8,9 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -221,12 +222,22 @@ def export_crds(
         port=webhook_port,
         ca_bundle=ca_bundle.read_bytes() if ca_bundle else b"",
     )
+    _write(lambda: run(definitions_dir, out_dir, webhook))
+
+
+def _refuse(failure: DefinitionErrors, code: int) -> NoReturn:
+    """Every definition error on stderr, then exit ``code``."""
+    for error in failure.errors:
+        click.echo(f"error: {error}", err=True)
+    sys.exit(code)
+
+
+def _write(produce: Callable[[], list[Path]]) -> None:
+    """Run a command that writes files and name each; definition errors are exit 1."""
     try:
-        written = run(definitions_dir, out_dir, webhook)
+        written = produce()
     except DefinitionErrors as failure:
-        for error in failure.errors:
-            click.echo(f"error: {error}", err=True)
-        sys.exit(1)
+        _refuse(failure, 1)
     for path in written:
         click.echo(f"wrote {path}")
 
@@ -266,9 +277,7 @@ def check(
     try:
         findings = run_check(definitions_dir, ref, server, kubeconfig)
     except DefinitionErrors as failure:
-        for error in failure.errors:
-            click.echo(f"error: {error}", err=True)
-        sys.exit(2)
+        _refuse(failure, 2)
     if output == "json":
         click.echo(json.dumps([finding.json() for finding in findings], indent=2))
     else:
@@ -278,6 +287,19 @@ def check(
         click.echo(f"{breaking} breaking, {len(findings) - breaking} warning(s)", err=True)
     if any(f.severity == "breaking" for f in findings):
         sys.exit(1)
+
+
+@main.command("docs")
+@DEFINITIONS
+@click.option(
+    "--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Output directory."
+)
+def docs(definitions_dir: Path, out_dir: Path) -> None:
+    """Write the API reference of DEFINITIONS in OUT: index.md and a Markdown page per group, and one
+    self-contained HTML page, index.html."""
+    from generator.reference_render import write_reference
+
+    _write(lambda: write_reference(definitions_dir, out_dir))
 
 
 @main.command("conversion-webhook")
