@@ -15,7 +15,6 @@ from typing import Any, Final
 
 from apiclient import Config, Connection, load_kubeconfig
 from apiclient.requests import Request
-from apiserver.machinery.convert import FieldMoves
 from apiserver.schema.cel import validate_rules
 from apiserver.schema.defaulting import apply_defaults, prune_nulls
 from apiserver.schema.pruning import prune
@@ -23,6 +22,7 @@ from apiserver.schema.validation import validate
 from generator.definition import Definition, Version
 from generator.evolution import Finding, compare
 from generator.evolution_revision import Revision, from_crds
+from generator.evolution_roundtrip import losses
 
 __all__ = ["check_server"]
 
@@ -122,37 +122,12 @@ class _Check:
             )
 
     def round_trips(self) -> None:
-        """Each other version's declared moves, from the hub and back: what does not come back is lost by
-        a client of that version that reads and writes the object."""
-        hub = copy.deepcopy(self.obj)
-        prune(hub, self.version.schema)
-        for other in self.definition.versions:
-            conversion = other.conversion
-            if other.storage or conversion.to_hub_hook or conversion.from_hub_hook:
-                continue
-            moves = tuple((m.version_path, m.hub_path) for m in conversion.moves)
-            there = copy.deepcopy(hub)
-            FieldMoves(tuple((b, a) for a, b in moves)).apply(there)
-            prune(there, other.schema)
-            back = copy.deepcopy(there)
-            FieldMoves(moves).apply(back)
-            prune(back, self.version.schema)
-            for field in _differences(hub, back, ""):
-                self.add(
-                    "conversion-lossy",
-                    field,
-                    f"stored {self.name}: {field} does not survive conversion to {other.name} and back; "
-                    f"a client of {other.name} that updates it loses the value",
-                    other,
-                )
-
-
-def _differences(before: Any, after: Any, path: str) -> Iterator[str]:
-    """The fields whose values differ, empty objects counting as absent (a move leaves them behind)."""
-    if isinstance(before, dict) and isinstance(after, dict):
-        for key in sorted(set(before) | set(after)):
-            child = f"{path}.{key}" if path else key
-            left, right = before.get(key, {}), after.get(key, {})
-            yield from _differences(left, right, child)
-    elif before != after:
-        yield path
+        for version, field in losses(self.definition, self.obj):
+            other = next(v for v in self.definition.versions if v.name == version)
+            self.add(
+                "conversion-lossy",
+                field,
+                f"stored {self.name}: {field} does not survive conversion to {version} and back; "
+                f"a client of {version} that updates it loses the value",
+                other,
+            )

@@ -6,7 +6,8 @@ and line of the new revision it is about (of the old one for what the new one no
 rules live in :mod:`generator.evolution_schema`, the conventions new API surface is held to in
 :mod:`generator.evolution_lint`; the CEL cost rule is the server's own estimator
 (``apiserver.schema.celstatic``, kube's static limits), and every other check ``apiforge generate`` makes on
-the new revision is reported as ``invalid-definition``.
+the new revision is reported as ``invalid-definition``. Declared conversions are checked lossless on a sample
+object with every field set (:mod:`generator.evolution_roundtrip`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from generator.check import check_definitions
 from generator.definition import Definition, DefinitionErrors, JsonPath, Version
 from generator.evolution_lint import lint_added
 from generator.evolution_revision import Revision
+from generator.evolution_roundtrip import losses
 from generator.evolution_schema import Report, diff_schema, field_name
+from generator.reference_example import example_object
 
 __all__ = ["SEVERITIES", "Finding", "compare"]
 
@@ -91,6 +94,7 @@ class _Compare:
             else:
                 self.kind(old_definition, new)
             self.costs(new)
+            self.conversions(old_definition, new)
         self.checks()
         return sorted(self.found, key=lambda f: (f.file, f.line, f.rule, f.message))
 
@@ -211,6 +215,23 @@ class _Compare:
                     field_name(path),
                 )
 
+    def conversions(self, old: Definition | None, new: Definition) -> None:
+        """Round trips of an object with every hub field set that lose what the old revision kept."""
+        known = set() if old is None else set(losses(old, _sample(old)))
+        for version, field in losses(new, _sample(new)):
+            if (version, field) not in known:
+                self.add(
+                    self.new,
+                    new,
+                    ("versions", version, "schema"),
+                    "conversion-lossy",
+                    "warning",
+                    f"{field} of the storage version {new.storage_version.name} does not survive "
+                    f"conversion to {version} and back: a client of {version} that updates an object "
+                    "loses it (declare a rename, or a conversion hook)",
+                    field,
+                )
+
     def checks(self) -> None:
         """What `apiforge generate` refuses in the new revision (other than the costs, reported above)."""
         try:
@@ -234,6 +255,10 @@ class _Compare:
                         else error.message,
                     )
                 )
+
+
+def _sample(definition: Definition) -> dict[str, Any]:
+    return example_object(definition, definition.storage_version, every=True)
 
 
 def _marker(revision: Revision, definition: Definition, prefix: JsonPath) -> Any:

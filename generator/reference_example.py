@@ -1,6 +1,7 @@
-"""The example object of a kind in the API reference: a minimal valid object built from its schema, since a
-definition carries no sample objects. Each required field gets its ``example``, else its default, else the
-first enum value, else a placeholder of its type that meets its bounds; optional fields are left out."""
+"""Sample objects built from a kind's schema, since a definition carries none: the API reference's example
+(a minimal object: required fields only) and `apiforge check`'s round-trip sample (every field set). Each
+field gets its ``example``, else its default, else the first enum value, else a placeholder of its type that
+meets its bounds."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from generator.definition import Definition, Version
 __all__ = ["example_object"]
 
 
-def _value(node: dict[str, Any]) -> Any:
+def _value(node: dict[str, Any], every: bool) -> Any:
     for key in ("example", "default"):
         if key in node:
             return node[key]
@@ -21,13 +22,14 @@ def _value(node: dict[str, Any]) -> Any:
         return 1
     kind = node.get("type")
     if kind == "object":
-        return {
-            name: _value(node["properties"][name])
-            for name in node.get("required", ())
-            if name in (node.get("properties") or {})
-        }
+        properties = node.get("properties") or {}
+        names = properties if every else [n for n in node.get("required", ()) if n in properties]
+        if every and isinstance(node.get("additionalProperties"), dict):
+            return {"key": _value(node["additionalProperties"], every)}
+        return {name: _value(properties[name], every) for name in names}
     if kind == "array":
-        return [_value(node["items"])] if node.get("minItems") and "items" in node else []
+        wanted = every or node.get("minItems")
+        return [_value(node["items"], every)] if wanted and "items" in node else []
     if kind in ("integer", "number"):
         return max(node.get("minimum", 1), 1) if "minimum" in node else 1
     if kind == "boolean":
@@ -37,16 +39,16 @@ def _value(node: dict[str, Any]) -> Any:
     return {}
 
 
-def example_object(definition: Definition, version: Version) -> dict[str, Any]:
-    """apiVersion, kind, a metadata name (and namespace) and every required field of ``version``."""
+def example_object(definition: Definition, version: Version, every: bool = False) -> dict[str, Any]:
+    """apiVersion, kind, a metadata name (and namespace) and every required field of ``version`` (``every``:
+    every field it declares)."""
     metadata: dict[str, Any] = {"name": f"example-{definition.singular}"}
     if definition.namespaced:
         metadata["namespace"] = "default"
     api_version = f"{definition.group}/{version.name}" if definition.group else version.name
     obj: dict[str, Any] = {"apiVersion": api_version, "kind": definition.kind, "metadata": metadata}
     schema = version.schema
-    for name in ("spec", "data"):
-        node = (schema.get("properties") or {}).get(name)
-        if isinstance(node, dict):
-            obj[name] = _value(node)
+    for name, node in (schema.get("properties") or {}).items():
+        if name not in obj and isinstance(node, dict) and (every or name in ("spec", "data")):
+            obj[name] = _value(node, every)
     return obj

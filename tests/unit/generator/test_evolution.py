@@ -107,6 +107,14 @@ def two_versions(definition: Definition) -> None:
     with_version(definition, "v2", storage=False)
 
 
+def renamed_version(definition: Definition) -> None:
+    """v2 calls spec.name spec.title, and says so: converting loses nothing."""
+    two_versions(definition)
+    fields = spec(definition, "v2")
+    fields["title"] = fields.pop("name")
+    definition["versions"]["v2"]["conversion"] = {"rename": {"spec.title": "spec.name"}}
+
+
 TWO_VERSIONS = change(two_versions)
 
 BREAKING: list[tuple[str, Edit, str, str, Definition]] = [
@@ -315,6 +323,7 @@ ADDITIVE: list[tuple[str, Edit]] = [
     ("enum value", lambda d: spec(d)["mode"].update(enum=["fast", "slow", "auto"])),
     ("looser bound", lambda d: spec(d)["name"].update(maxLength=40)),
     ("new served version", two_versions),
+    ("new version with a declared rename", renamed_version),
     (
         "printer column",
         lambda d: d["printerColumns"].append(
@@ -444,3 +453,39 @@ def test_an_unknown_ref_is_an_error(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "no-such-ref" in result.stderr
+
+
+def crd(*versions: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gizmos.evo.example.com"},
+        "spec": {
+            "group": "evo.example.com",
+            "names": {"plural": "gizmos", "kind": "Gizmo"},
+            "scope": "Namespaced",
+            "versions": list(versions),
+        },
+    }
+
+
+def crd_version(name: str, storage: bool, *fields: str) -> dict[str, Any]:
+    properties = {field: {"type": "integer"} for field in fields}
+    spec_schema = {"type": "object", "properties": properties}
+    schema = {"type": "object", "properties": {"spec": spec_schema}}
+    return {"name": name, "served": True, "storage": storage, "schema": {"openAPIV3Schema": schema}}
+
+
+def test_a_version_that_cannot_hold_a_field_loses_it_in_conversion(tmp_path: Path) -> None:
+    """A CRD without a webhook converts by pruning (kube's strategy None): a sample with every field set,
+    sent to v2 and back, loses what v2 does not declare. A warning: kube allows it, clients of v2 lose data."""
+    write(tmp_path / "old", crd(crd_version("v1", True, "size", "count")))
+    write(
+        tmp_path / "new",
+        crd(crd_version("v1", True, "size", "count"), crd_version("v2", False, "count")),
+    )
+    found = compare(from_directory(tmp_path / "old"), from_directory(tmp_path / "new"))
+    assert [(f.rule, f.severity, f.version, f.field) for f in found] == [
+        ("conversion-lossy", "warning", "v2", "spec.size")
+    ]
+    assert "does not survive conversion to v2 and back" in found[0].message
