@@ -47,7 +47,8 @@ class Finding:
 
     def text(self) -> str:
         where = f"{self.kind}/{self.version}" if self.version else self.kind
-        return f"{self.file}:{self.line}: {self.severity}: {self.rule}: {where}: {self.message}"
+        head = f"{self.file}:{self.line}: {self.severity}: {self.rule}"
+        return f"{head}: {where}: {self.message}" if where else f"{head}: {self.message}"
 
     def json(self) -> dict[str, Any]:
         return asdict(self)

@@ -245,6 +245,17 @@ BREAKING: list[tuple[str, Edit, str, str, Definition]] = [
         BASE,
     ),
     ("kind scope changed", lambda d: d.update(scope="Cluster"), "scope-changed", "", BASE),
+    (
+        "what generate refuses",
+        lambda d: d["versions"]["v1"].update(
+            subresources={
+                "scale": {"specReplicasPath": ".spec.none", "statusReplicasPath": ".status.none"}
+            }
+        ),
+        "invalid-definition",
+        "",
+        BASE,
+    ),
 ]
 
 WARNINGS: list[tuple[str, Edit, str, str, Definition]] = [
