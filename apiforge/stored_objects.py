@@ -22,7 +22,7 @@ from apiserver.schema.validation import validate
 from generator.definition import Definition, Version
 from generator.evolution import Finding, compare
 from generator.evolution_revision import Revision, from_crds
-from generator.evolution_roundtrip import losses
+from generator.evolution_roundtrip import HookFailed, losses
 
 __all__ = ["check_server"]
 
@@ -122,7 +122,12 @@ class _Check:
             )
 
     def round_trips(self) -> None:
-        for version, field in losses(self.definition, self.obj):
+        try:
+            lost = list(losses(self.definition, self.obj))
+        except HookFailed as failure:
+            lost = []
+            self.add("conversion-failed", "", f"stored {self.name}: {failure}")
+        for version, field in lost:
             other = next(v for v in self.definition.versions if v.name == version)
             self.add(
                 "conversion-lossy",

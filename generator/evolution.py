@@ -13,6 +13,7 @@ object with every field set (:mod:`generator.evolution_roundtrip`).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from apiserver.schema.celstatic import cost_problems
@@ -20,7 +21,7 @@ from generator.check import check_definitions
 from generator.definition import Definition, DefinitionErrors, JsonPath, Version
 from generator.evolution_lint import lint_added
 from generator.evolution_revision import Revision
-from generator.evolution_roundtrip import losses
+from generator.evolution_roundtrip import HookFailed, losses
 from generator.evolution_schema import Report, diff_schema, field_name
 from generator.reference_example import example_object
 
@@ -218,8 +219,21 @@ class _Compare:
 
     def conversions(self, old: Definition | None, new: Definition) -> None:
         """Round trips of an object with every hub field set that lose what the old revision kept."""
-        known = set() if old is None else set(losses(old, _sample(old)))
-        for version, field in losses(new, _sample(new)):
+        try:
+            known = set() if old is None else set(losses(old, _sample(old)))
+            lost = list(losses(new, _sample(new)))
+        except HookFailed as failure:
+            self.add(
+                self.new,
+                new,
+                ("versions", failure.version, "conversion"),
+                "conversion-unchecked",
+                "warning",
+                f"the conversion hooks of {failure.version} failed on a sample object ({failure.reason}); "
+                f"they are imported from {Path.cwd()}: run `apiforge check` in the project directory",
+            )
+            return
+        for version, field in lost:
             if (version, field) not in known:
                 self.add(
                     self.new,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from click.testing import CliRunner
 from apiforge.cli import main
 from generator.evolution import Finding, compare
 from generator.evolution_revision import from_directory
+from tests.convertproject import DEFINITIONS as CONVERT_DEFINITIONS
 
 Definition = dict[str, Any]
 
@@ -500,3 +502,75 @@ def test_a_version_that_cannot_hold_a_field_loses_it_in_conversion(tmp_path: Pat
         ("conversion-lossy", "warning", "v2", "spec.size")
     ]
     assert "does not survive conversion to v2 and back" in found[0].message
+
+
+def test_the_shipped_conversions_and_their_hooks_are_lossless() -> None:
+    """Renames into and out of nested objects and the Ticket's hooks (tests/convertproject, imported from
+    the repository's root as `apiforge check` imports a project's) bring every field back."""
+    revision = from_directory(CONVERT_DEFINITIONS)
+    assert [f.text() for f in compare(revision, revision) if f.rule.startswith("conversion")] == []
+
+
+TICKET = """\
+group: hooks.example.com
+kind: Ticket
+versions:
+  v1:
+    storage: true
+    schema:
+      spec:
+        title: {type: string, required: false}
+        priority: {type: integer, required: false}
+  v1alpha1:
+    schema:
+      spec:
+        title: {type: string, required: false}
+        level: {type: string, required: false}
+    conversion:
+      toHub: lossyhooks:to_hub
+      fromHub: lossyhooks:from_hub
+"""
+
+HOOKS = """\
+def to_hub(obj):
+    level = obj.get("spec", {}).get("level")
+    if level is not None:
+        obj["spec"]["priority"] = int(level)
+    return obj
+
+
+def from_hub(obj):
+    return obj  # forgets to write spec.level: the priority is lost on the way back
+"""
+
+
+def test_a_hook_that_drops_a_field_is_lossy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "definitions").mkdir()
+    (tmp_path / "definitions" / "ticket.yaml").write_text(TICKET)
+    (tmp_path / "lossyhooks.py").write_text(HOOKS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "empty").mkdir()
+    found = compare(from_directory(tmp_path / "empty"), from_directory(tmp_path / "definitions"))
+    lossy = the(found, "conversion-lossy")
+    assert [(f.version, f.field, f.severity) for f in lossy] == [
+        ("v1alpha1", "spec.priority", "warning")
+    ]
+
+
+def test_a_hook_that_cannot_be_imported_leaves_the_conversion_unchecked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "definitions").mkdir()
+    (tmp_path / "definitions" / "ticket.yaml").write_text(
+        TICKET.replace("lossyhooks", "nosuchhooks")
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "empty").mkdir()
+    found = compare(from_directory(tmp_path / "empty"), from_directory(tmp_path / "definitions"))
+    (unchecked,) = the(found, "conversion-unchecked")
+    assert unchecked.severity == "warning" and unchecked.version == "v1alpha1"
+    assert "ModuleNotFoundError: No module named 'nosuchhooks'" in unchecked.message
