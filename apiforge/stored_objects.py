@@ -45,11 +45,44 @@ def check_server(new: Revision, server: str | None, kubeconfig: Path | None) -> 
         crds = json.loads(connection.send(Request("GET", CRDS)))["items"]
         old = from_crds([c for c in crds if c["spec"]["group"] in groups], config.server)
         found = compare(old, new)
+        for crd in crds:
+            found += _stored_versions(new, crd)
         for definition in new.definitions:
             before = old.find(definition.group, definition.kind)
             if before is not None:
                 found += _objects(connection, new, definition, before)
     return sorted(found, key=lambda f: (f.file, f.line, f.rule, f.message))
+
+
+def _stored_versions(new: Revision, crd: dict[str, Any]) -> list[Finding]:
+    """The versions objects may still be stored in (the CRD's ``status.storedVersions``) that the new
+    revision drops: kube-apiserver refuses such a CRD update, in these words
+    (staging/src/k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation/validation.go,
+    ValidateCustomResourceDefinitionStoredVersions)."""
+    names = crd["spec"]["names"]
+    definition = new.find(crd["spec"]["group"], names["kind"])
+    if definition is None:
+        return []
+    declared = {v.name for v in definition.versions}
+    found = []
+    for index, stored in enumerate(crd.get("status", {}).get("storedVersions", ())):
+        if stored not in declared:
+            file, line = new.locate(definition, ("versions",))
+            found.append(
+                Finding(
+                    file,
+                    line,
+                    "breaking",
+                    "stored-version-removed",
+                    f"{definition.kind}.{definition.group}",
+                    stored,
+                    "",
+                    f'status.storedVersions[{index}]: Invalid value: "{stored}": must appear in '
+                    f"spec.versions: objects may still be stored in {stored}; rewrite them in the storage "
+                    f"version (a storage migration), then remove {stored} from status.storedVersions",
+                )
+            )
+    return found
 
 
 def _list(connection: Connection, path: str) -> Iterator[dict[str, Any]]:

@@ -20,6 +20,8 @@ from tests.serverproc import ServerProcess, free_port
 
 pytestmark = pytest.mark.timeout(120)
 
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -69,6 +71,25 @@ def new_revision() -> dict[str, Any]:
     return crd
 
 
+def check(server: ServerProcess, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`apiforge check` of the definitions in ``project`` against the server."""
+    return subprocess.run(
+        [sys.executable, "-m", "apiforge", "check", f"--kubeconfig={server.kubeconfig}", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def install_old(server: ServerProcess, tmp_path: Path) -> None:
+    """The old revision's CRD, created and established."""
+    assert server.http("POST", CRDS, json=OLD).status_code == 201
+    Kubectl(kubectl_binary(33), server.kubeconfig, tmp_path / "cache").run(
+        "wait", "--for=condition=Established", "--timeout=30s", "crd/gizmos.evo.example.com"
+    )
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ServerProcess]:
     process = ServerProcess(tmp_path / "data", free_port(), storage="memory")
@@ -81,15 +102,7 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
 def test_stored_objects_are_judged_by_the_new_revision(
     server: ServerProcess, tmp_path: Path
 ) -> None:
-    assert (
-        server.http(
-            "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=OLD
-        ).status_code
-        == 201
-    )
-    Kubectl(kubectl_binary(33), server.kubeconfig, tmp_path / "cache").run(
-        "wait", "--for=condition=Established", "--timeout=30s", "crd/gizmos.evo.example.com"
-    )
+    install_old(server, tmp_path)
     objects = "/apis/evo.example.com/v1/namespaces/default/gizmos"
     for name, spec in (
         ("fits", {"name": "short", "size": 1}),
@@ -106,20 +119,7 @@ def test_stored_objects_are_judged_by_the_new_revision(
     definitions.mkdir()
     (definitions / "gizmo.yaml").write_text(yaml.safe_dump(new_revision(), sort_keys=False))
 
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "apiforge",
-            "check",
-            f"--kubeconfig={server.kubeconfig}",
-            "--format=json",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = check(server, tmp_path, "--format=json")
 
     assert result.returncode == 1, result.stderr
     found = {
@@ -140,4 +140,25 @@ def test_stored_objects_are_judged_by_the_new_revision(
         assert ("conversion-lossy", "v2", "spec.size", f"stored default/{name}") in found
     assert not any(
         f[3].startswith("stored default/fits") and f[0] != "conversion-lossy" for f in found
+    )
+
+
+def test_a_version_objects_are_stored_in_cannot_be_dropped(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    """kube-apiserver refuses a CRD without a version of its status.storedVersions; the check says so
+    before the CRD is applied."""
+    install_old(server, tmp_path)
+    v2_only = new_revision()
+    v2_only["spec"]["versions"] = [{**v2_only["spec"]["versions"][1], "storage": True}]
+    definitions = tmp_path / "definitions"
+    definitions.mkdir()
+    (definitions / "gizmo.yaml").write_text(yaml.safe_dump(v2_only, sort_keys=False))
+
+    result = check(server, tmp_path)
+
+    assert result.returncode == 1, result.stderr
+    assert (
+        ': breaking: stored-version-removed: Gizmo.evo.example.com/v1: status.storedVersions[0]: Invalid value: "v1": '
+        "must appear in spec.versions" in result.stdout
     )
