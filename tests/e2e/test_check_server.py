@@ -99,6 +99,21 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
     process.stop()
 
 
+@pytest.fixture
+def plain_server(tmp_path: Path) -> Iterator[ServerProcess]:
+    """A server over plain HTTP where anyone may do anything: reached by its URL alone."""
+    process = ServerProcess(
+        tmp_path / "plain-data",
+        free_port(),
+        storage="memory",
+        extra_args=("--insecure-serving", "--authorization-mode=AlwaysAllow"),
+    )
+    process.data_dir.mkdir()
+    process.start()
+    yield process
+    process.stop()
+
+
 def test_stored_objects_are_judged_by_the_new_revision(
     server: ServerProcess, tmp_path: Path
 ) -> None:
@@ -144,10 +159,11 @@ def test_stored_objects_are_judged_by_the_new_revision(
 
 
 def test_a_version_objects_are_stored_in_cannot_be_dropped(
-    server: ServerProcess, tmp_path: Path
+    plain_server: ServerProcess, tmp_path: Path
 ) -> None:
     """kube-apiserver refuses a CRD without a version of its status.storedVersions; the check says so
-    before the CRD is applied."""
+    before the CRD is applied. The server is named by --server alone (plain HTTP, anyone may read)."""
+    server = plain_server
     install_old(server, tmp_path)
     v2_only = new_revision()
     v2_only["spec"]["versions"] = [{**v2_only["spec"]["versions"][1], "storage": True}]
@@ -155,7 +171,13 @@ def test_a_version_objects_are_stored_in_cannot_be_dropped(
     definitions.mkdir()
     (definitions / "gizmo.yaml").write_text(yaml.safe_dump(v2_only, sort_keys=False))
 
-    result = check(server, tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "apiforge", "check", f"--server={server.url}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
     assert result.returncode == 1, result.stderr
     assert (

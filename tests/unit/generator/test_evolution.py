@@ -574,3 +574,32 @@ def test_a_hook_that_cannot_be_imported_leaves_the_conversion_unchecked(
     (unchecked,) = the(found, "conversion-unchecked")
     assert unchecked.severity == "warning" and unchecked.version == "v1alpha1"
     assert "ModuleNotFoundError: No module named 'nosuchhooks'" in unchecked.message
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param([], id="no old revision"),
+        pytest.param(["--against", "x", "--server", "https://h"], id="two"),
+    ],
+)
+def test_exactly_one_old_revision_is_named(args: list[str]) -> None:
+    result = CliRunner().invoke(main, ["check", *args])
+    assert result.exit_code == 2
+    assert "give either --against REF or --server URL/--kubeconfig FILE" in result.stderr
+
+
+def test_what_a_git_ref_had_is_named_ref_colon_path(tmp_path: Path) -> None:
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    write(tmp_path / "definitions", BASE)
+    subprocess.run([*git, "add", "."], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], cwd=tmp_path, check=True)
+    (tmp_path / "definitions" / "evo.example.com" / "gizmo.yaml").unlink()
+    result = CliRunner().invoke(
+        main, ["check", "--definitions", str(tmp_path / "definitions"), "--against", "HEAD"]
+    )
+    assert result.exit_code == 1
+    assert result.stdout.startswith(
+        "HEAD:definitions/evo.example.com/gizmo.yaml:2: breaking: kind-removed: Gizmo.evo.example.com: "
+    )
