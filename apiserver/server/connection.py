@@ -29,13 +29,11 @@ import urllib.parse
 from typing import Any
 
 import httptools
-from uvicorn._types import ASGI3Application
 from uvicorn.config import Config
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from apiserver.server.cycle import ResponseCycle
-from apiserver.server.eager import start
 from apiserver.server.idlesweep import idle_sweep
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.openssl import peer_chain
@@ -193,14 +191,6 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         else:  # a pipelined request waits for the one before it
             self.flow.pause_reading()
             self.pipeline.appendleft((self.cycle, self.app))
-
-    def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
-        """The request runs at once; only one that has to wait becomes a task (eager.py). A GET answered
-        from the watch cache never waits, and so costs no task and no turn of the loop."""
-        task = start(cycle.run_asgi(app), self.loop)
-        if task is not None:
-            task.add_done_callback(self.tasks.discard)
-            self.tasks.add(task)
 
     def _refuse_headers(self) -> None:
         self._disarm()
