@@ -192,6 +192,15 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self.flow.pause_reading()
             self.pipeline.appendleft((self.cycle, self.app))
 
+    def on_message_complete(self) -> None:
+        # what follows is the next request's headers
+        self._reading_body = False
+        self._reading_headers = True
+        self._header_bytes = 0
+        if self._timer is not None:
+            self._disarm()
+        super().on_message_complete()
+
     def _refuse_headers(self) -> None:
         self._disarm()
         if not self.transport.is_closing():
