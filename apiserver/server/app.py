@@ -31,7 +31,7 @@ from apiserver.endpoints.http import (
 from apiserver.endpoints.openapi import OpenAPIDocuments
 from apiserver.endpoints.openid import serve_openid
 from apiserver.endpoints.resource import BoundCreater, ResourceHandler
-from apiserver.endpoints.routing import parse_resource_path
+from apiserver.endpoints.routing import ResourcePath, parse_resource_path
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import Scheme, ServerConverter
 from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
@@ -363,9 +363,30 @@ class APIServer:
             resource_path = parse_resource_path(path)
             if resource_path is None:
                 raise errors.resource_not_found()
+            if self._unhandled(resource_path):
+                await respond_text(send, 404, "404 page not found\n")
+                return
             await self.resources.handle(request, send, resource_path)
             return
         await respond_text(send, 404, "404 page not found\n")
+
+    def _unhandled(self, path: ResourcePath) -> bool:
+        """No handler of kube's would take the request, so its NotFound handler answers in plain text: no
+        resource that is not a CustomResourceDefinition's serves the group-version (a built-in group-version's
+        handler answers JSON), and no CRD serves the resource in that version (apiextensions-apiserver's
+        crdHandler hands such a request to its delegate: pkg/apiserver/customresource_handler.go)."""
+        if self.scheme.served(path.group, path.version, path.plural) is not None:
+            return False
+        for resource in self.scheme:
+            version = resource.version(path.version)
+            if (
+                resource.group == path.group
+                and version is not None
+                and version.served
+                and (resource.group, resource.plural) not in self.served.installed
+            ):
+                return False
+        return True
 
     def _index(self) -> bytes:
         health = {
