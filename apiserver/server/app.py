@@ -19,6 +19,7 @@ from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
 from apiserver.authorization.union import WEBHOOK_MODE, authorizer_for_modes
 from apiserver.endpoints.discovery import AGGREGATED_TYPES, Discovery, aggregated_version
+from apiserver.endpoints.handlers.create import BoundCreater
 from apiserver.endpoints.http import (
     Receive,
     Request,
@@ -30,7 +31,7 @@ from apiserver.endpoints.http import (
 )
 from apiserver.endpoints.openapi import OpenAPIDocuments
 from apiserver.endpoints.openid import serve_openid
-from apiserver.endpoints.resource import BoundCreater, ResourceHandler
+from apiserver.endpoints.resource import ResourceHandler
 from apiserver.endpoints.routing import ResourcePath, parse_resource_path
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import Scheme, ServerConverter
