@@ -124,6 +124,7 @@ class Schema:
         "exclusive_maximum",
         "exclusive_minimum",
         "format",
+        "go_integer",
         "has_defaults_below",
         "has_embedded_below",
         "has_list_types_below",
@@ -171,6 +172,8 @@ class Schema:
         self.nullable: bool = raw.get("nullable") is True
         fmt = raw.get("format")
         self.format: str = _supported_format(fmt if isinstance(fmt, str) else "")
+        self.go_integer: str = fmt if fmt in ("int32", "int64") else ""
+        """An integer field's Go type as its format declares it: what a built-in kind decodes it into."""
         self.default: Any = raw.get("default", MISSING)
 
         enum = raw.get("enum")
