@@ -1,7 +1,9 @@
-"""The architecture's one-way layers, checked on the source (DESIGN.md "Dependency direction"): the runtime
-in apiserver/ names no kind of the shipped definitions and imports neither generated/ nor builtin/ (what is
-per kind comes in through the Scheme and the classes definitions name); the generator uses no more of the
-runtime than the pure schema rules and leaf helpers that a CRD posted at run time shares with generation."""
+"""The architecture's one-way layers, checked on the source: inside apiserver/ each package imports only the
+layers beneath its own (LAYERS, as kube's modules depend), type-only imports included; the runtime names no
+kind of the shipped definitions and imports neither generated/ nor builtin/ (what is per kind comes in through
+the Scheme, the RESTOptions and the server parts that generated code hands the server); the generator uses no
+more of the runtime than the pure schema rules and leaf helpers that a CRD posted at run time shares with
+generation."""
 
 from __future__ import annotations
 
@@ -40,6 +42,32 @@ EXEMPT = {
     ("apiserver/server/authentication_info.py", "ConfigMap"),
     ("apiserver/server/authentication_info.py", "configmaps"),
 }
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # k8s.io/apimachinery/pkg/runtime/serializer: the wire codecs, which the Scheme's versions name
+    ("encoding",),
+    # k8s.io/apimachinery: runtime.Scheme, api/errors, labels and fields selectors, conversion
+    ("machinery",),
+    # the structural schema (k8s.io/apiextensions-apiserver/pkg/apiserver/schema, kube-openapi's validation),
+    # patches (k8s.io/apimachinery/pkg/util/strategicpatch, jsonmergepatch), client-go (kubeconfig, caches)
+    ("schema", "patch", "client"),
+    # k8s.io/apiserver/pkg/storage; managed fields (k8s.io/apimachinery/pkg/util/managedfields);
+    # k8s.io/apiserver/pkg/authentication (its webhook authenticator is a client-go client)
+    ("storage", "fieldmanager", "authentication"),
+    # k8s.io/apiserver/pkg/authorization decides for authenticated users; storage metrics wrap storage
+    ("authorization", "metrics"),
+    # k8s.io/apiserver/pkg/admission and pkg/audit see the user, and audit the authorizer's decision
+    ("admission", "audit"),
+    # k8s.io/apiserver/pkg/registry: the generic Store over storage, admission and the strategies
+    ("registry",),
+    # k8s.io/apiserver/pkg/endpoints: handlers, routing, discovery, negotiation
+    ("endpoints",),
+    # k8s.io/apiserver/pkg/endpoints/filters and pkg/server/filters: the handler chain around the handlers
+    ("filters",),
+    # k8s.io/apiserver/pkg/server assembles everything; the conversion webhook is a server of its own
+    ("server", "conversionwebhook"),
+)
+"""apiserver/'s packages from the bottom up: a package imports its own modules and lower layers only, never a
+package beside it in its layer or above it."""
 GENERATOR_MAY_IMPORT = (
     "apiserver.schema",
     "apiserver.machinery.jsonpath",
@@ -77,6 +105,7 @@ def docstrings(tree: ast.Module) -> set[int]:
 
 
 def imported(tree: ast.Module) -> Iterator[str]:
+    """Every module imported anywhere in ``tree``: under ``if TYPE_CHECKING:`` and inside functions too."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
@@ -121,3 +150,39 @@ def test_the_generator_uses_only_the_runtimes_pure_rules_and_leaf_helpers() -> N
         and not module.startswith(GENERATOR_MAY_IMPORT)
     ]
     assert found == []
+
+
+def layer_of(package: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if package in layer)
+
+
+def test_every_runtime_package_has_a_layer() -> None:
+    packages = {p.name for p in (ROOT / "apiserver").iterdir() if (p / "__init__.py").exists()}
+    placed = {package for layer in LAYERS for package in layer}
+    assert packages == placed
+
+
+def test_the_runtime_imports_only_the_layers_beneath() -> None:
+    found = []
+    for where, tree in modules("apiserver"):
+        parts = Path(where).parts
+        if len(parts) < 3:  # apiserver/__init__.py
+            continue
+        package = parts[1]
+        for module in imported(tree):
+            target = module.split(".")
+            if target[0] != "apiserver" or len(target) < 2 or target[1] == package:
+                continue
+            if layer_of(target[1]) >= layer_of(package):
+                found.append(f"{where}: {module}")
+    assert found == []
+
+
+def test_the_layer_rule_sees_type_only_imports() -> None:
+    """A circle closed by an import under ``if TYPE_CHECKING:`` is still a circle: the walk finds it."""
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from apiserver.server.app import APIServer\n"
+    )
+    assert "apiserver.server.app" in set(imported(tree))
