@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from apiserver.machinery.objects import Object
 
@@ -24,6 +24,15 @@ Converter = Callable[[Object], Object]
 AsyncConverter = Callable[[list[Object], str], Awaitable[list[Object]]]
 """Objects to one apiVersion by a call out of the process (a CRD's conversion webhook): awaited, never run on
 the event loop's time."""
+
+
+class ServerConverter(Protocol):
+    """An AsyncConverter built for one server (a generated kind's conversion webhook client): closed when the
+    server stops."""
+
+    async def __call__(self, objects: list[Object], api_version: str) -> list[Object]: ...
+
+    async def close(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from apiserver.machinery.scheme import ServerConverter
 from apiserver.registry.context import ServerContext
 from apiserver.registry.strategy import Strategy
 from apiserver.registry.subresource import NamedCreater
@@ -30,11 +31,14 @@ class CreateSubresource:
 
 @dataclass(frozen=True, slots=True)
 class RESTOptions:
-    """One resource's storage wiring: its strategy class (None: the generic default) and the create
-    subresources it serves."""
+    """One resource's storage wiring: its strategy class (None: the generic default), the create
+    subresources it serves, and, for a generated kind whose CRD converts by webhook, the maker of its
+    ``ResourceType.converter``: built by each server with its context (the Services a webhook reference
+    resolves through) before it builds the kind's store."""
 
     strategy: StrategyFactory | None = None
     create_subresources: tuple[CreateSubresource, ...] = ()
+    converter: Callable[[ServerContext], ServerConverter] | None = None
 
     def new_strategy(self, context: ServerContext) -> Strategy:
         return (self.strategy or Strategy)(context)

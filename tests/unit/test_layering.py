@@ -70,6 +70,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 package beside it in its layer or above it."""
 GENERATOR_MAY_IMPORT = (
     "apiserver.schema",
+    "apiserver.machinery.convert",
     "apiserver.machinery.jsonpath",
     "apiserver.machinery.objects",
     "apiserver.machinery.scheme",
