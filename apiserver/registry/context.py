@@ -4,10 +4,9 @@ their options, so a built-in kind can reach the authorizer or another resource's
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol
 
 from apiserver.audit.internal import InternalAudit
 from apiserver.authentication.token import TokenAuthentication
@@ -98,19 +97,5 @@ class ServerContext:
     """How the server's own writes (its controllers') reach the audit log; the audit chain sets the log's
     policy and backend on it (no log: nothing is recorded)."""
 
-    parts: dict[Callable[..., Any], Any] = field(default_factory=dict)
-    """Parts made once per server and shared, by their maker (see ``part``)."""
-
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]
-
-    def part(self, make: Callable[[ServerContext], T]) -> T:
-        """The one ``make(self)`` of this server: a definition that names one class both as its admission
-        plugin and as its controller (the webhook plugins follow their configurations) gets one object."""
-        if make not in self.parts:
-            self.parts[make] = make(self)
-        made: T = self.parts[make]
-        return made
-
-
-T = TypeVar("T")
