@@ -162,6 +162,6 @@ class _OwnClients(WebhookConverter):
 def webhook_converter(
     group: str, kind: str, webhook: dict[str, Any]
 ) -> Callable[[ServerContext], _OwnClients]:
-    """``ResourceType.converter_factory`` of a kind generated from a CRD with conversion strategy Webhook:
+    """``RESTOptions.converter`` of a kind generated from a CRD with conversion strategy Webhook:
     it converts as the same CRD posted to a running server does."""
     return lambda context: _OwnClients(WebhookClients(context), group, kind, webhook)
