@@ -79,6 +79,22 @@ def test_headers_over_a_mebibyte_are_refused_431_as_go_refuses_them(limited: Ser
         assert answer.endswith(b"\r\n\r\n431 Request Header Fields Too Large")
 
 
+def test_the_bounds_hold_for_every_request_of_a_kept_alive_connection(
+    limited: ServerProcess,
+) -> None:
+    with _connect(limited) as connection:
+        connection.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n")
+        head = connection.recv(65536)
+        assert head.startswith(b"HTTP/1.1 200 OK\r\n")
+        length = int(head.split(b"content-length: ", 1)[1].split(b"\r\n", 1)[0])
+        body = head.split(b"\r\n\r\n", 1)[1]
+        while len(body) < length:
+            body += connection.recv(65536)
+        big = b"X-Big: " + b"a" * (2 << 20) + b"\r\n"
+        _send_ignoring_reset(connection, b"GET /api HTTP/1.1\r\nHost: x\r\n" + big + b"\r\n")
+        assert _read_until_closed(connection).startswith(TOO_LARGE)
+
+
 def test_ten_thousand_headers_are_refused_431(limited: ServerProcess) -> None:
     with _connect(limited) as connection:
         many = b"".join(b"X-%d: a\r\n" % i for i in range(10_000))
