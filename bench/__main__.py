@@ -5,6 +5,7 @@ aggregation, admission. Each bench prints its own detail table as it goes; the s
 missed: the machines are noisy, so a verdict is something to read, not to gate on.
 
 `python -m bench compare [REF] [options]` runs this work tree's server against REF's (bench/compare.py).
+`python -m bench kube [options]` runs it against kube-apiserver, side by side on one etcd (bench/kube.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from bench import (
     engine_bench,
     gc_bench,
     generate_bench,
+    kube,
     metrics_bench,
     rbac_bench,
     security_bench,
@@ -57,6 +59,8 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
 def main(argv: list[str]) -> int:
     if argv[:1] == ["compare"]:  # takes a ref and options of its own
         return compare.main(argv[1:])
+    if argv[:1] == ["kube"]:
+        return kube.main(argv[1:])
     unknown = [name for name in argv if name not in BENCHES]
     if unknown:
         print(

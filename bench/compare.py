@@ -39,7 +39,7 @@ import yaml
 
 from bench.checkout import Checkout, checkout, work_tree
 from bench.common import ChildServer, Row, free_port, median, rotated
-from bench.loadgen import Load, RequestFactory, drive, get_request, post_request
+from bench.loadgen import Load, RequestFactory, drive, get_request, percentile, post_request
 from bench.server_bench import crontab
 from bench.watch_fanout import fan_out
 
@@ -54,6 +54,8 @@ WATCHERS, WATCH_WRITES, WATCH_RATE = 200, 40, 80.0
 GROUP = "/apis/stable.example.com/v1/namespaces"
 TOKEN = "bench-token-0123456789abcdef"
 BENCH_USER = "bench-user"
+TOKEN_LINE = f'{TOKEN},{BENCH_USER},bench-uid,"bench"\n'
+"""The bench user's line of a static token file (kube's format: token,user,uid,"groups")."""
 
 
 def namespace(load: str) -> str:
@@ -118,19 +120,38 @@ def _contexts(kubeconfig: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
     return plain, admin
 
 
+def _connection(port: int, context: ssl.SSLContext | None) -> http.client.HTTPConnection:
+    if context:
+        return http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=30)
+    return http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+
 def _request(
     port: int, method: str, path: str, body: object, context: ssl.SSLContext | None
 ) -> int:
-    connection = (
-        http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=30)
-        if context
-        else http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    )
+    connection = _connection(port, context)
     try:
         connection.request(method, path, json.dumps(body), {"content-type": "application/json"})
         response = connection.getresponse()
         response.read()
         return response.status
+    finally:
+        connection.close()
+
+
+def _list_revision(served: Served, path: str) -> str:
+    """The resourceVersion of a list of ``path`` (one item), as the bench user."""
+    connection = _connection(served.server.port, served.tls)
+    headers = dict(
+        line.split(": ", 1) for line in served.headers.split("\r\n") if line
+    )  # the bench user's authorization, if any
+    try:
+        connection.request("GET", f"{path}?limit=1", headers=headers)
+        response = connection.getresponse()
+        body = response.read()
+        if response.status != 200:
+            raise RuntimeError(f"listing {path} answered {response.status}: {body[:300]!r}")
+        return str(json.loads(body)["metadata"]["resourceVersion"])
     finally:
         connection.close()
 
@@ -148,6 +169,29 @@ def _tls_ready(port: int, context: ssl.SSLContext, deadline: float) -> None:
     raise RuntimeError(f"the TLS server on {port} was not ready in time")
 
 
+def served_tls(label: str, server: ChildServer, kubeconfig: Path, timeout: float) -> Served:
+    """A started TLS server as the bench user (bound to ``cluster-admin`` by the kubeconfig's admin, once
+    /readyz answers the admin within ``timeout`` seconds), reached with the user's bearer token."""
+    user_context, admin_context = _contexts(kubeconfig)
+    _tls_ready(server.port, admin_context, time.perf_counter() + timeout)
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "bench-user"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "cluster-admin",
+        },
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": BENCH_USER}],
+    }
+    path = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+    status = _request(server.port, "POST", path, binding, admin_context)
+    if status != 201:
+        raise RuntimeError(f"{server.name}: binding the bench user answered {status}")
+    return Served(label, "tls", server, user_context, f"authorization: Bearer {TOKEN}\r\n")
+
+
 class Bench:
     """The servers of one storage: each side in each mode it serves, and the hello apps."""
 
@@ -159,7 +203,7 @@ class Bench:
         self.served: dict[tuple[str, str], Served] = {}
         self.hello: dict[str, Served] = {}
         self.token_file = work / "tokens.csv"
-        self.token_file.write_text(f'{TOKEN},{BENCH_USER},bench-uid,"bench"\n')
+        self.token_file.write_text(TOKEN_LINE)
         self.token_file.chmod(0o600)
 
     def start(self, modes: list[str]) -> None:
@@ -194,27 +238,7 @@ class Bench:
             return Served(side.label, mode, server)
         kubeconfig = data_dir / "admin.kubeconfig"
         server.start(ready_file=kubeconfig, probe=False)
-        user_context, admin_context = _contexts(kubeconfig)
-        _tls_ready(port, admin_context, time.perf_counter() + 30)
-        binding = {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": "bench-user"},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "cluster-admin",
-            },
-            "subjects": [
-                {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": BENCH_USER}
-            ],
-        }
-        path = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
-        status = _request(port, "POST", path, binding, admin_context)
-        if status != 201:
-            raise RuntimeError(f"{name}: binding the bench user answered {status}")
-        headers = f"authorization: Bearer {TOKEN}\r\n"
-        return Served(side.label, mode, server, user_context, headers)
+        return served_tls(side.label, server, kubeconfig, 30)
 
     def _start_hello(self, modes: list[str]) -> None:
         for mode in modes:
@@ -342,15 +366,23 @@ class Samples:
     rates: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
     cpu: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
     failures: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    p99_ms: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
+    """Per round: the 99th percentile of request latency (watch: of delivery after the write was sent)."""
 
-    def add(self, key: tuple[str, str, str], rate: float, cpu_us: float, failure: str) -> None:
+    def add(
+        self, key: tuple[str, str, str], rate: float, cpu_us: float, failure: str, p99_ms: float
+    ) -> None:
         self.rates.setdefault(key, []).append(rate)
         self.cpu.setdefault(key, []).append(cpu_us)
+        self.p99_ms.setdefault(key, []).append(p99_ms)
         if failure and key not in self.failures:
             self.failures[key] = failure
 
 
-def _measure(bench: Bench, loads: list[str], rounds: int, seconds: float) -> Samples:
+def measure(
+    bench: Bench, loads: list[str], rounds: int, seconds: float, watchers: int = WATCHERS
+) -> Samples:
+    """Every load on every served side (and GET on the hello apps), rounds interleaved in rotated order."""
     samples = Samples()
     phases: list[tuple[Served, str]] = [
         (served, load) for served in bench.served.values() for load in loads
@@ -362,13 +394,17 @@ def _measure(bench: Bench, loads: list[str], rounds: int, seconds: float) -> Sam
             tag = f"{served.server.name}-{served.runs}"
             key = (served.side, served.mode, load)
             if load == "watch":
+                collection = f"{GROUP}/{namespace('watch')}/crontabs"
+                # from the list's resourceVersion, as a reflector watches (kube-apiserver refuses a watch
+                # from "now" when its etcd cannot request watch progress, as etcd before 3.4.31 cannot)
+                revision = _list_revision(served, collection)
                 result = fan_out(
                     served.server.port,
-                    f"{GROUP}/{namespace('watch')}/crontabs?watch=1&allowWatchBookmarks=true",
-                    f"{GROUP}/{namespace('watch')}/crontabs",
+                    f"{collection}?watch=1&allowWatchBookmarks=true&resourceVersion={revision}",
+                    collection,
                     tag,
                     _crontab_body(tag),
-                    watchers=WATCHERS,
+                    watchers=watchers,
                     writes=WATCH_WRITES,
                     rate=WATCH_RATE,
                     stalled=False,
@@ -379,11 +415,14 @@ def _measure(bench: Bench, loads: list[str], rounds: int, seconds: float) -> Sam
                 rate = result.delivered / result.seconds if result.seconds else 0.0
                 failure = f"{result.missing} deliveries missing" if result.missing else ""
                 if round_number:
-                    samples.add(key, rate, result.server_us_per_delivery, failure)
+                    p99 = percentile(result.from_send, 0.99) * 1e3
+                    samples.add(key, rate, result.server_us_per_delivery, failure, p99)
                 continue
             measured = _phase(served, load, tag, seconds)
             if round_number:
-                samples.add(key, measured.rate, measured.server_us, measured.first_failure)
+                samples.add(
+                    key, measured.rate, measured.server_us, measured.first_failure, measured.p99_ms
+                )
     return samples
 
 
@@ -478,7 +517,7 @@ def run(
                 bench.start(modes)
                 for served in bench.served.values():
                     bench.seed(served, loads)
-                samples = _measure(bench, loads, rounds, seconds)
+                samples = measure(bench, loads, rounds, seconds)
             finally:
                 bench.stop()
             lines = _table(storage, samples, sides)
