@@ -25,6 +25,7 @@ import argparse
 import base64
 import http.client
 import json
+import math
 import ssl
 import subprocess
 import tempfile
@@ -41,6 +42,7 @@ from bench.checkout import Checkout, checkout, work_tree
 from bench.common import ChildServer, Row, free_port, median, rotated
 from bench.loadgen import Load, RequestFactory, drive, get_request, percentile, post_request
 from bench.server_bench import crontab
+from bench.storage_bench import raw_sqlite_rate
 from bench.watch_fanout import fan_out
 
 LOADS = ("get", "list100", "list1000", "create", "update", "patch", "watch")
@@ -50,6 +52,9 @@ CONNECTIONS = {"get": 32, "list100": 8, "list1000": 4, "create": 16, "update": 1
 SPREAD = 64
 """Objects that UPDATE and PATCH spread over, so that concurrent writes seldom meet on one object."""
 WATCHERS, WATCH_WRITES, WATCH_RATE = 200, 40, 80.0
+RAW = "raw SQLite commits"
+"""The floor of CREATE on SQLite: one compare-and-insert per WAL+FULL commit (bench/storage_bench.py), in
+the same run, with a value of the stored CronTab's size."""
 
 GROUP = "/apis/stable.example.com/v1/namespaces"
 TOKEN = "bench-token-0123456789abcdef"
@@ -139,21 +144,26 @@ def _request(
         connection.close()
 
 
-def _list_revision(served: Served, path: str) -> str:
-    """The resourceVersion of a list of ``path`` (one item), as the bench user."""
+def _get(served: Served, path: str) -> bytes:
+    """The body of a GET of ``path`` as the bench user; an error unless 200."""
     connection = _connection(served.server.port, served.tls)
     headers = dict(
         line.split(": ", 1) for line in served.headers.split("\r\n") if line
     )  # the bench user's authorization, if any
     try:
-        connection.request("GET", f"{path}?limit=1", headers=headers)
+        connection.request("GET", path, headers=headers)
         response = connection.getresponse()
         body = response.read()
         if response.status != 200:
-            raise RuntimeError(f"listing {path} answered {response.status}: {body[:300]!r}")
-        return str(json.loads(body)["metadata"]["resourceVersion"])
+            raise RuntimeError(f"GET {path} answered {response.status}: {body[:300]!r}")
+        return body
     finally:
         connection.close()
+
+
+def _list_revision(served: Served, path: str) -> str:
+    """The resourceVersion of a list of ``path`` (one item), as the bench user."""
+    return str(json.loads(_get(served, f"{path}?limit=1"))["metadata"]["resourceVersion"])
 
 
 def _tls_ready(port: int, context: ssl.SSLContext, deadline: float) -> None:
@@ -384,12 +394,26 @@ def measure(
 ) -> Samples:
     """Every load on every served side (and GET on the hello apps), rounds interleaved in rotated order."""
     samples = Samples()
-    phases: list[tuple[Served, str]] = [
+    phases: list[tuple[Served | None, str]] = [
         (served, load) for served in bench.served.values() for load in loads
     ]
     phases += [(hello, "get") for hello in bench.hello.values() if "get" in loads]
+    stored_size = 0
+    if bench.storage == "sqlite" and "create" in loads and "get" in loads:
+        phases.append(
+            (None, "create")
+        )  # the floor: raw single-row commits of a stored object's size
+        first = next(iter(bench.served.values()))
+        stored_size = len(_get(first, f"{GROUP}/{namespace('get')}/crontabs/get-1"))
     for round_number in range(rounds + 1):  # round 0 warms every phase up and is not counted
         for served, load in rotated(phases, round_number):
+            if served is None:
+                raw = bench.work / f"raw-{round_number}"
+                raw.mkdir()
+                rate = raw_sqlite_rate(raw, seconds=seconds, value=b"v" * stored_size)
+                if round_number:
+                    samples.add((RAW, "-", load), rate, math.nan, "", math.nan)
+                continue
             served.runs += 1
             tag = f"{served.server.name}-{served.runs}"
             key = (served.side, served.mode, load)
@@ -428,11 +452,16 @@ def measure(
 
 def _table(storage: str, samples: Samples, sides: list[Checkout]) -> list[list[str]]:
     """One line per mode and load: each side's median rate and CPU per request, and their ratios (the
-    work tree over REF: above 1 is faster, below 1 is cheaper in CPU); GET also as a share of hello."""
+    work tree over REF: above 1 is faster, below 1 is cheaper in CPU); GET also as a share of hello, and
+    CREATE on SQLite as a share of raw single-row commits."""
     new, old = sides[0].label, sides[1].label
     lines: list[list[str]] = []
+    raw = samples.rates.get((RAW, "-", "create"))
+    if raw:
+        lines.append([f"{storage} {RAW}", f"{median(raw):,.0f}", *["-"] * 5, "1.00", ""])
     for mode in MODES:
         hello = samples.rates.get(("hello", mode, "get"))
+        floors = {"get": hello, "create": raw}
         for load in LOADS:
             ours, theirs = (
                 samples.rates.get((new, mode, load)),
@@ -448,7 +477,8 @@ def _table(storage: str, samples: Samples, sides: list[Checkout]) -> list[list[s
                 line += [f"{median(ours) / median(theirs):.2f}", f"{our_cpu / their_cpu:.2f}"]
             else:
                 line += ["-", "-", "-", "-"]
-            line.append(f"{median(ours) / median(hello):.2f}" if load == "get" and hello else "")
+            floor = floors.get(load)
+            line.append(f"{median(ours) / median(floor):.2f}" if floor else "")
             failed = [side for side in (new, old) if (side, mode, load) in samples.failures]
             line.append(
                 ", ".join(f"{side}: {samples.failures[side, mode, load][:80]!r}" for side in failed)
@@ -465,7 +495,7 @@ HEADER = [
     "REF µs",
     "rate x",
     "CPU x",
-    "of hello",
+    "of floor",
     "failures",
 ]
 
