@@ -1,6 +1,6 @@
 """`python -m bench [NAME ...]`: run the benches (all, or those named) in sequence, then a summary.
 
-Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, metrics, crd, gc,
+Names: generate, server, storage, codec, stack, engine, chain, attack, tls, rbac, celcost, security, metrics, crd, gc,
 aggregation, admission. Each bench prints its own detail table as it goes; the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
 missed: the machines are noisy, so a verdict is something to read, not to gate on.
 
@@ -20,6 +20,7 @@ from bench import (
     attack_bench,
     celcost_bench,
     chain_bench,
+    codec_bench,
     compare,
     crd_bench,
     engine_bench,
@@ -40,6 +41,7 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
     "generate": generate_bench.run,
     "server": server_bench.run,
     "storage": storage_bench.run,
+    "codec": codec_bench.run,
     "stack": stack_bench.run,
     "engine": engine_bench.run,
     "chain": chain_bench.run,

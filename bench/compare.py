@@ -442,7 +442,10 @@ def measure(
                     p99 = percentile(result.from_send, 0.99) * 1e3
                     samples.add(key, rate, result.server_us_per_delivery, failure, p99)
                 continue
-            measured = _phase(served, load, tag, seconds)
+            try:
+                measured = _phase(served, load, tag, seconds)
+            except TimeoutError:  # a server that answers nothing for STALL_SECONDS fails the phase
+                measured = Load(0, 1, seconds, 0.0, 0.0, first_failure=f"{load} stalled")
             if round_number:
                 samples.add(
                     key, measured.rate, measured.server_us, measured.first_failure, measured.p99_ms
