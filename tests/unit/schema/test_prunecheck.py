@@ -111,7 +111,7 @@ def _agrees(obj: dict[str, Any], schema: dict[str, Any]) -> bool:
 
 
 @pytest.mark.parametrize("schema", SCHEMAS.values(), ids=SCHEMAS.keys())
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(obj=OBJECTS)
 def test_the_check_agrees_with_the_prune_on_any_object(
     schema: dict[str, Any], obj: dict[str, Any]
