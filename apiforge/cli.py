@@ -4,23 +4,34 @@ Every command works on the project in the current directory by default (its defi
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from generator.definition import DefinitionErrors
 
 if TYPE_CHECKING:
-    from apiserver.machinery.scheme import Scheme
+    from apiserver.server.apis import APIs
     from apiserver.server.options import ServeOptions
 
 
 SCOPE = click.option(
     "--scope", type=click.Choice(["Namespaced", "Cluster"]), default="Namespaced", show_default=True
+)
+
+DEFINITIONS = click.option(
+    "--definitions",
+    "definitions_dir",
+    type=click.Path(path_type=Path),
+    default=Path("definitions"),
+    show_default=True,
+    help="Directory of definition files.",
 )
 
 
@@ -167,14 +178,7 @@ def export() -> None:
 
 
 @export.command("crds")
-@click.option(
-    "--definitions",
-    "definitions_dir",
-    type=click.Path(path_type=Path),
-    default=Path("definitions"),
-    show_default=True,
-    help="Directory of definition files.",
-)
+@DEFINITIONS
 @click.option(
     "--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Output directory."
 )
@@ -218,12 +222,22 @@ def export_crds(
         port=webhook_port,
         ca_bundle=ca_bundle.read_bytes() if ca_bundle else b"",
     )
+    _write(lambda: run(definitions_dir, out_dir, webhook))
+
+
+def _refuse(failure: DefinitionErrors, code: int) -> NoReturn:
+    """Every definition error on stderr, then exit ``code``."""
+    for error in failure.errors:
+        click.echo(f"error: {error}", err=True)
+    sys.exit(code)
+
+
+def _write(produce: Callable[[], list[Path]]) -> None:
+    """Run a command that writes files and name each; definition errors are exit 1."""
     try:
-        written = run(definitions_dir, out_dir, webhook)
+        written = produce()
     except DefinitionErrors as failure:
-        for error in failure.errors:
-            click.echo(f"error: {error}", err=True)
-        sys.exit(1)
+        _refuse(failure, 1)
     for path in written:
         click.echo(f"wrote {path}")
 
@@ -258,6 +272,65 @@ def client(
         sys.exit(1)
     click.echo(f"wrote {len(written)} files to {out_dir} (pip install {out_dir})")
 
+@main.command("check")
+@DEFINITIONS
+@click.option(
+    "--against",
+    "ref",
+    help="The old revision: a directory of definitions, or a git ref (its DEFINITIONS directory).",
+)
+@click.option(
+    "--server",
+    help="The old revision is the CRDs of this running server (and its stored objects are checked).",
+)
+@click.option(
+    "--kubeconfig",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Credentials for the server (default: $KUBECONFIG, else ~/.kube/config).",
+)
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+def check(
+    definitions_dir: Path, ref: str | None, server: str | None, kubeconfig: Path | None, output: str
+) -> None:
+    """Report what changed from an old revision of the definitions to DEFINITIONS that breaks stored
+    objects or clients; exit 1 when a finding is breaking."""
+    from apiforge.evolution_check import run_check
+
+    if (ref is None) == (server is None and kubeconfig is None):
+        raise click.UsageError("give either --against REF or --server URL/--kubeconfig FILE")
+    try:
+        findings = run_check(definitions_dir, ref, server, kubeconfig)
+    except DefinitionErrors as failure:
+        _refuse(failure, 2)
+    if output == "json":
+        click.echo(json.dumps([finding.json() for finding in findings], indent=2))
+    else:
+        for finding in findings:
+            click.echo(finding.text())
+        breaking = sum(f.severity == "breaking" for f in findings)
+        click.echo(f"{breaking} breaking, {len(findings) - breaking} warning(s)", err=True)
+    if any(f.severity == "breaking" for f in findings):
+        sys.exit(1)
+
+
+@main.command("docs")
+@DEFINITIONS
+@click.option(
+    "--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Output directory."
+)
+def docs(definitions_dir: Path, out_dir: Path) -> None:
+    """Write the API reference of DEFINITIONS in OUT: index.md and a Markdown page per group, and one
+    self-contained HTML page, index.html."""
+    from generator.reference_render import write_reference
+
+    _write(lambda: write_reference(definitions_dir, out_dir))
+
 
 @main.command("conversion-webhook")
 @click.option(
@@ -281,8 +354,8 @@ def conversion_webhook(
     over TLS, until SIGTERM or SIGINT."""
     from apiserver.conversionwebhook.server import serve as run
 
-    scheme, _ = _project_api()
-    run(scheme, tls_cert_file, tls_private_key_file, bind_address, port)
+    apis, _ = _project_api()
+    run(apis.scheme, tls_cert_file, tls_private_key_file, bind_address, port)
 
 
 def _serve_command() -> click.Command:
@@ -299,26 +372,26 @@ def serve(options: ServeOptions) -> None:
     from apiserver.server.cli import run
     from apiserver.server.startup import StartupError
 
-    scheme, openapi_dir = _project_api()
+    apis, openapi_dir = _project_api()
     try:
-        run(scheme, openapi_dir, options)
+        run(apis, openapi_dir, options)
     except StartupError as error:
         if options.verbose:
             traceback.print_exception(error.__cause__ or error, file=sys.stderr)
         raise click.ClickException(str(error)) from None
 
 
-def _project_api() -> tuple[Scheme, Path]:
-    """The scheme and OpenAPI directory of the project's own generated/ package, imported from the current
+def _project_api() -> tuple[APIs, Path]:
+    """The APIs (the scheme and each resource's wiring) and OpenAPI directory of the project's own generated/ package, imported from the current
     directory: an installed apiforge ships no generated package, and an installed console script does not
     have the current directory on its import path."""
     sys.path.insert(0, str(Path.cwd()))
     try:
-        from generated.server import OPENAPI_DIR, build_scheme
+        from generated.server import OPENAPI_DIR, build_apis
     except ModuleNotFoundError as error:
         if error.name not in ("generated", "generated.server"):
             raise
         raise click.ClickException(
             f"no generated API in {Path.cwd()}: run `apiforge generate` in the project directory"
         ) from None
-    return build_scheme(), OPENAPI_DIR
+    return build_apis(), OPENAPI_DIR

@@ -200,6 +200,14 @@ class ServerParts:
     """Another resource whose objects these are (kube's storage resource: events.k8s.io events are core
     events): its storage version is this kind's hub, reached through the toHub/fromHub hooks."""
 
+    @property
+    def has_parts(self) -> bool:
+        """Whether the kind brings anything to the server itself (not to its own storage): admission
+        plugins or hooks, controllers, token authenticators."""
+        return bool(
+            self.admission or self.admission_hooks or self.controllers or self.authenticators
+        )
+
 
 @dataclass(frozen=True)
 class Definition:
@@ -219,6 +227,9 @@ class Definition:
     custom_resource: bool = False
     """Read from a CustomResourceDefinition: served as kube serves custom resources, whose handler refuses
     strategic merge patch (a compact-format kind is compiled like a built-in type and takes it)."""
+    conversion_webhook: dict[str, Any] | None = None
+    """A CRD whose ``conversion.strategy`` is Webhook: its ``conversion.webhook`` (``clientConfig``,
+    ``conversionReviewVersions``). Its versions then convert by calling that webhook, generated or not."""
 
     @property
     def storage_version(self) -> Version:

@@ -21,8 +21,8 @@ import httpx
 from apiserver.authentication.jwtkeys import DEFAULT_ISSUER
 from oracle.binaries import binary
 from oracle.pki import OraclePKI, make_pki
-from tests.etcdproc import EtcdProcess, free_port
-from tests.serverproc import kubeconfig_tls
+from tests.etcdproc import EtcdProcess
+from tests.serverproc import free_port, kubeconfig_tls
 
 READY_TIMEOUT = 120.0
 """kube-apiserver's post-start hooks (RBAC bootstrap, priority levels) take 5-20 s on a loaded 2-core box."""

@@ -13,7 +13,6 @@ import os
 import platform
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -22,18 +21,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tests.serverproc import free_port
+
 READY_TIMEOUT = 20.0
 """Seconds to wait for /health; etcd is ready in 0.25-1.1 s on a loaded 2-core machine."""
 
 _UNSUPPORTED_ARCH = {"aarch64": "arm64", "arm64": "arm64"}
 """etcd 3.4 refuses to start on these unless ETCD_UNSUPPORTED_ARCH names the architecture."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def etcd_binary() -> str:

@@ -37,7 +37,7 @@ from apiserver.authentication.token import TokenAuthentication
 from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.http import Message, Receive, Scope, Send
 from apiserver.storage import Storage
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 BASE_URL = "http://inprocess"
@@ -72,7 +72,7 @@ def build_app(
     """This repository's generated API as ``apiforge serve`` assembles it (apiforge.testing.app), over
     ``storage`` (a fresh memory store by default)."""
     return build_server_app(
-        build_scheme(),
+        build_apis(),
         OPENAPI_DIR,
         storage,
         authorization_mode=authorization_mode,

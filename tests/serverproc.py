@@ -35,11 +35,25 @@ CLIENT_FILE = "test-client.pem"
 """The kubeconfig's CA and client certificate with its key, as files (for OpenSSL and requests)."""
 
 
+PORT_TAKEN = "bind: address already in use"
+"""What `apiforge serve` says when its port is taken (kube's wording)."""
+PORT_ATTEMPTS = 3
+_PICKED: set[int] = set()
+"""The ports free_port handed out: a server meant for one of them moves to another when it was taken."""
+
+
 def free_port() -> int:
+    """A loopback port free now, the kernel's pick. Nothing holds it: until a server binds it, another test
+    worker may be handed it too, so ``ServerProcess.start`` moves to a fresh one when its port was taken."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
-        return port
+    _PICKED.add(port)
+    return port
+
+
+class PortTaken(RuntimeError):
+    """The server could not bind the port free_port picked for it: another process took it first."""
 
 
 @dataclass
@@ -117,7 +131,16 @@ class ServerProcess:
         return self.data_dir / "admin.kubeconfig"
 
     def start(self, extra_env: dict[str, str] | None = None) -> float:
-        """Start and wait until the kubeconfig exists and /readyz answers; returns seconds to ready."""
+        """Start and wait until the kubeconfig exists and /readyz answers; returns seconds to ready. A port
+        from free_port that another process took meanwhile is replaced by a fresh one (``port`` changes)."""
+        for _ in range(PORT_ATTEMPTS - 1):
+            try:
+                return self._start(extra_env)
+            except PortTaken:
+                self.port = free_port()
+        return self._start(extra_env)
+
+    def _start(self, extra_env: dict[str, str] | None) -> float:
         self.kubeconfig.unlink(missing_ok=True)
         env = {**os.environ, **(extra_env or {})}
         started = time.monotonic()
@@ -148,6 +171,8 @@ class ServerProcess:
                     with self.process.stdout:  # would fail whichever test runs next
                         output = self.process.stdout.read().decode()
                 self.process = None
+                if PORT_TAKEN in output and self.port in _PICKED:
+                    raise PortTaken(output)
                 raise RuntimeError(f"server exited with {code}:\n{output}")
             if self.kubeconfig.exists():
                 if not credentials_read:

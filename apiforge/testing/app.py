@@ -9,7 +9,7 @@ from pathlib import Path
 
 from apiserver.authentication.authenticator import Authenticator
 from apiserver.authentication.token import TokenAuthentication
-from apiserver.machinery.scheme import Scheme
+from apiserver.server.apis import APIs
 from apiserver.server.app import APIServer
 from apiserver.server.chain import HandlerChain, build_handler_chain
 from apiserver.server.options import ChainOptions
@@ -17,7 +17,7 @@ from apiserver.storage import MemoryStorage, Storage
 
 
 def build_app(
-    scheme: Scheme,
+    apis: APIs,
     openapi_dir: Path,
     storage: Storage | None = None,
     *,
@@ -27,14 +27,14 @@ def build_app(
     insecure: bool = False,
     secure_port: int = 6443,
 ) -> HandlerChain:
-    """``scheme`` served over ``storage`` (a fresh memory store by default) behind the filter chain, with
+    """``apis`` served over ``storage`` (a fresh memory store by default) behind the filter chain, with
     ``--authorization-mode``, the ``authenticators`` given and ``tokens`` as its bearer-token authentication
     (no token issued by default). ``insecure``: a request without credentials is ``system:unsecured`` in
     ``system:masters`` (``--insecure-serving``); ``secure_port`` is the port the ``kubernetes`` Service
     names."""
     options = ChainOptions(authorization_mode=authorization_mode)
     server = APIServer(
-        scheme,
+        apis,
         storage or MemoryStorage(),
         openapi_dir,
         authorization_modes=options.authorization_modes,

@@ -32,7 +32,7 @@ import yaml
 from apiclient import Config, load_kubeconfig
 from apiforge.testing.app import build_app
 from apiserver.authentication.authenticator import Authenticator
-from apiserver.machinery.scheme import Scheme
+from apiserver.server.apis import APIs
 from apiserver.server.cli import client_url
 from apiserver.server.connection import protocol_class
 from apiserver.server.kubeconfig import write_kubeconfig
@@ -59,14 +59,14 @@ class Settings:
     rbac: bool = False
 
 
-def project_api(project: Path) -> tuple[Scheme, Path]:
-    """The scheme and OpenAPI directory of ``project``'s generated package (imported as ``generated``, as
-    `apiforge serve` imports it from the project directory)."""
+def project_api(project: Path) -> tuple[APIs, Path]:
+    """The APIs (the scheme and each resource's wiring) and OpenAPI directory of ``project``'s generated
+    package (imported as ``generated``, as `apiforge serve` imports it from the project directory)."""
     if str(project) not in sys.path:
         sys.path.insert(0, str(project))
-    from generated.server import OPENAPI_DIR, build_scheme
+    from generated.server import OPENAPI_DIR, build_apis
 
-    return build_scheme(), OPENAPI_DIR
+    return build_apis(), OPENAPI_DIR
 
 
 def read_crds(files: Sequence[Path]) -> list[dict[str, Any]]:
@@ -113,7 +113,7 @@ class TestServer:
 
     def start(self) -> None:
         """Serve, write the kubeconfig, and return once the CRDs given are served."""
-        scheme, openapi_dir = project_api(self.settings.project)
+        apis, openapi_dir = project_api(self.settings.project)
         self.directory.mkdir(parents=True, exist_ok=True)
         if self._pki is not None and self.settings.tls:  # its CA and certificates: no keys to make
             shutil.copytree(self._pki, self.directory / "pki", dirs_exist_ok=True)
@@ -122,7 +122,7 @@ class TestServer:
         listener = bind_listener("127.0.0.1", 0)
         port = listener.getsockname()[1]
         app = build_app(
-            scheme,
+            apis,
             openapi_dir,
             self.storage,
             authorization_mode="RBAC" if self.settings.rbac else "AlwaysAllow",

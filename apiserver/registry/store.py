@@ -35,6 +35,7 @@ from apiserver.registry.cacher import MISS, WatchCache
 from apiserver.registry.context import ServerContext
 from apiserver.registry.deletion import DEFAULT_PROPAGATION, Propagation
 from apiserver.registry.identity import identity_changes, uid_precondition_failed
+from apiserver.registry.keys import key_prefix, object_key
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.strategy import Finish, Strategy, finish_nothing
@@ -200,7 +201,7 @@ class Store:
     async def get_rendered(self, namespace: str | None, name: str) -> tuple[Object, bytes | None]:
         """The object (read-only) and, when the watch cache answered, its JSON in the storage version: a
         GET in that version then sends those bytes without decoding or encoding anything."""
-        key = self.resource.key(namespace, name)
+        key = object_key(self.resource, namespace, name)
         cached = await self.cache.get(key) if self.cache is not None else MISS
         if cached is not MISS and self.cache is not None:
             if cached is None:
@@ -212,7 +213,7 @@ class Store:
         return codec.decode(self.resource, kv), None
 
     async def list(self, namespace: str | None, options: ListOptions) -> ListPage:
-        prefix = self.resource.key_prefix(namespace if self.resource.namespaced else None)
+        prefix = key_prefix(self.resource, namespace if self.resource.namespaced else None)
         if self.cache is not None and not options.continue_token and not options.revision:
             cached = await self._list_cached(self.cache, prefix, options)
             if cached is not None:
@@ -354,7 +355,7 @@ class Store:
             if generated and attempt:
                 metadata["name"] = generate_name(metadata.get("generateName", ""))
             name = metadata["name"]
-            key = self.resource.key(namespace, name)
+            key = object_key(self.resource, namespace, name)
             if dry_run:
                 if await self.storage.get(key) is not None:
                     raise errors.already_exists(self.resource.plural, self.resource.group, name)
@@ -391,7 +392,7 @@ class Store:
         concurrent write simply makes the loop run ``try_update`` again on the newer object.
         ``uid_precondition`` (a PUT body's uid): the stored object must have it, or 409 Conflict.
         """
-        key = self.resource.key(namespace, name)
+        key = object_key(self.resource, namespace, name)
         options = options if options is not None else WriteOptions()
         write = self._write(namespace, name, Operation.UPDATE, version, subresource, dry_run)
         # kube's cachedExistingObject: the first attempt starts from a guess (the watch cache's copy, or this
@@ -636,7 +637,7 @@ class Store:
         """Delete now, or mark for deletion while finalizers remain; returns (object, deleted now).
         ``propagation`` (the request's policy) may add or remove the garbage collector's finalizers first,
         as kube's store does on every delete, including one of an object already being deleted."""
-        key = self.resource.key(namespace, name)
+        key = object_key(self.resource, namespace, name)
         options = options if options is not None else WriteOptions()
         write = self._write(namespace, name, Operation.DELETE, None, dry_run=dry_run)
         while True:
@@ -703,7 +704,7 @@ class Store:
         self, namespace: str | None, after_revision: int, predicate: Predicate | None
     ) -> StoreWatch:
         """Changes after ``after_revision``, taken in batches; see StoreWatch."""
-        prefix = self.resource.key_prefix(namespace if self.resource.namespaced else None)
+        prefix = key_prefix(self.resource, namespace if self.resource.namespaced else None)
         source = (
             self.cache.watch(prefix, after_revision)
             if self.cache is not None

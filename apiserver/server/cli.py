@@ -29,7 +29,7 @@ from apiserver.authentication.authenticator import Authenticator
 from apiserver.authentication.requestheader import RequestHeaderAuthenticator
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.endpoints.http import ASGIApp
-from apiserver.machinery.scheme import Scheme
+from apiserver.server.apis import APIs
 from apiserver.server.app import APIServer
 from apiserver.server.authentication_info import AuthenticationInfoError, publish, published
 from apiserver.server.chain import build_handler_chain
@@ -39,6 +39,7 @@ from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.server.options import ServeOptions
 from apiserver.server.security import Security, SecurityError, prepare
 from apiserver.server.startup import StartupError, bind_failure, bind_listener
+from apiserver.server.tlssniff import sniffing
 from apiserver.server.token_options import TokenSetupError, token_authentication
 from apiserver.server.workers import Supervisor, claim_port
 from apiserver.storage import open_storage
@@ -108,7 +109,13 @@ async def _serve(
         log_level=options.log_level,
         access_log=False,
         loop="uvloop",
-        http=protocol_class(options.connection),
+        # over TLS, a TCP listener whose connections start TLS after a look at their first bytes
+        # (tlssniff: plain HTTP on the TLS port is answered as Go answers it)
+        http=protocol_class(options.connection)
+        if context is None
+        else sniffing(
+            protocol_class(options.connection), context, options.connection.read_header_timeout
+        ),
         # uvicorn closes idle keep-alive connections after whole seconds; 0 ("none") as a day
         timeout_keep_alive=max(1, round(options.connection.idle_timeout))
         if options.connection.idle_timeout
@@ -118,7 +125,6 @@ async def _serve(
         # nothing; and kube-apiserver sends no Server header (Go's net/http does not)
         proxy_headers=False,
         server_header=False,
-        ssl_context_factory=(lambda _config, _default: context) if context is not None else None,
     )
     runner = _Server(config, shutting_down, options.shutdown_delay)
     runner.loop = asyncio.get_running_loop()
@@ -170,8 +176,8 @@ def prepare_data_dir(data_dir: Path) -> None:
     os.chmod(data_dir, 0o700)
 
 
-def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
-    """Serve ``scheme``: one process, or with --workers a supervisor of forked workers. A reason not to start
+def run(apis: APIs, openapi_dir: Path, options: ServeOptions) -> None:
+    """Serve ``apis``: one process, or with --workers a supervisor of forked workers. A reason not to start
     is a :class:`StartupError` (the command line prints it as one line)."""
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -190,7 +196,7 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
     except (TokenSetupError, DelegationError) as error:
         raise StartupError(str(error)) from error
     if listener is not None:
-        _serve_process(scheme, openapi_dir, options, security, tokens, listener)
+        _serve_process(apis, openapi_dir, options, security, tokens, listener)
         return
     try:
         reservation = claim_port(options.bind_address, options.port)
@@ -200,7 +206,7 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
         options.workers,
         reservation,
         lambda worker_listener, on_ready: _serve_process(
-            scheme, openapi_dir, options, security, tokens, worker_listener, on_ready
+            apis, openapi_dir, options, security, tokens, worker_listener, on_ready
         ),
         lambda port: announce(options, security, port),
     )
@@ -208,7 +214,7 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
 
 
 def _serve_process(
-    scheme: Scheme,
+    apis: APIs,
     openapi_dir: Path,
     options: ServeOptions,
     security: Security | None,
@@ -226,7 +232,7 @@ def _serve_process(
         etcd_prefix=options.etcd_prefix,
     )
     server = APIServer(
-        scheme,
+        apis,
         storage,
         openapi_dir,
         options.etcd_compaction_interval,

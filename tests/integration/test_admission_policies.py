@@ -100,6 +100,35 @@ def until_refused(client: httpx.Client, obj: dict[str, Any]) -> httpx.Response:
         time.sleep(0.02)
 
 
+def when_known(client: httpx.Client, test: str) -> None:
+    """Return once the plugin knows every policy and binding created so far on objects labelled ``test``.
+
+    It learns of them through one informer per kind, each in the order they were written, so a sentinel policy
+    and binding created last, once they deny their probe, vouch for those created before them."""
+    sentinel = label()
+    probe = f"{test}-probe"
+    body = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": f"{sentinel}-policy"},
+        "spec": {
+            "matchConstraints": {
+                "resourceRules": RULES,
+                "objectSelector": {"matchLabels": {"test": test}},
+            },
+            "validations": [
+                {"expression": f"object.metadata.name != '{probe}'", "message": "probe"}
+            ],
+        },
+    }
+    assert client.post(POLICIES, json=body).status_code == 201
+    bind(client, sentinel, ["Deny"])
+    response = until_refused(client, crontab(test, 1, name=probe))
+    assert response.status_code == 422 and response.json()["message"].endswith(
+        "denied request: probe"
+    )
+
+
 def label() -> str:
     return f"t{uuid.uuid4().hex[:10]}"
 
@@ -150,7 +179,7 @@ def test_params_not_found_deny_or_allow(client: httpx.Client) -> None:
     allowing = label()
     policy(client, allowing, **MAX_REPLICAS)
     bind(client, allowing, ["Deny"], paramRef={**ref, "parameterNotFoundAction": "Allow"})
-    time.sleep(0.3)
+    when_known(client, allowing)
     assert client.post(CRONTABS, json=crontab(allowing, 100)).status_code == 201
 
 
@@ -234,7 +263,7 @@ def test_evaluation_errors_follow_the_failure_policy(client: httpx.Client) -> No
         validations=[{"expression": "object.spec.missing > 1"}],
     )
     bind(client, ignoring, ["Deny"])
-    time.sleep(0.3)
+    when_known(client, ignoring)
     assert client.post(CRONTABS, json=crontab(ignoring, 1)).status_code == 201
 
 

@@ -78,12 +78,13 @@ def test_exclude_and_unknown_checks(server: tuple[str, httpx.Client]) -> None:
     assert client.get("/livez/etcd").status_code == 404  # livez has no storage check
 
 
+@pytest.mark.parametrize(
+    "server", ["etcd"], indirect=True
+)  # only etcd stops under a running server
 def test_not_ready_while_etcd_is_down_and_ready_again_after(
     server: tuple[str, httpx.Client], request: pytest.FixtureRequest
 ) -> None:
-    backend, client = server
-    if backend != "etcd":
-        pytest.skip("only etcd can be stopped under a running server")
+    _, client = server
     etcd: EtcdProcess = request.getfixturevalue("own_etcd")
     etcd.stop()
     try:

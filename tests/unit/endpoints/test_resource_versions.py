@@ -23,6 +23,10 @@ def short_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(resourceversion, "FRESHNESS_TIMEOUT", 0.3)
 
 
+LONG_WAIT = 30.0
+"""The freshness wait of the tests that say a read does not wait: one that did would take all of it."""
+
+
 def current(api: httpx.Client) -> int:
     return int(api.get(NAMESPACES).json()["metadata"]["resourceVersion"])
 
@@ -44,11 +48,16 @@ def test_a_future_resource_version_waits_then_is_too_large(api: httpx.Client, pa
     assert response.headers["retry-after"] == "1"
 
 
-def test_an_exact_future_list_is_too_large_at_once(api: httpx.Client) -> None:
+def test_an_exact_future_list_is_too_large_at_once(
+    api: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(resourceversion, "FRESHNESS_TIMEOUT", LONG_WAIT)
     wanted = current(api) + 1000
+    started = time.monotonic()
     response = api.get(
         NAMESPACES, params={"resourceVersion": str(wanted), "resourceVersionMatch": "Exact"}
     )
+    assert time.monotonic() - started < LONG_WAIT / 3  # it did not wait for the revision
     status = assert_status(response, 504, "Timeout")
     assert status["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
 
@@ -71,9 +80,14 @@ def test_a_revision_reached_while_waiting_is_served(
     assert "arrives-later" in {item["metadata"]["name"] for item in response.json()["items"]}
 
 
-def test_past_and_any_resource_versions_are_served_at_once(api: httpx.Client) -> None:
+def test_past_and_any_resource_versions_are_served_at_once(
+    api: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(resourceversion, "FRESHNESS_TIMEOUT", LONG_WAIT)
     for params in ({"resourceVersion": "0"}, {"resourceVersion": "1"}, {}):
+        started = time.monotonic()
         assert api.get(NAMESPACES, params=params).status_code == 200
+        assert time.monotonic() - started < LONG_WAIT / 3, params  # it did not wait
 
 
 @pytest.mark.parametrize(

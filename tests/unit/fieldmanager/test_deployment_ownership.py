@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -228,27 +229,27 @@ def big_deployment(n: int, image: str = "img:1") -> dict[str, Any]:
 
 
 def test_update_cost_grows_linearly(deployment_schema: dict[str, Any]) -> None:
-    # Runs on every write: a big object must not be walked more than a few times.
-    def cost(n: int) -> float:
+    """Runs on every write: a big object must not be walked more than a few times. Four times the containers
+    cost about four times as much (quadratic would be sixteen). The two sizes are timed in turns, the best of
+    each kept, so that the load of a busy machine weighs on both alike."""
+
+    def timer(n: int) -> Callable[[], float]:
         live = write(deployment_schema, None, big_deployment(n), "creator", T0)
         new = copy.deepcopy(live)
         containers(new)[-1]["image"] = "img:2"
-        best = float("inf")
-        for _ in range(3):
+
+        def seconds() -> float:
+            applied = big_deployment(n, "img:3")
             start = time.perf_counter()
             update_managed_fields(live, new, deployment_schema, "editor", api_version=GV, now=T1)
-            apply(
-                live,
-                big_deployment(n, "img:3"),
-                deployment_schema,
-                "ed",
-                api_version=GV,
-                force=True,
-                now=T2,
-            )
-            best = min(best, time.perf_counter() - start)
-        return best
+            apply(live, applied, deployment_schema, "ed", api_version=GV, force=True, now=T2)
+            return time.perf_counter() - start
 
-    small, large = cost(100), cost(400)
-    assert large < small * 4 * 3  # linear, with generous slack for timing noise
-    assert large < 2.0
+        return seconds
+
+    small, large = timer(100), timer(400)
+    best_small = best_large = float("inf")
+    for _ in range(5):
+        best_small, best_large = min(best_small, small()), min(best_large, large())
+    assert best_large < best_small * 4 * 3  # linear, with generous slack for timing noise
+    assert best_large < 10.0

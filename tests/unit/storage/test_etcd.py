@@ -26,7 +26,8 @@ from apiserver.storage import (
     open_storage,
 )
 from apiserver.storage.testing import Events
-from tests.etcdproc import EtcdProcess, etcdctl_binary, free_port, running_etcd
+from tests.etcdproc import EtcdProcess, etcdctl_binary, running_etcd
+from tests.serverproc import free_port
 
 TIMEOUT = 10.0
 
