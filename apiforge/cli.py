@@ -254,8 +254,12 @@ def _write(produce: Callable[[], list[Path]]) -> None:
 @click.option(
     "--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Package directory."
 )
-@click.option("--package", default="", help="Import name (default: from the --out directory's name).")
-@click.argument("more_crd_files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--package", default="", help="Import name (default: from the --out directory's name)."
+)
+@click.argument(
+    "more_crd_files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
 def client(
     crd_files: tuple[Path, ...], out_dir: Path, package: str, more_crd_files: tuple[Path, ...]
 ) -> None:
@@ -271,6 +275,7 @@ def client(
             click.echo(f"error: {error}", err=True)
         sys.exit(1)
     click.echo(f"wrote {len(written)} files to {out_dir} (pip install {out_dir})")
+
 
 @main.command("check")
 @DEFINITIONS

@@ -113,9 +113,7 @@ def _project_files(plan: Plan, package: str) -> dict[str, str]:
         for version in group.versions
         if _accessors(version)
     ]
-    first = next(
-        kind for v in plan.groups[0].versions for kind in v.kinds if kind.version.served
-    )
+    first = next(kind for v in plan.groups[0].versions for kind in v.kinds if kind.version.served)
     context = {
         "package": package,
         "distribution": package.replace("_", "-"),
