@@ -145,6 +145,7 @@ class Store:
         admission: AdmissionChain | None = None,
     ) -> None:
         self.resource = resource
+        self.codec = codec.Codec(resource)
         self.storage = storage
         self.strategy = strategy if strategy is not None else Strategy(ServerContext(storage))
         self.cache = cache
@@ -159,6 +160,7 @@ class Store:
         """Serve the same stored objects as ``resource``'s new shape (an updated CustomResourceDefinition):
         what was decoded or rendered with the old one (its storage version, its schemas) is forgotten."""
         self.resource = resource
+        self.codec = codec.Codec(resource)
         self._decoded.clear()
         if self.cache is not None:
             self.cache.forget_renders()
@@ -210,7 +212,7 @@ class Store:
         kv = await self.storage.get(key)
         if kv is None:
             raise self._not_found(name)
-        return codec.decode(self.resource, kv), None
+        return self.codec.decode(kv), None
 
     async def list(self, namespace: str | None, options: ListOptions) -> ListPage:
         prefix = key_prefix(self.resource, namespace if self.resource.namespaced else None)
@@ -234,7 +236,7 @@ class Store:
                 )
                 revision = page.revision
                 for kv in page.items:
-                    obj = codec.decode(self.resource, kv)
+                    obj = self.codec.decode(kv)
                     if options.predicate is None or options.predicate(obj):
                         items.append(obj)
                     last_key = kv.key
@@ -280,7 +282,7 @@ class Store:
         return ListPage(objects, at, "", None, [entry[2] for entry in entries])
 
     def decode(self, kv: KeyValue) -> Object:
-        return codec.decode(self.resource, kv)
+        return self.codec.decode(kv)
 
     # -- writes ------------------------------------------------------------------------------------
 
@@ -361,7 +363,7 @@ class Store:
                     raise errors.already_exists(self.resource.plural, self.resource.group, name)
                 return obj
             try:
-                kv = await self.storage.create(key, codec.encode(self.resource, obj))
+                kv = await self.storage.create(key, self.codec.encode(key, obj))
             except KeyExistsError:
                 if generated:
                     continue
@@ -445,12 +447,12 @@ class Store:
         if self._finalized(updated):
             deleted = await self.storage.delete(kv.key, kv.mod_revision)
             self._written.pop(kv.key, None)
-            gone = codec.decode(self.resource, deleted)
+            gone = self.codec.decode(deleted)
             await self.strategy.after_delete(gone)
             return gone
         stored = await self.storage.update(
             kv.key,
-            codec.encode(self.resource, updated),
+            self.codec.encode(kv.key, updated),
             kv.mod_revision,
             create_revision=kv.create_revision,
         )
@@ -471,9 +473,7 @@ class Store:
         # a large stored object makes even a small patch's work large (registry.offload)
         heavy = options.heavy or is_heavy(len(kv.value))
         if uid_precondition:  # checked before the update function runs, as storage.Preconditions
-            self._check_uid(
-                write.name, uid_precondition, codec.decode(self.resource, kv)["metadata"]
-            )
+            self._check_uid(write.name, uid_precondition, self.codec.decode(kv)["metadata"])
         if self.resource.converter is not None:
             current, old, proposed = await self._proposed_converted(kv, try_update, write)
         elif heavy:
@@ -494,9 +494,9 @@ class Store:
         self, kv: KeyValue, try_update: UpdateFunction, write: Write
     ) -> tuple[Object, Object, Object]:
         """The stored object, its copy in the write's version, and what the update function makes of it."""
-        current = codec.decode(self.resource, kv)
+        current = self.codec.decode(kv)
         # the update function gets its own copy: decoding the bytes again beats deep_copy
-        old = to_version(codec.decode(self.resource, kv), self.resource, write.version)
+        old = to_version(self.codec.decode(kv), self.resource, write.version)
         return current, old, try_update(old)
 
     async def _proposed_converted(
@@ -505,8 +505,8 @@ class Store:
         """``_proposed`` for a resource whose converter is awaited (a conversion webhook): the stored object
         reaches the update function in the write's version, or the webhook's error is raised before any
         write."""
-        current = codec.decode(self.resource, kv)
-        (old,) = await converted([codec.decode(self.resource, kv)], self.resource, write.version)
+        current = self.codec.decode(kv)
+        (old,) = await converted([self.codec.decode(kv)], self.resource, write.version)
         old = to_version(old, self.resource, write.version)
         return current, old, try_update(old)
 
@@ -644,7 +644,7 @@ class Store:
             kv = await self.storage.get(key)
             if kv is None:
                 raise self._not_found(name)
-            current = codec.decode(self.resource, kv)
+            current = self.codec.decode(kv)
             await validate_admission(None, current, write, self.admission, options)
             metadata = current["metadata"]
             self._check_uid(name, uid_precondition, metadata)
@@ -678,7 +678,7 @@ class Store:
                     try:
                         stored = await self.storage.update(
                             key,
-                            codec.encode(self.resource, marked),
+                            self.codec.encode(key, marked),
                             kv.mod_revision,
                             create_revision=kv.create_revision,
                         )
@@ -694,7 +694,7 @@ class Store:
             except (RevisionConflictError, KeyNotFoundError):
                 continue
             self._written.pop(key, None)
-            gone = codec.decode(self.resource, deleted)
+            gone = self.codec.decode(deleted)
             await self.strategy.after_delete(gone)
             return gone, True
 
@@ -736,7 +736,7 @@ class Store:
         if obj is None:
             if len(self._decoded) >= DECODED_CAPACITY:
                 self._decoded.clear()
-            obj = self._decoded[memo_key] = codec.decode(self.resource, kv)
+            obj = self._decoded[memo_key] = self.codec.decode(kv)
         return obj
 
     async def current_revision(self) -> int:

@@ -151,6 +151,7 @@ class Schema:
         "preserve_unknown_fields",
         "properties",
         "properties_with_defaults",
+        "prune_check",
         "python_types",
         "raw",
         "required",
@@ -257,6 +258,8 @@ class Schema:
         """The compiled ``x-kubernetes-validations``, filled in by apiserver.schema.cel when first used."""
         self.cel_retyping: bool | None = None
         """Whether CEL sees values below differently from their JSON (apiserver.schema.cel, when used)."""
+        self.prune_check: Any = None
+        """Whether pruning would remove nothing, compiled by apiserver.schema.prunecheck when first used."""
 
         self.checks_type: bool = bool(self.types or self.format)
         self.python_types: frozenset[type] = frozenset().union(
