@@ -242,6 +242,41 @@ def _write(produce: Callable[[], list[Path]]) -> None:
         click.echo(f"wrote {path}")
 
 
+@main.command("client")
+@click.option(
+    "--from-crd",
+    "crd_files",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    multiple=True,
+    required=True,
+    help="A CustomResourceDefinition file (several CRDs per file, and the option repeated, are fine).",
+)
+@click.option(
+    "--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Package directory."
+)
+@click.option(
+    "--package", default="", help="Import name (default: from the --out directory's name)."
+)
+@click.argument(
+    "more_crd_files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+def client(
+    crd_files: tuple[Path, ...], out_dir: Path, package: str, more_crd_files: tuple[Path, ...]
+) -> None:
+    """A pip-installable package of typed clients (models, clients, informers, apply configurations) for
+    the kinds of the CRDs given, usable against any Kubernetes cluster: `apiforge client --from-crd FILE...
+    --out DIR`."""
+    from generator.client_package import write_client_package
+
+    try:
+        written = write_client_package([*crd_files, *more_crd_files], out_dir, package)
+    except DefinitionErrors as failure:
+        for error in failure.errors:
+            click.echo(f"error: {error}", err=True)
+        sys.exit(1)
+    click.echo(f"wrote {len(written)} files to {out_dir} (pip install {out_dir})")
+
+
 @main.command("check")
 @DEFINITIONS
 @click.option(

@@ -1,7 +1,7 @@
 """`python -m bench [NAME ...]`: run the benches (all, or those named) in sequence, then a summary.
 
 Names: generate, server, storage, codec, stack, engine, chain, attack, tls, rbac, celcost, security, metrics, crd, gc,
-aggregation, admission. Each bench prints its own detail table as it goes; the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
+aggregation, admission, clients, testing. Each bench prints its own detail table as it goes; the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
 missed: the machines are noisy, so a verdict is something to read, not to gate on.
 
 `python -m bench compare [REF] [options]` runs this work tree's server against REF's (bench/compare.py).
@@ -20,6 +20,7 @@ from bench import (
     attack_bench,
     celcost_bench,
     chain_bench,
+    clients_bench,
     codec_bench,
     compare,
     crd_bench,
@@ -33,6 +34,7 @@ from bench import (
     server_bench,
     stack_bench,
     storage_bench,
+    testing_bench,
     tls_bench,
 )
 from bench.common import Row, print_rows
@@ -55,6 +57,8 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
     "crd": crd_bench.run,
     "admission": admission_bench.run,
     "gc": gc_bench.run,
+    "clients": clients_bench.run,
+    "testing": testing_bench.run,
 }
 
 

@@ -136,6 +136,29 @@ def _meta_package(environment: jinja2.Environment) -> dict[str, str]:
     }
 
 
+def client_files(plan: Plan) -> dict[str, str]:
+    """What `apiforge client --from-crd` packages, formatted: the meta/v1 models and, per group-version,
+    its models and typed clients only (no server parts), keyed by path relative to the package."""
+    environment = _environment()
+    init = environment.get_template("package_init.py.j2")
+    files = _meta_package(environment)
+    for group in plan.groups:
+        files[f"{group.package}/__init__.py"] = init.render(
+            docstring=f"The {_label(group.group)} API group."
+        )
+        for version in group.versions:
+            directory = version.package.replace(".", "/")
+            files[f"{directory}/__init__.py"] = init.render(
+                docstring=f"The {_label(version.group, version.name)} group-version."
+            )
+            files[f"{directory}/models.py"] = version_models(version)
+            if any(kind.version.served for kind in version.kinds):
+                files[f"{directory}/client.py"] = environment.get_template("client.py.j2").render(
+                    version=version
+                )
+    return format_python(files)
+
+
 def _render_version(
     environment: jinja2.Environment, version: VersionPlan, models: ModelsSource
 ) -> Rendered:

@@ -31,13 +31,12 @@ from typing import Any, TypeVar
 
 import httpx
 
+from apiforge.testing.app import build_app as build_server_app
 from apiserver.authentication.authenticator import Authenticator
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.http import Message, Receive, Scope, Send
-from apiserver.server.app import APIServer
-from apiserver.server.chain import ChainOptions, build_handler_chain
-from apiserver.storage import MemoryStorage, Storage
+from apiserver.storage import Storage
 from generated.server import OPENAPI_DIR, build_apis
 
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
@@ -70,19 +69,16 @@ def build_app(
     authenticators: Sequence[Authenticator] = (),
     tokens: TokenAuthentication | None = None,
 ) -> ASGIApp:
-    """The server exactly as ``apiforge serve`` assembles it, its filter chain included, over ``storage`` (a
-    fresh memory store by default), with ``--authorization-mode``, the ``authenticators`` given and ``tokens``
-    as its bearer-token authentication (no token issued by default). The one place tests construct the
-    app."""
-    options = ChainOptions(authorization_mode=authorization_mode)
-    server = APIServer(
+    """This repository's generated API as ``apiforge serve`` assembles it (apiforge.testing.app), over
+    ``storage`` (a fresh memory store by default)."""
+    return build_server_app(
         build_apis(),
-        storage or MemoryStorage(),
         OPENAPI_DIR,
-        authorization_modes=options.authorization_modes,
+        storage,
+        authorization_mode=authorization_mode,
+        authenticators=authenticators,
         tokens=tokens,
     )
-    return build_handler_chain(server, options, authenticators)
 
 
 class Lifespan:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -46,24 +48,34 @@ def _merged_v3(documents: list[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
+@cache
+def _generated_documents(
+    directory: Path, _written: int
+) -> tuple[Mapping[str, bytes], Mapping[str, Any] | None, Mapping[str, OpenAPIDocument]]:
+    """The generated v3 documents (compact JSON, by path) and swagger.json, read once per process and
+    directory as last written (generation replaces files atomically, which changes the directory's mtime):
+    they never change while serving (what does is published over them), and a process that builds many
+    servers (the test fixtures, a server per test) would read 15 files for each."""
+    base: dict[str, bytes] = {}
+    for file in sorted(directory.glob("*.json")):
+        if file.stem in ("aggregate", "swagger"):
+            continue
+        base[file.stem.replace("__", "/")] = orjson.dumps(orjson.loads(file.read_bytes()))
+    swagger = directory / "swagger.json"
+    v2 = MappingProxyType(orjson.loads(swagger.read_bytes())) if swagger.exists() else None
+    documents = {path: _document(body) for path, body in base.items()}
+    return MappingProxyType(base), v2, MappingProxyType(documents)
+
+
 class OpenAPIDocuments:
     """The generated documents (``generated/openapi/*.json``), keyed by path (``apis/<g>/<v>``, ``api/v1``),
     and those published while serving (``publish``: CustomResourceDefinitions), merged per path."""
 
     def __init__(self, directory: Path) -> None:
-        self._base: dict[str, bytes] = {}
-        for file in sorted(directory.glob("*.json")):
-            if file.stem in ("aggregate", "swagger"):
-                continue
-            self._base[file.stem.replace("__", "/")] = orjson.dumps(orjson.loads(file.read_bytes()))
-        swagger = directory / "swagger.json"
-        self._base_v2: dict[str, Any] | None = (
-            orjson.loads(swagger.read_bytes()) if swagger.exists() else None
-        )
+        written = directory.stat().st_mtime_ns if directory.is_dir() else 0
+        self._base, self._base_v2, documents = _generated_documents(directory, written)
         self._published: dict[str, tuple[dict[str, dict[str, Any]], dict[str, Any]]] = {}
-        self.documents: dict[str, OpenAPIDocument] = {
-            path: _document(body) for path, body in self._base.items()
-        }
+        self.documents: dict[str, OpenAPIDocument] = dict(documents)
         self.index = b""
         self._v2: dict[str, OpenAPIDocument] = {}  # encoded when first asked for
         self._reindex()

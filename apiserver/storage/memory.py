@@ -38,7 +38,20 @@ class MemoryStorage:
         self._history: dict[str, list[StorageEvent]] = {}
         # every event after the compact revision, in revision order, for watch replay
         self._log: list[StorageEvent] = []
+        self._watch_capacity = watch_capacity
         self._hub = WatchHub(watch_capacity)
+
+    def snapshot(self) -> MemoryStorage:
+        """A new store holding this one's data and history as they are now, with no watchers: what a fresh
+        server's own start-up writes (default namespaces, roles, service accounts...) is written once, and
+        each later server starts from its copy instead of writing it all again (the test fixtures' server per
+        test). Events are immutable, so the copies share them."""
+        copy = MemoryStorage(watch_capacity=self._watch_capacity)
+        copy._revision = self._revision
+        copy._compacted = self._compacted
+        copy._history = {key: list(history) for key, history in self._history.items()}
+        copy._log = list(self._log)
+        return copy
 
     async def start(self) -> None:
         """Nothing to open; present for the contract."""
