@@ -4,11 +4,13 @@ Every command works on the project in the current directory by default (its defi
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -21,6 +23,15 @@ if TYPE_CHECKING:
 
 SCOPE = click.option(
     "--scope", type=click.Choice(["Namespaced", "Cluster"]), default="Namespaced", show_default=True
+)
+
+DEFINITIONS = click.option(
+    "--definitions",
+    "definitions_dir",
+    type=click.Path(path_type=Path),
+    default=Path("definitions"),
+    show_default=True,
+    help="Directory of definition files.",
 )
 
 
@@ -167,14 +178,7 @@ def export() -> None:
 
 
 @export.command("crds")
-@click.option(
-    "--definitions",
-    "definitions_dir",
-    type=click.Path(path_type=Path),
-    default=Path("definitions"),
-    show_default=True,
-    help="Directory of definition files.",
-)
+@DEFINITIONS
 @click.option(
     "--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Output directory."
 )
@@ -218,14 +222,84 @@ def export_crds(
         port=webhook_port,
         ca_bundle=ca_bundle.read_bytes() if ca_bundle else b"",
     )
+    _write(lambda: run(definitions_dir, out_dir, webhook))
+
+
+def _refuse(failure: DefinitionErrors, code: int) -> NoReturn:
+    """Every definition error on stderr, then exit ``code``."""
+    for error in failure.errors:
+        click.echo(f"error: {error}", err=True)
+    sys.exit(code)
+
+
+def _write(produce: Callable[[], list[Path]]) -> None:
+    """Run a command that writes files and name each; definition errors are exit 1."""
     try:
-        written = run(definitions_dir, out_dir, webhook)
+        written = produce()
     except DefinitionErrors as failure:
-        for error in failure.errors:
-            click.echo(f"error: {error}", err=True)
-        sys.exit(1)
+        _refuse(failure, 1)
     for path in written:
         click.echo(f"wrote {path}")
+
+
+@main.command("check")
+@DEFINITIONS
+@click.option(
+    "--against",
+    "ref",
+    help="The old revision: a directory of definitions, or a git ref (its DEFINITIONS directory).",
+)
+@click.option(
+    "--server",
+    help="The old revision is the CRDs of this running server (and its stored objects are checked).",
+)
+@click.option(
+    "--kubeconfig",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Credentials for the server (default: $KUBECONFIG, else ~/.kube/config).",
+)
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+def check(
+    definitions_dir: Path, ref: str | None, server: str | None, kubeconfig: Path | None, output: str
+) -> None:
+    """Report what changed from an old revision of the definitions to DEFINITIONS that breaks stored
+    objects or clients; exit 1 when a finding is breaking."""
+    from apiforge.evolution_check import run_check
+
+    if (ref is None) == (server is None and kubeconfig is None):
+        raise click.UsageError("give either --against REF or --server URL/--kubeconfig FILE")
+    try:
+        findings = run_check(definitions_dir, ref, server, kubeconfig)
+    except DefinitionErrors as failure:
+        _refuse(failure, 2)
+    if output == "json":
+        click.echo(json.dumps([finding.json() for finding in findings], indent=2))
+    else:
+        for finding in findings:
+            click.echo(finding.text())
+        breaking = sum(f.severity == "breaking" for f in findings)
+        click.echo(f"{breaking} breaking, {len(findings) - breaking} warning(s)", err=True)
+    if any(f.severity == "breaking" for f in findings):
+        sys.exit(1)
+
+
+@main.command("docs")
+@DEFINITIONS
+@click.option(
+    "--out", "out_dir", type=click.Path(path_type=Path), required=True, help="Output directory."
+)
+def docs(definitions_dir: Path, out_dir: Path) -> None:
+    """Write the API reference of DEFINITIONS in OUT: index.md and a Markdown page per group, and one
+    self-contained HTML page, index.html."""
+    from generator.reference_render import write_reference
+
+    _write(lambda: write_reference(definitions_dir, out_dir))
 
 
 @main.command("conversion-webhook")

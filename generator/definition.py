@@ -219,6 +219,9 @@ class Definition:
     custom_resource: bool = False
     """Read from a CustomResourceDefinition: served as kube serves custom resources, whose handler refuses
     strategic merge patch (a compact-format kind is compiled like a built-in type and takes it)."""
+    conversion_webhook: dict[str, Any] | None = None
+    """A CRD whose ``conversion.strategy`` is Webhook: its ``conversion.webhook`` (``clientConfig``,
+    ``conversionReviewVersions``). Its versions then convert by calling that webhook, generated or not."""
 
     @property
     def storage_version(self) -> Version:

@@ -182,11 +182,9 @@ def check_schema_props(reader: DocumentReader, node: Any, path: JsonPath) -> Non
             check_keyword_value(reader, key, value, here)
 
 
-def load_crd(
-    document: YamlDocument, run_time: bool = False
-) -> tuple[Definition | None, DefinitionSource, DocumentReader]:
-    """One CustomResourceDefinition document → its Definition (None when it has errors). ``run_time``: a
-    CRD posted to a server, whose errors say what the server supports rather than what to write instead."""
+def load_crd(document: YamlDocument) -> tuple[Definition | None, DefinitionSource, DocumentReader]:
+    """One CustomResourceDefinition document → its Definition (None when it has errors), whether read from a
+    file by `apiforge generate` or posted to a running server: one judgement for both."""
     reader = DocumentReader(document)
     source = DefinitionSource(document, "crd")
     crd = reader.mapping(document.value, (), _TOP_KEYS, required=("spec",)) or {}
@@ -210,7 +208,7 @@ def load_crd(
         reader.error(("metadata", "annotations", ANNOTATION), unapproved)
     scope = reader.choice(spec["scope"], (*sp, "scope"), SCOPES) if "scope" in spec else None
     names = _names(reader, source, spec.get("names"))
-    _conversion(reader, spec, run_time)
+    _conversion(reader, spec)
     if spec.get("preserveUnknownFields") is not None:
         keep = reader.boolean(spec["preserveUnknownFields"], (*sp, "preserveUnknownFields"))
         if keep:
@@ -219,9 +217,10 @@ def load_crd(
                 "preserveUnknownFields: true is not supported (apiextensions.k8s.io/v1 requires false); "
                 "use x-kubernetes-preserve-unknown-fields: true on the schema nodes that need it",
             )
-    webhook = (spec.get("conversion") or {}).get("strategy") == "Webhook"
+    conversion = spec.get("conversion") or {}
+    webhook = conversion.get("webhook") or {} if conversion.get("strategy") == "Webhook" else None
     versions = _versions(
-        reader, source, spec.get("versions"), Conversion() if webhook else _STRATEGY_NONE
+        reader, source, spec.get("versions"), _STRATEGY_NONE if webhook is None else Conversion()
     )
     if names is not None and isinstance(metadata, dict) and isinstance(metadata.get("name"), str):
         expected = f"{names['plural']}.{group}"
@@ -243,6 +242,7 @@ def load_crd(
         short_names=reader.opt_strings(spec["names"], "shortNames", (*sp, "names")),
         categories=reader.opt_strings(spec["names"], "categories", (*sp, "names")),
         custom_resource=True,
+        conversion_webhook=webhook,
     )
     return definition, source, reader
 
@@ -268,7 +268,7 @@ def _names(reader: DocumentReader, source: DefinitionSource, value: Any) -> dict
     return out
 
 
-def _conversion(reader: DocumentReader, spec: dict[str, Any], run_time: bool) -> None:
+def _conversion(reader: DocumentReader, spec: dict[str, Any]) -> None:
     path = ("spec", "conversion")
     conversion = spec.get("conversion")
     if conversion is None:
@@ -278,11 +278,6 @@ def _conversion(reader: DocumentReader, spec: dict[str, Any], run_time: bool) ->
         return
     strategy = stanza.get("strategy", "None")
     if strategy == "Webhook":
-        if not run_time:  # generated code has no webhook client: docs/crds.md lists this divergence
-            reader.error(
-                (*path, "strategy"),
-                "conversion webhooks are not supported; declare field moves in the compact format",
-            )
         _webhook(reader, stanza.get("webhook"), (*path, "webhook"))
     elif reader.choice(strategy, (*path, "strategy"), ("None", "Webhook")) and "webhook" in stanza:
         reader.error((*path, "webhook"), 'must not be set unless strategy is "Webhook"')

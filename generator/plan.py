@@ -115,7 +115,7 @@ class GroupPlan:
     @property
     def server_modules(self) -> tuple[str, ...]:
         """The modules of the classes and functions the group's definitions name (strategies, admission,
-        controllers, authenticators, subresource handlers, printer cells)."""
+        controllers, authenticators, subresource handlers, printer cells, a conversion webhook's client)."""
         references = [
             reference
             for d in self.definitions
@@ -128,6 +128,7 @@ class GroupPlan:
                 *(column.cell for version in d.versions for column in version.printer_columns),
                 *(hook.function for hook in d.server.admission_hooks),
                 *([HOOKS_FACTORY] if d.server.admission_hooks else []),
+                *([WEBHOOK_CONVERTER] if d.conversion_webhook is not None else []),
             )
             if reference
         ]
@@ -136,6 +137,8 @@ class GroupPlan:
 
 HOOKS_FACTORY = "builtin.admissionregistration.hooks:python_hook"
 """What makes an admission plugin of a definition's in-process hook (``admissionHooks``)."""
+WEBHOOK_CONVERTER = "builtin.apiextensions.conversion:webhook_converter"
+"""What converts a CRD's versions by calling its conversion webhook (``conversion.strategy: Webhook``)."""
 
 
 @dataclass(frozen=True)

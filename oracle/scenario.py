@@ -21,6 +21,9 @@ sets:
   shipped: [configmaps, namespaces]
 ```
 
+A big document (a real CRD) stays a fixture file: ``stdinFile`` on a kubectl step, or ``bodyFile`` (YAML, sent
+as JSON) on a request, names it relative to tests/fixtures/.
+
 ``until: 200`` on a request repeats it (for up to a minute) until it is answered with that status, and compares
 the last answer: a CustomResourceDefinition is served a moment after it is created, by either server.
 ``watch: true`` on a request reads the response to its end as a stream of watch events (the path sets
@@ -35,6 +38,7 @@ from typing import Any
 
 import yaml
 
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 DEFAULT_KUBECTL = 33
 KUBECTL_VERSIONS = range(27, 34)
 
@@ -106,7 +110,9 @@ def _step(path: Path, index: int, raw: Any, sets: dict[str, list[str]]) -> Step:
             method=str(spec["method"]).upper(),
             path=str(spec["path"]),
             headers={str(k): str(v) for k, v in (spec.get("headers") or {}).items()},
-            body=spec.get("body"),
+            body=yaml.safe_load(_fixture(where, spec["bodyFile"]))
+            if "bodyFile" in spec
+            else spec.get("body"),
             watch=bool(spec.get("watch", False)),
             until=int(spec["until"]) if "until" in spec else None,
         )
@@ -115,7 +121,15 @@ def _step(path: Path, index: int, raw: Any, sets: dict[str, list[str]]) -> Step:
         version = int(spec.get("version", DEFAULT_KUBECTL))
         if version not in KUBECTL_VERSIONS:
             raise ScenarioError(f"{where}: kubectl 1.{version} is not installed (1.27-1.33 are)")
-        action = KubectlRun(tuple(str(a) for a in spec["args"]), version, spec.get("stdin"))
+        stdin = _fixture(where, spec["stdinFile"]) if "stdinFile" in spec else spec.get("stdin")
+        action = KubectlRun(tuple(str(a) for a in spec["args"]), version, stdin)
     else:
         raise ScenarioError(f"{where}: a request or a kubectl invocation expected")
     return Step(raw["name"], action, keep_set)
+
+
+def _fixture(where: str, name: Any) -> str:
+    path = FIXTURES / str(name)
+    if not path.is_file():
+        raise ScenarioError(f"{where}: no fixture file {name!r} under tests/fixtures")
+    return path.read_text()

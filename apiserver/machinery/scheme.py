@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from apiserver.machinery.objects import Object
 
@@ -24,6 +24,17 @@ if TYPE_CHECKING:
 
 Converter = Callable[[Object], Object]
 AsyncConverter = Callable[[list[Object], str], Awaitable[list[Object]]]
+
+
+class ServerConverter(Protocol):
+    """An AsyncConverter built for one server (a generated kind's conversion webhook client): closed when the
+    server stops."""
+
+    async def __call__(self, objects: list[Object], api_version: str) -> list[Object]: ...
+
+    async def close(self) -> None: ...
+
+
 """Objects to one apiVersion by a call out of the process (a CRD's conversion webhook): awaited, never run on
 the event loop's time."""
 
@@ -136,6 +147,9 @@ class ResourceType:
     converter: AsyncConverter | None = None
     """A CRD with conversion strategy Webhook: converts between versions (the versions' ``to_internal`` and
     ``from_internal`` are then the identity); see registry.versioning.converted."""
+    converter_factory: Callable[[ServerContext], ServerConverter] | None = None
+    """A generated kind whose CRD converts by webhook: its ``converter``, built by each server with its
+    context (the Services a webhook reference resolves through) before it builds the kind's store."""
     _by_version: dict[str, VersionType] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

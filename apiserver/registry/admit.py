@@ -22,7 +22,9 @@ from apiserver.registry.identity import ensure_namespace
 from apiserver.registry.offload import run_heavy
 from apiserver.registry.versioning import to_hub
 from apiserver.schema import Cause, prune_nulls, prune_resource, validate_object_meta
+from apiserver.schema.causes import TYPE_INVALID
 from apiserver.schema.cel import validate_rules
+from apiserver.schema.gointegers import integer_causes
 from apiserver.schema.objectmeta import NameFunc, name_is_dns_subdomain
 from apiserver.schema.ratchet import ratchet
 
@@ -213,6 +215,10 @@ def _validate(
             # kube decodes a built-in kind's body into its Go struct first: a value of the wrong JSON type
             # anywhere is a 400 there, before any validation (transformDecodeError in
             # k8s.io/apiserver/pkg/endpoints/handlers); a custom resource's is a 422 schema error
+            refused = {c.field for c in schema_causes if c.reason == TYPE_INVALID}
+            schema_causes.extend(
+                cause for cause in integer_causes(obj, version.schema) if cause.field not in refused
+            )
             _refuse_undecodable(schema_causes, resource, version)
         else:  # an update may keep what a stricter schema now refuses (validation ratcheting)
             schema_causes = ratchet(schema_causes, obj, old, version.schema)

@@ -6,6 +6,7 @@ logged) rather than a dropped connection.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +19,7 @@ from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
 from apiserver.authorization.union import WEBHOOK_MODE, authorizer_for_modes
 from apiserver.endpoints.discovery import AGGREGATED_TYPES, Discovery, aggregated_version
+from apiserver.endpoints.handlers.create import BoundCreater
 from apiserver.endpoints.http import (
     Receive,
     Request,
@@ -29,10 +31,10 @@ from apiserver.endpoints.http import (
 )
 from apiserver.endpoints.openapi import OpenAPIDocuments
 from apiserver.endpoints.openid import serve_openid
-from apiserver.endpoints.resource import BoundCreater, ResourceHandler
+from apiserver.endpoints.resource import ResourceHandler
 from apiserver.endpoints.routing import parse_resource_path
 from apiserver.machinery import errors
-from apiserver.machinery.scheme import Scheme
+from apiserver.machinery.scheme import Scheme, ServerConverter
 from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
 from apiserver.metrics.registry import Metrics
 from apiserver.metrics.storage import InstrumentedStorage
@@ -109,6 +111,7 @@ class APIServer:
         if tokens is not None:
             self.context.tokens = tokens
         self.stores: dict[tuple[str, str], Store] = self.context.stores
+        self._converters = self._bind_converters(scheme)
         self.admission = AdmissionChain()
         for resource in scheme:
             strategy = (resource.strategy or Strategy)(self.context)
@@ -180,6 +183,17 @@ class APIServer:
     def _rediscover(self) -> None:
         """Discovery after the served resources changed (its documents are pre-encoded)."""
         self.discovery = Discovery(self.scheme)
+
+    def _bind_converters(self, scheme: Scheme) -> list[ServerConverter]:
+        """Each generated kind's conversion webhook client, made with this server's context and set as
+        its resource's converter before any store is built."""
+        bound = []
+        for resource in list(scheme):
+            if resource.converter_factory is not None:
+                converter = resource.converter_factory(self.context)
+                scheme.replace(dataclasses.replace(resource, converter=converter))
+                bound.append(converter)
+        return bound
 
     def _controllers(self, scheme: Scheme) -> list[Controller]:
         """The controllers this replica starts: every one when it is the only replica (or nothing
@@ -255,6 +269,8 @@ class APIServer:
         for store in self.stores.values():
             if store.cache is not None:
                 await store.cache.stop()
+        for converter in self._converters:
+            await converter.close()
         await self.storage.close()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

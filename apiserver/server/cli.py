@@ -39,6 +39,7 @@ from apiserver.server.kubeconfig import write_kubeconfig
 from apiserver.server.options import ServeOptions
 from apiserver.server.security import Security, SecurityError, prepare
 from apiserver.server.startup import StartupError, bind_failure, bind_listener
+from apiserver.server.tlssniff import sniffing
 from apiserver.server.token_options import TokenSetupError, token_authentication
 from apiserver.server.workers import Supervisor, claim_port
 from apiserver.storage import open_storage
@@ -108,7 +109,13 @@ async def _serve(
         log_level=options.log_level,
         access_log=False,
         loop="uvloop",
-        http=protocol_class(options.connection),
+        # over TLS, a TCP listener whose connections start TLS after a look at their first bytes
+        # (tlssniff: plain HTTP on the TLS port is answered as Go answers it)
+        http=protocol_class(options.connection)
+        if context is None
+        else sniffing(
+            protocol_class(options.connection), context, options.connection.read_header_timeout
+        ),
         # uvicorn closes idle keep-alive connections after whole seconds; 0 ("none") as a day
         timeout_keep_alive=max(1, round(options.connection.idle_timeout))
         if options.connection.idle_timeout
@@ -118,7 +125,6 @@ async def _serve(
         # nothing; and kube-apiserver sends no Server header (Go's net/http does not)
         proxy_headers=False,
         server_header=False,
-        ssl_context_factory=(lambda _config, _default: context) if context is not None else None,
     )
     runner = _Server(config, shutting_down, options.shutdown_delay)
     runner.loop = asyncio.get_running_loop()

@@ -340,10 +340,9 @@ class CustomResourceDefinitionController:
         if served is not None and served.generation == generation:
             return set()
         resource = resource_type(definition)  # a millisecond or two: no thread needed
-        conversion = (crd.get("spec") or {}).get("conversion") or {}
-        if conversion.get("strategy") == "Webhook":
+        if definition.conversion_webhook is not None:
             converter = WebhookConverter(
-                self._webhooks, resource.group, resource.kind, conversion.get("webhook") or {}
+                self._webhooks, resource.group, resource.kind, definition.conversion_webhook
             )
             resource = dataclasses.replace(resource, converter=converter)
         if served is not None and (served.resource.group, served.resource.plural) != (

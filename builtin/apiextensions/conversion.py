@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
+from apiserver.registry.context import ServerContext
 from builtin.webhook.client import CallFailed, WebhookClients
 
-__all__ = ["WebhookConverter", "timeout_seconds"]
+__all__ = ["WebhookConverter", "timeout_seconds", "webhook_converter"]
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 """kube calls a conversion webhook with a fixed 30 s timeout (the CRD versioning docs: "Webhook request and
@@ -151,3 +153,18 @@ class WebhookConverter:
             elif value is None:
                 metadata.pop(field, None)
         return {**new, "metadata": metadata}
+
+
+class _OwnClients(WebhookConverter):
+    """A generated kind's converter: the webhook clients are its own, closed when its server stops."""
+
+    async def close(self) -> None:
+        await self.clients.close()
+
+
+def webhook_converter(
+    group: str, kind: str, webhook: dict[str, Any]
+) -> Callable[[ServerContext], _OwnClients]:
+    """``ResourceType.converter_factory`` of a kind generated from a CRD with conversion strategy Webhook:
+    it converts as the same CRD posted to a running server does."""
+    return lambda context: _OwnClients(WebhookClients(context), group, kind, webhook)

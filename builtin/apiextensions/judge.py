@@ -1,7 +1,6 @@
 """A CustomResourceDefinition judged as `apiforge generate` judges a CRD file: one implementation of the
 rules (the generator's loader and checks: names, versions, structural schema, defaults, CEL, printer columns,
-scale paths, selectable fields), run on the posted object. What differs is only what the loader says a
-posted CRD may hold that a file may not (see load_crd's ``run_time``)."""
+scale paths, selectable fields), run on the posted object: a CRD is served exactly when it generates."""
 
 from __future__ import annotations
 
@@ -107,7 +106,7 @@ def judge(crd: dict[str, Any]) -> tuple[Definition | None, list[Cause]]:
 def _judge(crd: dict[str, Any]) -> tuple[Definition | None, list[Cause]]:
     name = str((crd.get("metadata") or {}).get("name", ""))
     document = YamlDocument(Path(name), crd, LineIndex({}))
-    definition, source, reader = load_crd(document, run_time=True)
+    definition, source, reader = load_crd(document)
     hoisted = _hoisted(crd)
     if reader.errors or definition is None:
         return None, [_cause(error, hoisted) for error in reader.errors]

@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from tests import certs
-from tests.serverproc import FIXTURES, ServerProcess, free_port
+from tests.serverproc import FIXTURES, REPO, ServerProcess, free_port
 
 CRD_FILE = FIXTURES / "crds" / "batch.tutorial.kubebuilder.io_cronjobs-multiversion.yaml"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -116,15 +116,21 @@ def webhook(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str
     httpd.server_close()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    """This module's server, with a short conversion webhook timeout (the hanging webhook's test)."""
+def started(data: Path, cwd: Path = REPO) -> ServerProcess:
+    """A server of the project in ``cwd``, with a short conversion webhook timeout (the hanging webhook's
+    test)."""
     os.environ["APIFORGE_CONVERSION_WEBHOOK_TIMEOUT"] = str(TIMEOUT)
-    process = ServerProcess(tmp_path_factory.mktemp("data"), free_port())
+    process = ServerProcess(data, free_port(), cwd=cwd)
     try:
         process.start()
     finally:
         del os.environ["APIFORGE_CONVERSION_WEBHOOK_TIMEOUT"]
+    return process
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    process = started(tmp_path_factory.mktemp("data"))
     yield process
     process.stop()
 
@@ -165,10 +171,8 @@ def wait_for(check: Any, timeout: float = 5.0) -> None:
         time.sleep(0.02)
 
 
-@pytest.fixture(scope="module")
-def installed(client: httpx.Client, webhook: tuple[int, str]) -> dict[str, Any]:
-    """The CRD with its webhook, served in both versions; the Service naming localhost."""
-    port, ca_bundle = webhook
+def create_service(client: httpx.Client) -> None:
+    """The webhook's Service: an ExternalName naming localhost, where the webhook listens."""
     service = {
         "apiVersion": "v1",
         "kind": "Service",
@@ -176,6 +180,13 @@ def installed(client: httpx.Client, webhook: tuple[int, str]) -> dict[str, Any]:
         "spec": {"type": "ExternalName", "externalName": "localhost"},
     }
     assert client.post("/api/v1/namespaces/default/services", json=service).status_code == 201
+
+
+@pytest.fixture(scope="module")
+def installed(client: httpx.Client, webhook: tuple[int, str]) -> dict[str, Any]:
+    """The CRD with its webhook, served in both versions; the Service naming localhost."""
+    port, ca_bundle = webhook
+    create_service(client)
     document = crd(port, ca_bundle)
     answer = client.post(CRD_PATH, json=document)
     assert answer.status_code == 201, answer.text

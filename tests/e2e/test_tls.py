@@ -199,6 +199,58 @@ def test_tls_12_is_served_by_default(server: ServerProcess) -> None:
     assert handshake(server, ssl.TLSVersion.TLSv1_3)
 
 
+def raw_exchange(server: ServerProcess, *pieces: bytes) -> bytes:
+    """Sends ``pieces`` over plain TCP to the TLS port, a moment apart, and reads until the server closes."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as plain:
+        for piece in pieces:
+            plain.sendall(piece)
+        received = b""
+        while chunk := plain.recv(4096):
+            received += chunk
+    return received
+
+
+# Go's net/http answers a TLS listener's plain HTTP request so (server.go, tlsRecordHeaderLooksLikeHTTP): the
+# five-byte record header decides, whatever the method's path or headers
+GO_HTTP_ON_TLS = (
+    b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+)
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        [b"GET /api HTTP/1.1\r\nHost: x\r\n\r\n"],
+        [b"HEAD / HTTP/1.1\r\n\r\n"],
+        [b"POST /api/v1/namespaces HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"],
+        [b"PUT /x HTTP/1.0\r\n\r\n"],
+        [b"OPTIONS * HTTP/1.1\r\n\r\n"],
+        [b"GE", b"T /livez HTTP/1.1\r\n\r\n"],  # the header split across reads
+    ],
+    ids=["get", "head", "post", "put", "options", "split"],
+)
+def test_plain_http_on_the_tls_port_gets_gos_400(
+    server: ServerProcess, pieces: list[bytes]
+) -> None:
+    assert raw_exchange(server, *pieces) == GO_HTTP_ON_TLS
+
+
+def test_bytes_neither_tls_nor_http_are_closed_and_tls_still_serves(server: ServerProcess) -> None:
+    assert raw_exchange(server, b"DELETE / HTTP/1.1\r\n\r\n") == b""  # Go: not "HTTP-looking"
+    assert raw_exchange(server, b"\x00\x01\x02\x03\x04\x05") == b""
+    assert handshake(server, ssl.TLSVersion.TLSv1_3)
+    assert server.http("GET", "/livez").status_code == 200
+
+
+def test_a_connection_that_sends_nothing_is_closed_after_the_header_timeout(tmp_path: Path) -> None:
+    server = started(tmp_path / "data", "--read-header-timeout=1")
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=20) as idle:
+            assert idle.recv(1) == b""  # closed by the server, not by our timeout
+    finally:
+        server.stop()
+
+
 def test_own_serving_certificate_client_ca_min_version_and_cipher_suites(tmp_path: Path) -> None:
     """--tls-cert-file/--tls-private-key-file: served as given, none generated, the kubeconfig names no
     CA; --client-ca-file: its CA's users authenticate too; --tls-min-version=VersionTLS13 refuses TLS

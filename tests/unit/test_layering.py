@@ -42,6 +42,7 @@ EXEMPT = {
 }
 GENERATOR_MAY_IMPORT = (
     "apiserver.schema",
+    "apiserver.machinery.convert",
     "apiserver.machinery.jsonpath",
     "apiserver.machinery.objects",
     "apiserver.machinery.scheme",

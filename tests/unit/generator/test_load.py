@@ -630,16 +630,23 @@ def test_crd_maps_to_a_definition() -> None:
     assert v1.selectable_fields == (".spec.replicas",)
 
 
-def test_crd_conversion_webhooks_are_refused() -> None:
+def test_crd_conversion_webhooks_are_kept_for_the_generated_kind() -> None:
+    """Strategy Webhook: the versions convert by calling it (no pruning of their own), strategy None by
+    pruning to each version's schema."""
     text = CRD.replace(
         "{strategy: None}",
         "{strategy: Webhook, webhook: {conversionReviewVersions: [v1], "
         "clientConfig: {url: 'https://converter.example/convert'}}}",
     )
-    assert errors_of(text) == [
-        f"{FILE}:11: spec.conversion.strategy: conversion webhooks are not supported; declare field moves in the "
-        "compact format"
-    ]
+    definition = load_one(text)
+    assert definition.conversion_webhook == {
+        "conversionReviewVersions": ["v1"],
+        "clientConfig": {"url": "https://converter.example/convert"},
+    }
+    assert not any(version.conversion.prune for version in definition.versions)
+    plain = load_one(CRD)
+    assert plain.conversion_webhook is None
+    assert all(version.conversion.prune for version in plain.versions)
 
 
 def test_crd_unknown_keys_are_errors_everywhere() -> None:

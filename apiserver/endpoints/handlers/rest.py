@@ -1,0 +1,105 @@
+"""What every verb's handler shares (kube's handlers/rest.go): the body read once, a write's options, the
+dryRun directive, list options and waiting for a resourceVersion."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from apiserver.endpoints.decode import Target, check_type_meta, parse_body
+from apiserver.endpoints.http import Request
+from apiserver.endpoints.resourceversion import EXACT, wait_until_fresh
+from apiserver.machinery import errors
+from apiserver.machinery.objects import Object
+from apiserver.machinery.selectors import matcher, parse_field_selector, parse_label_selector
+from apiserver.registry.admit import Track, WriteOptions
+from apiserver.registry.offload import is_heavy, run_heavy
+from apiserver.registry.store import ListOptions, Store, parse_resource_version
+
+
+@dataclass
+class Body:
+    """A request body, parsed once up front and again for every retry of an update: admission mutates
+    the object it gets, and parsing the bytes again is cheaper than a deep copy kept for a retry that
+    seldom comes."""
+
+    raw: bytes
+    content_type: str
+    target: Target
+    parsed: Object = field(init=False)
+    _taken: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        self.parsed = self.parse()  # a malformed body is refused before anything else happens
+
+    def parse(self) -> Object:
+        return check_type_meta(parse_body(self.raw, self.content_type, self.target), self.target)
+
+    def take(self) -> Object:
+        """The parsed body the first time, a fresh parse after that."""
+        if self._taken:
+            return self.parse()
+        self._taken = True
+        return self.parsed
+
+
+async def read_body(request: Request, target: Target) -> Body:
+    """The body as the target's kind; a large one parsed off the event loop."""
+    raw = await request.body()
+    if is_heavy(len(raw)):
+        return await run_heavy(Body, raw, request.content_type, target)
+    return Body(raw, request.content_type, target)
+
+
+def write_options(
+    request: Request, mode: str, tracker: Callable[[Object | None], Track | None] | None
+) -> WriteOptions:
+    """A client's write: its user, its fieldValidation, its warnings, its field manager, and whether its
+    body is large enough to be worked on off the event loop."""
+    return WriteOptions(request.user, mode, request.warnings, tracker, is_heavy(request.body_size))
+
+
+def dry_run(request: Request) -> bool:
+    value = request.query.get("dryRun", "")
+    if value and value != "All":
+        raise errors.bad_request(f'unsupported dry run directive: "{value}"; supported values: All')
+    return value == "All"
+
+
+def list_options(request: Request, target: Target, store: Store) -> ListOptions:
+    """The selectors, page and resourceVersion of a list, a watch or a deletecollection."""
+    labels = parse_label_selector(request.query.get("labelSelector", ""))
+    selectable = ["metadata.name", "metadata.namespace"]
+    selectable += [f.lstrip(".") for f in target.version.selectable_fields]
+    fields = parse_field_selector(
+        request.query.get("fieldSelector", ""),
+        selectable,
+        builtin=target.resource.builtin,
+        labels=store.strategy.field_labels,
+    )
+    try:
+        limit = int(request.query.get("limit") or 0)
+        if not -(2**63) <= limit < 2**63:  # kube reads it as an int64
+            raise ValueError(limit)
+    except ValueError:
+        raise errors.bad_request(f"invalid limit: {request.query['limit']!r}") from None
+    revision = 0
+    if request.query.get("resourceVersionMatch") == "Exact":
+        revision = parse_resource_version(request.query.get("resourceVersion", ""))
+    any_version = request.query.get("resourceVersion") == "0"
+    return ListOptions(
+        matcher(labels, fields),
+        max(limit, 0),
+        request.query.get("continue", ""),
+        revision,
+        any_version,
+    )
+
+
+async def wait_until_fresh_for(request: Request, store: Store) -> None:
+    """A read at a resourceVersion not reached yet waits for it (kube's cacher, waitUntilFreshAndBlock):
+    ``0`` is any state, and an Exact list is answered by storage at that revision, refused if future."""
+    resource_version = request.query.get("resourceVersion", "")
+    if resource_version in ("", "0") or request.query.get("resourceVersionMatch") == EXACT:
+        return
+    await wait_until_fresh(store.current_revision, parse_resource_version(resource_version))
