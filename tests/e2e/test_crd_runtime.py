@@ -1,5 +1,5 @@
 """CustomResourceDefinitions installed at run time, through kubectl 1.33 against one real
-server: every conformance CRD installs and is served within a second, with its sample resources; discovery,
+server: every conformance CRD installs and is served within SERVED_WITHIN, with its sample resources; discovery,
 `kubectl explain` and the OpenAPI documents follow live, and publish what `apiforge generate` writes for the
 same CRD; names conflict as kube's naming controller reports; updates, deletion and restarts behave as kube's.
 
@@ -32,7 +32,10 @@ SAMPLES = FIXTURES / "custom-resources"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 WIDGET_OPERATOR = Path(__file__).with_name("operator_widget.py")
 RUNTIME_GROUP = "stable.runtime.example"
-SERVED_WITHIN = 1.0  # seconds from the create's answer to the kind being served
+SERVED_WITHIN = 5.0
+"""Seconds from the create's answer to the kind being served: under a second on an idle machine (docs/crds.md,
+held by test_crd_bulk_install.py's server-side timestamps); this bound is what a loaded 2-core machine running
+the suite's other worker keeps, measured from this client."""
 # one file per CRD name, in apply order: where two files define one CRD, the later is an update
 CRD_FILES = [
     "apiextensions.crossplane.io_compositions.yaml",
@@ -102,7 +105,7 @@ def collection(crd: dict[str, Any], version: str | None = None) -> str:
     return f"/apis/{spec['group']}/{served}/{spec['names']['plural']}"
 
 
-def wait_served(client: httpx.Client, path: str, timeout: float = 5.0) -> float:
+def wait_served(client: httpx.Client, path: str, timeout: float = 2 * SERVED_WITHIN) -> float:
     """Seconds until ``path`` lists (polled every 20 ms)."""
     started = time.monotonic()
     while time.monotonic() - started < timeout:

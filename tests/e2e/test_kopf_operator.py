@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
+from tests.compaction import wait_compacted
 from tests.serverproc import REPO, ServerProcess, free_port
 
 pytestmark = pytest.mark.timeout(90)
@@ -229,7 +230,8 @@ def test_operator_survives_a_watch_expiry(tmp_path: Path) -> None:
             # writes elsewhere move the revision on; compaction then drops kopf's revision from history
             configmaps = "/api/v1/namespaces/default/configmaps"
             churn = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "churn"}}
-            assert http.post(configmaps, json=churn).status_code == 201
+            churned = http.post(configmaps, json=churn)
+            assert churned.status_code == 201
             for n in range(10):
                 assert (
                     http.patch(
@@ -237,7 +239,7 @@ def test_operator_survives_a_watch_expiry(tmp_path: Path) -> None:
                     ).status_code
                     == 200
                 )
-            time.sleep(1.6)  # three compaction intervals
+            wait_compacted(http, configmaps, churned.json()["metadata"]["resourceVersion"])
 
         server.stop()
         server.start()

@@ -9,7 +9,6 @@ import base64
 import json
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -151,23 +150,27 @@ def test_describe_and_events_read_protobuf(server: ServerProcess, kubectl: Kubec
     kubectl.run("create", "service", "clusterip", "described", "--tcp=80")
     described = kubectl.run("describe", "service", "described").stdout
     assert "Selector:" in described and "80/TCP" in described
-    watcher = kubectl.popen("events", "--watch")
-    try:
-        time.sleep(1.5)
-        event = {
-            "metadata": {"name": "described.1"},
-            "involvedObject": {
-                "kind": "Service",
-                "name": "described",
-                "namespace": kubectl.namespace,
-            },
+    url = f"/api/v1/namespaces/{kubectl.namespace}/events"
+
+    def event(name: str, message: str) -> dict[str, object]:
+        involved = {"kind": "Service", "name": "described", "namespace": kubectl.namespace}
+        return {
+            "metadata": {"name": name},
+            "involvedObject": involved,
             "reason": "Probed",
-            "message": "seen by the protobuf watch",
+            "message": message,
             "type": "Normal",
         }
-        url = f"/api/v1/namespaces/{kubectl.namespace}/events"
-        assert server.http("POST", url, json=event).status_code == 201
-        line = _read_line(watcher, "seen by the protobuf watch")
+
+    assert server.http("POST", url, json=event("described.0", "listed first")).status_code == 201
+    watcher = kubectl.popen("events", "--watch")
+    lines = _Lines(watcher)
+    try:
+        # the event already there is printed once kubectl lists; it watches from that list on
+        lines.wait_for("listed first")
+        created = server.http("POST", url, json=event("described.1", "seen by the protobuf watch"))
+        assert created.status_code == 201
+        line = lines.wait_for("seen by the protobuf watch")
         assert "Probed" in line and "Service/described" in line
     finally:
         watcher.terminate()
@@ -176,19 +179,31 @@ def test_describe_and_events_read_protobuf(server: ServerProcess, kubectl: Kubec
     assert "seen by the protobuf watch" in listed
 
 
-def _read_line(process: subprocess.Popen[str], needle: str, timeout: float = 20) -> str:
-    assert process.stdout is not None
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")))
-    reader.daemon = True
-    reader.start()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for line in lines:
-            if needle in line:
-                return line
-        time.sleep(0.1)
-    raise AssertionError(f"no line with {needle!r} in {lines}")
+class _Lines:
+    """The lines a process prints, read by one thread so that a wait never blocks on a silent process."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        stdout = process.stdout
+        self.lines: list[str] = []
+        self.added = threading.Condition()
+
+        def read() -> None:
+            for line in iter(stdout.readline, ""):
+                with self.added:
+                    self.lines.append(line)
+                    self.added.notify_all()
+
+        threading.Thread(target=read, daemon=True).start()
+
+    def wait_for(self, needle: str, timeout: float = 20) -> str:
+        """The first line holding ``needle``, once printed."""
+        with self.added:
+            found = self.added.wait_for(
+                lambda: next((line for line in self.lines if needle in line), None), timeout
+            )
+        assert found, f"no line with {needle!r} in {self.lines}"
+        return found
 
 
 # --- what a protobuf-speaking client sees ---------------------------------------------------------

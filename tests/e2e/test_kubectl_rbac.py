@@ -6,6 +6,7 @@ kubectl 1.27 and 1.33: a user without bindings gets kube's 403, reads after `kub
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -21,7 +22,6 @@ from apiserver.server.kubeconfig import kubeconfig_text
 from apiserver.server.private import write_private
 from tests.inprocess import BearerUsers, build_app
 from tests.kubectl import Kubectl, kubectl_binary
-from tests.serverproc import free_port
 
 pytestmark = pytest.mark.timeout(120)
 ROOT = UserInfo("root", groups=("system:masters",))
@@ -30,11 +30,12 @@ ROOT = UserInfo("root", groups=("system:masters",))
 @pytest.fixture(scope="module")
 def kubeconfig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     app = build_app(authorization_mode="RBAC", authenticators=[BearerUsers(ROOT)])
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on", log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
+    # bound here and handed over: no other process can take the port meanwhile
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
@@ -49,6 +50,7 @@ def kubeconfig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield path
     server.should_exit = True
     thread.join(30)
+    listener.close()
 
 
 @pytest.fixture(params=[27, 33], ids=lambda minor: f"kubectl-1.{minor}")

@@ -65,7 +65,8 @@ def test_real_crd_resource_round_trips(kubectl: Kubectl, tmp_path: Path) -> None
         "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata:\n  name: example\n"
         "spec:\n  controllerName: acme.io/gateway-controller\n"
     )
-    assert "created" in kubectl.run("apply", "-f", str(manifest)).stdout
+    applied = kubectl.run("apply", "-f", str(manifest)).stdout
+    assert applied == "gatewayclass.gateway.networking.k8s.io/example created\n"
     output = kubectl.run(
         "get", "gatewayclass", "example", "-o", "jsonpath={.spec.controllerName}"
     ).stdout

@@ -18,6 +18,7 @@ from kubernetes import client, config, dynamic, watch
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.resource import Resource
 
+from tests.compaction import wait_compacted
 from tests.serverproc import ServerProcess, free_port
 
 # kubernetes 37's REST layer reads every response with urllib3's preload_content=False; now and then one of
@@ -272,7 +273,9 @@ def test_watch_from_a_compacted_resource_version_raises_410(tmp_path: Path) -> N
                 body={"spec": {"replicas": replicas}},
                 content_type=MERGE,
             )
-        time.sleep(1.0)  # several compaction intervals
+        with compacting.client(timeout=10) as http:
+            path = f"/apis/{GROUP_VERSION}/namespaces/{NAMESPACE}/crontabs"
+            wait_compacted(http, path, old)
         with pytest.raises(ApiException) as expired:
             for _ in dyn_410.watch(resource, namespace=NAMESPACE, resource_version=old, timeout=5):
                 pass

@@ -302,7 +302,8 @@ def test_kubectl_applies_gets_watches_and_deletes_the_backs_kind(
             "apiVersion: backend.example.com/v1\nkind: Sprocket\nmetadata:\n  name: g1\n"
             "  namespace: default\nspec:\n  color: blue\n"
         )
-        assert "created" in kubectl.run("apply", "-f", str(manifest)).stdout
+        applied = kubectl.run("apply", "-f", str(manifest)).stdout
+        assert applied == "sprocket.backend.example.com/g1 created\n"
         got = kubectl.run("get", "spr", "g1", "-n", "default", "-o", "jsonpath={.spec.color}")
         assert got.stdout == "blue"
         stored = back.http("GET", f"{SPROCKETS}/g1")  # the back holds it
@@ -312,7 +313,8 @@ def test_kubectl_applies_gets_watches_and_deletes_the_backs_kind(
     finally:
         watch.kill()
         watch.communicate()
-    assert "deleted" in kubectl.run("delete", "-f", str(manifest)).stdout
+    deleted = kubectl.run("delete", "-f", str(manifest)).stdout
+    assert deleted == 'sprocket.backend.example.com "g1" deleted\n'
     assert back.http("GET", f"{SPROCKETS}/g1").status_code == 404
 
 

@@ -5,9 +5,9 @@ process: tests/unit/endpoints/test_watch_http.py)."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
+from tests.compaction import wait_compacted
 from tests.serverproc import ServerProcess, free_port
 
 
@@ -71,7 +71,7 @@ def test_watch_from_a_compacted_revision_gets_410_expired(tmp_path: Path) -> Non
                     json={"data": {"n": str(index)}},
                     headers={"content-type": "application/merge-patch+json"},
                 )
-            time.sleep(1.0)  # several compaction intervals
+            wait_compacted(http, configmaps, old)
             with http.stream("GET", f"{configmaps}?watch=true&resourceVersion={old}") as response:
                 lines = [json.loads(line) for line in response.iter_lines() if line]
             listed = http.get(configmaps).json()
