@@ -285,3 +285,35 @@ def test_an_invalid_object_is_refused_alike_on_kube_and_apiforge(
     kube, ours = (refusal(servers[n], plural, obj) for n in ("kube", "apiforge"))
     assert len(kube["details"]["causes"]) >= 1
     assert kube == ours
+
+
+def status_refusal(server: Server) -> list[tuple[str, str, str]]:
+    """A status write whose scale paths name a negative replicas count and a label selector that is no
+    string: kube checks only the status paths there (ValidateStatusUpdate). Its causes: reason, field, and
+    the message of the scale paths' causes (a schema cause's message words its path relative to the status
+    on kube, which apiforge does not yet)."""
+    obj = crontab("bad-status")
+    with server.client(timeout=30) as http:
+        created = http.post(path(obj, "crontabs", "v1"), json=obj)
+        assert created.status_code == 201, created.text
+        stored = created.json()
+        stored["status"] = {"replicas": -2, "labelSelector": 5}
+        answer = http.put(f"{path(obj, 'crontabs', 'v1')}/bad-status/status", json=stored)
+    assert answer.status_code == 422, answer.text
+    causes = answer.json()["details"]["causes"]
+    return [
+        (c["reason"], c["field"], c["message"] if c["field"].startswith(".") else "")
+        for c in causes
+    ]
+
+
+def test_a_status_write_checks_the_scale_paths_alike_on_kube_and_apiforge(
+    servers: dict[str, Server],
+) -> None:
+    kube, ours = (status_refusal(servers[n]) for n in ("kube", "apiforge"))
+    assert [field for _, field, _ in kube] == [
+        "status.labelSelector",
+        ".status.replicas",
+        ".status.labelSelector",
+    ]
+    assert kube == ours
