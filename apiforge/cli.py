@@ -17,7 +17,7 @@ import click
 from generator.definition import DefinitionErrors
 
 if TYPE_CHECKING:
-    from apiserver.machinery.scheme import Scheme
+    from apiserver.server.apis import APIs
     from apiserver.server.options import ServeOptions
 
 
@@ -324,8 +324,8 @@ def conversion_webhook(
     over TLS, until SIGTERM or SIGINT."""
     from apiserver.conversionwebhook.server import serve as run
 
-    scheme, _ = _project_api()
-    run(scheme, tls_cert_file, tls_private_key_file, bind_address, port)
+    apis, _ = _project_api()
+    run(apis.scheme, tls_cert_file, tls_private_key_file, bind_address, port)
 
 
 def _serve_command() -> click.Command:
@@ -342,26 +342,26 @@ def serve(options: ServeOptions) -> None:
     from apiserver.server.cli import run
     from apiserver.server.startup import StartupError
 
-    scheme, openapi_dir = _project_api()
+    apis, openapi_dir = _project_api()
     try:
-        run(scheme, openapi_dir, options)
+        run(apis, openapi_dir, options)
     except StartupError as error:
         if options.verbose:
             traceback.print_exception(error.__cause__ or error, file=sys.stderr)
         raise click.ClickException(str(error)) from None
 
 
-def _project_api() -> tuple[Scheme, Path]:
-    """The scheme and OpenAPI directory of the project's own generated/ package, imported from the current
+def _project_api() -> tuple[APIs, Path]:
+    """The APIs (the scheme and each resource's wiring) and OpenAPI directory of the project's own generated/ package, imported from the current
     directory: an installed apiforge ships no generated package, and an installed console script does not
     have the current directory on its import path."""
     sys.path.insert(0, str(Path.cwd()))
     try:
-        from generated.server import OPENAPI_DIR, build_scheme
+        from generated.server import OPENAPI_DIR, build_apis
     except ModuleNotFoundError as error:
         if error.name not in ("generated", "generated.server"):
             raise
         raise click.ClickException(
             f"no generated API in {Path.cwd()}: run `apiforge generate` in the project directory"
         ) from None
-    return build_scheme(), OPENAPI_DIR
+    return build_apis(), OPENAPI_DIR

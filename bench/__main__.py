@@ -1,10 +1,11 @@
 """`python -m bench [NAME ...]`: run the benches (all, or those named) in sequence, then a summary.
 
-Names: generate, server, storage, stack, engine, chain, attack, tls, rbac, celcost, security, metrics, crd, gc,
+Names: generate, server, storage, codec, stack, engine, chain, attack, tls, rbac, celcost, security, metrics, crd, gc,
 aggregation, admission. Each bench prints its own detail table as it goes; the summary repeats the headline figures with their targets. The exit status is 0 even when a target is
 missed: the machines are noisy, so a verdict is something to read, not to gate on.
 
 `python -m bench compare [REF] [options]` runs this work tree's server against REF's (bench/compare.py).
+`python -m bench kube [options]` runs it against kube-apiserver, side by side on one etcd (bench/kube.py).
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from bench import (
     attack_bench,
     celcost_bench,
     chain_bench,
+    codec_bench,
     compare,
     crd_bench,
     engine_bench,
     gc_bench,
     generate_bench,
+    kube,
     metrics_bench,
     rbac_bench,
     security_bench,
@@ -38,6 +41,7 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
     "generate": generate_bench.run,
     "server": server_bench.run,
     "storage": storage_bench.run,
+    "codec": codec_bench.run,
     "stack": stack_bench.run,
     "engine": engine_bench.run,
     "chain": chain_bench.run,
@@ -57,6 +61,8 @@ BENCHES: dict[str, Callable[[], list[Row]]] = {
 def main(argv: list[str]) -> int:
     if argv[:1] == ["compare"]:  # takes a ref and options of its own
         return compare.main(argv[1:])
+    if argv[:1] == ["kube"]:
+        return kube.main(argv[1:])
     unknown = [name for name in argv if name not in BENCHES]
     if unknown:
         print(

@@ -29,7 +29,7 @@ from apiserver.storage import MemoryStorage
 from bench.chain_bench import as_served
 from bench.common import Row, median, print_rows, rotated, spread
 from builtin.admissionregistration.policy import validating_policies
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 
 ROUNDS = 15
 WRITES = 200
@@ -118,7 +118,7 @@ BINDINGS = {ISSUE: BINDING, EVERY: NAMED_BINDING}
 
 async def bench_server() -> APIServer:
     """The server, with the params and both policies (no binding yet)."""
-    server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+    server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR)
     await server.start()
     await server.context.store("", "configmaps").create("default", PARAMS)
     for policy in (POLICY, NAMED):

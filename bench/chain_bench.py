@@ -35,7 +35,7 @@ from apiserver.server.pki import bootstrap, serving_names
 from apiserver.storage import MemoryStorage
 from bench.common import Row, interleaved, median, print_rows, spread
 from bench.server_bench import crontab
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 
 T = TypeVar("T")
 ROUNDS = 7
@@ -110,7 +110,7 @@ async def cpu_per_request(
 
 async def measure() -> dict[str, list[float]]:
     """µs of CPU per GET of each variant, one sample per round."""
-    server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+    server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR)
     await server.start()
     with tempfile.TemporaryDirectory() as work:
         try:

@@ -25,6 +25,7 @@ import argparse
 import base64
 import http.client
 import json
+import math
 import ssl
 import subprocess
 import tempfile
@@ -39,8 +40,9 @@ import yaml
 
 from bench.checkout import Checkout, checkout, work_tree
 from bench.common import ChildServer, Row, free_port, median, rotated
-from bench.loadgen import Load, RequestFactory, drive, get_request, post_request
+from bench.loadgen import Load, RequestFactory, drive, get_request, percentile, post_request
 from bench.server_bench import crontab
+from bench.storage_bench import raw_sqlite_rate
 from bench.watch_fanout import fan_out
 
 LOADS = ("get", "list100", "list1000", "create", "update", "patch", "watch")
@@ -50,10 +52,15 @@ CONNECTIONS = {"get": 32, "list100": 8, "list1000": 4, "create": 16, "update": 1
 SPREAD = 64
 """Objects that UPDATE and PATCH spread over, so that concurrent writes seldom meet on one object."""
 WATCHERS, WATCH_WRITES, WATCH_RATE = 200, 40, 80.0
+RAW = "raw SQLite commits"
+"""The floor of CREATE on SQLite: one compare-and-insert per WAL+FULL commit (bench/storage_bench.py), in
+the same run, with a value of the stored CronTab's size."""
 
 GROUP = "/apis/stable.example.com/v1/namespaces"
 TOKEN = "bench-token-0123456789abcdef"
 BENCH_USER = "bench-user"
+TOKEN_LINE = f'{TOKEN},{BENCH_USER},bench-uid,"bench"\n'
+"""The bench user's line of a static token file (kube's format: token,user,uid,"groups")."""
 
 
 def namespace(load: str) -> str:
@@ -118,14 +125,16 @@ def _contexts(kubeconfig: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
     return plain, admin
 
 
+def _connection(port: int, context: ssl.SSLContext | None) -> http.client.HTTPConnection:
+    if context:
+        return http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=30)
+    return http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+
 def _request(
     port: int, method: str, path: str, body: object, context: ssl.SSLContext | None
 ) -> int:
-    connection = (
-        http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=30)
-        if context
-        else http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    )
+    connection = _connection(port, context)
     try:
         connection.request(method, path, json.dumps(body), {"content-type": "application/json"})
         response = connection.getresponse()
@@ -133,6 +142,28 @@ def _request(
         return response.status
     finally:
         connection.close()
+
+
+def _get(served: Served, path: str) -> bytes:
+    """The body of a GET of ``path`` as the bench user; an error unless 200."""
+    connection = _connection(served.server.port, served.tls)
+    headers = dict(
+        line.split(": ", 1) for line in served.headers.split("\r\n") if line
+    )  # the bench user's authorization, if any
+    try:
+        connection.request("GET", path, headers=headers)
+        response = connection.getresponse()
+        body = response.read()
+        if response.status != 200:
+            raise RuntimeError(f"GET {path} answered {response.status}: {body[:300]!r}")
+        return body
+    finally:
+        connection.close()
+
+
+def _list_revision(served: Served, path: str) -> str:
+    """The resourceVersion of a list of ``path`` (one item), as the bench user."""
+    return str(json.loads(_get(served, f"{path}?limit=1"))["metadata"]["resourceVersion"])
 
 
 def _tls_ready(port: int, context: ssl.SSLContext, deadline: float) -> None:
@@ -148,6 +179,29 @@ def _tls_ready(port: int, context: ssl.SSLContext, deadline: float) -> None:
     raise RuntimeError(f"the TLS server on {port} was not ready in time")
 
 
+def served_tls(label: str, server: ChildServer, kubeconfig: Path, timeout: float) -> Served:
+    """A started TLS server as the bench user (bound to ``cluster-admin`` by the kubeconfig's admin, once
+    /readyz answers the admin within ``timeout`` seconds), reached with the user's bearer token."""
+    user_context, admin_context = _contexts(kubeconfig)
+    _tls_ready(server.port, admin_context, time.perf_counter() + timeout)
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "bench-user"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "cluster-admin",
+        },
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": BENCH_USER}],
+    }
+    path = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+    status = _request(server.port, "POST", path, binding, admin_context)
+    if status != 201:
+        raise RuntimeError(f"{server.name}: binding the bench user answered {status}")
+    return Served(label, "tls", server, user_context, f"authorization: Bearer {TOKEN}\r\n")
+
+
 class Bench:
     """The servers of one storage: each side in each mode it serves, and the hello apps."""
 
@@ -159,7 +213,7 @@ class Bench:
         self.served: dict[tuple[str, str], Served] = {}
         self.hello: dict[str, Served] = {}
         self.token_file = work / "tokens.csv"
-        self.token_file.write_text(f'{TOKEN},{BENCH_USER},bench-uid,"bench"\n')
+        self.token_file.write_text(TOKEN_LINE)
         self.token_file.chmod(0o600)
 
     def start(self, modes: list[str]) -> None:
@@ -194,27 +248,7 @@ class Bench:
             return Served(side.label, mode, server)
         kubeconfig = data_dir / "admin.kubeconfig"
         server.start(ready_file=kubeconfig, probe=False)
-        user_context, admin_context = _contexts(kubeconfig)
-        _tls_ready(port, admin_context, time.perf_counter() + 30)
-        binding = {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": "bench-user"},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "cluster-admin",
-            },
-            "subjects": [
-                {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": BENCH_USER}
-            ],
-        }
-        path = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
-        status = _request(port, "POST", path, binding, admin_context)
-        if status != 201:
-            raise RuntimeError(f"{name}: binding the bench user answered {status}")
-        headers = f"authorization: Bearer {TOKEN}\r\n"
-        return Served(side.label, mode, server, user_context, headers)
+        return served_tls(side.label, server, kubeconfig, 30)
 
     def _start_hello(self, modes: list[str]) -> None:
         for mode in modes:
@@ -342,33 +376,59 @@ class Samples:
     rates: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
     cpu: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
     failures: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    p99_ms: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
+    """Per round: the 99th percentile of request latency (watch: of delivery after the write was sent)."""
 
-    def add(self, key: tuple[str, str, str], rate: float, cpu_us: float, failure: str) -> None:
+    def add(
+        self, key: tuple[str, str, str], rate: float, cpu_us: float, failure: str, p99_ms: float
+    ) -> None:
         self.rates.setdefault(key, []).append(rate)
         self.cpu.setdefault(key, []).append(cpu_us)
+        self.p99_ms.setdefault(key, []).append(p99_ms)
         if failure and key not in self.failures:
             self.failures[key] = failure
 
 
-def _measure(bench: Bench, loads: list[str], rounds: int, seconds: float) -> Samples:
+def measure(
+    bench: Bench, loads: list[str], rounds: int, seconds: float, watchers: int = WATCHERS
+) -> Samples:
+    """Every load on every served side (and GET on the hello apps), rounds interleaved in rotated order."""
     samples = Samples()
-    phases: list[tuple[Served, str]] = [
+    phases: list[tuple[Served | None, str]] = [
         (served, load) for served in bench.served.values() for load in loads
     ]
     phases += [(hello, "get") for hello in bench.hello.values() if "get" in loads]
+    stored_size = 0
+    if bench.storage == "sqlite" and "create" in loads and "get" in loads:
+        phases.append(
+            (None, "create")
+        )  # the floor: raw single-row commits of a stored object's size
+        first = next(iter(bench.served.values()))
+        stored_size = len(_get(first, f"{GROUP}/{namespace('get')}/crontabs/get-1"))
     for round_number in range(rounds + 1):  # round 0 warms every phase up and is not counted
         for served, load in rotated(phases, round_number):
+            if served is None:
+                raw = bench.work / f"raw-{round_number}"
+                raw.mkdir()
+                rate = raw_sqlite_rate(raw, seconds=seconds, value=b"v" * stored_size)
+                if round_number:
+                    samples.add((RAW, "-", load), rate, math.nan, "", math.nan)
+                continue
             served.runs += 1
             tag = f"{served.server.name}-{served.runs}"
             key = (served.side, served.mode, load)
             if load == "watch":
+                collection = f"{GROUP}/{namespace('watch')}/crontabs"
+                # from the list's resourceVersion, as a reflector watches (kube-apiserver refuses a watch
+                # from "now" when its etcd cannot request watch progress, as etcd before 3.4.31 cannot)
+                revision = _list_revision(served, collection)
                 result = fan_out(
                     served.server.port,
-                    f"{GROUP}/{namespace('watch')}/crontabs?watch=1&allowWatchBookmarks=true",
-                    f"{GROUP}/{namespace('watch')}/crontabs",
+                    f"{collection}?watch=1&allowWatchBookmarks=true&resourceVersion={revision}",
+                    collection,
                     tag,
                     _crontab_body(tag),
-                    watchers=WATCHERS,
+                    watchers=watchers,
                     writes=WATCH_WRITES,
                     rate=WATCH_RATE,
                     stalled=False,
@@ -379,21 +439,32 @@ def _measure(bench: Bench, loads: list[str], rounds: int, seconds: float) -> Sam
                 rate = result.delivered / result.seconds if result.seconds else 0.0
                 failure = f"{result.missing} deliveries missing" if result.missing else ""
                 if round_number:
-                    samples.add(key, rate, result.server_us_per_delivery, failure)
+                    p99 = percentile(result.from_send, 0.99) * 1e3
+                    samples.add(key, rate, result.server_us_per_delivery, failure, p99)
                 continue
-            measured = _phase(served, load, tag, seconds)
+            try:
+                measured = _phase(served, load, tag, seconds)
+            except TimeoutError:  # a server that answers nothing for STALL_SECONDS fails the phase
+                measured = Load(0, 1, seconds, 0.0, 0.0, first_failure=f"{load} stalled")
             if round_number:
-                samples.add(key, measured.rate, measured.server_us, measured.first_failure)
+                samples.add(
+                    key, measured.rate, measured.server_us, measured.first_failure, measured.p99_ms
+                )
     return samples
 
 
 def _table(storage: str, samples: Samples, sides: list[Checkout]) -> list[list[str]]:
     """One line per mode and load: each side's median rate and CPU per request, and their ratios (the
-    work tree over REF: above 1 is faster, below 1 is cheaper in CPU); GET also as a share of hello."""
+    work tree over REF: above 1 is faster, below 1 is cheaper in CPU); GET also as a share of hello, and
+    CREATE on SQLite as a share of raw single-row commits."""
     new, old = sides[0].label, sides[1].label
     lines: list[list[str]] = []
+    raw = samples.rates.get((RAW, "-", "create"))
+    if raw:
+        lines.append([f"{storage} {RAW}", f"{median(raw):,.0f}", *["-"] * 5, "1.00", ""])
     for mode in MODES:
         hello = samples.rates.get(("hello", mode, "get"))
+        floors = {"get": hello, "create": raw}
         for load in LOADS:
             ours, theirs = (
                 samples.rates.get((new, mode, load)),
@@ -409,7 +480,8 @@ def _table(storage: str, samples: Samples, sides: list[Checkout]) -> list[list[s
                 line += [f"{median(ours) / median(theirs):.2f}", f"{our_cpu / their_cpu:.2f}"]
             else:
                 line += ["-", "-", "-", "-"]
-            line.append(f"{median(ours) / median(hello):.2f}" if load == "get" and hello else "")
+            floor = floors.get(load)
+            line.append(f"{median(ours) / median(floor):.2f}" if floor else "")
             failed = [side for side in (new, old) if (side, mode, load) in samples.failures]
             line.append(
                 ", ".join(f"{side}: {samples.failures[side, mode, load][:80]!r}" for side in failed)
@@ -426,7 +498,7 @@ HEADER = [
     "REF µs",
     "rate x",
     "CPU x",
-    "of hello",
+    "of floor",
     "failures",
 ]
 
@@ -478,7 +550,7 @@ def run(
                 bench.start(modes)
                 for served in bench.served.values():
                     bench.seed(served, loads)
-                samples = _measure(bench, loads, rounds, seconds)
+                samples = measure(bench, loads, rounds, seconds)
             finally:
                 bench.stop()
             lines = _table(storage, samples, sides)

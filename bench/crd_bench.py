@@ -25,7 +25,7 @@ from apiserver.storage import MemoryStorage
 from bench.chain_bench import as_served, scope_of
 from bench.common import Row, interleaved, median, print_rows, spread
 from bench.server_bench import crontab
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 from generated.stable_example_com import rest
 
 ROUNDS = 7
@@ -122,7 +122,7 @@ async def cpu_per_request(
 
 
 async def installed() -> APIServer:
-    server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+    server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR)
     await server.start()
     crds = server.context.store("apiextensions.k8s.io", "customresourcedefinitions")
     await crds.create(None, crontab_crd())

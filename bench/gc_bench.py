@@ -19,7 +19,7 @@ from apiserver.registry.store import ListOptions, Store
 from apiserver.server.app import APIServer
 from apiserver.storage import open_storage
 from bench.common import Row, print_rows, run_uvloop
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 
 OWNERS, PER_OWNER = 1_000, 10
 CONCURRENCY = 16
@@ -57,7 +57,7 @@ async def _wait_empty(store: Store, prefix: str) -> None:
 
 
 async def _measure(data_dir: Path) -> tuple[float, float]:
-    server = APIServer(build_scheme(), open_storage("sqlite", data_dir), OPENAPI_DIR)
+    server = APIServer(build_apis(), open_storage("sqlite", data_dir), OPENAPI_DIR)
     await server.start()
     try:
         store = server.context.store("", "configmaps")

@@ -3,13 +3,14 @@
 It is written with asyncio Protocols (callbacks, no coroutine or task per request) so that its own
 cost per request stays far below a Python server's; ``Load.client_ceiling`` reports what it could do
 with one full core, so a bench can show that the client was not the bottleneck. Every run is
-bounded both by a request count and by a deadline. Responses must carry a Content-Length (chunked
-bodies are not needed by any bench and are rejected).
+bounded both by a request count and by a deadline. A response's body has a Content-Length or is chunked
+(Go's net/http, so kube-apiserver, chunks any body it did not size before writing 2 KiB of it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import ssl
 import time
 from collections.abc import Callable
@@ -63,6 +64,8 @@ class Load:
     client_cpu: float
     machine_cpu: float = 0.0
     first_failure: str = ""
+    latencies: tuple[float, ...] = ()
+    """Seconds from sending each measured request to the end of its response."""
 
     @property
     def rate(self) -> float:
@@ -72,6 +75,10 @@ class Load:
     def server_us(self) -> float:
         """Server CPU µs per request: the noise-robust cost (it ignores time the server waited)."""
         return self.server_cpu / self.requests * 1e6 if self.requests else 0.0
+
+    @property
+    def p99_ms(self) -> float:
+        return percentile(self.latencies, 0.99) * 1e3
 
     @property
     def server_cores(self) -> float:
@@ -90,6 +97,29 @@ class Load:
         return self.requests / self.client_cpu if self.client_cpu else float("inf")
 
 
+def percentile(values: tuple[float, ...] | list[float], share: float) -> float:
+    """The nearest-rank percentile (``share`` of 1), NaN of nothing."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
+
+
+def _chunked_end(buffer: bytearray, start: int) -> int:
+    """The end of a chunked body that begins at ``start`` in ``buffer``, or -1 while it is incomplete."""
+    at = start
+    while True:
+        line_end = buffer.find(b"\r\n", at)
+        if line_end < 0:
+            return -1
+        size = int(bytes(buffer[at:line_end]).split(b";")[0], 16)
+        at = line_end + 2 + size + 2  # the chunk and its CRLF
+        if size == 0:  # no trailers are sent to this client
+            return at if len(buffer) >= at else -1
+        if len(buffer) < at:
+            return -1
+
+
 class _Run:
     """State shared by the connections of one run."""
 
@@ -103,6 +133,7 @@ class _Run:
         self.failures = 0
         self.first_failure = ""
         self.open = 0
+        self.latencies: list[float] = []
         self.finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def next_request(self) -> bytes | None:
@@ -123,8 +154,10 @@ class _Connection(asyncio.Protocol):
         self.buffer = bytearray()
         self.transport: asyncio.Transport | None = None
         self.body_end = -1  # end of the response being read, once its head is parsed
+        self.chunked_from = -1  # where a chunked body starts, while its end is unknown
         self.status = 0
         self.active = False
+        self.sent_at = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
@@ -142,28 +175,38 @@ class _Connection(asyncio.Protocol):
             self.run.close_one()
             return
         assert self.transport is not None
+        self.sent_at = time.perf_counter()
         self.transport.write(request)
 
     def data_received(self, data: bytes) -> None:
         buffer = self.buffer
         buffer += data
         while True:
-            if self.body_end < 0:
+            if self.body_end < 0 and self.chunked_from < 0:
                 head_end = buffer.find(b"\r\n\r\n")
                 if head_end < 0:
                     return
                 head = bytes(buffer[:head_end]).lower()
                 self.status = int(head[9:12])
                 at = head.find(b"\r\ncontent-length:")
-                if at < 0:
-                    self._abort(f"response without content-length: {head[:200]!r}")
+                if at >= 0:
+                    line_end = head.find(b"\r\n", at + 2)
+                    length = int(head[at + 17 : line_end if line_end >= 0 else None])
+                    self.body_end = head_end + 4 + length
+                elif b"\r\ntransfer-encoding: chunked" in head:
+                    self.chunked_from = head_end + 4
+                else:
+                    self._abort(f"response without a length: {head[:200]!r}")
                     return
-                line_end = head.find(b"\r\n", at + 2)
-                length = int(head[at + 17 : line_end if line_end >= 0 else None])
-                self.body_end = head_end + 4 + length
+            if self.chunked_from >= 0:
+                self.body_end = _chunked_end(buffer, self.chunked_from)
+                if self.body_end < 0:
+                    return
+                self.chunked_from = -1
             if len(buffer) < self.body_end:
                 return
             run = self.run
+            run.latencies.append(time.perf_counter() - self.sent_at)
             if self.status == run.expect:
                 run.done += 1
             else:
@@ -235,7 +278,14 @@ async def _drive(
         machine_cpu = machine_busy_seconds() - machine_before
         server_cpu = (cpu_seconds(server_pid) - server_before) if server_pid else 0.0
         return Load(
-            run.done, run.failures, elapsed, server_cpu, client_cpu, machine_cpu, run.first_failure
+            run.done,
+            run.failures,
+            elapsed,
+            server_cpu,
+            client_cpu,
+            machine_cpu,
+            run.first_failure,
+            tuple(run.latencies),
         )
     finally:
         for transport, _protocol in opened:

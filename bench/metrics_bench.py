@@ -30,7 +30,7 @@ from apiserver.storage import MemoryStorage
 from bench.chain_bench import KUBECTL_HEADERS, PATH, as_served, receive, scope_of, seed
 from bench.common import Row, interleaved, median, print_rows, spread
 from bench.server_bench import crontab
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 
 ROUNDS = 7
 REQUESTS = 2_000
@@ -78,7 +78,7 @@ async def cpu_per_create(app: ASGIApp, names: count[int], label: str) -> float:
 
 
 async def measure() -> dict[str, list[float]]:
-    server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+    server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR)
     await server.start()
     try:
         await seed(server)

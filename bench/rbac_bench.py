@@ -28,7 +28,7 @@ from apiserver.server.options import ChainOptions
 from apiserver.storage import MemoryStorage
 from bench.chain_bench import KUBECTL_HEADERS, as_served, cpu_per_request, seed
 from bench.common import Row, median, print_rows, rotated, spread
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 
 ROUNDS = 7
 OTHERS = 10_000
@@ -55,7 +55,7 @@ def role_binding(name: str, namespace: str, user: str) -> dict[str, Any]:
 
 
 async def rbac_server(others: int) -> APIServer:
-    server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR, authorization_modes=("RBAC",))
+    server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR, authorization_modes=("RBAC",))
     await server.start()
     await seed(server)
     bindings = server.context.store(RBAC_GROUP, "rolebindings")
@@ -95,7 +95,7 @@ async def seconds_per_decision(server: APIServer) -> float:
 
 
 async def measure() -> dict[str, list[float]]:
-    plain = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+    plain = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR)
     await plain.start()
     await seed(plain)
     alone = await rbac_server(0)

@@ -57,7 +57,7 @@ from bench.common import (
 )
 from bench.rbac_bench import OTHERS, rbac_server, role_binding
 from bench.tls_bench import Served
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 
 ROUNDS = 7
 GETS = 3_000
@@ -148,7 +148,7 @@ def until_allowed(client: httpx.Client) -> None:
 
 async def in_process(rounds: int) -> dict[str, list[float]]:
     """CPU µs per GET of the chain with and without authentication and authorization, in process."""
-    plain = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+    plain = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR)
     await plain.start()
     await seed(plain)
     secured = await rbac_server(0)  # jane may edit in "default"

@@ -263,10 +263,20 @@ class _Watcher(asyncio.Protocol):
 
 
 async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    """One response's status and body, sized by Content-Length or chunked (as Go's net/http sends any
+    body of more than 2 KiB that the handler did not size)."""
     head = await reader.readuntil(b"\r\n\r\n")
     status = int(head[9:12])
+    lines = head.lower().split(b"\r\n")
+    if b"transfer-encoding: chunked" in lines:
+        chunks = []
+        while size := int((await reader.readuntil(b"\r\n")).split(b";")[0], 16):
+            chunks.append(await reader.readexactly(size))
+            await reader.readexactly(2)
+        await reader.readexactly(2)  # the empty line after the last chunk (no trailers are sent)
+        return status, b"".join(chunks)
     length = 0
-    for line in head.lower().split(b"\r\n"):
+    for line in lines:
         if line.startswith(b"content-length:"):
             length = int(line[15:])
     return status, await reader.readexactly(length)

@@ -200,6 +200,14 @@ class ServerParts:
     """Another resource whose objects these are (kube's storage resource: events.k8s.io events are core
     events): its storage version is this kind's hub, reached through the toHub/fromHub hooks."""
 
+    @property
+    def has_parts(self) -> bool:
+        """Whether the kind brings anything to the server itself (not to its own storage): admission
+        plugins or hooks, controllers, token authenticators."""
+        return bool(
+            self.admission or self.admission_hooks or self.controllers or self.authenticators
+        )
+
 
 @dataclass(frozen=True)
 class Definition:

@@ -111,33 +111,12 @@ class KubeCluster:
         raise RuntimeError("kube-apiserver did not become ready")
 
     def _apiserver_args(self, pki: OraclePKI) -> list[str]:
-        files = pki.pki
         assert self.etcd is not None
+        # the recorded scenarios never load the server, and without priority and fairness kube's answers
+        # carry no X-Kubernetes-PF-* headers naming the uids of its FlowSchema objects
         return [
-            f"--etcd-servers={self.etcd.url}",
-            "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1",
-            f"--secure-port={self.port}",
-            f"--cert-dir={self.data_dir / 'certs'}",
-            f"--tls-cert-file={files.serving_cert_file}",
-            f"--tls-private-key-file={files.serving_key_file}",
-            f"--client-ca-file={files.ca_file}",
-            f"--token-auth-file={pki.token_file}",
-            f"--service-account-issuer={DEFAULT_ISSUER}",
-            f"--service-account-key-file={pki.service_account_key}",
-            f"--service-account-signing-key-file={pki.service_account_key}",
-            f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
-            "--authorization-mode=RBAC",
-            # the recorded scenarios never load the server, and without priority and fairness kube's answers
-            # carry no X-Kubernetes-PF-* headers naming the uids of its FlowSchema objects
+            *apiserver_args(pki, self.data_dir, self.port, self.etcd.url),
             "--enable-priority-and-fairness=false",
-            f"--requestheader-client-ca-file={files.directory / 'front-proxy-ca.crt'}",
-            "--requestheader-allowed-names=front-proxy-client",
-            "--requestheader-username-headers=X-Remote-User",
-            "--requestheader-group-headers=X-Remote-Group",
-            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
-            f"--proxy-client-cert-file={files.directory / 'front-proxy-client.crt'}",
-            f"--proxy-client-key-file={files.directory / 'front-proxy-client.key'}",
         ]
 
     def _controller_manager_args(self, pki: OraclePKI) -> list[str]:
@@ -154,6 +133,35 @@ class KubeCluster:
             "--leader-elect=false",
             f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
         ]
+
+
+def apiserver_args(pki: OraclePKI, data_dir: Path, port: int, etcd_url: str) -> list[str]:
+    """kube-apiserver's flags for the oracle's PKI: loopback only, RBAC, the token file, the service-account
+    keys and apiforge's service cluster IP range; its other settings are kube's defaults."""
+    files = pki.pki
+    return [
+        f"--etcd-servers={etcd_url}",
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        f"--secure-port={port}",
+        f"--cert-dir={data_dir / 'certs'}",
+        f"--tls-cert-file={files.serving_cert_file}",
+        f"--tls-private-key-file={files.serving_key_file}",
+        f"--client-ca-file={files.ca_file}",
+        f"--token-auth-file={pki.token_file}",
+        f"--service-account-issuer={DEFAULT_ISSUER}",
+        f"--service-account-key-file={pki.service_account_key}",
+        f"--service-account-signing-key-file={pki.service_account_key}",
+        f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
+        "--authorization-mode=RBAC",
+        f"--requestheader-client-ca-file={files.directory / 'front-proxy-ca.crt'}",
+        "--requestheader-allowed-names=front-proxy-client",
+        "--requestheader-username-headers=X-Remote-User",
+        "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+        f"--proxy-client-cert-file={files.directory / 'front-proxy-client.crt'}",
+        f"--proxy-client-key-file={files.directory / 'front-proxy-client.key'}",
+    ]
 
 
 @contextmanager

@@ -38,7 +38,7 @@ from apiserver.endpoints.http import Message, Receive, Scope, Send
 from apiserver.server.app import APIServer
 from apiserver.server.chain import ChainOptions, build_handler_chain
 from apiserver.storage import MemoryStorage, Storage
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 BASE_URL = "http://inprocess"
@@ -76,7 +76,7 @@ def build_app(
     app."""
     options = ChainOptions(authorization_mode=authorization_mode)
     server = APIServer(
-        build_scheme(),
+        build_apis(),
         storage or MemoryStorage(),
         OPENAPI_DIR,
         authorization_modes=options.authorization_modes,

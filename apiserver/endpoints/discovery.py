@@ -7,15 +7,19 @@ Clients decide what they may do from these: `verbs` drives which requests they t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
 from apiserver.endpoints.routes import subresources
 from apiserver.machinery.scheme import ResourceType, Scheme, VersionType
+from apiserver.registry.rest import DEFAULT_OPTIONS, RESTOptions
 
 
-def resource_entries(resource: ResourceType, version: VersionType) -> list[dict[str, Any]]:
+def resource_entries(
+    resource: ResourceType, version: VersionType, options: RESTOptions
+) -> list[dict[str, Any]]:
     """The resource's entry and one per subresource, with the verbs routed (endpoints.routes)."""
     entry: dict[str, Any] = {
         "name": resource.plural,
@@ -29,7 +33,7 @@ def resource_entries(resource: ResourceType, version: VersionType) -> list[dict[
     if resource.categories:
         entry["categories"] = list(resource.categories)
     entries = [entry]
-    for sub in subresources(resource, version):
+    for sub in subresources(resource, version, options):
         listed: dict[str, Any] = {
             "name": f"{resource.plural}/{sub.name}",
             "singularName": "",
@@ -48,7 +52,9 @@ def _group_entry(group: str, versions: list[str]) -> dict[str, Any]:
     return {"name": group, "versions": listed, "preferredVersion": listed[0]}
 
 
-def _aggregated_resource(resource: ResourceType, version: VersionType) -> dict[str, Any]:
+def _aggregated_resource(
+    resource: ResourceType, version: VersionType, options: RESTOptions
+) -> dict[str, Any]:
     """One resource in aggregated discovery (apidiscovery.k8s.io/v2 APIResourceDiscovery)."""
     same_version = {"group": "", "version": "", "kind": resource.kind}
     entry: dict[str, Any] = {
@@ -72,7 +78,7 @@ def _aggregated_resource(resource: ResourceType, version: VersionType) -> dict[s
             ),
             "verbs": list(sub.verbs),
         }
-        for sub in subresources(resource, version)
+        for sub in subresources(resource, version, options)
     ]
     if listed:
         entry["subresources"] = listed
@@ -106,7 +112,16 @@ def aggregated_version(accept: str) -> str | None:
 class Discovery:
     """Every discovery document, pre-encoded: discovery is requested often and never changes while serving."""
 
-    def __init__(self, scheme: Scheme) -> None:
+    def __init__(
+        self, scheme: Scheme, rest: Mapping[tuple[str, str], RESTOptions] | None = None
+    ) -> None:
+        """``rest``: the storage wiring of the resources that have one (their create and update
+        subresources are listed)."""
+        rest = rest or {}
+
+        def options(resource: ResourceType) -> RESTOptions:
+            return rest.get((resource.group, resource.plural), DEFAULT_OPTIONS)
+
         self.documents: dict[str, bytes] = {}
         self.aggregated: dict[tuple[str, str], bytes] = {}
         groups = scheme.groups()
@@ -131,7 +146,7 @@ class Discovery:
                 resources = [
                     entry
                     for resource, served in scheme.resources_in(group, version)
-                    for entry in resource_entries(resource, served)
+                    for entry in resource_entries(resource, served, options(resource))
                 ]
                 path = f"/apis/{group_version}" if group else f"/api/{version}"
                 self.documents[path] = orjson.dumps(
@@ -161,7 +176,9 @@ class Discovery:
                                         "version": served,
                                         "freshness": "Current",
                                         "resources": [
-                                            _aggregated_resource(resource, version_type)
+                                            _aggregated_resource(
+                                                resource, version_type, options(resource)
+                                            )
                                             for resource, version_type in scheme.resources_in(
                                                 group, served
                                             )

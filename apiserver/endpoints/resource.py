@@ -19,6 +19,7 @@ from apiserver.endpoints.routing import ResourcePath
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import Scheme
 from apiserver.metrics.registry import Metrics
+from apiserver.registry.rest import DEFAULT_OPTIONS, RESTOptions
 from apiserver.registry.store import Store
 
 
@@ -31,9 +32,12 @@ class ResourceHandler:
         stores: dict[tuple[str, str], Store],
         creaters: Mapping[tuple[str, str, str], BoundCreater] | None = None,
         metrics: Metrics | None = None,
+        rest: Mapping[tuple[str, str], RESTOptions] | None = None,
     ) -> None:
         self.scheme = scheme
         self.stores = stores
+        self.rest = rest if rest is not None else {}
+        """Each resource's storage wiring, where it has one (what subresources it serves)."""
         self.creaters = creaters or {}
         """The create subresources by (group, plural, subresource)."""
         self.metrics = metrics if metrics is not None else Metrics()
@@ -47,7 +51,8 @@ class ResourceHandler:
             raise errors.resource_not_found()
         namespace = path.namespace if resource.namespaced else None
         if path.subresource:
-            subresource_verb(resource, version, path.subresource, request.method)
+            options = self.rest.get((resource.group, resource.plural), DEFAULT_OPTIONS)
+            subresource_verb(resource, version, options, path.subresource, request.method)
         else:
             check_routed(resource, bool(path.name), request.method, request.flag("watch"))
         store = self.stores[(resource.group, resource.plural)]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import ResourceType, VersionType
-from apiserver.registry.strategy import Strategy
+from apiserver.registry.rest import RESTOptions
 
 ITEM_VERBS = {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 """The verb of each method on an object's path (and on a subresource's, with POST a create)."""
@@ -31,8 +31,11 @@ class Subresource:
     body: tuple[str, str, str] | None = None
 
 
-def subresources(resource: ResourceType, version: VersionType) -> list[Subresource]:
-    """The subresources ``version`` of ``resource`` serves, in discovery's order."""
+def subresources(
+    resource: ResourceType, version: VersionType, options: RESTOptions
+) -> list[Subresource]:
+    """The subresources ``version`` of ``resource`` serves, in discovery's order: status and scale as its
+    versions declare them, the create and update subresources as its storage wiring (``options``) does."""
     routed = []
     if version.status_subresource:
         routed.append(Subresource("status", UPDATE_VERBS))
@@ -40,24 +43,20 @@ def subresources(resource: ResourceType, version: VersionType) -> list[Subresour
         routed.append(Subresource("scale", UPDATE_VERBS, ("autoscaling", "v1", "Scale")))
     routed.extend(
         Subresource(sub.name, ("create",), (sub.group, sub.version, sub.kind))
-        for sub in resource.create_subresources
+        for sub in options.create_subresources
     )
-    routed.extend(Subresource(name, ("update",)) for name in update_subresources(resource))
+    routed.extend(Subresource(name, ("update",)) for name in options.update_subresources)
     return routed
 
 
-def update_subresources(resource: ResourceType) -> tuple[str, ...]:
-    """The subresources ``resource``'s strategy updates the whole object through (Strategy)."""
-    strategy = resource.strategy
-    if isinstance(strategy, type) and issubclass(strategy, Strategy):
-        return strategy.update_subresources
-    return ()
-
-
-def subresource_verb(resource: ResourceType, version: VersionType, name: str, method: str) -> str:
+def subresource_verb(
+    resource: ResourceType, version: VersionType, options: RESTOptions, name: str, method: str
+) -> str:
     """The verb of ``method`` on the subresource ``name``: 404 when it is not served, 405 when the
     method is not routed there."""
-    routed = next((sub for sub in subresources(resource, version) if sub.name == name), None)
+    routed = next(
+        (sub for sub in subresources(resource, version, options) if sub.name == name), None
+    )
     if routed is None:
         raise errors.resource_not_found()
     verb = _SUBRESOURCE_VERBS.get(method, "")

@@ -59,7 +59,7 @@ from apiserver.fieldmanager.typed import (
     prune_disowned,
 )
 from apiserver.fieldmanager.typeinfo import TypeNode, compile_types
-from apiserver.machinery.errors import APIError, bad_request
+from apiserver.machinery.errors import APIError, bad_request, unknown_error
 from apiserver.schema.structural import Schema
 
 __all__ = ["apply", "field_set", "set_managed_fields", "update_managed_fields"]
@@ -231,7 +231,7 @@ def _typed_error(what: str, obj: dict[str, Any], err: TypedError) -> APIError:
         f"{meta.get('namespace') or ''}/{meta.get('name') or ''}; "
         f"{_gvk(str(obj.get('apiVersion') or ''), str(obj.get('kind') or ''))}"
     )
-    return APIError(500, "", f"failed to create typed {what} object ({where}): {err.message}")
+    return unknown_error(f"failed to create typed {what} object ({where}): {err.message}")
 
 
 def _conflicts(others: list[tuple[Entry, Node]]) -> list[Conflict]:

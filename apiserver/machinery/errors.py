@@ -63,6 +63,8 @@ class APIError(Exception):
             "reason": self.reason,
             "code": self.code,
         }
+        if not self.reason:  # StatusReasonUnknown is "", which Go's omitempty leaves out
+            del status["reason"]
         if details:
             status["details"] = details
         return status
@@ -187,6 +189,13 @@ def request_entity_too_large(message: str) -> APIError:
 
 def internal_error(message: str) -> APIError:
     return APIError(500, "InternalError", f"Internal error occurred: {message}")
+
+
+def unknown_error(message: str) -> APIError:
+    """A plain Go error that reached kube-apiserver's response writer: ErrorToAPIStatus answers 500 with the
+    error's own text and no reason (StatusReasonUnknown; k8s.io/apiserver/pkg/endpoints/handlers/
+    responsewriters/status.go)."""
+    return APIError(500, "", message)
 
 
 def service_unavailable(message: str) -> APIError:

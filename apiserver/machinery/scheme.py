@@ -1,7 +1,9 @@
-"""The Scheme: the registry of every kind the server serves, and the only holder of per-kind knowledge.
+"""The Scheme: the kinds the server knows, by name, with their versions, schemas and conversions (kube's
+runtime.Scheme), and nothing of how they are stored or served.
 
-Generated code (and, later, CustomResourceDefinitions posted at run time) describe each resource as a
-``ResourceType`` and register it here; discovery, OpenAPI, routing and the generic registry all read from it.
+Generated code and CustomResourceDefinitions posted at run time describe each resource as a ``ResourceType``
+and register it here; discovery, OpenAPI, routing and the generic registry read its types from it, while the
+storage wiring (strategies, create subresources) comes to the registry as ``registry.rest.RESTOptions``.
 Objects travel as plain dicts: a version's ``to_internal``/``from_internal`` convert between that version's
 wire form and the internal (hub) form that the registry works on.
 """
@@ -16,14 +18,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from apiserver.machinery.objects import Object
 
 if TYPE_CHECKING:
-    from apiserver.authentication.token import TokenAuthenticator
     from apiserver.encoding.protobuf_meta import KindCodec
-    from apiserver.registry.context import ControllerFactory, PluginFactory, ServerContext
-    from apiserver.registry.strategy import Strategy
-    from apiserver.registry.subresource import NamedCreater
 
 Converter = Callable[[Object], Object]
 AsyncConverter = Callable[[list[Object], str], Awaitable[list[Object]]]
+"""Objects to one apiVersion by a call out of the process (a CRD's conversion webhook): awaited, never run on
+the event loop's time."""
 
 
 class ServerConverter(Protocol):
@@ -33,10 +33,6 @@ class ServerConverter(Protocol):
     async def __call__(self, objects: list[Object], api_version: str) -> list[Object]: ...
 
     async def close(self) -> None: ...
-
-
-"""Objects to one apiVersion by a call out of the process (a CRD's conversion webhook): awaited, never run on
-the event loop's time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,19 +90,6 @@ class VersionType:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class CreateSubresource:
-    """A subresource that takes a POST of another kind and answers with it (kube's rest.NamedCreater): the
-    body's group, version and kind (registered in the Scheme, served at no path of its own), and the
-    ``handler`` class, built once per server with its context."""
-
-    name: str
-    group: str
-    version: str
-    kind: str
-    handler: Callable[[ServerContext], NamedCreater]
-
-
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
@@ -129,27 +112,16 @@ class ResourceType:
     builtin: bool = False
     """A kind kube-apiserver itself defines (in Go): a body may omit apiVersion/kind, a value of the wrong
     JSON type is a 400 (the Go decoder's) rather than a 422, and a finished DELETE answers with a Status."""
-    strategy: Callable[[ServerContext], Strategy] | None = None
-    """The kind's strategy class (``strategy:`` in its definition); None: the generic default."""
-    admission: tuple[PluginFactory, ...] = ()
-    """Admission plugins the definition brings (``admission:``): they judge writes of every kind."""
-    controllers: tuple[ControllerFactory, ...] = ()
-    """Loops the definition brings (``controllers:``), run beside serving."""
-    authenticators: tuple[Callable[[ServerContext], TokenAuthenticator], ...] = ()
-    """Token authenticators the definition brings (``authenticators:``), asked after the token file."""
     standalone: bool = True
     """False for a kind that only travels as another resource's subresource body: no path, no discovery."""
-    create_subresources: tuple[CreateSubresource, ...] = ()
     stored_as: tuple[str, str] | None = None
     """(group, plural) of another resource whose objects these are, another view of them (kube's storage
     resource: events.k8s.io events are stored once, as core events under /registry/events). The internal
-    form is then that resource's storage version: every version of this one converts to and from it."""
+    form is then that resource's storage version: every version of this one converts to and from it, and
+    the registry keeps the objects under that resource's keys (registry.keys)."""
     converter: AsyncConverter | None = None
     """A CRD with conversion strategy Webhook: converts between versions (the versions' ``to_internal`` and
     ``from_internal`` are then the identity); see registry.versioning.converted."""
-    converter_factory: Callable[[ServerContext], ServerConverter] | None = None
-    """A generated kind whose CRD converts by webhook: its ``converter``, built by each server with its
-    context (the Services a webhook reference resolves through) before it builds the kind's store."""
     _by_version: dict[str, VersionType] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -179,16 +151,6 @@ class ResourceType:
         the storage version's, unless the objects are another resource's (``stored_as``) or a conversion
         webhook converts them (stored bytes may be another version)."""
         return version.storage and self.stored_as is None and self.converter is None
-
-    def key_prefix(self, namespace: str | None = None) -> str:
-        """The storage prefix, as kube-apiserver lays keys out: /registry/<group>/<resource>/<ns>/<name>
-        (the group and resource of ``stored_as`` if set)."""
-        group, plural = self.stored_as or (self.group, self.plural)
-        root = f"/registry/{group}/{plural}/" if group else f"/registry/{plural}/"
-        return f"{root}{namespace}/" if namespace else root
-
-    def key(self, namespace: str | None, name: str) -> str:
-        return f"{self.key_prefix(namespace if self.namespaced else None)}{name}"
 
 
 def version_priority(version: str) -> tuple[int, int, int, str]:

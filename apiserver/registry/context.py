@@ -4,10 +4,9 @@ their options, so a built-in kind can reach the authorizer or another resource's
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol
 
 from apiserver.audit.internal import InternalAudit
 from apiserver.authentication.token import TokenAuthentication
@@ -15,10 +14,7 @@ from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
 from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
 
 if TYPE_CHECKING:
-    from apiserver.admission.interface import Plugin
-    from apiserver.endpoints.aggregation import Aggregation
     from apiserver.registry.store import Store
-    from apiserver.server.served import ServedResources
     from apiserver.storage.interface import Storage
 
 
@@ -89,9 +85,6 @@ class ServerContext:
     """The part that elects (the Lease kind's), set while the server is built."""
     event_ttl: float = 3600.0
     """kube-apiserver's --event-ttl in seconds: how long an event is kept after its last report."""
-    aggregation: Aggregation | None = None
-    """The aggregator in front of the server's own handlers, set by the part that provides it (the
-    APIService kind's); None: every request is served here."""
     proxy_client_cert: tuple[Path, Path] | None = None
     """The certificate and key the server presents to the API servers it proxies to
     (``--proxy-client-cert-file``, ``--proxy-client-key-file``; kubeadm's front-proxy-client by default)."""
@@ -100,30 +93,9 @@ class ServerContext:
     --service-node-port-range)."""
     secure_port: int = 6443
     """The port the server serves on (--secure-port), which the `kubernetes` Service targets."""
-    served: ServedResources | None = None
-    """What the server serves, changeable while it serves (CustomResourceDefinitions install kinds there);
-    set by the server once it is built."""
     audit: InternalAudit = field(default_factory=InternalAudit)
     """How the server's own writes (its controllers') reach the audit log; the audit chain sets the log's
     policy and backend on it (no log: nothing is recorded)."""
 
-    parts: dict[Callable[..., Any], Any] = field(default_factory=dict)
-    """Parts made once per server and shared, by their maker (see ``part``)."""
-
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]
-
-    def part(self, make: Callable[[ServerContext], T]) -> T:
-        """The one ``make(self)`` of this server: a definition that names one class both as its admission
-        plugin and as its controller (the webhook plugins follow their configurations) gets one object."""
-        if make not in self.parts:
-            self.parts[make] = make(self)
-        made: T = self.parts[make]
-        return made
-
-
-T = TypeVar("T")
-
-
-PluginFactory = Callable[[ServerContext], "Plugin"]
-ControllerFactory = Callable[[ServerContext], Controller]

@@ -35,6 +35,7 @@ from apiserver.registry.cacher import MISS, WatchCache
 from apiserver.registry.context import ServerContext
 from apiserver.registry.deletion import DEFAULT_PROPAGATION, Propagation
 from apiserver.registry.identity import identity_changes, uid_precondition_failed
+from apiserver.registry.keys import key_prefix, object_key
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.strategy import Finish, Strategy, finish_nothing
@@ -144,6 +145,7 @@ class Store:
         admission: AdmissionChain | None = None,
     ) -> None:
         self.resource = resource
+        self.codec = codec.Codec(resource)
         self.storage = storage
         self.strategy = strategy if strategy is not None else Strategy(ServerContext(storage))
         self.cache = cache
@@ -158,6 +160,7 @@ class Store:
         """Serve the same stored objects as ``resource``'s new shape (an updated CustomResourceDefinition):
         what was decoded or rendered with the old one (its storage version, its schemas) is forgotten."""
         self.resource = resource
+        self.codec = codec.Codec(resource)
         self._decoded.clear()
         if self.cache is not None:
             self.cache.forget_renders()
@@ -200,7 +203,7 @@ class Store:
     async def get_rendered(self, namespace: str | None, name: str) -> tuple[Object, bytes | None]:
         """The object (read-only) and, when the watch cache answered, its JSON in the storage version: a
         GET in that version then sends those bytes without decoding or encoding anything."""
-        key = self.resource.key(namespace, name)
+        key = object_key(self.resource, namespace, name)
         cached = await self.cache.get(key) if self.cache is not None else MISS
         if cached is not MISS and self.cache is not None:
             if cached is None:
@@ -209,10 +212,10 @@ class Store:
         kv = await self.storage.get(key)
         if kv is None:
             raise self._not_found(name)
-        return codec.decode(self.resource, kv), None
+        return self.codec.decode(kv), None
 
     async def list(self, namespace: str | None, options: ListOptions) -> ListPage:
-        prefix = self.resource.key_prefix(namespace if self.resource.namespaced else None)
+        prefix = key_prefix(self.resource, namespace if self.resource.namespaced else None)
         if self.cache is not None and not options.continue_token and not options.revision:
             cached = await self._list_cached(self.cache, prefix, options)
             if cached is not None:
@@ -233,7 +236,7 @@ class Store:
                 )
                 revision = page.revision
                 for kv in page.items:
-                    obj = codec.decode(self.resource, kv)
+                    obj = self.codec.decode(kv)
                     if options.predicate is None or options.predicate(obj):
                         items.append(obj)
                     last_key = kv.key
@@ -279,7 +282,7 @@ class Store:
         return ListPage(objects, at, "", None, [entry[2] for entry in entries])
 
     def decode(self, kv: KeyValue) -> Object:
-        return codec.decode(self.resource, kv)
+        return self.codec.decode(kv)
 
     # -- writes ------------------------------------------------------------------------------------
 
@@ -354,13 +357,13 @@ class Store:
             if generated and attempt:
                 metadata["name"] = generate_name(metadata.get("generateName", ""))
             name = metadata["name"]
-            key = self.resource.key(namespace, name)
+            key = object_key(self.resource, namespace, name)
             if dry_run:
                 if await self.storage.get(key) is not None:
                     raise errors.already_exists(self.resource.plural, self.resource.group, name)
                 return obj
             try:
-                kv = await self.storage.create(key, codec.encode(self.resource, obj))
+                kv = await self.storage.create(key, self.codec.encode(key, obj))
             except KeyExistsError:
                 if generated:
                     continue
@@ -391,7 +394,7 @@ class Store:
         concurrent write simply makes the loop run ``try_update`` again on the newer object.
         ``uid_precondition`` (a PUT body's uid): the stored object must have it, or 409 Conflict.
         """
-        key = self.resource.key(namespace, name)
+        key = object_key(self.resource, namespace, name)
         options = options if options is not None else WriteOptions()
         write = self._write(namespace, name, Operation.UPDATE, version, subresource, dry_run)
         # kube's cachedExistingObject: the first attempt starts from a guess (the watch cache's copy, or this
@@ -444,12 +447,12 @@ class Store:
         if self._finalized(updated):
             deleted = await self.storage.delete(kv.key, kv.mod_revision)
             self._written.pop(kv.key, None)
-            gone = codec.decode(self.resource, deleted)
+            gone = self.codec.decode(deleted)
             await self.strategy.after_delete(gone)
             return gone
         stored = await self.storage.update(
             kv.key,
-            codec.encode(self.resource, updated),
+            self.codec.encode(kv.key, updated),
             kv.mod_revision,
             create_revision=kv.create_revision,
         )
@@ -470,9 +473,7 @@ class Store:
         # a large stored object makes even a small patch's work large (registry.offload)
         heavy = options.heavy or is_heavy(len(kv.value))
         if uid_precondition:  # checked before the update function runs, as storage.Preconditions
-            self._check_uid(
-                write.name, uid_precondition, codec.decode(self.resource, kv)["metadata"]
-            )
+            self._check_uid(write.name, uid_precondition, self.codec.decode(kv)["metadata"])
         if self.resource.converter is not None:
             current, old, proposed = await self._proposed_converted(kv, try_update, write)
         elif heavy:
@@ -493,9 +494,9 @@ class Store:
         self, kv: KeyValue, try_update: UpdateFunction, write: Write
     ) -> tuple[Object, Object, Object]:
         """The stored object, its copy in the write's version, and what the update function makes of it."""
-        current = codec.decode(self.resource, kv)
+        current = self.codec.decode(kv)
         # the update function gets its own copy: decoding the bytes again beats deep_copy
-        old = to_version(codec.decode(self.resource, kv), self.resource, write.version)
+        old = to_version(self.codec.decode(kv), self.resource, write.version)
         return current, old, try_update(old)
 
     async def _proposed_converted(
@@ -504,8 +505,8 @@ class Store:
         """``_proposed`` for a resource whose converter is awaited (a conversion webhook): the stored object
         reaches the update function in the write's version, or the webhook's error is raised before any
         write."""
-        current = codec.decode(self.resource, kv)
-        (old,) = await converted([codec.decode(self.resource, kv)], self.resource, write.version)
+        current = self.codec.decode(kv)
+        (old,) = await converted([self.codec.decode(kv)], self.resource, write.version)
         old = to_version(old, self.resource, write.version)
         return current, old, try_update(old)
 
@@ -636,14 +637,14 @@ class Store:
         """Delete now, or mark for deletion while finalizers remain; returns (object, deleted now).
         ``propagation`` (the request's policy) may add or remove the garbage collector's finalizers first,
         as kube's store does on every delete, including one of an object already being deleted."""
-        key = self.resource.key(namespace, name)
+        key = object_key(self.resource, namespace, name)
         options = options if options is not None else WriteOptions()
         write = self._write(namespace, name, Operation.DELETE, None, dry_run=dry_run)
         while True:
             kv = await self.storage.get(key)
             if kv is None:
                 raise self._not_found(name)
-            current = codec.decode(self.resource, kv)
+            current = self.codec.decode(kv)
             await validate_admission(None, current, write, self.admission, options)
             metadata = current["metadata"]
             self._check_uid(name, uid_precondition, metadata)
@@ -677,7 +678,7 @@ class Store:
                     try:
                         stored = await self.storage.update(
                             key,
-                            codec.encode(self.resource, marked),
+                            self.codec.encode(key, marked),
                             kv.mod_revision,
                             create_revision=kv.create_revision,
                         )
@@ -693,7 +694,7 @@ class Store:
             except (RevisionConflictError, KeyNotFoundError):
                 continue
             self._written.pop(key, None)
-            gone = codec.decode(self.resource, deleted)
+            gone = self.codec.decode(deleted)
             await self.strategy.after_delete(gone)
             return gone, True
 
@@ -703,7 +704,7 @@ class Store:
         self, namespace: str | None, after_revision: int, predicate: Predicate | None
     ) -> StoreWatch:
         """Changes after ``after_revision``, taken in batches; see StoreWatch."""
-        prefix = self.resource.key_prefix(namespace if self.resource.namespaced else None)
+        prefix = key_prefix(self.resource, namespace if self.resource.namespaced else None)
         source = (
             self.cache.watch(prefix, after_revision)
             if self.cache is not None
@@ -735,7 +736,7 @@ class Store:
         if obj is None:
             if len(self._decoded) >= DECODED_CAPACITY:
                 self._decoded.clear()
-            obj = self._decoded[memo_key] = codec.decode(self.resource, kv)
+            obj = self._decoded[memo_key] = self.codec.decode(kv)
         return obj
 
     async def current_revision(self) -> int:

@@ -13,7 +13,7 @@ Schemas are compiled once and cached by identity (:func:`compile_schema`); treat
 
 from apiserver.schema.causes import Cause
 from apiserver.schema.defaulting import apply_defaults, prune_nulls
-from apiserver.schema.metafields import prune_resource
+from apiserver.schema.metafields import is_pruned, prune_resource
 from apiserver.schema.objectmeta import validate_object_meta
 from apiserver.schema.pruning import prune
 from apiserver.schema.structural import Schema, compile_schema
@@ -24,6 +24,7 @@ __all__ = [
     "Schema",
     "apply_defaults",
     "compile_schema",
+    "is_pruned",
     "prune",
     "prune_nulls",
     "prune_resource",

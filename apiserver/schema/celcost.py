@@ -395,6 +395,18 @@ _CONVERSIONS: Final = {
     "substring": "string", "charAt": "string", "format": "string", "strings.quote": "string",
 }  # fmt: skip
 _ORDERED: Final = frozenset({"_<_", "_<=_", "_>_", "_>=_"})
+# kube's library types, as the results of the calls that make them (a CIDR's ``ip()`` and ``masked()``, a
+# quantity's ``add`` and ``sub``): their equality is costed by kube's library (cost.go, "_==_")
+_LIBRARY_RESULTS: Final = {
+    "ip": "net.IP", "cidr": "net.CIDR", "masked": "net.CIDR", "quantity": "kubernetes.Quantity",
+    "add": "kubernetes.Quantity", "sub": "kubernetes.Quantity", "semver": "kubernetes.Semver",
+    "url": "kubernetes.URL",
+}  # fmt: skip
+_UNIT_EQUALITY: Final = frozenset(
+    {"net.IP", "net.CIDR", "kubernetes.Quantity", "kubernetes.Semver"}
+)
+_IP_BYTES: Final = Range(4, 16)
+"""An IP's bytes, v4 or v6: what containsIP and containsCIDR compare."""
 _SELECTABLE: Final = frozenset({"map", "object"})
 
 
@@ -651,6 +663,8 @@ class _Coster:
             return _TYPES_OF_LITERALS["int"]
         if function in _CONVERSIONS:
             return _simple(_CONVERSIONS[function])
+        if function in _LIBRARY_RESULTS:
+            return _simple(_LIBRARY_RESULTS[function])
         if function == "split":
             return DeclType("list", elem=_TYPES_OF_LITERALS["string"])
         if function == "_[_]":
@@ -692,8 +706,21 @@ class _Coster:
             return pairs.factor(factor) + ONE, None
         if e.function == "ip.isCanonical" and len(e.args) == 1:  # parsed, then compared: twice
             return self.size_or_unknown(e.args[0]).factor(2 * STRING_TRAVERSAL), None
+        if e.function == "_==_" and len(e.args) == 2:
+            return self._library_equality(*e.args)
+        if e.function == "url" and len(e.args) == 1:
+            size = self.size_or_unknown(e.args[0])
+            return size.factor(STRING_TRAVERSAL), size
         if target is None:
             return None
+        if e.function in ("containsIP", "containsCIDR") and e.args:
+            # two IPs' bytes compared; a CIDR masked and compared once more; a string argument parsed
+            cost = (_IP_BYTES + _IP_BYTES).factor(STRING_TRAVERSAL)
+            if e.function == "containsCIDR":
+                cost = cost + _IP_BYTES.factor(STRING_TRAVERSAL) + ONE
+            if self.type(e.args[0]).kind == "string":
+                cost = cost + self.size_or_unknown(e.args[0]).factor(STRING_TRAVERSAL)
+            return cost, None
         function, args = e.function, e.args
         size = self.size_or_unknown(target)
         if function in ("indexOf", "lastIndexOf"):
@@ -739,6 +766,19 @@ class _Coster:
                 separators = Range(max(size.min - 1, 0), max(size.max - 1, 0))
                 joined = joined + self.size_or_unknown(args[0]) * separators
             return joined.factor(STRING_TRAVERSAL), joined
+        return None
+
+    def _library_equality(self, lhs: Expr, rhs: Expr) -> tuple[Range, Range | None] | None:
+        """kube's cost of ``==`` between two values of one of its library types: one step (IPs, CIDRs,
+        quantities, semvers), or a URL's text; None for other types, which cel-go costs."""
+        kind = self.type(lhs).kind
+        if kind != self.type(rhs).kind:
+            return None
+        if kind in _UNIT_EQUALITY:
+            return ONE, None
+        if kind == "kubernetes.URL":  # cost.go sizes both sides by the right one's computed size
+            size = self.size(rhs) or ONE
+            return Range(1, size.max).factor(STRING_TRAVERSAL), None
         return None
 
     def _list_element(self, target: Expr) -> tuple[Range, DeclType] | None:

@@ -13,8 +13,19 @@ _WRAPPED: Final = re.compile(
 )
 
 
+_CONVERSION: Final = re.compile(r"^Function '(?P<function>duration|timestamp)' error: ")
+_CONVERTED_TO: Final = {
+    "duration": "google.protobuf.Duration",
+    "timestamp": "google.protobuf.Timestamp",
+}
+"""cel-go's String.ConvertToType: a string that does not parse as the type is one error for every cause."""
+
+
 def error_text(error: Exception) -> str:
     """The error's message on one line, unwrapped from cel-rust's report of a library function."""
     text = " ".join(str(error).split())
+    conversion = _CONVERSION.match(text)
+    if conversion:
+        return f"type conversion error from 'string' to '{_CONVERTED_TO[conversion['function']]}'"
     found = _WRAPPED.search(text)
     return found.group("message") if found else text

@@ -58,7 +58,7 @@ def _integer_fields(
         yield path, "int32"
         return
     if schema.types == ("integer",):
-        yield path, schema.format or "int64"
+        yield path, schema.go_integer or "int64"
         return
     for name, child in schema.properties.items():
         yield from _integer_fields(child, (*path, name))

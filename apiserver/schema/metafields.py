@@ -14,10 +14,11 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from apiserver.schema.objectmeta import embedded_resources
+from apiserver.schema.prunecheck import tree_is_pruned
 from apiserver.schema.pruning import prune
 from apiserver.schema.structural import Schema, compile_schema
 
-__all__ = ["prune_embedded_object_meta", "prune_object_meta", "prune_resource"]
+__all__ = ["is_pruned", "prune_embedded_object_meta", "prune_object_meta", "prune_resource"]
 
 # k8s.io/apimachinery pkg/apis/meta/v1/types.go: the JSON names of OwnerReference and ManagedFieldsEntry
 _OWNER_REFERENCE: Final = frozenset(
@@ -63,6 +64,21 @@ def prune_object_meta(metadata: Any, path: str) -> list[str]:
     return sorted(unknown)
 
 
+def _object_meta_is_pruned(metadata: Any) -> bool:
+    """True when :func:`prune_object_meta` would remove nothing: one subset test per mapping."""
+    if not isinstance(metadata, dict):
+        return True
+    if not metadata.keys() <= _OBJECT_META:
+        return False
+    for key, fields in _LISTS.items():
+        items = metadata.get(key)
+        if isinstance(items, list):
+            for item in items:
+                if isinstance(item, dict) and not item.keys() <= fields:
+                    return False
+    return True
+
+
 def _drop(members: dict[str, Any], known: frozenset[str], path: str) -> list[str]:
     doomed = [key for key in members if key not in known]
     for key in doomed:
@@ -88,3 +104,15 @@ def prune_resource(obj: dict[str, Any], schema: Mapping[str, Any] | Schema) -> l
     unknown = prune_object_meta(obj.get("metadata"), "metadata")
     unknown += prune(obj, compiled)
     return unknown + prune_embedded_object_meta(obj, compiled)
+
+
+def is_pruned(obj: dict[str, Any], schema: Mapping[str, Any] | Schema) -> bool:
+    """True when :func:`prune_resource` would leave ``obj`` as it is; it is not changed either way."""
+    schema = compile_schema(schema)
+    if not _object_meta_is_pruned(obj.get("metadata")) or not tree_is_pruned(obj, schema):
+        return False
+    return all(
+        _object_meta_is_pruned(resource["metadata"])
+        for resource, _ in embedded_resources(obj, schema)
+        if "metadata" in resource
+    )

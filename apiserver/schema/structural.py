@@ -36,7 +36,7 @@ _CACHE_SIZE: Final = 512
 _cache: OrderedDict[int, tuple[Mapping[str, Any], Schema]] = OrderedDict()
 
 # Formats the apiserver validates for CRDs, by schema type (apiextensions-apiserver
-# pkg/apiserver/validation/formats.go); any other format is stripped and never checked. String formats
+# pkg/apiserver/validation/formats.go); any other format, numeric ones too, is stripped and never checked. String formats
 # are compared after go-openapi's normalisation, which drops dashes ("date-time" is "datetime").
 _STRING_FORMATS: Final = frozenset(
     {
@@ -69,7 +69,6 @@ _STRING_FORMATS: Final = frozenset(
         "k8slongname",
     }
 )
-_INTEGER_FORMATS: Final = frozenset({"int32", "int64"})
 # The Python types of decoded JSON whose JSON type is the schema type (ints are "number"s too).
 _PYTHON_TYPES: Final[dict[str, frozenset[type]]] = {
     "string": frozenset({str}),
@@ -79,21 +78,13 @@ _PYTHON_TYPES: Final[dict[str, frozenset[type]]] = {
     "object": frozenset({dict}),
     "array": frozenset({list}),
 }
-_NUMBER_FORMATS: Final = frozenset({"float", "double"})
 
 
-def _supported_format(types: tuple[str, ...], fmt: str) -> str:
-    """``StripUnsupportedFormatsPostProcessorForVersion``: the format kept after stripping."""
-    if not fmt:
-        return ""
-    schema_type = types[0] if len(types) == 1 else ""
-    if schema_type in ("", "string"):
-        return fmt if fmt.replace("-", "") in _STRING_FORMATS else ""
-    if schema_type == "integer":
-        return fmt if fmt in _INTEGER_FORMATS else ""
-    if schema_type == "number":
-        return fmt if fmt in _NUMBER_FORMATS else ""
-    return ""
+def _supported_format(fmt: str) -> str:
+    """``StripUnsupportedFormatsPostProcessorForVersion``: the format kept after stripping, whatever the
+    schema's type. Numeric formats (``int32``, ``int64``, ``float``, ``double``) are never kept, so a
+    number beyond int64 in an ``int32`` field is "must be of type integer: "number"", as kube says."""
+    return fmt if fmt and fmt.replace("-", "") in _STRING_FORMATS else ""
 
 
 def _number(raw: Mapping[str, Any], key: str) -> float | int | None:
@@ -133,6 +124,7 @@ class Schema:
         "exclusive_maximum",
         "exclusive_minimum",
         "format",
+        "go_integer",
         "has_defaults_below",
         "has_embedded_below",
         "has_list_types_below",
@@ -159,6 +151,7 @@ class Schema:
         "preserve_unknown_fields",
         "properties",
         "properties_with_defaults",
+        "prune_check",
         "python_types",
         "raw",
         "required",
@@ -179,7 +172,9 @@ class Schema:
             self.types = ()
         self.nullable: bool = raw.get("nullable") is True
         fmt = raw.get("format")
-        self.format: str = _supported_format(self.types, fmt if isinstance(fmt, str) else "")
+        self.format: str = _supported_format(fmt if isinstance(fmt, str) else "")
+        self.go_integer: str = fmt if fmt in ("int32", "int64") else ""
+        """An integer field's Go type as its format declares it: what a built-in kind decodes it into."""
         self.default: Any = raw.get("default", MISSING)
 
         enum = raw.get("enum")
@@ -263,6 +258,8 @@ class Schema:
         """The compiled ``x-kubernetes-validations``, filled in by apiserver.schema.cel when first used."""
         self.cel_retyping: bool | None = None
         """Whether CEL sees values below differently from their JSON (apiserver.schema.cel, when used)."""
+        self.prune_check: Any = None
+        """Whether pruning would remove nothing, compiled by apiserver.schema.prunecheck when first used."""
 
         self.checks_type: bool = bool(self.types or self.format)
         self.python_types: frozenset[type] = frozenset().union(

@@ -32,17 +32,20 @@ from apiserver.endpoints.http import (
 from apiserver.endpoints.openapi import OpenAPIDocuments
 from apiserver.endpoints.openid import serve_openid
 from apiserver.endpoints.resource import ResourceHandler
-from apiserver.endpoints.routing import parse_resource_path
+from apiserver.endpoints.routing import ResourcePath, parse_resource_path
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import Scheme, ServerConverter
 from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
 from apiserver.metrics.registry import Metrics
 from apiserver.metrics.storage import InstrumentedStorage
 from apiserver.registry.cacher import WatchCache
-from apiserver.registry.context import Controller, LeaderElection, ServerContext, leader_only
+from apiserver.registry.context import Controller, LeaderElection, leader_only
+from apiserver.registry.keys import key_prefix
+from apiserver.registry.rest import DEFAULT_OPTIONS, RESTOptions
 from apiserver.registry.store import Store
-from apiserver.registry.strategy import Strategy
+from apiserver.server.apis import NO_PARTS, APIs, ServerParts
 from apiserver.server.compactor import Compactor
+from apiserver.server.config import ServerConfig
 from apiserver.server.health import Check, Health
 from apiserver.server.index import index_body
 from apiserver.server.served import ServedResources
@@ -79,7 +82,7 @@ class APIServer:
 
     def __init__(
         self,
-        scheme: Scheme,
+        apis: APIs,
         storage: Storage,
         openapi_dir: Path,
         compaction_interval: float = 300.0,
@@ -92,7 +95,10 @@ class APIServer:
         service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES,
         secure_port: int = 6443,
     ) -> None:
+        scheme = apis.scheme
         self.scheme = scheme
+        self.rest: dict[tuple[str, str], RESTOptions] = dict(apis.rest)
+        """Each resource's storage wiring, where it has one (CRDs installed while serving have none)."""
         self.metrics = Metrics(self._object_counts)
         # every storage request is timed, the health check's excepted (kube's is not a store request)
         self.health = Health(storage)
@@ -100,7 +106,7 @@ class APIServer:
         self.storage: Storage = storage
         self.compactor = Compactor(storage, compaction_interval)
         # every kind's parts are built from what its definition names, with this one shared context
-        self.context = ServerContext(
+        self.context = ServerConfig(
             storage,
             authorizer or AlwaysAllow(),
             leader_election=leader_election,
@@ -114,14 +120,14 @@ class APIServer:
         self._converters = self._bind_converters(scheme)
         self.admission = AdmissionChain()
         for resource in scheme:
-            strategy = (resource.strategy or Strategy)(self.context)
-            self.stores[(resource.group, resource.plural)] = Store(
-                resource, storage, strategy, admission=self.admission
-            )
-        for resource in scheme:
-            for plugin in resource.admission:
+            key = (resource.group, resource.plural)
+            strategy = self.rest.get(key, DEFAULT_OPTIONS).new_strategy(self.context)
+            self.stores[key] = Store(resource, storage, strategy, admission=self.admission)
+        parts = [apis.parts.get((r.group, r.plural), NO_PARTS) for r in scheme]
+        for part in parts:
+            for plugin in part.admission:
                 self.admission.add(plugin(self.context))
-        self.controllers = self._controllers(scheme)
+        self.controllers = self._controllers(parts)
         self._caches_started = False
         self.health.add(Check("informer-sync", self._informers_synced), "readyz")
         self._started_hooks = [self.health.post_start_hook("generic-apiserver-start-informers")]
@@ -131,9 +137,7 @@ class APIServer:
         ]
         self.health.add_shutdown_check()
         self.context.tokens.authenticators.extend(
-            authenticator(self.context)
-            for resource in scheme
-            for authenticator in resource.authenticators
+            authenticator(self.context) for part in parts for authenticator in part.authenticators
         )
         if (
             delegated_authorizer is not None
@@ -144,15 +148,15 @@ class APIServer:
             self.context.authorizer = authorizer_for_modes(
                 authorization_modes, self.context.authorizer_modes
             )
-        self.discovery = Discovery(scheme)
+        self.discovery = Discovery(scheme, self.rest)
         self.openapi = OpenAPIDocuments(openapi_dir)
         self.served = ServedResources(
-            scheme, self.context, self.admission, self.compactor, self.openapi
+            scheme, self.context, self.admission, self.compactor, self.openapi, self.rest
         )
         self.served.listeners.append(self._rediscover)
         self.context.served = self.served
         self.resources = ResourceHandler(
-            scheme, self.stores, self._creaters(scheme), metrics=self.metrics
+            scheme, self.stores, self._creaters(scheme), metrics=self.metrics, rest=self.rest
         )
         self.version_body = orjson.dumps(VERSION_INFO)
 
@@ -175,32 +179,33 @@ class APIServer:
     def _key_prefixes(self) -> dict[str, str]:
         """Each stored resource's key prefix and its name as kube's storage metrics label it."""
         return {
-            store.resource.key_prefix(): store.resource.group_resource
+            key_prefix(store.resource): store.resource.group_resource
             for store in list(self.stores.values())
             if store.resource.persisted
         }
 
     def _rediscover(self) -> None:
         """Discovery after the served resources changed (its documents are pre-encoded)."""
-        self.discovery = Discovery(self.scheme)
+        self.discovery = Discovery(self.scheme, self.rest)
 
     def _bind_converters(self, scheme: Scheme) -> list[ServerConverter]:
         """Each generated kind's conversion webhook client, made with this server's context and set as
         its resource's converter before any store is built."""
         bound = []
         for resource in list(scheme):
-            if resource.converter_factory is not None:
-                converter = resource.converter_factory(self.context)
+            make = self.rest.get((resource.group, resource.plural), DEFAULT_OPTIONS).converter
+            if make is not None:
+                converter = make(self.context)
                 scheme.replace(dataclasses.replace(resource, converter=converter))
                 bound.append(converter)
         return bound
 
-    def _controllers(self, scheme: Scheme) -> list[Controller]:
+    def _controllers(self, parts: list[ServerParts]) -> list[Controller]:
         """The controllers this replica starts: every one when it is the only replica (or nothing
         elects); otherwise the leader-only ones (the compactor's among them) go to the elector, which runs
         them while this replica leads."""
         built: list[Controller] = [
-            controller(self.context) for resource in scheme for controller in resource.controllers
+            controller(self.context) for part in parts for controller in part.controllers
         ]
         everywhere = [c for c in built if not leader_only(c)]
         leading = [c for c in [*built, self.compactor] if leader_only(c)]
@@ -215,7 +220,8 @@ class APIServer:
         """Every create subresource's handler, built with the context, and its body's kind."""
         creaters = {}
         for resource in scheme:
-            for sub in resource.create_subresources:
+            options = self.rest.get((resource.group, resource.plural), DEFAULT_OPTIONS)
+            for sub in options.create_subresources:
                 body = scheme.kind(sub.group, sub.kind)
                 version = body.version(sub.version) if body is not None else None
                 if body is None or version is None:  # the generator checks this; a hand-made scheme
@@ -231,7 +237,7 @@ class APIServer:
         await self.storage.start()
         for store in self.stores.values():
             if store.resource.persisted:
-                store.cache = WatchCache(self.storage, store.resource.key_prefix())
+                store.cache = WatchCache(self.storage, key_prefix(store.resource))
                 await store.cache.start()
                 self.compactor.listeners.append(store.cache.forget_before)
         self._caches_started = True
@@ -364,9 +370,30 @@ class APIServer:
             resource_path = parse_resource_path(path)
             if resource_path is None:
                 raise errors.resource_not_found()
+            if self._unhandled(resource_path):
+                await respond_text(send, 404, "404 page not found\n")
+                return
             await self.resources.handle(request, send, resource_path)
             return
         await respond_text(send, 404, "404 page not found\n")
+
+    def _unhandled(self, path: ResourcePath) -> bool:
+        """No handler of kube's would take the request, so its NotFound handler answers in plain text: no
+        resource that is not a CustomResourceDefinition's serves the group-version (a built-in group-version's
+        handler answers JSON), and no CRD serves the resource in that version (apiextensions-apiserver's
+        crdHandler hands such a request to its delegate: pkg/apiserver/customresource_handler.go)."""
+        if self.scheme.served(path.group, path.version, path.plural) is not None:
+            return False
+        for resource in self.scheme:
+            version = resource.version(path.version)
+            if (
+                resource.group == path.group
+                and version is not None
+                and version.served
+                and (resource.group, resource.plural) not in self.served.installed
+            ):
+                return False
+        return True
 
     def _index(self) -> bytes:
         health = {

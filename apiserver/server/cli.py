@@ -29,7 +29,7 @@ from apiserver.authentication.authenticator import Authenticator
 from apiserver.authentication.requestheader import RequestHeaderAuthenticator
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.endpoints.http import ASGIApp
-from apiserver.machinery.scheme import Scheme
+from apiserver.server.apis import APIs
 from apiserver.server.app import APIServer
 from apiserver.server.authentication_info import AuthenticationInfoError, publish, published
 from apiserver.server.chain import build_handler_chain
@@ -176,8 +176,8 @@ def prepare_data_dir(data_dir: Path) -> None:
     os.chmod(data_dir, 0o700)
 
 
-def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
-    """Serve ``scheme``: one process, or with --workers a supervisor of forked workers. A reason not to start
+def run(apis: APIs, openapi_dir: Path, options: ServeOptions) -> None:
+    """Serve ``apis``: one process, or with --workers a supervisor of forked workers. A reason not to start
     is a :class:`StartupError` (the command line prints it as one line)."""
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -196,7 +196,7 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
     except (TokenSetupError, DelegationError) as error:
         raise StartupError(str(error)) from error
     if listener is not None:
-        _serve_process(scheme, openapi_dir, options, security, tokens, listener)
+        _serve_process(apis, openapi_dir, options, security, tokens, listener)
         return
     try:
         reservation = claim_port(options.bind_address, options.port)
@@ -206,7 +206,7 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
         options.workers,
         reservation,
         lambda worker_listener, on_ready: _serve_process(
-            scheme, openapi_dir, options, security, tokens, worker_listener, on_ready
+            apis, openapi_dir, options, security, tokens, worker_listener, on_ready
         ),
         lambda port: announce(options, security, port),
     )
@@ -214,7 +214,7 @@ def run(scheme: Scheme, openapi_dir: Path, options: ServeOptions) -> None:
 
 
 def _serve_process(
-    scheme: Scheme,
+    apis: APIs,
     openapi_dir: Path,
     options: ServeOptions,
     security: Security | None,
@@ -232,7 +232,7 @@ def _serve_process(
         etcd_prefix=options.etcd_prefix,
     )
     server = APIServer(
-        scheme,
+        apis,
         storage,
         openapi_dir,
         options.etcd_compaction_interval,

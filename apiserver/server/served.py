@@ -19,8 +19,9 @@ from apiserver.endpoints.openapi import OpenAPIDocuments
 from apiserver.machinery.scheme import ResourceType, Scheme
 from apiserver.registry.cacher import WatchCache
 from apiserver.registry.context import ServerContext
+from apiserver.registry.keys import key_prefix
+from apiserver.registry.rest import DEFAULT_OPTIONS, RESTOptions
 from apiserver.registry.store import Store
-from apiserver.registry.strategy import Strategy
 from apiserver.server.compactor import Compactor
 
 log = logging.getLogger(__name__)
@@ -38,12 +39,15 @@ class ServedResources:
         admission: AdmissionChain,
         compactor: Compactor,
         openapi: OpenAPIDocuments,
+        rest: dict[tuple[str, str], RESTOptions] | None = None,
     ) -> None:
         self.scheme = scheme
         self.context = context
         self.admission = admission
         self.compactor = compactor
         self.openapi = openapi
+        self.rest = rest if rest is not None else {}
+        """Each resource's storage wiring, shared with routing and discovery."""
         self.listeners: list[Listener] = []
         self.installed: set[tuple[str, str]] = set()
         """The (group, plural) of resources installed here; the generated ones cannot be replaced."""
@@ -70,9 +74,10 @@ class ServedResources:
                 self._pending = False
                 self._changed()
 
-    async def install(self, resource: ResourceType) -> None:
-        """Serve ``resource`` (or its new shape, when one of its group and plural is served): the Store and
-        its watch cache first, then the Scheme, so that no request finds the kind without its Store."""
+    async def install(self, resource: ResourceType, options: RESTOptions = DEFAULT_OPTIONS) -> None:
+        """Serve ``resource`` (or its new shape, when one of its group and plural is served) stored as
+        ``options`` say: the Store and its watch cache first, then the Scheme, so that no request finds the
+        kind without its Store."""
         key = (resource.group, resource.plural)
         if self.scheme.resource(*key) is not None and key not in self.installed:
             raise ValueError(f"{resource.group_resource} is served already")
@@ -83,10 +88,11 @@ class ServedResources:
             self.scheme.replace(resource)
             self._changed()
             return
-        strategy = (resource.strategy or Strategy)(self.context)
+        strategy = options.new_strategy(self.context)
+        self.rest[key] = options
         store = Store(resource, self.context.storage, strategy, admission=self.admission)
         if resource.persisted:
-            store.cache = WatchCache(self.context.storage, resource.key_prefix())
+            store.cache = WatchCache(self.context.storage, key_prefix(resource))
             await store.cache.start()
             self.compactor.listeners.append(store.cache.forget_before)
         self.context.stores[key] = store
@@ -101,6 +107,7 @@ class ServedResources:
         self.installed.discard((group, plural))
         self.scheme.remove(group, plural)
         store = self.context.stores.pop((group, plural), None)
+        self.rest.pop((group, plural), None)
         self._changed()
         if store is not None and store.cache is not None:
             self.compactor.listeners.remove(store.cache.forget_before)

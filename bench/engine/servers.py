@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from apiserver.machinery.scheme import ResourceType
+from apiserver.registry.keys import object_key
 from apiserver.registry.store import Store
 from apiserver.storage import EtcdStorage, SQLiteStorage, Storage
 from bench.common import ChildServer, cpu_seconds, free_port, run_uvloop
@@ -62,7 +63,7 @@ async def populate(storage: Storage, resource: ResourceType, namespace: str, cou
         for index in names:
             obj: dict[str, Any] = crontab(list_item(index))
             await store.create(namespace, obj)
-        kv = await storage.get(resource.key(namespace, list_item(0)))
+        kv = await storage.get(object_key(resource, namespace, list_item(0)))
         size = len(kv.value) if kv is not None else 0
 
     await storage.start()
@@ -100,7 +101,7 @@ class Engine:
         if "etcd" in self.storages:
             self.etcd.start()
         resource = crontab_resource()
-        self.read_keys = [resource.key(LIST_NS, list_item(i)) for i in range(LIST_OBJECTS)]
+        self.read_keys = [object_key(resource, LIST_NS, list_item(i)) for i in range(LIST_OBJECTS)]
         for label, (name, _, prefix) in SERVERS.items():
             if name not in self.storages:
                 continue

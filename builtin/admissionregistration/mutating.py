@@ -22,6 +22,7 @@ from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.registry.context import ServerContext
 from apiserver.registry.offload import run_heavy
+from apiserver.server.config import ServerConfig
 from builtin.admissionregistration.authz import Asking
 from builtin.admissionregistration.cost import HEAVY_COST
 from builtin.admissionregistration.equivalents import Matched
@@ -180,6 +181,6 @@ def _snapshot(obj: Object | None) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
 
 
-def mutating_policies(context: ServerContext) -> MutatingPolicies:
+def mutating_policies(context: ServerConfig) -> MutatingPolicies:
     """The server's one MutatingAdmissionPolicy plugin (admission plugin and both kinds' controller)."""
     return context.part(MutatingPolicies)

@@ -25,6 +25,7 @@ from apiserver.machinery.objects import Object
 from apiserver.registry.context import ServerContext
 from apiserver.registry.offload import run_heavy
 from apiserver.registry.store import ListOptions, Store
+from apiserver.server.config import ServerConfig
 from apiserver.storage.interface import StorageError
 from builtin.admissionregistration.authz import Asking, authorizer_value
 from builtin.admissionregistration.compiled import (
@@ -416,7 +417,7 @@ def cel_request(attributes: Attributes, matched: Matched) -> dict[str, Any]:
     return request
 
 
-def validating_policies(context: ServerContext) -> ValidatingPolicies:
+def validating_policies(context: ServerConfig) -> ValidatingPolicies:
     """The server's one ValidatingAdmissionPolicy plugin (admission plugin and both kinds' controller)."""
     return context.part(ValidatingPolicies)
 

@@ -25,6 +25,7 @@ from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.patch.jsonpatch import PatchError, apply_json_patch
 from apiserver.registry.context import ServerContext
+from apiserver.server.config import ServerConfig
 from builtin.admissionregistration.conditions import ConditionError, conditions_match
 from builtin.admissionregistration.equivalents import Matched
 from builtin.admissionregistration.matching import WEBHOOK, Matcher
@@ -259,11 +260,11 @@ def _snapshot(obj: Object | None) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
 
 
-def validating_webhooks(context: ServerContext) -> ValidatingWebhooks:
+def validating_webhooks(context: ServerConfig) -> ValidatingWebhooks:
     """The server's one ValidatingAdmissionWebhook plugin (its admission plugin and its controller)."""
     return context.part(ValidatingWebhooks)
 
 
-def mutating_webhooks(context: ServerContext) -> MutatingWebhooks:
+def mutating_webhooks(context: ServerConfig) -> MutatingWebhooks:
     """The server's one MutatingAdmissionWebhook plugin (its admission plugin and its controller)."""
     return context.part(MutatingWebhooks)

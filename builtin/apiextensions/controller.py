@@ -20,9 +20,9 @@ from typing import Any
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType
-from apiserver.registry.context import ServerContext
 from apiserver.registry.meta import now_rfc3339
 from apiserver.registry.store import ListOptions, Store
+from apiserver.server.config import ServerConfig
 from apiserver.server.served import ServedResources
 from apiserver.storage.interface import StorageError
 from builtin.apiextensions.conversion import WebhookConverter
@@ -84,7 +84,7 @@ def _comparable(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 class CustomResourceDefinitionController:
     """Serves every established CRD and keeps the CRDs' status; see the module docstring."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.context = context
         self._crds: dict[str, Object] = {}
         self._served: dict[str, _Served] = {}

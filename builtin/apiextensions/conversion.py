@@ -4,7 +4,8 @@ version go to the CRD's conversion webhook in a ConversionReview, as kube's apie
 list page, or a batch of watch events), only the objects not already in the wanted version, the answer checked
 (response present, uid, result, object count, apiVersion and kind, name, namespace and uid kept) and only the
 labels and annotations of the answer's metadata taken (restoreObjectMeta). Every failure is kube's error text,
-``conversion webhook for <gvk> failed: ...``, answered as kube's 500 InternalError."""
+``conversion webhook for <gvk> failed: ...``, answered as kube answers a plain error: a 500 with that text
+and no reason."""
 
 from __future__ import annotations
 
@@ -71,17 +72,13 @@ class WebhookConverter:
         try:
             answer = await self.clients.post(self.client_config, review, timeout_seconds())
         except CallFailed as error:
-            raise errors.internal_error(
-                f"conversion webhook for {source} failed: {error}"
-            ) from None
+            raise errors.unknown_error(f"conversion webhook for {source} failed: {error}") from None
         try:
             converted = self._converted_objects(answer, uid)
         except _Invalid as error:
-            raise errors.internal_error(
-                f"conversion webhook for {source} failed: {error}"
-            ) from None
+            raise errors.unknown_error(f"conversion webhook for {source} failed: {error}") from None
         if len(converted) != len(sent):
-            raise errors.internal_error(
+            raise errors.unknown_error(
                 f"conversion webhook for {source} returned {len(converted)} objects, "
                 f"expected {len(sent)}"
             )
@@ -90,7 +87,7 @@ class WebhookConverter:
             try:
                 out[i] = self._checked(original, new, api_version)
             except _Invalid as error:
-                raise errors.internal_error(
+                raise errors.unknown_error(
                     f"conversion webhook for {source} returned invalid converted object at index "
                     f"{index}: {error}"
                 ) from None
@@ -165,6 +162,6 @@ class _OwnClients(WebhookConverter):
 def webhook_converter(
     group: str, kind: str, webhook: dict[str, Any]
 ) -> Callable[[ServerContext], _OwnClients]:
-    """``ResourceType.converter_factory`` of a kind generated from a CRD with conversion strategy Webhook:
+    """``RESTOptions.converter`` of a kind generated from a CRD with conversion strategy Webhook:
     it converts as the same CRD posted to a running server does."""
     return lambda context: _OwnClients(WebhookClients(context), group, kind, webhook)

@@ -2,7 +2,7 @@
 discovery/OpenAPI aggregation) as a controller of the APIService kind: it follows the APIServices and the
 Services they name, checks every proxied group-version at once when either changes and every
 ``CHECK_INTERVAL`` seconds, writes the Available condition, and sits in front of the server's own handlers
-(``ServerContext.aggregation``): requests under a proxied ``/apis/GROUP/VERSION`` go to its backend (kube's
+(``ServerConfig.aggregation``): requests under a proxied ``/apis/GROUP/VERSION`` go to its backend (kube's
 503 "service unavailable" while it is not available, so a backend that is down costs its group only), and
 /apis, /apis/GROUP, /openapi/v3 and /openapi/v2 are the local documents merged with the backends'."""
 
@@ -24,7 +24,7 @@ from apiserver.encoding.gnostic import encode_swagger
 from apiserver.endpoints.discovery import aggregated_version
 from apiserver.endpoints.http import ASGIApp, Message, Receive, Scope, Send, respond, respond_text
 from apiserver.machinery import errors
-from apiserver.registry.context import ServerContext
+from apiserver.server.config import ServerConfig
 from apiserver.storage.interface import StorageError
 from builtin.apiregistration import merge
 from builtin.apiregistration.availability import LOCAL, Verdict, check, unavailable, with_condition
@@ -113,7 +113,7 @@ def _key(obj: dict[str, Any]) -> tuple[str, str]:
 class Aggregator:
     """A Controller (start, stop) and the server's Aggregation (claims, serve)."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.context = context
         context.aggregation = self
         self.store = context.store(GROUP, "apiservices")

@@ -20,8 +20,8 @@ import logging
 from typing import Any
 
 from apiserver.machinery import errors
-from apiserver.registry.context import ServerContext
 from apiserver.registry.store import ListOptions
+from apiserver.server.config import ServerConfig
 from apiserver.storage.interface import StorageError
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ class Autoregister:
 
     post_start_hook = "kube-apiserver-autoregistration"
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.context = context
         self.store = context.store(GROUP, "apiservices")
         self.registered: set[str] = set()

@@ -13,6 +13,7 @@ from apiserver.admission.interface import Attributes, Operation
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.registry.context import ServerContext
+from apiserver.registry.keys import object_key
 from apiserver.registry.store import ListOptions, Store
 from apiserver.registry.strategy import Strategy
 from apiserver.schema import causes
@@ -120,7 +121,7 @@ class NamespaceLifecycle:
         namespaces = self.context.store(GROUP, PLURAL)
         cache = namespaces.cache
         cached = (
-            cache.objects.get(namespaces.resource.key(None, attributes.namespace))
+            cache.objects.get(object_key(namespaces.resource, None, attributes.namespace))
             if cache
             else None
         )

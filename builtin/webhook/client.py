@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import posixpath
 import ssl
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import orjson
@@ -109,13 +111,20 @@ class WebhookClients:
 
 
 def _url(config: dict[str, Any], timeout: float) -> str:
-    """The URL kube posts to, with the ``?timeout=`` its REST client adds."""
+    """The URL kube posts to, with the ``?timeout=`` its REST client adds. The path is client-go's
+    ``path.Join("/", apiPath)`` (rest.DefaultVersionedAPIPath): ``/`` when the configuration has none."""
     url = config.get("url")
-    if not isinstance(url, str) or not url:
+    if isinstance(url, str) and url:
+        parts = urlsplit(url)
+        base, path = f"{parts.scheme}://{parts.netloc}", parts.path
+    else:
         service = config.get("service") or {}
         name, namespace = service.get("name", ""), service.get("namespace", "")
-        url = f"https://{name}.{namespace}.svc:{service.get('port') or 443}{service.get('path') or ''}"
-    return f"{url}{'&' if '?' in url else '?'}timeout={timeout:g}s"
+        base, path = (
+            f"https://{name}.{namespace}.svc:{service.get('port') or 443}",
+            service.get("path") or "",
+        )
+    return f"{base}{posixpath.normpath('/' + path.lstrip('/'))}?timeout={timeout:g}s"
 
 
 def _tls(ca_bundle: str) -> ssl.SSLContext:

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from oracle.golden import Divergence, judge, read_divergences, stale_divergences
 from oracle.normalize import normalize_body, normalize_headers, normalize_terminal, normalize_text
-from oracle.scenario import ScenarioError, load_scenario
+from oracle.scenario import KubectlRun, Request, ScenarioError, load_scenario
+from tests.serverproc import FIXTURES
 
 CREATED = {
     "kind": "ConfigMap",
@@ -140,3 +142,23 @@ def test_scenario_errors(tmp_path: Path) -> None:
     path.write_text("steps:\n- {name: a, request: {method: GET, path: /}, keep: nothing}\n")
     with pytest.raises(ScenarioError, match="no set named"):
         load_scenario(path)
+    path.write_text(
+        "steps:\n- {name: a, kubectl: {args: [apply, -f, '-'], stdinFile: crd-corpus/none.yaml}}\n"
+    )
+    with pytest.raises(ScenarioError, match=r"no fixture file 'crd-corpus/none\.yaml'"):
+        load_scenario(path)
+
+
+def test_big_documents_are_read_from_fixture_files(tmp_path: Path) -> None:
+    """A real CRD stays a fixture: kubectl reads it on stdin, a request sends it as JSON."""
+    crd = "crd-corpus/kyverno/kyverno.io_policyexceptions.yaml"
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "steps:\n"
+        f"- {{name: a, kubectl: {{args: [apply, -f, '-'], stdinFile: {crd}}}}}\n"
+        f"- {{name: b, request: {{method: POST, path: /x, bodyFile: {crd}}}}}\n"
+    )
+    kubectl, request = (step.action for step in load_scenario(path).steps)
+    text = (FIXTURES / crd).read_text()
+    assert isinstance(kubectl, KubectlRun) and kubectl.stdin == text
+    assert isinstance(request, Request) and request.body == yaml.safe_load(text)

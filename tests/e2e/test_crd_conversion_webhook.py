@@ -4,7 +4,7 @@ this process, reached through a Service reference (an ExternalName Service namin
 issued for ``<name>.<namespace>.svc`` as kube verifies it) and trusted through ``caBundle``. Then the webhook
 fails in each of the ways kube's webhook converter checks for
 (k8s.io/apiextensions-apiserver/pkg/apiserver/conversion/webhook_converter.go): kube's
-``conversion webhook for ... failed`` as a 500 InternalError, no hang, and nothing written half-way. One server
+``conversion webhook for ... failed`` as a 500 with no reason (kube's answer to a plain error), no hang, and nothing written half-way. One server
 and one webhook for the module."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ V2 = f"/apis/{GROUP}/v2/namespaces/default/cronjobs"
 SERVICE = "cronjob-conversion"
 TIMEOUT = 1.5  # the server's conversion webhook timeout here (kube's is a fixed 30 s)
 FIELDS = ("minute", "hour", "dayOfMonth", "month", "dayOfWeek")
-FAILED = f"Internal error occurred: conversion webhook for {GROUP}/v1, Kind=CronJob "
+FAILED = f"conversion webhook for {GROUP}/v1, Kind=CronJob "
 
 
 class Webhook(BaseHTTPRequestHandler):
@@ -310,7 +310,7 @@ def test_a_failing_webhook_is_kubes_500_and_writes_nothing(
     read = read_broken(client, mode, broken)
     assert time.monotonic() - started < TIMEOUT + 2  # no hang beyond the webhook's timeout
     status = read.json()
-    assert status["reason"] == "InternalError"
+    assert "reason" not in status  # StatusReasonUnknown, as the oracle answers
     assert status["message"].startswith(FAILED), status["message"]
     assert message in status["message"]
     # a write in the other version fails before anything is stored

@@ -110,3 +110,29 @@ def test_generated_and_run_time_crds_convert_as_kubes_strategy_none(
 def test_an_unserved_version_is_not_served_either_way(client: httpx.Client) -> None:
     for group in (GENERATED, RUN_TIME):
         assert client.get(policies(group, "v1alpha1")).status_code == 404
+
+
+# (path, whether kube answers JSON): a request no handler of kube's takes gets its NotFound handler's plain
+# text (apiextensions-apiserver's crdHandler delegates a CRD's unserved version, or a resource no CRD
+# defines, to it); a built-in group-version's handler answers a JSON Status
+NOT_FOUND = [
+    (f"/apis/{RUN_TIME}/v1alpha1/namespaces/default/policies", False),
+    (f"/apis/{RUN_TIME}/v9/namespaces/default/policies", False),
+    (f"/apis/{RUN_TIME}/v2/namespaces/default/nothings", False),
+    ("/apis/nowhere.example/v1/things", False),
+    ("/api/v1/namespaces/default/nothings", True),
+    ("/apis/apiextensions.k8s.io/v1/nothings", True),
+]
+
+
+@pytest.mark.parametrize(("path", "json"), NOT_FOUND)
+def test_not_found_is_answered_by_the_handler_kube_would_route_to(
+    client: httpx.Client, path: str, json: bool
+) -> None:
+    answer = client.get(path)
+    assert answer.status_code == 404
+    if json:
+        assert answer.json()["reason"] == "NotFound"
+    else:
+        assert answer.headers["content-type"] == "text/plain; charset=utf-8"
+        assert answer.text == "404 page not found\n"

@@ -17,7 +17,7 @@ from apiserver.server.app import APIServer
 from apiserver.storage.memory import MemoryStorage
 from builtin.coordination.election import LeaderElector
 from builtin.garbagecollector.collector import GarbageCollector, LeaseLapsed
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 
 FAST = LeaderElection(lease_duration=2.0, renew_deadline=1.5, retry_period=0.05)
 
@@ -37,8 +37,8 @@ async def lease(server: APIServer) -> dict[str, object]:
 def test_one_leads_and_a_clean_stop_hands_over_at_once() -> None:
     async def body() -> None:
         storage = MemoryStorage()
-        one = APIServer(build_scheme(), storage, OPENAPI_DIR, leader_election=FAST)
-        two = APIServer(build_scheme(), storage, OPENAPI_DIR, leader_election=FAST)
+        one = APIServer(build_apis(), storage, OPENAPI_DIR, leader_election=FAST)
+        two = APIServer(build_apis(), storage, OPENAPI_DIR, leader_election=FAST)
         assert not any(leader_only(c) for c in one.controllers)  # the elector runs those
         await one.start()
         await two.start()
@@ -63,7 +63,7 @@ def test_a_leader_whose_lease_lapsed_on_its_clock_writes_nothing() -> None:
     its campaign's next round steps it down: the collector's writes wait until the lease is renewed."""
 
     async def body() -> None:
-        server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR, leader_election=FAST)
+        server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR, leader_election=FAST)
         await server.start()
         chosen = elector(server)
         collector = next(c for c in chosen.controllers if isinstance(c, GarbageCollector))
@@ -92,8 +92,8 @@ def test_a_replica_shutting_down_never_takes_the_lease() -> None:
 
     async def body() -> None:
         storage = MemoryStorage()
-        one = APIServer(build_scheme(), storage, OPENAPI_DIR, leader_election=FAST)
-        two = APIServer(build_scheme(), storage, OPENAPI_DIR, leader_election=FAST)
+        one = APIServer(build_apis(), storage, OPENAPI_DIR, leader_election=FAST)
+        two = APIServer(build_apis(), storage, OPENAPI_DIR, leader_election=FAST)
         await one.start()
         await two.start()
         two.shutdown_initiated()
@@ -110,7 +110,7 @@ def test_a_round_that_times_out_says_so(caplog: pytest.LogCaptureFixture) -> Non
     """A round that gets no answer in the renew deadline is logged with that reason, never an empty one."""
 
     async def body() -> None:
-        server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR, leader_election=FAST)
+        server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR, leader_election=FAST)
         chosen = elector(server)
 
         async def hang(config: LeaderElection) -> bool:
@@ -129,7 +129,7 @@ def test_a_round_that_times_out_says_so(caplog: pytest.LogCaptureFixture) -> Non
 
 
 def test_alone_on_its_storage_a_server_runs_every_controller() -> None:
-    server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+    server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR)
     kinds = {type(c).__name__ for c in server.controllers}
     assert {"GarbageCollector", "NamespaceController", "Compactor"} <= kinds
 
@@ -153,7 +153,7 @@ def test_alone_on_its_storage_a_server_runs_every_controller() -> None:
 )
 def test_lease_spec_validation(spec: dict[str, object], message: str) -> None:
     async def body() -> None:
-        server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+        server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR)
         store = server.context.store("coordination.k8s.io", "leases")
         lease = {
             "apiVersion": "coordination.k8s.io/v1",
@@ -191,7 +191,7 @@ def test_a_lost_race_for_the_lease_is_a_debug_line(
     as client-go's V(4) "lock is held by ..." line; a failing storage is worth an INFO line."""
 
     async def body() -> None:
-        server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR, leader_election=FAST)
+        server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR, leader_election=FAST)
         chosen = elector(server)
 
         async def lost(config: LeaderElection) -> bool:

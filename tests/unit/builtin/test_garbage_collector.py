@@ -17,7 +17,7 @@ from apiserver.registry.store import ListOptions
 from apiserver.server.app import APIServer
 from apiserver.storage import open_storage
 from builtin.garbagecollector.collector import GarbageCollector
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 from tests.inprocess import InProcessServer
 
 CM = "/api/v1/namespaces/{ns}/configmaps"
@@ -221,7 +221,7 @@ def test_work_left_by_a_stopped_server_is_done_by_the_next(tmp_path: Path) -> No
     would leave it); the next server, on the same SQLite, collects the dependents from what is stored."""
 
     async def body() -> None:
-        first = APIServer(build_scheme(), open_storage("sqlite", tmp_path), OPENAPI_DIR)
+        first = APIServer(build_apis(), open_storage("sqlite", tmp_path), OPENAPI_DIR)
         await first.start()
         store = first.context.store("", "configmaps")
         owner = await store.create("default", {**CONFIGMAP, "metadata": {"name": "restart-owner"}})
@@ -232,7 +232,7 @@ def test_work_left_by_a_stopped_server_is_done_by_the_next(tmp_path: Path) -> No
         await collector.stop()
         await store.delete("default", "restart-owner")
         await first.stop()
-        second = APIServer(build_scheme(), open_storage("sqlite", tmp_path), OPENAPI_DIR)
+        second = APIServer(build_apis(), open_storage("sqlite", tmp_path), OPENAPI_DIR)
         await second.start()
         store = second.context.store("", "configmaps")
         for _ in range(500):

@@ -12,7 +12,7 @@ from apiserver.server.app import APIServer
 from apiserver.storage.memory import MemoryStorage
 from builtin.core import namespace
 from builtin.core.namespace import DefaultNamespaces, NamespaceController
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 
 
 def test_a_namespace_deleted_after_the_watch_ended_is_still_finalized(
@@ -22,7 +22,7 @@ def test_a_namespace_deleted_after_the_watch_ended_is_still_finalized(
 
     async def body() -> None:
         storage = MemoryStorage()
-        server = APIServer(build_scheme(), storage, OPENAPI_DIR)  # not started: no watch caches
+        server = APIServer(build_apis(), storage, OPENAPI_DIR)  # not started: no watch caches
         [defaults] = [c for c in server.controllers if isinstance(c, DefaultNamespaces)]
         [lifecycle] = [c for c in server.controllers if isinstance(c, NamespaceController)]
         await defaults.start()

@@ -16,14 +16,14 @@ from apiserver.authorization.union import PrivilegedGroups, UnionAuthorizer, aut
 from apiserver.server.app import APIServer
 from apiserver.storage import MemoryStorage
 from builtin.rbac.authorizer import RBACAuthorizer, rbac_authorizer
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 
 GROUP = "rbac.authorization.k8s.io"
 ALICE = UserInfo("alice", groups=("devs", "system:authenticated"))
 
 
 def new_authorizer() -> RBACAuthorizer:
-    server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR, authorization_modes=("RBAC",))
+    server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR, authorization_modes=("RBAC",))
     found = rbac_authorizer(server.context)
     assert found is not None
     return found

@@ -15,7 +15,7 @@ from apiserver.machinery import errors
 from apiserver.registry.admit import WriteOptions
 from apiserver.server.app import APIServer
 from apiserver.storage.memory import MemoryStorage
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 
 JANE = UserInfo("jane", uid="7", groups=("devs", "system:authenticated"), extra={"team": ("a",)})
 
@@ -43,7 +43,7 @@ def review(group: str, kind: str, spec: dict[str, Any] | None = None) -> dict[st
 
 def create(plural: str, group: str, body: dict[str, Any]) -> dict[str, Any]:
     async def main() -> dict[str, Any]:
-        server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR, authorizer=NoDeletes())
+        server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR, authorizer=NoDeletes())
         store = server.stores[(group, plural)]
         return await store.create(None, body, options=WriteOptions(user=JANE))
 

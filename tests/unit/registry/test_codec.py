@@ -11,7 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from apiserver.machinery.convert import deep_copy
+from apiserver.machinery.scheme import ResourceType
 from apiserver.registry import codec
+from apiserver.schema import prune_resource
 from apiserver.storage.interface import KeyValue
 from generated.server import build_scheme
 from tests.strategies import from_schema
@@ -71,3 +73,79 @@ def test_a_read_prunes_the_stored_value_to_the_current_schema(
     expected = {**head, **read}
     expected.setdefault("metadata", {})["resourceVersion"] = "7"
     assert codec.decode(CONFIGMAPS, kv) == expected
+
+
+class _Prunes:
+    """Counts the prunes a read does, around the real one."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = prune_resource
+
+        def counted(obj: dict[str, Any], schema: Any) -> list[str]:
+            self.count += 1
+            return real(obj, schema)
+
+        monkeypatch.setattr(codec, "prune_resource", counted)
+
+
+CONFIGMAP = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "c", "namespace": "d", "resourceVersion": "3"},
+    "data": {"a": "b"},
+}
+KEY = "/registry/configmaps/d/c"
+CONFIGMAP_TYPE: ResourceType = CONFIGMAPS  # type: ignore[assignment]  # the scheme ships it
+
+
+def test_a_value_the_codec_wrote_clean_is_read_back_without_a_prune(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    prunes = _Prunes(monkeypatch)
+    shape = codec.Codec(CONFIGMAP_TYPE)
+    kv = KeyValue(KEY, shape.encode(KEY, CONFIGMAP), 1, 7)
+    assert shape.decode(kv) == codec.as_stored(CONFIGMAP, kv)
+    assert prunes.count == 0
+    # the same bytes read by another shape of the resource (a restart, a changed schema) are pruned
+    assert codec.Codec(CONFIGMAP_TYPE).decode(kv) == codec.as_stored(CONFIGMAP, kv)
+    assert prunes.count == 1
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        {**CONFIGMAP, "bogus": 1},  # a field the schema lacks
+        {**CONFIGMAP, "metadata": {"name": "c", "bogusMeta": 1}},  # ObjectMeta's
+    ],
+)
+def test_a_value_written_unclean_is_pruned_when_read(
+    monkeypatch: pytest.MonkeyPatch, stored: dict[str, Any]
+) -> None:
+    prunes = _Prunes(monkeypatch)
+    shape = codec.Codec(CONFIGMAP_TYPE)
+    kv = KeyValue(KEY, shape.encode(KEY, stored), 1, 7)
+    read = shape.decode(kv)
+    assert "bogus" not in read and "bogusMeta" not in read["metadata"]
+    assert prunes.count == 1
+
+
+def test_other_bytes_under_the_key_are_pruned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What another writer stored, or an older value of the key, is not what this codec vouched for."""
+    prunes = _Prunes(monkeypatch)
+    shape = codec.Codec(CONFIGMAP_TYPE)
+    older = shape.encode(KEY, CONFIGMAP)
+    shape.encode(KEY, {**CONFIGMAP, "data": {"a": "c"}})
+    foreign = orjson.dumps({**CONFIGMAP, "bogus": 1})
+    for value in (older, foreign):
+        assert "bogus" not in shape.decode(KeyValue(KEY, value, 1, 7))
+    assert prunes.count == 2
+
+
+def test_the_codec_remembers_a_bounded_number_of_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    prunes = _Prunes(monkeypatch)
+    shape = codec.Codec(CONFIGMAP_TYPE, capacity=2)
+    values = {key: shape.encode(key, CONFIGMAP) for key in ("/k/1", "/k/2", "/k/3")}
+    for key, value in values.items():
+        shape.decode(KeyValue(key, value, 1, 7))
+    assert prunes.count == 1  # the oldest key was forgotten

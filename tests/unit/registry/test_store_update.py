@@ -14,6 +14,7 @@ import pytest
 from apiserver.machinery import errors
 from apiserver.patch.jsonpatch import PatchError, apply_json_patch
 from apiserver.registry.cacher import WatchCache
+from apiserver.registry.keys import key_prefix, object_key
 from apiserver.registry.store import WRITTEN_CAPACITY, Store
 from apiserver.storage.interface import KeyValue
 from apiserver.storage.memory import MemoryStorage
@@ -64,7 +65,7 @@ async def with_lagging_cache(
     behind), and a second store on the same storage standing for another replica."""
     storage = CountingStorage()
     await storage.start()
-    cache = WatchCache(storage, WIDGETS.key_prefix(None))
+    cache = WatchCache(storage, key_prefix(WIDGETS))
     await cache.start()
     await cache.stop()  # frozen at the (empty) state it listed
     try:
@@ -191,7 +192,7 @@ def test_the_own_writes_kept_are_only_those_the_cache_has_not_seen() -> None:
     async def body() -> None:
         storage = CountingStorage()
         await storage.start()
-        cache = WatchCache(storage, WIDGETS.key_prefix(None))
+        cache = WatchCache(storage, key_prefix(WIDGETS))
         await cache.start()
         store = Store(WIDGETS, storage, cache=cache)
         try:
@@ -200,7 +201,7 @@ def test_the_own_writes_kept_are_only_those_the_cache_has_not_seen() -> None:
                 await asyncio.sleep(0)  # the cache follows
             # each write prunes those the cache has applied: at most the last write or two remain
             assert len(store._written) <= 2
-            assert list(store._written)[-1] == WIDGETS.key(None, "w199")
+            assert list(store._written)[-1] == object_key(WIDGETS, None, "w199")
         finally:
             await cache.stop()
             await storage.close()
@@ -218,8 +219,8 @@ def test_without_a_cache_the_own_writes_kept_are_bounded_and_the_oldest_go_first
                 await store.create(None, widget(f"w{index}", index))
             assert len(store._written) == WRITTEN_CAPACITY
             kept = list(store._written)
-            assert kept[0] == WIDGETS.key(None, "w10")
-            assert kept[-1] == WIDGETS.key(None, f"w{WRITTEN_CAPACITY + 9}")
+            assert kept[0] == object_key(WIDGETS, None, "w10")
+            assert kept[-1] == object_key(WIDGETS, None, f"w{WRITTEN_CAPACITY + 9}")
         finally:
             await storage.close()
 

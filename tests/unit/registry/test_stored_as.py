@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 from apiserver.machinery.scheme import ResourceType, VersionType
+from apiserver.registry.keys import object_key
 from apiserver.registry.store import ListOptions, Store
 from apiserver.registry.versioning import to_version
 from apiserver.storage.memory import MemoryStorage
@@ -71,7 +72,7 @@ def stores() -> tuple[Store, Store]:
 
 
 def test_the_view_keys_are_the_stored_resource_keys() -> None:
-    assert EVENTS_VIEW.key("default", "e") == "/registry/events/default/e"
+    assert object_key(EVENTS_VIEW, "default", "e") == "/registry/events/default/e"
     assert not EVENTS_VIEW.wire_is_internal(EVENTS_VIEW.versions[0])
 
 

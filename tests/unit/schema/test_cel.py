@@ -501,3 +501,34 @@ def test_rules_use_the_kubernetes_libraries() -> None:
         "spec.memory",
         "spec.ports",
     ]
+
+
+@pytest.mark.parametrize(
+    ("rule", "value", "message"),
+    [
+        (  # Istio's VirtualService timeout rule; cel-go's String.ConvertToType, as the oracle answered
+            "duration(self) >= duration('1ms')",
+            "soon",
+            "type conversion error from 'string' to 'google.protobuf.Duration' evaluating rule: "
+            "duration(self) >= duration('1ms')",
+        ),
+        (
+            "timestamp(self) > timestamp('2020-01-01T00:00:00Z')",
+            "yesterday",
+            "type conversion error from 'string' to 'google.protobuf.Timestamp' evaluating rule: "
+            "timestamp(self) > timestamp('2020-01-01T00:00:00Z')",
+        ),
+    ],
+)
+def test_a_string_that_does_not_convert_is_cel_gos_conversion_error(
+    rule: str, value: str, message: str
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "t": {"type": "string", "maxLength": 32, "x-kubernetes-validations": [{"rule": rule}]}
+        },
+    }
+    assert check({"t": value}, schema) == [
+        ("FieldValueInvalid", "t", f'Invalid value: "string": {message}')
+    ]

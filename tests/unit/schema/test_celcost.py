@@ -264,3 +264,33 @@ def test_a_rules_cost_is_multiplied_by_how_often_it_can_run() -> None:
         (RULE, CONTRIBUTED),
         ((), cost_error(TOTAL, 401 * 1_048_576, 100_000_000)),
     ]
+
+
+# (rule on a string of at most 64 characters, its cost): kube's library cost.go prices ``==`` between two of
+# its own types (IPs, CIDRs, quantities, semvers) as one step and a URL's by its text; ``!=`` is not among
+# them, so cel-go prices it as a comparison of two values of unknown size (no bound: over any limit)
+LIBRARY_EQUALITY = [
+    # self (1), each constructor call (1: kube leaves global ip(), cidr(), quantity() to cel-go), == (1)
+    ("ip(self) == ip('10.0.0.1')", 1 + 1 + 1 + 1),
+    ("cidr(self).masked() == cidr(self)", (1 + 1 + 1) + (1 + 1) + 1),
+    ("cidr(self).ip() == ip('10.0.0.1')", (1 + 1 + 1) + 1 + 1),
+    ("quantity(self) == quantity('1Gi')", 1 + 1 + 1 + 1),
+    ("quantity(self).add(quantity('1')) == quantity('2')", (1 + 1 + 1 + 1) + 1 + 1),
+    ("semver(self) == semver('1.0.0')", 1 + 1 + 1 + 1),
+    # url() traverses its text (256 bytes: 26, 17: 2); == the right side's 17 bytes (2)
+    ("url(self) == url('https://a.example')", (1 + 26) + 2 + 2),
+    # containsIP: two IPs of 4 to 16 bytes (4), a string argument parsed too (1)
+    ("cidr(self).containsIP(ip('10.0.0.1'))", (1 + 1) + 1 + 4),
+    ("cidr(self).containsIP('10.0.0.1')", (1 + 1) + 4 + 1),
+]
+
+
+@pytest.mark.parametrize(("rule", "expected"), LIBRARY_EQUALITY)
+def test_equality_of_kubes_library_types_is_costed_as_kube_costs_it(
+    rule: str, expected: int
+) -> None:
+    assert cost(string(64), rule) == expected
+
+
+def test_inequality_of_library_types_is_cel_gos_unbounded_comparison() -> None:
+    assert cost(string(64), "ip(self) != ip('10.0.0.1')") > 100_000_000

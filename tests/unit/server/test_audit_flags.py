@@ -14,7 +14,7 @@ from apiserver.server.app import APIServer
 from apiserver.server.chain import build_handler_chain
 from apiserver.server.options import ChainOptions, ServeOptions
 from apiserver.storage import MemoryStorage
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 
 
 def serve(*arguments: str) -> Result:
@@ -90,7 +90,7 @@ def test_a_policy_without_a_log_records_nothing(tmp_path: Path) -> None:
     policy.write_text(
         "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: [{level: RequestResponse}]\n"
     )
-    server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+    server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR)
     chain = build_handler_chain(server, ChainOptions(audit=AuditOptions(str(policy))))
     assert chain.auditor is None
     assert list(tmp_path.iterdir()) == [policy]

@@ -23,7 +23,7 @@ from apiserver.server.chain import HandlerChain, build_handler_chain
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.options import ChainOptions, ServeOptions
 from apiserver.storage import MemoryStorage
-from generated.server import OPENAPI_DIR, build_scheme
+from generated.server import OPENAPI_DIR, build_apis
 from tests.unit.filters.support import BASE_URL, RuleAuthorizer
 
 WHOAMI = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
@@ -39,7 +39,7 @@ def links(chain: HandlerChain) -> list[str]:
 
 
 def test_the_filters_are_in_kube_apiserver_order(tmp_path: Path) -> None:
-    server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR)
+    server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR)
     chain = build_handler_chain(server, ChainOptions(audit_log_path=str(tmp_path / "audit.log")))
     # the metrics see what every later filter answers (kube records them in the handler, whose timeouts
     # and refusals they count too); WithTimeoutForNonLongRunningRequests and WithRequestDeadline come next
@@ -165,7 +165,7 @@ def serve(
     and ``exchange`` with a client of it; stop it after."""
 
     async def main() -> Any:
-        server = APIServer(build_scheme(), MemoryStorage(), OPENAPI_DIR, authorizer=authorizer)
+        server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR, authorizer=authorizer)
         chain = build_handler_chain(server, options)
         inbox: asyncio.Queue[Message] = asyncio.Queue()
         outbox: asyncio.Queue[Message] = asyncio.Queue()
