@@ -61,10 +61,12 @@ bench: $(STAMP)
 oracle:
 	bash oracle/build.sh
 
-# records the differential corpus's goldens from fresh oracles, then replays them against apiforge
+# records the differential corpus's goldens from fresh oracles, then replays them against apiforge; then the
+# tests marked `oracle` (pytest -m oracle), which run apiforge's output on a real kube-apiserver
 conformance: $(STAMP) oracle etcd
 	$(BIN)/python -m oracle record
 	$(BIN)/pytest -q tests/differential
+	$(BIN)/pytest -q -m oracle tests
 
 clean:
 	rm -rf $(VENV) $(DATA_DIR) .pytest_cache .mypy_cache .ruff_cache

@@ -27,6 +27,7 @@ from apiserver.schema.cel import validate_rules
 from apiserver.schema.gointegers import integer_causes
 from apiserver.schema.objectmeta import NameFunc, name_is_dns_subdomain
 from apiserver.schema.ratchet import ratchet
+from apiserver.schema.scalepaths import scale_spec_causes, scale_status_causes
 
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
 _C1_AND_DEL = re.compile("[\x7f-\x9f]")  # the control characters JSON leaves as they are
@@ -223,7 +224,10 @@ def _validate(
         else:  # an update may keep what a stricter schema now refuses (validation ratcheting)
             schema_causes = ratchet(schema_causes, obj, old, version.schema)
         causes.extend(schema_causes)
-    if not resource.builtin:  # kube evaluates x-kubernetes-validations of custom resources
+    if not resource.builtin:  # what the scale subresource reads, then x-kubernetes-validations
+        if write.subresource != "status":
+            causes.extend(scale_spec_causes(obj, version.scale))
+        causes.extend(scale_status_causes(obj, version.scale))
         causes.extend(validate_rules(obj, old, version.schema, causes, warnings))
     if causes:
         name = metadata.get("name") or metadata.get("generateName", "")

@@ -9,6 +9,7 @@ import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from apiserver.machinery.scheme import ResourceType
 from generator.definition import Definition
@@ -20,6 +21,42 @@ DEFINITIONS = Path(__file__).parent / "definitions"
 GROUP = "moves.example.com"
 
 FieldPath = tuple[str, ...]
+
+SAMPLES: list[tuple[str, str, dict[str, Any], tuple[str, ...]]] = [
+    (
+        "orders",
+        "v1",
+        {"spec": {"customerName": "Ada", "city": "London", "total": 3}},
+        ("v1", "v1beta1", "v2"),
+    ),
+    (
+        "orders",
+        "v2",
+        {"spec": {"customer": {"name": "Bo", "address": {"city": "Oslo"}}, "total": 9}},
+        ("v1", "v1beta1", "v2"),
+    ),
+    (
+        "parcels",
+        "v1beta1",
+        {
+            "spec": {
+                "recipient": {"name": "Cy", "note": "back door", "address": {"city": "Rome"}},
+                "tag": {"text": "fragile", "color": "red"},
+                "weight": 2,
+            }
+        },
+        ("v1", "v1beta1"),
+    ),
+    (
+        "tickets",
+        "v1alpha1",
+        {"spec": {"summary": "disk full", "level": "7"}},
+        ("v1", "v1alpha1"),
+    ),
+]
+"""An object of each kind (plural, the version it is written in, its spec, the versions it reads back in):
+shapes that exercise every declared move and hook."""
+KINDS: dict[str, str] = {"orders": "Order", "parcels": "Parcel", "tickets": "Ticket"}
 
 
 def definitions() -> list[Definition]:

@@ -67,7 +67,10 @@ def test_every_verb_awaited_returns_models(server: ServerProcess) -> None:
                 await tabs.create(crontab("async-one"))
             with pytest.raises(Invalid) as invalid:
                 await tabs.patch("async-one", {"spec": {"replicas": -1}}, NAMESPACE)
-            assert [cause["field"] for cause in invalid.value.causes] == ["spec.replicas"]
+            assert [cause["field"] for cause in invalid.value.causes] == [
+                "spec.replicas",
+                ".spec.replicas",
+            ]
             await tabs.delete("async-one", NAMESPACE, dry_run=True)
             assert (await tabs.get("async-one", NAMESPACE)).metadata is not None
             await tabs.delete("async-one", NAMESPACE)

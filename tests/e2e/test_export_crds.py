@@ -12,12 +12,8 @@ ConversionReviews and answers as kube's example webhook does
 from __future__ import annotations
 
 import base64
-import os
 import shlex
 import shutil
-import ssl
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,31 +22,27 @@ import httpx
 import pytest
 import yaml
 
-from tests import certs
 from tests.convertproject import DEFINITIONS as MOVES_DEFINITIONS
-from tests.convertproject import generate_project
+from tests.convertproject import KINDS, SAMPLES, generate_project
+from tests.exportproc import (
+    CRD_PATH,
+    ENV,
+    WebhookTLS,
+    apiforge,
+    assert_unchanged,
+    established,
+    external_name_service,
+    running_webhook,
+    trusting,
+    webhook_tls,
+)
+from tests.exportproc import export as export_as
 from tests.kubectl import Kubectl, kubectl_binary
 from tests.serverproc import REPO, ServerProcess, free_port
 
-CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 SERVICE = "moves-conversion"
 NAMESPACE = "default"
 REVIEW = "apiextensions.k8s.io/v1"
-ENV = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-"""The project's hooks are tests.convertproject.hooks: importable from this repository's root."""
-
-
-def apiforge(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "apiforge", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **ENV},
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    return result
 
 
 @pytest.fixture(scope="module")
@@ -59,55 +51,16 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+def tls(tmp_path_factory: pytest.TempPathFactory) -> WebhookTLS:
     """The webhook's certificate (for ``<service>.<namespace>.svc``, as kube verifies it), key and CA."""
-    directory = tmp_path_factory.mktemp("webhook-tls")
-    authority = certs.ca("conversion-ca")
-    pair = certs.serving(authority, "127.0.0.1", (f"{SERVICE}.{NAMESPACE}.svc",))
-    certificate, key = pair.write(directory, "serving")
-    ca_file = directory / "ca.crt"
-    ca_file.write_text(authority.pem)
-    return certificate, key, ca_file
-
-
-def trusting(ca_file: Path) -> ssl.SSLContext:
-    return ssl.create_default_context(cafile=str(ca_file))
+    return webhook_tls(tmp_path_factory.mktemp("webhook-tls"), f"{SERVICE}.{NAMESPACE}.svc")
 
 
 @pytest.fixture(scope="module")
-def webhook(project: Path, tls: tuple[Path, Path, Path]) -> Iterator[int]:
-    """`apiforge conversion-webhook` of the project, up (its /healthz answers); its port."""
-    certificate, key, ca_file = tls
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "apiforge",
-            "conversion-webhook",
-            f"--tls-cert-file={certificate}",
-            f"--tls-private-key-file={key}",
-            "--bind-address=127.0.0.1",
-            f"--port={port}",
-        ],
-        cwd=project,
-        env={**os.environ, **ENV},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert process.stdout is not None
-    try:
-        # it says where it serves once the socket listens
-        assert "serving conversion webhook on" in process.stdout.readline()
-        with httpx.Client(verify=trusting(ca_file)) as http:
-            assert http.get(f"https://127.0.0.1:{port}/healthz").text == "ok\n"
+def webhook(project: Path, tls: WebhookTLS) -> Iterator[int]:
+    """`apiforge conversion-webhook` of the project, up; its port."""
+    with running_webhook(project, tls) as port:
         yield port
-    finally:
-        process.terminate()
-        code = process.wait(timeout=10)
-        process.stdout.close()
-    assert code == 0
 
 
 @pytest.fixture(scope="module")
@@ -122,35 +75,11 @@ def moves_server(
 
 
 def export(definitions: Path, out: Path, port: int, ca_file: Path) -> list[Path]:
-    """The CRD files `apiforge export crds` writes (as docs/export.md runs it)."""
-    apiforge(
-        "export",
-        "crds",
-        f"--definitions={definitions}",
-        f"--out={out}",
-        f"--webhook-namespace={NAMESPACE}",
-        f"--webhook-service={SERVICE}",
-        f"--webhook-port={port}",
-        f"--ca-bundle={ca_file}",
-    )
-    return sorted(out.glob("*_*.yaml"))
+    return export_as(definitions, out, SERVICE, NAMESPACE, port, ca_file)
 
 
 def kubectl(server: ServerProcess, cache: Path) -> Kubectl:
     return Kubectl(kubectl_binary(33), server.kubeconfig, cache)
-
-
-def established(tool: Kubectl, files: list[Path]) -> None:
-    names = [f"crd/{yaml.safe_load(f.read_text())['metadata']['name']}" for f in files]
-    tool.run("wait", "--for=condition=Established", "--timeout=30s", *names)
-
-
-def assert_unchanged(http: httpx.Client, files: list[Path]) -> None:
-    """Each CRD stored as exported: nothing the server had to default, drop or rewrite."""
-    for file in files:
-        sent = yaml.safe_load(file.read_text())
-        stored = http.get(f"{CRD_PATH}/{sent['metadata']['name']}").json()
-        assert stored["spec"] == sent["spec"], file.name
 
 
 @pytest.fixture(scope="module")
@@ -158,18 +87,13 @@ def moves_crds(
     server: ServerProcess,
     client: httpx.Client,
     webhook: int,
-    tls: tuple[Path, Path, Path],
+    tls: WebhookTLS,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> list[Path]:
     """The convert project's CRDs, POSTed to the repository's server beside the Service that names the
     webhook (an ExternalName Service naming localhost: kube's Service resolution, no cluster)."""
-    files = export(MOVES_DEFINITIONS, tmp_path_factory.mktemp("moves-crds"), webhook, tls[2])
-    service = {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {"name": SERVICE, "namespace": NAMESPACE},
-        "spec": {"type": "ExternalName", "externalName": "localhost"},
-    }
+    files = export(MOVES_DEFINITIONS, tmp_path_factory.mktemp("moves-crds"), webhook, tls.ca_file)
+    service = external_name_service(SERVICE, NAMESPACE)
     assert client.post(f"/api/v1/namespaces/{NAMESPACE}/services", json=service).status_code == 201
     for file in files:
         answer = client.post(CRD_PATH, json=yaml.safe_load(file.read_text()))
@@ -179,9 +103,9 @@ def moves_crds(
 
 
 def test_the_project_crds_are_applied_by_kubectl_and_established(
-    moves_server: ServerProcess, tls: tuple[Path, Path, Path], tmp_path: Path
+    moves_server: ServerProcess, tls: WebhookTLS, tmp_path: Path
 ) -> None:
-    files = export(REPO / "definitions", tmp_path / "crds", 443, tls[2])
+    files = export(REPO / "definitions", tmp_path / "crds", 443, tls.ca_file)
     assert [f.name for f in files] == [
         "platform.example.com_computeclusters.yaml",
         "stable.example.com_crontabs.yaml",
@@ -216,17 +140,15 @@ def console_example(document: Path) -> tuple[list[str], list[str]]:
     return shlex.split(command.removeprefix("$ ")), output
 
 
-def test_the_documented_example_writes_what_it_shows(
-    tls: tuple[Path, Path, Path], tmp_path: Path
-) -> None:
+def test_the_documented_example_writes_what_it_shows(tls: WebhookTLS, tmp_path: Path) -> None:
     (program, *args), output = console_example(REPO / "docs" / "export.md")
     assert program == "apiforge"
     shutil.copytree(REPO / "definitions", tmp_path / "definitions")
-    shutil.copy(tls[2], tmp_path / "ca.crt")
+    shutil.copy(tls.ca_file, tmp_path / "ca.crt")
     assert apiforge(*args, cwd=tmp_path).stdout.splitlines() == output
     crontabs = yaml.safe_load((tmp_path / "crds" / "stable.example.com_crontabs.yaml").read_text())
     client_config = crontabs["spec"]["conversion"]["webhook"]["clientConfig"]
-    assert base64.b64decode(client_config["caBundle"]) == tls[2].read_bytes()
+    assert base64.b64decode(client_config["caBundle"]) == tls.ca_file.read_bytes()
     assert client_config["service"]["name"] == "apiforge-conversion-webhook"
     deployment, service = yaml.safe_load_all(
         (tmp_path / "crds" / "conversion-webhook.yaml").read_text()
@@ -243,10 +165,10 @@ def test_the_documented_example_writes_what_it_shows(
 
 
 def test_the_exported_crontab_carries_what_its_definition_declares(
-    tls: tuple[Path, Path, Path], tmp_path: Path
+    tls: WebhookTLS, tmp_path: Path
 ) -> None:
     (file,) = [
-        f for f in export(REPO / "definitions", tmp_path, 443, tls[2]) if "crontabs" in f.name
+        f for f in export(REPO / "definitions", tmp_path, 443, tls.ca_file) if "crontabs" in f.name
     ]
     spec = yaml.safe_load(file.read_text())["spec"]
     assert spec["names"]["shortNames"] == ["ct"]
@@ -286,41 +208,6 @@ def test_the_convert_project_crds_are_posted_unchanged_and_established(
         "moves.example.com_tickets.yaml",
     ]
     assert_unchanged(client, moves_crds)
-
-
-SAMPLES = [
-    (
-        "orders",
-        "v1",
-        {"spec": {"customerName": "Ada", "city": "London", "total": 3}},
-        ("v1", "v1beta1", "v2"),
-    ),
-    (
-        "orders",
-        "v2",
-        {"spec": {"customer": {"name": "Bo", "address": {"city": "Oslo"}}, "total": 9}},
-        ("v1", "v1beta1", "v2"),
-    ),
-    (
-        "parcels",
-        "v1beta1",
-        {
-            "spec": {
-                "recipient": {"name": "Cy", "note": "back door", "address": {"city": "Rome"}},
-                "tag": {"text": "fragile", "color": "red"},
-                "weight": 2,
-            }
-        },
-        ("v1", "v1beta1"),
-    ),
-    (
-        "tickets",
-        "v1alpha1",
-        {"spec": {"summary": "disk full", "level": "7"}},
-        ("v1", "v1alpha1"),
-    ),
-]
-KINDS = {"orders": "Order", "parcels": "Parcel", "tickets": "Ticket"}
 
 
 def collection(plural: str, version: str) -> str:
@@ -395,8 +282,10 @@ BAD_REQUESTS = [
 
 
 @pytest.fixture(scope="module")
-def webhook_client(webhook: int, tls: tuple[Path, Path, Path]) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"https://127.0.0.1:{webhook}", verify=trusting(tls[2])) as http:
+def webhook_client(webhook: int, tls: WebhookTLS) -> Iterator[httpx.Client]:
+    with httpx.Client(
+        base_url=f"https://127.0.0.1:{webhook}", verify=trusting(tls.ca_file)
+    ) as http:
         yield http
 
 

@@ -86,7 +86,7 @@ def test_refusals_are_kubes_errors_with_their_status(connection: Connection) -> 
     with pytest.raises(Invalid) as invalid:
         tabs.patch("typed-errors", {"spec": {"replicas": -1}}, NAMESPACE)
     assert invalid.value.code == 422
-    assert [cause["field"] for cause in invalid.value.causes] == ["spec.replicas"]
+    assert [cause["field"] for cause in invalid.value.causes] == ["spec.replicas", ".spec.replicas"]
     tabs.delete("typed-errors", NAMESPACE, propagation_policy="Foreground")
 
 

@@ -1,0 +1,96 @@
+"""What kube checks of a custom resource's scale paths on every write, beyond its schema: the replicas that
+``specReplicasPath`` and ``statusReplicasPath`` name must be int32s that are not negative, and the
+``labelSelectorPath`` a string, because the scale subresource reads them (kube's ValidateScaleSpec and
+ValidateScaleStatus, staging/src/k8s.io/apiextensions-apiserver/pkg/registry/customresource/validator.go).
+An absent value passes. The field of each cause is the path as the CRD writes it, leading dot included."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apiserver.machinery.scheme import ScaleSpec
+from apiserver.schema.causes import Cause, go_value, invalid
+
+__all__ = ["scale_spec_causes", "scale_status_causes"]
+
+MAX_INT32 = 2**31 - 1
+
+
+class _AccessorError(Exception):
+    """unstructured.NestedFieldNoCopy's and NestedInt64's error, worded as theirs."""
+
+
+def scale_spec_causes(obj: dict[str, Any], scale: ScaleSpec | None) -> list[Cause]:
+    """kube's ValidateScaleSpec: the replicas ``specReplicasPath`` names."""
+    return _replicas(obj, scale.spec_replicas_path) if scale else []
+
+
+def scale_status_causes(obj: dict[str, Any], scale: ScaleSpec | None) -> list[Cause]:
+    """kube's ValidateScaleStatus: the replicas ``statusReplicasPath`` names, and the label selector."""
+    if scale is None:
+        return []
+    causes = _replicas(obj, scale.status_replicas_path)
+    if scale.label_selector_path:
+        try:
+            _nested(obj, scale.label_selector_path, str, "string")
+        except _AccessorError as error:
+            causes.append(invalid(scale.label_selector_path, "", str(error)))
+    return causes
+
+
+def _replicas(obj: dict[str, Any], path: str) -> list[Cause]:
+    try:
+        replicas = _nested(obj, path, int, "int64")
+    except _AccessorError as error:
+        return [invalid(path, 0, str(error))]
+    if replicas is None:
+        return []
+    if replicas < 0:
+        return [invalid(path, replicas, "should be a non-negative integer")]
+    if replicas > MAX_INT32:
+        return [invalid(path, replicas, f"should be less than or equal to {MAX_INT32}")]
+    return []
+
+
+def _nested(obj: dict[str, Any], path: str, kind: type, go_type: str) -> Any:
+    """The value at the dotted ``path`` (None when absent), of Python type ``kind``; else _AccessorError
+    (k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/helpers.go)."""
+    fields = path.removeprefix(".").split(".")
+    value: Any = obj
+    for end, name in enumerate(fields, 1):
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise _AccessorError(_accessor_error(fields[:end], value, "map[string]interface{}"))
+        if name not in value:
+            return None
+        value = value[name]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise _AccessorError(_accessor_error(fields, value, go_type))
+    return value
+
+
+def _accessor_error(fields: list[str], value: Any, expected: str) -> str:
+    path = "." + ".".join(fields)
+    return f"{path} accessor error: {_go_v(value)} is of the type {_go_type(value)}, expected {expected}"
+
+
+def _go_v(value: Any) -> str:
+    """Go's ``%v`` of a decoded JSON value."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "[" + " ".join(_go_v(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{_go_v(value[k])}" for k in sorted(value)) + "]"
+    return go_value(value)
+
+
+def _go_type(value: Any) -> str:
+    """Go's ``%T`` of a decoded JSON value (unstructured content: integers are int64)."""
+    if value is None:
+        return "<nil>"
+    names = {bool: "bool", int: "int64", float: "float64", str: "string", list: "[]interface {}"}
+    return names.get(type(value), "map[string]interface {}")

@@ -1,0 +1,319 @@
+"""The exported CRDs on a real kube-apiserver (the oracle, v1.34) and on apiforge's run-time CRD path, side by
+side: `make conformance` runs this module (marker ``oracle``: it needs the oracle's binaries, which `make test`
+does not build).
+
+Every shipped compact definition is exported as `apiforge export crds` writes it (the repository's
+definitions/ and the convert project's multi-version kinds, each naming its own `apiforge conversion-webhook`
+by a Service reference, trusted through the exported caBundle) and POSTed unchanged to kube and to an apiforge
+server of no kinds of its own. Both establish every CRD and store it as sent. Then an object of each kind is
+written in one version and read back in every served version; kube converts through the same webhooks as
+apiforge, and the two answer alike. The Services are ExternalName Services naming localhost: kube's
+ClusterIPServiceResolver dials that name (staging/src/k8s.io/apiserver/pkg/util/proxy/proxy.go,
+ResolveCluster) while verifying the certificate for ``<service>.<namespace>.svc``
+(staging/src/k8s.io/apiserver/pkg/util/webhook/client.go)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, Protocol
+
+import httpx
+import pytest
+import yaml
+
+from generator.pipeline import GenerateConfig, generate
+from oracle.cluster import running_cluster
+from tests.convertproject import DEFINITIONS as MOVES_DEFINITIONS
+from tests.convertproject import GROUP as MOVES_GROUP
+from tests.convertproject import KINDS, SAMPLES, generate_project
+from tests.exportproc import (
+    CRD_PATH,
+    WebhookTLS,
+    assert_unchanged,
+    established,
+    export,
+    external_name_service,
+    running_webhook,
+    webhook_tls,
+)
+from tests.kubectl import Kubectl, kubectl_binary
+from tests.serverproc import REPO, ServerProcess, free_port
+from tests.shipped import compute_cluster, crontab
+
+pytestmark = pytest.mark.oracle
+
+NAMESPACE = "default"
+PROJECTS = {
+    "shipped-conversion": REPO / "definitions",
+    "moves-conversion": MOVES_DEFINITIONS,
+}
+"""The Service that names each project's webhook, and the project's definitions."""
+EXPORTED = [
+    "moves.example.com_orders.yaml",
+    "moves.example.com_parcels.yaml",
+    "moves.example.com_tickets.yaml",
+    "platform.example.com_computeclusters.yaml",
+    "stable.example.com_crontabs.yaml",
+]
+
+
+class Server(Protocol):
+    """What this module needs of kube (oracle.cluster.KubeCluster) and of apiforge (ServerProcess)."""
+
+    @property
+    def kubeconfig(self) -> Path: ...
+
+    def client(self, **options: Any) -> httpx.Client: ...
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> WebhookTLS:
+    names = [f"{service}.{NAMESPACE}.svc" for service in PROJECTS]
+    return webhook_tls(tmp_path_factory.mktemp("webhook-tls"), *names)
+
+
+@pytest.fixture(scope="module")
+def webhooks(tmp_path_factory: pytest.TempPathFactory, tls: WebhookTLS) -> Iterator[dict[str, int]]:
+    """Each project's `apiforge conversion-webhook`, run from the project's directory; their ports."""
+    roots = {
+        "shipped-conversion": REPO,
+        "moves-conversion": generate_project(tmp_path_factory.mktemp("convertproject")),
+    }
+    with ExitStack() as stack:
+        yield {
+            service: stack.enter_context(running_webhook(root, tls))
+            for service, root in roots.items()
+        }
+
+
+@pytest.fixture(scope="module")
+def crds(
+    tmp_path_factory: pytest.TempPathFactory, webhooks: dict[str, int], tls: WebhookTLS
+) -> list[Path]:
+    """Every exported CRD file, each project's naming its own webhook's Service."""
+    files = [
+        file
+        for service, definitions in PROJECTS.items()
+        for file in export(
+            definitions,
+            tmp_path_factory.mktemp(service),
+            service,
+            NAMESPACE,
+            webhooks[service],
+            tls.ca_file,
+        )
+    ]
+    return sorted(files, key=lambda f: f.name)
+
+
+@pytest.fixture(scope="module")
+def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with running_cluster(tmp_path_factory.mktemp("oracle")) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def apiforge_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """apiforge serving a project of no kinds of its own: every exported kind comes in by its CRD."""
+    root = tmp_path_factory.mktemp("crdsonly")
+    (root / "definitions").mkdir()
+    generate(GenerateConfig(root / "definitions", root / "generated"))
+    process = ServerProcess(tmp_path_factory.mktemp("data"), free_port(), cwd=root)
+    process.start()
+    yield process
+    process.stop()
+
+
+def install(server: Server, crds: list[Path], cache: Path) -> None:
+    """The webhooks' Services, then every CRD POSTed as exported, until kubectl sees each Established."""
+    with server.client(timeout=30) as http:
+        for service in PROJECTS:
+            answer = http.post(
+                f"/api/v1/namespaces/{NAMESPACE}/services",
+                json=external_name_service(service, NAMESPACE),
+            )
+            assert answer.status_code == 201, answer.text
+        for file in crds:
+            answer = http.post(CRD_PATH, json=yaml.safe_load(file.read_text()))
+            assert answer.status_code == 201, f"{file.name}: {answer.text}"
+    established(Kubectl(kubectl_binary(33), server.kubeconfig, cache), crds)
+
+
+@pytest.fixture(scope="module")
+def servers(
+    kube: Server,
+    apiforge_server: Server,
+    crds: list[Path],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, Server]:
+    """kube and apiforge, each with every exported CRD established."""
+    both = {"kube": kube, "apiforge": apiforge_server}
+    for name, server in both.items():
+        install(server, crds, tmp_path_factory.mktemp(f"kubectl-cache-{name}"))
+    return both
+
+
+@pytest.mark.parametrize("name", ["kube", "apiforge"])
+def test_every_exported_crd_is_established_and_stored_as_exported(
+    servers: dict[str, Server], crds: list[Path], name: str
+) -> None:
+    assert [f.name for f in crds] == EXPORTED
+    with servers[name].client(timeout=30) as http:
+        assert_unchanged(http, crds)
+
+
+def sample(group: str, kind: str, version: str, body: dict[str, Any], name: str) -> dict[str, Any]:
+    return {"apiVersion": f"{group}/{version}", "kind": kind, "metadata": {"name": name}, **body}
+
+
+def _shipped_samples() -> list[tuple[str, dict[str, Any], tuple[str, ...]]]:
+    beta = crontab("")
+    beta["apiVersion"] = "stable.example.com/v1beta1"
+    beta["spec"] = {"schedule": "0 3 * * *", "image": "backup"}  # replicas: v1beta1's default
+    return [
+        ("crontabs", crontab(""), ("v1", "v1beta1")),
+        ("crontabs", beta, ("v1", "v1beta1")),
+        ("computeclusters", compute_cluster(""), ("v1alpha1",)),
+    ]
+
+
+CASES = [
+    *_shipped_samples(),
+    *(
+        (plural, sample(MOVES_GROUP, KINDS[plural], written, body, ""), versions)
+        for plural, written, body, versions in SAMPLES
+    ),
+]
+"""Per kind, objects to write (in the version of their apiVersion) and the versions to read them in."""
+
+
+def path(obj: dict[str, Any], plural: str, version: str) -> str:
+    group = obj["apiVersion"].split("/")[0]
+    namespace = "" if plural == "computeclusters" else f"/namespaces/{NAMESPACE}"
+    return f"/apis/{group}/{version}{namespace}/{plural}"
+
+
+def essentials(obj: dict[str, Any]) -> dict[str, Any]:
+    """What two servers must agree on: everything but the metadata each assigns (uid, times, versions)."""
+    return {key: obj[key] for key in ("apiVersion", "kind", "spec") if key in obj}
+
+
+def written_and_read(
+    server: Server, plural: str, obj: dict[str, Any], versions: tuple[str, ...]
+) -> dict[str, Any]:
+    """Write ``obj``, then read it in each version, alone and in its list: the answers, with the
+    deprecation warnings they carry."""
+    written = obj["apiVersion"].split("/")[1]
+    name = obj["metadata"]["name"]
+    answers: dict[str, Any] = {}
+    with server.client(timeout=30) as http:
+        created = http.post(path(obj, plural, written), json=obj)
+        assert created.status_code == 201, created.text
+        answers["created"] = essentials(created.json()), created.headers.get_list("warning")
+        for version in versions:
+            read = http.get(f"{path(obj, plural, version)}/{name}")
+            assert read.status_code == 200, f"{version}: {read.text}"
+            assert read.json()["apiVersion"].endswith(f"/{version}")
+            listed = http.get(
+                path(obj, plural, version), params={"fieldSelector": f"metadata.name={name}"}
+            )
+            assert listed.status_code == 200, f"{version}: {listed.text}"
+            answers[version] = (
+                essentials(read.json()),
+                read.headers.get_list("warning"),
+                [essentials(item) for item in listed.json()["items"]],
+            )
+    return answers
+
+
+@pytest.mark.parametrize(
+    ("plural", "obj", "versions"),
+    CASES,
+    ids=[f"{plural}-{obj['apiVersion'].split('/')[1]}" for plural, obj, _ in CASES],
+)
+def test_an_object_reads_back_in_every_version_alike_on_kube_and_apiforge(
+    servers: dict[str, Server], plural: str, obj: dict[str, Any], versions: tuple[str, ...]
+) -> None:
+    named = {**obj, "metadata": {"name": f"{plural}-from-{obj['apiVersion'].split('/')[1]}"}}
+    kube, ours = (
+        written_and_read(servers[n], plural, named, versions) for n in ("kube", "apiforge")
+    )
+    assert kube == ours
+
+
+INVALID = [
+    ("crontabs", {**crontab("bad-replicas"), "spec": {**crontab("")["spec"], "replicas": -1}}),
+    (
+        "crontabs",
+        {
+            **crontab("bad-schedule"),
+            "apiVersion": "stable.example.com/v1beta1",
+            "spec": {"schedule": "every day", "image": "backup", "replicas": "two"},
+        },
+    ),
+    ("computeclusters", {**compute_cluster("bad-tier"), "spec": {"tier": "gold"}}),
+    (
+        "orders",
+        sample(MOVES_GROUP, "Order", "v2", {"spec": {"customer": "Ada", "total": "3"}}, "bad"),
+    ),
+]
+"""Objects each exported schema refuses, in a served version that is not always the storage version; the\ncrontabs' replicas are also what the scale subresource reads, which kube checks beyond the schema."""
+
+
+def refusal(server: Server, plural: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """The 422 Status of writing ``obj``, its causes sorted and its message cut before them: kube's schema
+    validator ranges over a Go map of properties (k8s.io/kube-openapi/pkg/validation/validate), so the
+    order of several errors is not kube's to keep, only their set."""
+    with server.client(timeout=30) as http:
+        answer = http.post(path(obj, plural, obj["apiVersion"].split("/")[1]), json=obj)
+    status: dict[str, Any] = answer.json()
+    assert answer.status_code == status["code"] == 422, answer.text
+    details = status["details"]
+    causes = sorted(details["causes"], key=lambda c: (c["field"], c["message"]))
+    message = status["message"].split(" is invalid: ")[0]
+    return {**status, "message": message, "details": {**details, "causes": causes}}
+
+
+@pytest.mark.parametrize(
+    ("plural", "obj"), INVALID, ids=[obj["metadata"]["name"] for _, obj in INVALID]
+)
+def test_an_invalid_object_is_refused_alike_on_kube_and_apiforge(
+    servers: dict[str, Server], plural: str, obj: dict[str, Any]
+) -> None:
+    kube, ours = (refusal(servers[n], plural, obj) for n in ("kube", "apiforge"))
+    assert len(kube["details"]["causes"]) >= 1
+    assert kube == ours
+
+
+def status_refusal(server: Server) -> list[tuple[str, str, str]]:
+    """A status write whose scale paths name a negative replicas count and a label selector that is no
+    string: kube checks only the status paths there (ValidateStatusUpdate). Its causes: reason, field, and
+    the message of the scale paths' causes (a schema cause's message words its path relative to the status
+    on kube, which apiforge does not yet)."""
+    obj = crontab("bad-status")
+    with server.client(timeout=30) as http:
+        created = http.post(path(obj, "crontabs", "v1"), json=obj)
+        assert created.status_code == 201, created.text
+        stored = created.json()
+        stored["status"] = {"replicas": -2, "labelSelector": 5}
+        answer = http.put(f"{path(obj, 'crontabs', 'v1')}/bad-status/status", json=stored)
+    assert answer.status_code == 422, answer.text
+    causes = answer.json()["details"]["causes"]
+    return [
+        (c["reason"], c["field"], c["message"] if c["field"].startswith(".") else "")
+        for c in causes
+    ]
+
+
+def test_a_status_write_checks_the_scale_paths_alike_on_kube_and_apiforge(
+    servers: dict[str, Server],
+) -> None:
+    kube, ours = (status_refusal(servers[n]) for n in ("kube", "apiforge"))
+    assert [field for _, field, _ in kube] == [
+        "status.labelSelector",
+        ".status.replicas",
+        ".status.labelSelector",
+    ]
+    assert kube == ours
