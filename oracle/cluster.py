@@ -128,6 +128,16 @@ class KubeCluster:
             f"--service-account-signing-key-file={pki.service_account_key}",
             f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
             "--authorization-mode=RBAC",
+            # what apiforge serves beyond kube's defaults: the beta MutatingAdmissionPolicy and its binding
+            "--feature-gates=MutatingAdmissionPolicy=true",
+            "--runtime-config="
+            + ",".join(
+                f"{resource}=true"
+                for resource in (
+                    "admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies",
+                    "admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicybindings",
+                )
+            ),
             # the recorded scenarios never load the server, and without priority and fairness kube's answers
             # carry no X-Kubernetes-PF-* headers naming the uids of its FlowSchema objects
             "--enable-priority-and-fairness=false",

@@ -21,6 +21,10 @@ AGE_CELL = re.compile(r"(?<=  )(?:\d+[smhdy]){1,2}(?=  |$)", re.MULTILINE)
 HUMAN_DURATION = re.compile(r"(?:\d+[smhdy]){1,2}")
 GENERATED_SUFFIX = re.compile(r"\b([a-z0-9][a-z0-9.-]*-)[bcdfghjklmnpqrstvwxz2456789]{5}\b")
 """A name kube generated in kubectl's text (no JSON says its generateName): utilrand's alphabet has no vowels."""
+JWT = re.compile(r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
+"""A signed token (a TokenRequest's): its claims hold times and uids, its signature the server's key."""
+OPENAPI_HASH = re.compile(r"(?<=[?&]hash=)[0-9A-Fa-f]+")
+"""The OpenAPI v3 index's hash of each document: a digest of bytes no two servers write alike."""
 COMPARED_HEADERS = ("content-type", "warning", "retry-after")
 PLACEHOLDERS = {"resourceVersion": "<rv>", "continue": "<continue>"}
 
@@ -40,6 +44,8 @@ def normalize_text(text: str, generated: dict[str, str] | None = None) -> str:
     """``generated``: each generated name and its placeholder (the prefix, then ``<random>``)."""
     for name, placeholder in (generated or {}).items():
         text = re.sub(rf"\b{re.escape(name)}\b", placeholder, text)
+    text = JWT.sub("<jwt>", text)
+    text = OPENAPI_HASH.sub("<hash>", text)
     text = UUID.sub("<uid>", text)
     text = TIMESTAMP.sub("<time>", text)
     text = LOOPBACK_ADDRESS.sub("<server>", text)
@@ -47,11 +53,18 @@ def normalize_text(text: str, generated: dict[str, str] | None = None) -> str:
     return AGE_CELL.sub("<age>", text)
 
 
+COLUMN_GAP = re.compile(r"(?<=\S) {3,}")
+"""The padding between a table's columns: its width follows the widest cell, an AGE or a generated name
+among them, which differ between runs; the cells themselves are compared."""
+
+
 def normalize_terminal(text: str) -> str:
     """kubectl's output: as ``normalize_text``, without the spaces that pad a table's last column (they
-    show nothing, and would keep a golden from reading as the terminal did)."""
+    show nothing, and would keep a golden from reading as the terminal did), and with the gaps between
+    columns two spaces wide."""
     text = GENERATED_SUFFIX.sub(r"\1<random>", text)
-    return normalize_text("\n".join(line.rstrip() for line in text.split("\n")))
+    text = normalize_text("\n".join(line.rstrip() for line in text.split("\n")))
+    return COLUMN_GAP.sub("  ", text)
 
 
 def normalize_body(value: Any, keep: frozenset[str] | None = None) -> Any:

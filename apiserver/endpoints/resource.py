@@ -31,6 +31,7 @@ from apiserver.endpoints.output import (
     object_body,
     prefers_protobuf,
     status_body,
+    untyped_items,
 )
 from apiserver.endpoints.resourceversion import EXACT, validate_list_options, wait_until_fresh
 from apiserver.endpoints.routes import check_routed, subresource_verb
@@ -220,7 +221,10 @@ class ResourceHandler:
                     "metadata": metadata,
                 }
             )
-            parts = (head[:-1] + b',"items":[', b",".join(page.encoded), b"]}")
+            encoded = page.encoded
+            if target.resource.builtin:
+                encoded = untyped_items(encoded, target.api_version, target.resource.kind)
+            parts = (head[:-1] + b',"items":[', b",".join(encoded), b"]}")
             await respond_parts(send, 200, parts, warnings=request.warnings)
             return
         # one conversion review per page, as kube's webhook converter takes a whole list
