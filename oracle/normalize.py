@@ -25,6 +25,12 @@ JWT = re.compile(r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
 """A signed token (a TokenRequest's): its claims hold times and uids, its signature the server's key."""
 OPENAPI_HASH = re.compile(r"(?<=[?&]hash=)[0-9A-Fa-f]+")
 """The OpenAPI v3 index's hash of each document: a digest of bytes no two servers write alike."""
+DIFF_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? [+-]\d{4}")
+"""A timestamp in a unified diff's header (kubectl diff)."""
+TEMP_DIR = re.compile(r"(/tmp/[A-Z]+-)\d+")
+"""kubectl diff's temporary directories (LIVE-123, MERGED-456)."""
+GENERATED_NAME_PREFIX = 58
+"""kube's maxGeneratedNameLength: a longer generateName is cut to it before the suffix is added."""
 COMPARED_HEADERS = ("content-type", "warning", "retry-after")
 PLACEHOLDERS = {"resourceVersion": "<rv>", "continue": "<continue>"}
 
@@ -48,6 +54,8 @@ def normalize_text(text: str, generated: dict[str, str] | None = None) -> str:
     text = OPENAPI_HASH.sub("<hash>", text)
     text = UUID.sub("<uid>", text)
     text = TIMESTAMP.sub("<time>", text)
+    text = DIFF_TIME.sub("<time>", text)
+    text = TEMP_DIR.sub(r"\1<random>", text)
     text = LOOPBACK_ADDRESS.sub("<server>", text)
     text = RESOURCE_VERSION_TEXT.sub(r'\1"<rv>"', text)
     return AGE_CELL.sub("<age>", text)
@@ -79,8 +87,10 @@ def generated_names(value: Any) -> dict[str, str]:
     found: dict[str, str] = {}
     if isinstance(value, dict):
         prefix, name = value.get("generateName"), value.get("name")
-        if isinstance(prefix, str) and isinstance(name, str) and prefix and name.startswith(prefix):
-            found[name] = prefix + "<random>"
+        if isinstance(prefix, str) and isinstance(name, str) and prefix:
+            base = prefix[:GENERATED_NAME_PREFIX]
+            if name.startswith(base) and len(name) == len(base) + 5:
+                found[name] = base + "<random>"
         for item in value.values():
             found.update(generated_names(item))
     elif isinstance(value, list):
@@ -93,17 +103,41 @@ def _normalize(value: Any, keep: frozenset[str] | None, generated: dict[str, str
     if isinstance(value, dict):
         if isinstance(value.get("cells"), list):  # a Table row: its age cells are HumanDurations
             value = {**value, "cells": [_age(cell) for cell in value["cells"]]}
-        return {
-            key: PLACEHOLDERS[key]
+        normalized = {
+            normalize_text(key, generated): PLACEHOLDERS[key]
             if key in PLACEHOLDERS and isinstance(item, str) and item
             else _normalize(item, keep, generated)
             for key, item in value.items()
         }
+        for key in ALLOCATED_IPS:
+            if isinstance(normalized.get(key), str) and normalized[key] not in ("", "None"):
+                normalized[key] = "<allocated-ip>"
+            elif isinstance(normalized.get(key), list):
+                normalized[key] = [
+                    "<allocated-ip>" if ip != "None" else ip for ip in normalized[key]
+                ]
+        if isinstance(normalized.get("managedFields"), list):
+            normalized["managedFields"] = sorted(normalized["managedFields"], key=_entry_order)
+        return normalized
     if isinstance(value, list):
         return [_normalize(item, keep, generated) for item in _kept(value, keep)]
     if isinstance(value, str):
         return normalize_text(value, generated)
     return value
+
+
+ALLOCATED_IPS = ("clusterIP", "clusterIPs")
+"""A Service's cluster IPs: allocated at random when not asked for, by either server."""
+
+
+def _entry_order(entry: Any) -> tuple[str, ...]:
+    """managedFields entries in an order that does not depend on their times, which are normalized away
+    (kube sorts by operation, then the time's second, then manager: entries of the same second swap)."""
+    if not isinstance(entry, dict):
+        return ("",)
+    return tuple(
+        str(entry.get(key, "")) for key in ("operation", "manager", "subresource", "apiVersion")
+    )
 
 
 def _age(cell: Any) -> Any:
