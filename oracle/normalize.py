@@ -29,8 +29,6 @@ DIFF_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? [+-]\d{
 """A timestamp in a unified diff's header (kubectl diff)."""
 TEMP_DIR = re.compile(r"(/tmp/[A-Z]+-)\d+")
 """kubectl diff's temporary directories (LIVE-123, MERGED-456)."""
-GENERATED_NAME_PREFIX = 58
-"""kube's maxGeneratedNameLength: a longer generateName is cut to it before the suffix is added."""
 COMPARED_HEADERS = ("content-type", "warning", "retry-after")
 PLACEHOLDERS = {"resourceVersion": "<rv>", "continue": "<continue>"}
 
@@ -88,8 +86,8 @@ def generated_names(value: Any) -> dict[str, str]:
     if isinstance(value, dict):
         prefix, name = value.get("generateName"), value.get("name")
         if isinstance(prefix, str) and isinstance(name, str) and prefix:
-            base = prefix[:GENERATED_NAME_PREFIX]
-            if name.startswith(base) and len(name) == len(base) + 5:
+            base = name[:-5]  # the prefix, or as much of it as the server kept (kube: 58 characters)
+            if base and prefix.startswith(base):
                 found[name] = base + "<random>"
         for item in value.values():
             found.update(generated_names(item))

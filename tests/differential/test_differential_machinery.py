@@ -268,3 +268,39 @@ def test_a_stream_read_without_watch_is_compared_event_by_event(tmp_path: Path) 
 )
 def test_tokens_and_hashes(text: str, expected: str) -> None:
     assert normalize_text(text) == expected
+
+
+def test_what_varies_between_runs_in_objects_is_replaced() -> None:
+    uid = "6f1c2a3b-1111-4222-8333-944455556666"
+    service = {
+        "metadata": {
+            "generateName": "g" * 250,
+            "name": "g" * 58 + "x7k2p",
+            "managedFields": [
+                {"manager": "bob", "operation": "Update"},
+                {"manager": "alice", "operation": "Apply"},
+                {"manager": "alice", "operation": "Update"},
+            ],
+            "ownerReferences": [{"uid": uid}],
+        },
+        "fields": {f'k:{{"uid":"{uid}"}}': {}},
+        "spec": {"clusterIP": "10.0.0.17", "clusterIPs": ["10.0.0.17"]},
+    }
+    normalized = normalize_body(service)
+    assert normalized["metadata"]["name"] == "g" * 58 + "<random>"
+    assert [(e["operation"], e["manager"]) for e in normalized["metadata"]["managedFields"]] == [
+        ("Apply", "alice"),
+        ("Update", "alice"),
+        ("Update", "bob"),
+    ]
+    assert normalized["fields"] == {'k:{"uid":"<uid>"}': {}}
+    assert normalized["spec"] == {"clusterIP": "<allocated-ip>", "clusterIPs": ["<allocated-ip>"]}
+    headless = normalize_body({"spec": {"clusterIP": "None", "clusterIPs": ["None"]}})
+    assert headless == {"spec": {"clusterIP": "None", "clusterIPs": ["None"]}}
+
+
+def test_kubectl_diff_paths_and_times() -> None:
+    header = (
+        "--- /tmp/LIVE-3106294491/v1.ConfigMap.default.old\t2026-12-02 08:19:15.320176327 +0000"
+    )
+    assert normalize_terminal(header) == "--- /tmp/LIVE-<random>/v1.ConfigMap.default.old\t<time>"
