@@ -86,7 +86,9 @@ def generated_names(value: Any) -> dict[str, str]:
     if isinstance(value, dict):
         prefix, name = value.get("generateName"), value.get("name")
         if isinstance(prefix, str) and isinstance(name, str) and prefix:
-            base = name[:-5]  # the prefix, or as much of it as the server kept (kube: 58 characters)
+            base = name[
+                :-5
+            ]  # the prefix, or as much of it as the server kept (kube: 58 characters)
             if base and prefix.startswith(base):
                 found[name] = base + "<random>"
         for item in value.values():
