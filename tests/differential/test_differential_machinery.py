@@ -4,6 +4,7 @@ against a golden and the divergences file, so that a difference can neither be h
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -185,12 +186,12 @@ class _Answers:
 
 
 def _run(
-    tmp_path: Path, raw_steps: list[dict[str, object]], bodies: dict[str, object]
-) -> tuple[dict[str, object], list[str]]:
+    tmp_path: Path, raw_steps: list[dict[str, Any]], bodies: dict[str, object]
+) -> tuple[dict[str, Any], list[str]]:
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump({"steps": raw_steps}))
     scenario = load_scenario(path)
-    answers = _Answers(bodies)
+    answers: Any = _Answers(bodies)
     captured: dict[str, str] = {}
     with httpx.Client(
         base_url="https://x", transport=httpx.MockTransport(answers.handler)
@@ -203,7 +204,7 @@ def _run(
 
 
 def test_capture_select_and_ignore(tmp_path: Path) -> None:
-    steps = [
+    steps: list[dict[str, Any]] = [
         {
             "name": "page",
             "request": {"method": "GET", "path": "/a"},
