@@ -40,10 +40,6 @@ class APIError(Exception):
     uid: str = ""
     causes: list[StatusCause] = field(default_factory=list)
     retry_after_seconds: int = 0
-    details_always: bool = False
-    """kube's errors made with a StatusDetails (NewGenericServerResponse, NewNotFound of no resource,
-    NewMethodNotSupported) send ``details: {}`` when every field is empty; NewBadRequest's and the like
-    send none."""
 
     def __str__(self) -> str:
         return f"{self.code} {self.reason}: {self.message}"
@@ -69,7 +65,7 @@ class APIError(Exception):
         }
         if not self.reason:  # StatusReasonUnknown is "", which Go's omitempty leaves out
             del status["reason"]
-        if details or self.details_always:
+        if details:
             status["details"] = details
         return status
 
@@ -91,9 +87,7 @@ def not_found(resource: str, group: str, name: str) -> APIError:
 
 def resource_not_found() -> APIError:
     """An unknown resource under a served prefix: 404 with empty details, as kube-apiserver answers."""
-    return APIError(
-        404, "NotFound", "the server could not find the requested resource", details_always=True
-    )
+    return APIError(404, "NotFound", "the server could not find the requested resource")
 
 
 def already_exists(resource: str, group: str, name: str) -> APIError:
@@ -159,10 +153,7 @@ def bad_request(message: str, causes: list[StatusCause] | None = None) -> APIErr
 
 def method_not_allowed() -> APIError:
     return APIError(
-        405,
-        "MethodNotAllowed",
-        "the server does not allow this method on the requested resource",
-        details_always=True,
+        405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
     )
 
 
