@@ -172,10 +172,14 @@ def test_validation_error_reaches_kubectl(kubectl: Kubectl, tmp_path: Path) -> N
     manifest = write(tmp_path, CRONTAB.format(name="kc-bad", image="a", replicas='"many"'))
     result = kubectl.run("create", "-f", str(manifest), check=False)
     assert result.returncode == 1
-    # kube's structural schema error for a custom resource (apiextensions-apiserver's validation)
+    # kube's structural schema error for a custom resource (apiextensions-apiserver's validation), then the
+    # scale subresource's own reading of the replicas path (customresource validateScaleSpec: NestedInt64)
     assert result.stderr == (
-        'The CronTab "kc-bad" is invalid: spec.replicas: Invalid value: "string": '
+        'The CronTab "kc-bad" is invalid: \n'
+        '* spec.replicas: Invalid value: "string": '
         'spec.replicas in body must be of type integer: "string"\n'
+        "* .spec.replicas: Invalid value: 0: .spec.replicas accessor error: "
+        "many is of the type string, expected int64\n"
     )
 
 

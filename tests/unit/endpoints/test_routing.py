@@ -107,8 +107,6 @@ def test_subresources(api: httpx.Client) -> None:
         f"{CONFIGMAPS}/settings/status",  # ConfigMaps have no status subresource
         f"{CLUSTERS}/c1/scale",  # ComputeClusters have no scale subresource
         "/apis/stable.example.com/v1/namespaces/default/widgets",  # no such resource in a served group
-        "/apis/nosuch.example.com/v1/widgets",  # no such group
-        "/api/v2/namespaces/default/configmaps",  # no such version
     ],
 )
 def test_what_nothing_serves_is_a_404_status(api: httpx.Client, path: str) -> None:
@@ -116,7 +114,19 @@ def test_what_nothing_serves_is_a_404_status(api: httpx.Client, path: str) -> No
     assert status["message"] == NOT_FOUND
 
 
-@pytest.mark.parametrize("path", ["/no/such/path", "/apiary", "/openapi/v4"])
+# kube routes a group or version nothing serves to no handler at all (the apiextensions server's NotFound
+# last in its delegation chain): the same plain text as a path outside the API, recorded from kube-apiserver
+# v1.34.4 by the differential corpus
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/no/such/path",
+        "/apiary",
+        "/openapi/v4",
+        "/apis/nosuch.example.com/v1/widgets",  # no such group
+        "/api/v2/namespaces/default/configmaps",  # no such version
+    ],
+)
 def test_a_path_outside_the_api_is_a_plain_404(api: httpx.Client, path: str) -> None:
     response = api.get(path)
     assert response.status_code == 404
