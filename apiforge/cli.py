@@ -56,14 +56,7 @@ def main() -> None:
 
 
 @main.command()
-@click.option(
-    "--definitions",
-    "definitions_dir",
-    type=click.Path(path_type=Path),
-    default=Path("definitions"),
-    show_default=True,
-    help="Directory of definition files.",
-)
+@DEFINITIONS
 @click.option(
     "--out",
     "out_dir",
