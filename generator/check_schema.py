@@ -21,6 +21,7 @@ from apiserver.schema import apply_defaults, prune, validate
 from apiserver.schema.causes import not_supported
 from apiserver.schema.celstatic import cost_problems
 from apiserver.schema.regex import compile_go_regexp
+from generator.check_cel import compile_problems
 from generator.definition import JsonPath
 
 __all__ = ["Report", "check_schema", "default_problems"]
@@ -371,25 +372,8 @@ class _Structure:
                 self.report(
                     (*here, "message"), "message must be specified if rule contains line breaks"
                 )
-            # Imported only for a schema with rules: the CEL library takes half a second to import, more
-            # than checking a kind without rules (an added kind's run pays for it otherwise).
-            from apiserver.schema.cel import RuleSyntaxError, compile_rule, unsupported_functions
-
-            for key in ("rule", "messageExpression"):  # kube compiles both when the CRD is created
-                source = str(rule.get(key) or "").strip()
-                if source:
-                    try:
-                        missing = unsupported_functions(compile_rule(source))
-                    except RuleSyntaxError as error:
-                        self.report((*here, key), f"compilation failed: {error}")
-                        continue
-                    if missing:  # kube has them; a server that cannot evaluate them must say so now
-                        self.report(
-                            (*here, key),
-                            "apiforge does not evaluate the CEL function"
-                            f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
-                            " (apiserver/schema/cel.py lists what it provides)",
-                        )
+            for key, problem in compile_problems(rule):
+                self.report((*here, key), problem)
 
 
 _RE2_UNSUPPORTED = re.compile(r"\(\?<?[=!]|\(\?P=|\\[1-9]")

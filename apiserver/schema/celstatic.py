@@ -40,6 +40,8 @@ CONTRIBUTED: Final = (
 )
 TOTAL: Final = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema"
 MOST_EXPENSIVE: Final = 4
+FORBIDDEN: Final = "Forbidden: "
+"""kube reports every cost refusal as field.Forbidden, whose message starts so."""
 
 
 @dataclass
@@ -60,13 +62,13 @@ class _Total:
 
 def cost_problems(schema: Mapping[str, Any]) -> list[Problem]:
     """Every rule, message expression and the whole of ``schema`` (an ``openAPIV3Schema``) whose estimated
-    cost exceeds kube's static limits, in kube's words."""
+    cost exceeds kube's static limits, in kube's words (``Forbidden: ...``)."""
     problems: list[Problem] = []
     total = _Total()
     _node(Schema(schema), (), 1, True, problems, total)
     if total.total > STATIC_CRD_LIMIT:
-        problems += [(path, CONTRIBUTED) for _, path in total.costliest]
-        problems.append(((), cost_error(TOTAL, total.total, STATIC_CRD_LIMIT)))
+        problems += [(path, FORBIDDEN + CONTRIBUTED) for _, path in total.costliest]
+        problems.append(((), FORBIDDEN + cost_error(TOTAL, total.total, STATIC_CRD_LIMIT)))
     return problems
 
 
@@ -138,5 +140,7 @@ def _rules(
             cost = estimate(ast, self_type, sizes, optional_old_self=optional).max
             cost = saturating_product((cost, limit_times))
             if cost > STATIC_RULE_LIMIT:
-                problems.append(((*here, key), cost_error(what, cost, STATIC_RULE_LIMIT)))
+                problems.append(
+                    ((*here, key), FORBIDDEN + cost_error(what, cost, STATIC_RULE_LIMIT))
+                )
             total.observe((*here, key), cost)

@@ -20,6 +20,7 @@ import orjson
 
 from apiserver.schema.cel import compile_rule
 from apiserver.schema.cellibs import LIBRARIES, ROOTS
+from apiserver.schema.celrefs import undeclared
 from builtin.admissionregistration.authz import FUNCTIONS as AUTHORIZER
 
 
@@ -83,3 +84,22 @@ def admission_context(functions: frozenset[str], variables: dict[str, Any]) -> _
 def compile_expression(text: str) -> Any:
     """The program of an admission expression; raises ValueError with the CEL parser's message."""
     return compile_rule(text)
+
+
+POLICY_VARIABLES: Final = (
+    "object", "oldObject", "request", "params", "namespaceObject", "authorizer", "variables",
+)  # fmt: skip
+"""What a policy's expressions may name (k8s.io/apiserver/pkg/admission/plugin/cel/compile.go)."""
+WEBHOOK_VARIABLES: Final = ("object", "oldObject", "request", "authorizer")
+"""What a webhook's match conditions may name (they have no params, namespace object or variables)."""
+
+
+def compile_failure(text: str, variables: tuple[str, ...] = POLICY_VARIABLES) -> str | None:
+    """Why an admission expression does not compile (None: it does): the parser's message, or the names
+    it uses that kube's environment does not declare, in cel-go's words (kube type-checks every
+    expression when the policy or configuration is written)."""
+    try:
+        compile_expression(text)
+    except ValueError as error:
+        return str(error)
+    return undeclared(text, variables, FUNCTIONS)

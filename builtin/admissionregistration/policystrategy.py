@@ -13,7 +13,7 @@ from typing import Any
 from apiserver.machinery.objects import Object
 from apiserver.registry.strategy import Strategy
 from apiserver.schema import Cause, causes
-from builtin.admissionregistration.celenv import compile_expression
+from builtin.admissionregistration.celenv import compile_failure
 
 REASONS = ("Unauthorized", "Forbidden", "Invalid", "RequestEntityTooLarge")
 ACTIONS = ("Audit", "Deny", "Warn")
@@ -25,10 +25,9 @@ def _compiles(path: str, source: Any) -> Iterator[Cause]:
     if not text:
         yield causes.required(path)
         return
-    try:
-        compile_expression(text)
-    except ValueError as error:
-        yield causes.invalid(path, text, f"compilation failed: {error}")
+    failure = compile_failure(text)
+    if failure is not None:
+        yield causes.invalid(path, text, f"compilation failed: {failure}")
 
 
 def shared_causes(spec: dict[str, Any]) -> list[Cause]:
