@@ -95,7 +95,7 @@ def _call(e: Call, scope: frozenset[str], functions: frozenset[str]) -> Iterator
     for arg in e.args:
         yield from _references(arg, scope, functions)
     name = e.function
-    if not name[:1].isalpha():  # an operator, or a macro's own function (cel.@mapInsert)
+    if not name[:1].isalpha() or "@" in name:  # an operator, or a macro's own (cel.@mapInsert)
         return
     member = name.rpartition(".")[2]  # the parser names sets.contains(...) so
     target = e.target

@@ -1,0 +1,213 @@
+"""CEL that kube's type checker refuses, refused when written through a real server with kube's answer: a
+CRD rule or message expression, a ValidatingAdmissionPolicy expression and a webhook's match condition
+naming an undeclared variable or function (cel-go's ``undeclared reference to 'bar' (in container '')``,
+k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/compilation.go and
+k8s.io/apiserver/pkg/admission/plugin/cel/compile.go), and a rule over its cost limit (kube's
+``field.Forbidden``). The texts are kube 1.34's (the oracle's answers to the crd-cel scenario's steps)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+ADMISSION = "/apis/admissionregistration.k8s.io/v1"
+SPEC = "spec.validation.openAPIV3Schema.properties[spec]"
+NO_RULE = '"Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null'
+
+
+def _crd(name: str, rule: dict[str, Any]) -> dict[str, Any]:
+    spec = {
+        "type": "object",
+        "properties": {"foo": {"type": "string", "maxLength": 8}},
+        "x-kubernetes-validations": [rule],
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{name}s.refs.example.com"},
+        "spec": {
+            "group": "refs.example.com",
+            "names": {"kind": name.capitalize(), "plural": f"{name}s"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
+                }
+            ],
+        },
+    }
+
+
+def _error(source: str, column: int, name: str) -> str:
+    return (
+        f"ERROR: <input>:1:{column + 1}: undeclared reference to '{name}' (in container '')\n"
+        f" | {source}\n | {'.' * column}^"
+    )
+
+
+def _refused(response: httpx.Response) -> list[tuple[str, str, str]]:
+    assert response.status_code == 422, response.text
+    return [(c["reason"], c["field"], c["message"]) for c in response.json()["details"]["causes"]]
+
+
+@pytest.mark.parametrize(
+    ("name", "rule", "key", "expected"),
+    [
+        (
+            "ident",
+            {"rule": "self.foo == bar"},
+            "rule",
+            '{"Rule":"self.foo == bar",'
+            + NO_RULE
+            + "}: compilation failed: "
+            + _error("self.foo == bar", 12, "bar"),
+        ),
+        (
+            "function",
+            {"rule": "nosuch(self)"},
+            "rule",
+            '{"Rule":"nosuch(self)",'
+            + NO_RULE
+            + "}: compilation failed: "
+            + _error("nosuch(self)", 6, "nosuch"),
+        ),
+        (
+            "message",
+            {"rule": "has(self.foo)", "messageExpression": "'foo is ' + nope"},
+            "messageExpression",
+            '{"Rule":"has(self.foo)","Message":"","MessageExpression":"\'foo is \' + nope",'
+            '"Reason":null,"FieldPath":"","OptionalOldSelf":null}: messageExpression compilation'
+            " failed: " + _error("'foo is ' + nope", 12, "nope"),
+        ),
+    ],
+)
+def test_a_crd_rule_naming_what_is_undeclared_is_refused(
+    client: httpx.Client, name: str, rule: dict[str, Any], key: str, expected: str
+) -> None:
+    response = client.post(CRDS, json=_crd(name, rule))
+    field = f"{SPEC}.x-kubernetes-validations[0].{key}"
+    assert _refused(response) == [("FieldValueInvalid", field, f"Invalid value: {expected}")]
+    assert response.json()["message"] == (
+        f'CustomResourceDefinition.apiextensions.k8s.io "{name}s.refs.example.com" is invalid:'
+        f" {field}: Invalid value: {expected}"
+    )
+
+
+def test_a_crd_rule_over_its_cost_limit_is_forbidden(client: httpx.Client) -> None:
+    """kube's validation.go reports the cost with field.Forbidden; the rule of the crd-cel scenario."""
+    crd = _crd("costly", {"rule": "self.foo == 'a'"})
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["text"] = {
+        "type": "string",
+        "maxLength": 32,
+        "x-kubernetes-validations": [
+            {
+                "rule": "self.replace('_', '-').split('-').join('-') == self.replace('_', '-')",
+                "message": "strings: split, join",
+            }
+        ],
+    }
+    advice = (
+        " (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays,"
+        " maps, and strings are declared)"
+    )
+    rule = f"{SPEC}.properties[text].x-kubernetes-validations[0].rule"
+    assert _refused(client.post(CRDS, json=crd)) == [
+        (
+            "FieldValueForbidden",
+            rule,
+            f"Forbidden: estimated rule cost exceeds budget by factor of more than 100x{advice}",
+        ),
+        (
+            "FieldValueForbidden",
+            rule,
+            "Forbidden: contributed to estimated rule cost total exceeding cost limit for entire"
+            " OpenAPIv3 schema",
+        ),
+        (
+            "FieldValueForbidden",
+            "spec.validation.openAPIV3Schema",
+            "Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3"
+            f" schema exceeds budget by factor of more than 100x{advice}",
+        ),
+    ]
+
+
+RULES = [
+    {
+        "apiGroups": [""],
+        "apiVersions": ["v1"],
+        "operations": ["CREATE"],
+        "resources": ["configmaps"],
+    }
+]
+
+
+def test_a_policy_expression_naming_what_is_undeclared_is_refused(client: httpx.Client) -> None:
+    """kube's ValidatingAdmissionPolicy validation: field.Invalid of the expression with the checker's
+    error (self is no variable of admission expressions; nosuch no function)."""
+    policy = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "undeclared"},
+        "spec": {
+            "matchConstraints": {"resourceRules": RULES},
+            "validations": [
+                {"expression": "object.data.size() < params.max && variables.ok"},
+                {"expression": "self.data.size() < 3"},
+                {"expression": "has(object.data)", "messageExpression": "nosuch(object)"},
+            ],
+        },
+    }
+    response = client.post(f"{ADMISSION}/validatingadmissionpolicies", json=policy)
+    assert _refused(response) == [
+        (
+            "FieldValueInvalid",
+            "spec.validations[1].expression",
+            'Invalid value: "self.data.size() < 3": compilation failed: '
+            + _error("self.data.size() < 3", 0, "self"),
+        ),
+        (
+            "FieldValueInvalid",
+            "spec.validations[2].messageExpression",
+            'Invalid value: "nosuch(object)": compilation failed: '
+            + _error("nosuch(object)", 6, "nosuch"),
+        ),
+    ]
+
+
+def test_a_webhook_match_condition_has_no_params(client: httpx.Client) -> None:
+    """A webhook's match conditions declare object, oldObject, request and authorizer only."""
+    webhook = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "undeclared"},
+        "webhooks": [
+            {
+                "name": "undeclared.refs.example.com",
+                "clientConfig": {"url": "https://hook.example.com/"},
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "rules": RULES,
+                "matchConditions": [
+                    {"name": "fine", "expression": "request.userInfo.username != 'x'"},
+                    {"name": "params", "expression": "params.x == 1"},
+                ],
+            }
+        ],
+    }
+    response = client.post(f"{ADMISSION}/validatingwebhookconfigurations", json=webhook)
+    assert _refused(response) == [
+        (
+            "FieldValueInvalid",
+            "webhooks[0].matchConditions[1].expression",
+            'Invalid value: "params.x == 1": compilation failed: '
+            + _error("params.x == 1", 0, "params"),
+        )
+    ]
