@@ -161,6 +161,23 @@ def _check_openapi_types(d: Definition, found: Findings) -> None:
                 found.add(d, here, f"{path} is no object with properties in version {version.name}")
 
 
+def _check_go_types(d: Definition, found: Findings) -> None:
+    """Each named Go type is a string field of every version of a built-in kind."""
+    for path, name in d.server.go_types:
+        here: JsonPath = ("goTypes", path)
+        if not d.server.builtin:
+            found.add(d, here, "only a builtin kind may name Go types")
+        if not TYPE_NAME.match(name):
+            found.add(d, here, f'"{name}" is not a type name such as ServiceType')
+        if not TYPE_PATH.match(path):
+            found.add(d, here, f'"{path}" is not a field path such as spec.type')
+            continue
+        for version in d.versions:
+            node = locate(version.schema, path)
+            if node is None or node.get("type") != "string":
+                found.add(d, here, f"{path} is no string in version {version.name}")
+
+
 def _kube_publishes(d: Definition, version: str, name: str) -> bool:
     """Whether a type a definition names is one kube publishes itself, by its qualified name or by the
     kind's package (JSONSchemaProps of apiextensions)."""
@@ -194,6 +211,7 @@ def _check_server_parts(d: Definition, found: Findings) -> None:
         if not HOOK_REFERENCE.match(reference):
             found.add(d, path, f'"{reference}" must be a "package.module:Name" reference')
     _check_openapi_types(d, found)
+    _check_go_types(d, found)
     for index, verb in enumerate(parts.verbs):
         if verb not in VERBS:
             found.add(
