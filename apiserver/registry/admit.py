@@ -243,15 +243,15 @@ def _validate(
 def _refuse_undecodable(
     causes: list[Cause], resource: ResourceType, version: VersionType, obj: Object | None = None
 ) -> None:
-    """A 400 "cannot be handled" for the values of the wrong JSON type among ``causes``, if any: with the
-    Go decoder's error for ``obj`` where the kind's Go structs are known, else with the causes."""
+    """A 400 "cannot be handled" for a value Go would not decode (``obj``: a built-in kind's body, whose
+    Go structs are known), or for the values of the wrong JSON type among ``causes``; only a request
+    that fails anyway is walked for Go's error (the schema refuses a value of the wrong JSON type
+    too), so that a valid write pays nothing for it."""
+    detail = None
+    if obj is not None and causes:
+        detail = decode_error(obj, version.schema, resource.kind, version.name, resource.go_types)
     undecodable = [c for c in causes if c.reason == "FieldValueTypeInvalid"]
-    if undecodable:
-        detail = None
-        if obj is not None:
-            detail = decode_error(
-                obj, version.schema, resource.kind, version.name, resource.go_types
-            )
-        if detail is None:
-            detail = "; ".join(f"{c.field}: {c.message}" for c in undecodable)
+    if detail is None and undecodable:
+        detail = "; ".join(f"{c.field}: {c.message}" for c in undecodable)
+    if detail is not None:
         raise cannot_handle(resource, version, detail)
