@@ -206,7 +206,9 @@ def test_case(client: httpx.Client, document: Document) -> None:
         assert response.status_code == code, response.text
         status = response.json()
         assert (status["kind"], status["code"], status["reason"]) == ("Status", code, status_reason)
-        assert status["message"].startswith(prefix), status["message"]  # the whole message, or its start
+        assert status["message"].startswith(prefix), status[
+            "message"
+        ]  # the whole message, or its start
         return
 
     if document.recorded["status"] == "Success":
