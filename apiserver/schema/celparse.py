@@ -48,8 +48,8 @@ class Expr:
 
     id: int = field(default_factory=lambda: next(_ids), init=False)
     at: int = field(default=-1, init=False)
-    """Where cel-go locates the node in the source (an identifier's first character, a call's ``(``), as
-    an offset in code points; -1 for the nodes macros make."""
+    """Where cel-go locates the node in the source (an identifier's first character, a call's ``(``, a
+    selection's ``.``), as an offset in code points; -1 for the nodes macros make."""
 
 
 @dataclass(eq=False)
@@ -259,6 +259,7 @@ class _Parser:
         node = self.primary()
         while True:
             if self.accept("."):
+                dot = self.tokens[self.at - 1].start
                 name = self.take()
                 if name.kind != "ident":
                     raise CelParseError(f"expected a field name, found {name.text!r}")
@@ -266,7 +267,7 @@ class _Parser:
                 if self.accept("("):
                     node = _located(_macro(name.text, node, self.arguments(")")), opening)
                 else:
-                    node = Select(operand=node, name=name.text)
+                    node = _located(Select(operand=node, name=name.text), dot)
             elif self.accept("["):
                 self.accept("?")  # an optional index costs as an index
                 index = self.expr()

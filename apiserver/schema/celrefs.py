@@ -11,7 +11,7 @@ or the policy is written and refuses one naming a variable or function the envir
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from typing import Final
 
 from apiserver.schema.cellibs import ROOTS
@@ -48,66 +48,89 @@ _NAMESPACES: Final = frozenset({*ROOTS, *NAMESPACES, "optional"})
 """Names that qualify a function (``format.dns1123Label()``, ``optional.of(x)``) rather than name a value."""
 
 
-def undeclared(source: str, variables: Collection[str], functions: Collection[str]) -> str | None:
+Fields = Mapping[str, Collection[str]]
+"""Variables of an object type and their fields (an admission policy's ``variables``)."""
+
+
+def undeclared(
+    source: str,
+    variables: Collection[str],
+    functions: Collection[str],
+    fields: Fields | None = None,
+) -> str | None:
     """cel-go's report of the names ``source`` uses that are neither ``variables``, nor standard or
-    ``functions`` functions (None: there are none, or the expression is beyond this parser)."""
+    ``functions`` functions, nor fields of the ``fields`` variables (None: there are none, or the
+    expression is beyond this parser)."""
     try:
         ast = parse(source)
     except CelParseError:
         return None
-    found = sorted(set(_references(ast, frozenset(variables), frozenset(functions) | STANDARD)))
+    names = _Names(frozenset(functions) | STANDARD, fields or {})
+    found = sorted(set(names.references(ast, frozenset(variables))))
     if not found:
         return None
-    return "\n".join(
-        _display(source, at, f"undeclared reference to '{name}' (in container '')")
-        for at, name in found
-    )
+    return "\n".join(_display(source, at, message) for at, message in found)
 
 
-def _references(
-    e: Expr, scope: frozenset[str], functions: frozenset[str]
-) -> Iterator[tuple[int, str]]:
-    """(offset, name) of each undeclared reference under ``e``; ``scope``: the variables in scope."""
-    if isinstance(e, Ident):
-        if e.name not in scope and e.name not in _TYPE_NAMES:
-            yield e.at, e.name
-    elif isinstance(e, Select):
-        yield from _references(e.operand, scope, functions)
-    elif isinstance(e, CreateList):
-        for element in e.elements:
-            yield from _references(element, scope, functions)
-    elif isinstance(e, CreateMap):
-        for key, value in e.entries:
-            yield from _references(key, scope, functions)
-            yield from _references(value, scope, functions)
-    elif isinstance(e, Comprehension):
-        yield from _references(e.iter_range, scope, functions)
-        yield from _references(e.accu_init, scope, functions)
-        inner = scope | {e.accu_var, e.iter_var, e.iter_var2} - {""}
-        for part in (e.loop_condition, e.loop_step):
-            yield from _references(part, inner, functions)
-        yield from _references(e.result, scope | {e.accu_var}, functions)
-    elif isinstance(e, Call):
-        yield from _call(e, scope, functions)
+class _Names:
+    """The walk: which functions exist and which fields the object variables have."""
+
+    def __init__(self, functions: frozenset[str], fields: Fields) -> None:
+        self.functions = functions
+        self.fields = fields
+
+    def references(self, e: Expr, scope: frozenset[str]) -> Iterator[tuple[int, str]]:
+        """(offset, message) of each undeclared reference under ``e``; ``scope``: the variables in
+        scope."""
+        if isinstance(e, Ident):
+            if e.name not in scope and e.name not in _TYPE_NAMES:
+                yield e.at, _undeclared(e.name)
+        elif isinstance(e, Select):
+            yield from self.select(e, scope)
+        elif isinstance(e, CreateList):
+            for element in e.elements:
+                yield from self.references(element, scope)
+        elif isinstance(e, CreateMap):
+            for key, value in e.entries:
+                yield from self.references(key, scope)
+                yield from self.references(value, scope)
+        elif isinstance(e, Comprehension):
+            yield from self.references(e.iter_range, scope)
+            yield from self.references(e.accu_init, scope)
+            inner = scope | {e.accu_var, e.iter_var, e.iter_var2} - {""}
+            for part in (e.loop_condition, e.loop_step):
+                yield from self.references(part, inner)
+            yield from self.references(e.result, scope | {e.accu_var})
+        elif isinstance(e, Call):
+            yield from self.call(e, scope)
+
+    def select(self, e: Select, scope: frozenset[str]) -> Iterator[tuple[int, str]]:
+        operand = e.operand
+        yield from self.references(operand, scope)
+        if isinstance(operand, Ident) and operand.name in scope:  # has(): at its (
+            known = self.fields.get(operand.name)
+            if known is not None and e.name not in known:
+                yield e.at, f"undefined field '{e.name}'"
+
+    def call(self, e: Call, scope: frozenset[str]) -> Iterator[tuple[int, str]]:
+        for arg in e.args:
+            yield from self.references(arg, scope)
+        name = e.function
+        if not name[:1].isalpha() or "@" in name:  # an operator, or a macro's own (cel.@mapInsert)
+            return
+        member = name.rpartition(".")[2]  # the parser names sets.contains(...) so
+        target = e.target
+        if isinstance(target, Ident) and target.name in _NAMESPACES and target.name not in scope:
+            if name not in self.functions:  # no qualified function: cel-go checks the qualifier
+                yield target.at, _undeclared(target.name)
+        elif target is not None:
+            yield from self.references(target, scope)
+        if member not in self.functions:
+            yield e.at, _undeclared(member)
 
 
-def _call(e: Call, scope: frozenset[str], functions: frozenset[str]) -> Iterator[tuple[int, str]]:
-    for arg in e.args:
-        yield from _references(arg, scope, functions)
-    name = e.function
-    if not name[:1].isalpha() or "@" in name:  # an operator, or a macro's own (cel.@mapInsert)
-        return
-    member = name.rpartition(".")[2]  # the parser names sets.contains(...) so
-    target = e.target
-    if isinstance(target, Ident) and target.name in _NAMESPACES and target.name not in scope:
-        if (
-            name not in functions
-        ):  # not a qualified function: cel-go checks the qualifier as a value
-            yield target.at, target.name
-    elif target is not None:
-        yield from _references(target, scope, functions)
-    if member not in functions:
-        yield e.at, member
+def _undeclared(name: str) -> str:
+    return f"undeclared reference to '{name}' (in container '')"
 
 
 def _display(source: str, at: int, message: str) -> str:

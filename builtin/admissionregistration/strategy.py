@@ -13,7 +13,7 @@ from apiserver.registry.strategy import Strategy
 from apiserver.schema import Cause, causes
 from apiserver.schema.objectmeta import is_dns1123_subdomain
 from apiserver.schema.webhookurl import webhook_url_causes
-from builtin.admissionregistration.celenv import WEBHOOK_VARIABLES, compile_failure
+from builtin.admissionregistration.celenv import WEBHOOK_VARIABLES, Environment
 
 REVIEW_VERSIONS = ("v1", "v1beta1")
 
@@ -41,7 +41,7 @@ def _conditions(conditions: Any, path: str) -> list[Cause]:
     found: list[Cause] = []
     for index, condition in enumerate(conditions or ()):
         expression = str(condition.get("expression", ""))
-        failure = compile_failure(expression, WEBHOOK_VARIABLES)
+        failure = Environment(WEBHOOK_VARIABLES).compile_failure(expression)
         if failure is not None:
             found.append(
                 causes.invalid(

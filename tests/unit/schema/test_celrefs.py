@@ -84,3 +84,18 @@ def test_admission_variables_are_the_environments() -> None:
         is None
     )
     assert undeclared("self.x", ("object",), ()) == _error("self.x", 0, "self")
+
+
+def test_a_field_an_object_variable_lacks_is_undefined_at_its_dot() -> None:
+    """kube declares a policy's ``variables`` as an object of the variables defined (cel-go's checker:
+    ``undefined field``, located at the selection's ``.``; kube 1.34's answers)."""
+    fields = {"variables": ("ok",)}
+    assert undeclared("variables.ok && variables.nope", ("variables",), (), fields) == (
+        "ERROR: <input>:1:26: undefined field 'nope'\n"
+        " | variables.ok && variables.nope\n | .........................^"
+    )
+    # has() is checked alike, located at its "(" (kube 1.34's answer)
+    assert undeclared("has(variables.nope) || variables.ok", ("variables",), (), fields) == (
+        "ERROR: <input>:1:4: undefined field 'nope'\n"
+        " | has(variables.nope) || variables.ok\n | ...^"
+    )
