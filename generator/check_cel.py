@@ -12,9 +12,6 @@ from typing import Any, Final
 
 __all__ = ["compile_problems"]
 
-VARIABLES: Final = ("self", "oldSelf")
-"""What a rule's environment declares (kube declares oldSelf for every rule; using it makes a transition
-rule)."""
 _GO_ESCAPES: Final = {
     "<": "\\u003c",
     ">": "\\u003e",
@@ -29,19 +26,11 @@ def compile_problems(rule: Mapping[str, Any]) -> list[tuple[str, str]]:
     expression; [] when both compile."""
     # Imported only for a schema with rules: the CEL library takes half a second to import, more than
     # checking a kind without rules (an added kind's run pays for it otherwise).
-    from apiserver.schema.cel import RuleSyntaxError, compile_rule
-    from apiserver.schema.cellibs import LIBRARIES
-    from apiserver.schema.celrefs import undeclared
+    from apiserver.schema.cel import compile_failure
 
     for key, prefix in (("rule", ""), ("messageExpression", "messageExpression ")):
         source = str(rule.get(key) or "").strip()
-        if not source:
-            continue
-        try:
-            compile_rule(source)
-            failure = undeclared(source, VARIABLES, LIBRARIES)
-        except RuleSyntaxError as error:
-            failure = str(error)
+        failure = compile_failure(source) if source else None
         if failure is not None:  # kube compiles the message expression only once the rule compiles
             return [
                 (key, f"Invalid value: {go_rule_json(rule)}: {prefix}compilation failed: {failure}")

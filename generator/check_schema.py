@@ -91,7 +91,7 @@ def check_schema(schema: dict[str, Any], report: Report) -> None:
     for key in schema:
         if key not in _ROOT_KEYS:
             counted((key,), f"{key} is not allowed at the root of a schema")
-    _Structure(counted).node(schema, (), ROOT)
+    _Structure(counted, report).node(schema, (), ROOT)
     # as in apiextensions: defaults and costs are only judged on a structural schema
     if not problems:
         _check_defaults(schema, (), report, "")
@@ -104,8 +104,11 @@ def _is_puf(node: dict[str, Any]) -> bool:
 
 
 class _Structure:
-    def __init__(self, report: Report) -> None:
+    def __init__(self, report: Report, uncounted: Report) -> None:
         self.report = report
+        self.uncounted = uncounted
+        """Reports what does not stop the defaults and costs from being judged (a rule that does not
+        compile: kube still estimates the costs of the others)."""
 
     def node(self, s: Any, path: JsonPath, level: str) -> None:
         if not isinstance(s, dict):
@@ -373,7 +376,7 @@ class _Structure:
                     (*here, "message"), "message must be specified if rule contains line breaks"
                 )
             for key, problem in compile_problems(rule):
-                self.report((*here, key), problem)
+                self.uncounted((*here, key), problem)
 
 
 _RE2_UNSUPPORTED = re.compile(r"\(\?<?[=!]|\(\?P=|\\[1-9]")

@@ -44,12 +44,18 @@ from apiserver.schema.celerrors import error_text
 from apiserver.schema.cellibs import LIBRARIES, ROOTS
 from apiserver.schema.celmacros import rewrite
 from apiserver.schema.celnames import escape
-from apiserver.schema.celrefs import STANDARD
+from apiserver.schema.celrefs import STANDARD, undeclared
 from apiserver.schema.openapi import deep_equal
 from apiserver.schema.ratchet import index_map_list, map_list_key
 from apiserver.schema.structural import Schema, compile_schema
 
-__all__ = ["RuleSyntaxError", "compile_rule", "unsupported_functions", "validate_rules"]
+__all__ = [
+    "RuleSyntaxError",
+    "compile_failure",
+    "compile_rule",
+    "unsupported_functions",
+    "validate_rules",
+]
 
 BLOCKING: Final = frozenset(
     {causes.NOT_SUPPORTED, causes.REQUIRED, causes.TOO_LONG, causes.TOO_MANY, causes.TYPE_INVALID}
@@ -86,6 +92,21 @@ def compile_rule(text: str) -> Any:
         except ValueError as error:
             failure = error
     raise RuleSyntaxError(str(failure)) from None
+
+
+RULE_VARIABLES: Final = ("self", "oldSelf")
+"""What a rule's environment declares (kube declares oldSelf for every rule; using it makes a transition
+rule)."""
+
+
+def compile_failure(source: str) -> str | None:
+    """Why a rule or message expression does not compile as kube compiles it (None: it does): the parser's
+    message, or cel-go's report of the names it uses that kube does not declare."""
+    try:
+        compile_rule(source)
+    except RuleSyntaxError as error:
+        return str(error)
+    return undeclared(source, RULE_VARIABLES, LIBRARIES)
 
 
 def unsupported_functions(program: Any) -> list[str]:

@@ -813,6 +813,13 @@ class _Coster:
             argument = self.size(args[0])
             if argument is not None:
                 return ONE + args_total, Range(0, max(argument.max, MAX_DATETIME_SIZE))
+        if function == "format" and target is not None:  # ext strings: the format string's length
+            return self.size_or_unknown(target).factor(STRING_TRAVERSAL) + args_total, None
+        if function == "strings.quote" and len(args) == 1:
+            # ext strings: each character may be escaped (two), and the quotes are added
+            size = self.size_or_unknown(args[0])
+            quoted = Range(_add(size.min, 2), _add(_mul(size.max, 2), 2))
+            return size.factor(STRING_TRAVERSAL) + args_total, quoted
         if function in ("startsWith", "endsWith") and target is not None and len(args) == 1:
             return self.size_or_unknown(args[0]).factor(STRING_TRAVERSAL) + args_total, None
         if function == "@in" and len(args) == 2 and self.type(args[1]).kind != "map":

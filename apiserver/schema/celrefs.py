@@ -59,8 +59,8 @@ def undeclared(
     fields: Fields | None = None,
 ) -> str | None:
     """cel-go's report of the names ``source`` uses that are neither ``variables``, nor standard or
-    ``functions`` functions, nor fields of the ``fields`` variables (None: there are none, or the
-    expression is beyond this parser)."""
+    ``functions`` functions, nor fields of the ``fields`` variables, and of the calls of global functions
+    as methods (None: there are none, or the expression is beyond this parser)."""
     try:
         ast = parse(source)
     except CelParseError:
@@ -127,6 +127,25 @@ class _Names:
             yield from self.references(target, scope)
         if member not in self.functions:
             yield e.at, _undeclared(member)
+        elif member in _GLOBAL_ONLY and target is not None and not e.args:
+            receiver = _library_type(target)
+            if receiver:  # cel-go's noMatchingOverload, the signature as formatFunctionDeclType
+                yield e.at, f"found no matching overload for '{member}' applied to '{receiver}.()'"
+
+
+_GLOBAL_ONLY: Final = frozenset({"sign"})
+"""Library functions kube declares as global overloads only (k8s.io/apiserver/pkg/cel/library/quantity.go:
+``sign(quantity)``), so that a member call of them has no overload."""
+_QUANTITY: Final = "kubernetes.Quantity"
+
+
+def _library_type(e: Expr) -> str:
+    """The type of a library value made by a call whose result type is known ("" otherwise)."""
+    if isinstance(e, Call) and e.target is None and e.function == "quantity":
+        return _QUANTITY
+    if isinstance(e, Call) and e.function in ("add", "sub") and e.target is not None:
+        return _library_type(e.target)
+    return ""
 
 
 def _undeclared(name: str) -> str:

@@ -118,6 +118,9 @@ def _rules(
     problems: list[Problem],
     total: _Total,
 ) -> None:
+    # Imported here: the CEL library takes half a second to import, and only schemas with rules need it.
+    from apiserver.schema.cel import compile_failure
+
     sizes = DeclaredSizes(self_type)
     times = max_cardinality(self_type.min_size) if cardinality is None else cardinality
     for index, raw in enumerate(s.raw.get("x-kubernetes-validations") or ()):
@@ -132,6 +135,8 @@ def _rules(
             source = str(raw.get(key) or "").strip()
             if not source:
                 continue
+            if compile_failure(source) is not None:
+                break  # kube estimates only what compiled (and no message of a rule that did not)
             try:
                 ast = parse(source)
             except CelParseError as error:

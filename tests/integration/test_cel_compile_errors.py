@@ -139,6 +139,45 @@ def test_a_crd_rule_over_its_cost_limit_is_forbidden(client: httpx.Client) -> No
     ]
 
 
+LONG_FORMAT = "'" + "a" * 200 + "%d'"
+
+
+@pytest.mark.parametrize(
+    ("name", "rule", "factor"),
+    [
+        # cel-go sizes strings.quote's result (twice the string, plus the quotes): a comparison with it is
+        # bounded, and kube 1.34 accepts this rule on an unbounded string
+        ("quoted", "strings.quote(self.foo) != '%s'.format([self.foo])", None),
+        # format traverses its format string: 400,000 items times 35 is 1.4 times the limit
+        ("formatted", f"self.l.all(x, {LONG_FORMAT}.format([x]) != '')", "1.400000x"),
+    ],
+)
+def test_string_extension_costs_are_cel_gos(
+    client: httpx.Client, name: str, rule: str, factor: str | None
+) -> None:
+    """The static costs of the strings extension's quote and format (cel-go's checker/cost.go, the
+    version kube 1.34 vendors); the verdicts are kube-apiserver v1.34.4's."""
+    crd = _crd(name, {"rule": rule})
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["foo"] = {"type": "string"}
+    spec["properties"]["l"] = {"type": "array", "maxItems": 400_000, "items": {"type": "integer"}}
+    response = client.post(CRDS, json=crd)
+    if factor is None:
+        assert response.status_code == 201, response.text
+        return
+    advice = (
+        " (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays,"
+        " maps, and strings are declared)"
+    )
+    assert _refused(response) == [
+        (
+            "FieldValueForbidden",
+            f"{SPEC}.x-kubernetes-validations[0].rule",
+            f"Forbidden: estimated rule cost exceeds budget by factor of {factor}{advice}",
+        )
+    ]
+
+
 RULES = [
     {
         "apiGroups": [""],

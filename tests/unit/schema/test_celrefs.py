@@ -99,3 +99,14 @@ def test_a_field_an_object_variable_lacks_is_undefined_at_its_dot() -> None:
         "ERROR: <input>:1:4: undefined field 'nope'\n"
         " | has(variables.nope) || variables.ok\n | ...^"
     )
+
+
+def test_a_global_library_function_called_as_a_method_has_no_overload() -> None:
+    """kube declares quantity's sign() as a global overload only: ``q.sign()`` has no matching overload
+    (kube 1.34's answer, recorded by the oracle for the crd-cel scenario)."""
+    source = "quantity(self).add(quantity('1')).sign() == 1"
+    assert undeclared(source, RULE_VARIABLES, LIBRARIES) == (
+        "ERROR: <input>:1:39: found no matching overload for 'sign' applied to"
+        f" 'kubernetes.Quantity.()'\n | {source}\n | {'.' * 38}^"
+    )
+    assert undeclared("sign(quantity(self)) == 1", RULE_VARIABLES, LIBRARIES) is None
