@@ -12,13 +12,7 @@ from typing import Any, Final
 
 __all__ = ["compile_problems"]
 
-_GO_ESCAPES: Final = {
-    "<": "\\u003c",
-    ">": "\\u003e",
-    "&": "\\u0026",
-    "\u2028": "\\u2028",
-    "\u2029": "\\u2029",
-}
+_GO_ESCAPES: Final = {c: f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"}
 
 
 def compile_problems(rule: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -16,7 +16,7 @@ import yaml
 from apiserver.audit.event import Level, Stage
 from apiserver.audit.policy import GroupResources, PolicyRule, RulePolicy
 from apiserver.encoding import kubeyaml, limits
-from apiserver.patch.jsonpatch import go_json_kind
+from apiserver.machinery.gojson import go_json_kind
 from apiserver.schema.causes import go_quote
 from apiserver.schema.objectmeta import is_dns1123_subdomain
 

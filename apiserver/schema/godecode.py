@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from apiserver.machinery.gojson import go_json_kind
 from apiserver.schema.structural import Schema, compile_schema
 
 __all__ = ["decode_error"]
@@ -129,7 +130,7 @@ def _value(value: Any, s: Schema, at: _Place, names: dict[str, str], package: st
     kind = s.types[0] if len(s.types) == 1 else ""
     if kind == "object" and s.properties:
         if not isinstance(value, dict):
-            return _error(_json_kind(value), _go_type(s, at.path, names, package), at)
+            return _error(go_json_kind(value), _go_type(s, at.path, names, package), at)
         struct = _struct_name(at.path, names)
         for key, item in value.items():
             child = s.properties.get(key)
@@ -141,7 +142,7 @@ def _value(value: Any, s: Schema, at: _Place, names: dict[str, str], package: st
         return None
     if kind == "object":
         if not isinstance(value, dict):
-            return _error(_json_kind(value), _go_type(s, at.path, names, package), at)
+            return _error(go_json_kind(value), _go_type(s, at.path, names, package), at)
         extra = s.additional_properties
         if extra is None:
             return None
@@ -152,7 +153,7 @@ def _value(value: Any, s: Schema, at: _Place, names: dict[str, str], package: st
         return None
     if kind == "array":
         if not isinstance(value, list):
-            return _error(_json_kind(value), _go_type(s, at.path, names, package), at)
+            return _error(go_json_kind(value), _go_type(s, at.path, names, package), at)
         if s.items is None:
             return None
         item_place = _Place(f"{at.path}[]", at.struct, at.fields)
@@ -173,22 +174,22 @@ def _scalar(
         # metav1.Time's UnmarshalJSON decodes a string first: that string is the type refused
         time = s.raw.get("format") == "date-time"
         return _error(
-            _json_kind(value), "string" if time else _go_type(s, at.path, names, package), at
+            go_json_kind(value), "string" if time else _go_type(s, at.path, names, package), at
         )
     if kind == "boolean":
-        return None if isinstance(value, bool) else _error(_json_kind(value), "bool", at)
+        return None if isinstance(value, bool) else _error(go_json_kind(value), "bool", at)
     if kind == "integer":
         return _integer(value, s.go_integer or "int64", at)
     if kind == "number":
         if isinstance(value, int | float) and not isinstance(value, bool):
             return None
-        return _error(_json_kind(value), "float64", at)
+        return _error(go_json_kind(value), "float64", at)
     return None
 
 
 def _integer(value: Any, go_type: str, at: _Place) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return _error(_json_kind(value), go_type, at)
+        return _error(go_json_kind(value), go_type, at)
     low, high = _INTEGERS[go_type]
     if isinstance(value, int) and low <= value <= high:
         return None
@@ -200,19 +201,6 @@ def _error(json_kind: str, go_type: str, at: _Place) -> str:
         f"json: cannot unmarshal {json_kind} into Go struct field {at.struct}."
         f"{'.'.join(at.fields)} of type {go_type}"
     )
-
-
-def _json_kind(value: Any) -> str:
-    """encoding/json's name for a JSON value (UnmarshalTypeError.Value)."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "number"
 
 
 def _struct_name(path: str, names: dict[str, str]) -> str:
