@@ -33,6 +33,7 @@ from apiforge.cli import main
 from apiforge.testing import Settings, TestServer
 from generated.apiextensions_k8s_io.v1.client import customresourcedefinitions
 from generated.apiextensions_k8s_io.v1.models import CustomResourceDefinition
+from generated.core.v1.client import configmaps
 from oracle.cluster import running_cluster
 from tests.serverproc import REPO
 
@@ -281,3 +282,35 @@ def test_an_informer_follows_the_changes(
         ("add", "informed-two", None),
         ("delete", "informed-one", "one"),
     ]
+
+
+def test_apply_owns_the_empty_maps_it_sets(config: Config, client: ModuleType) -> None:
+    # sigs.k8s.io/structured-merge-diff typed/tofieldset.go visitMapItems owns a null or empty map.
+    with Connection(config) as connection:
+        applied = configmaps(connection).apply(
+            {"metadata": {"name": "empty-maps", "namespace": NAMESPACE, "labels": {}}, "data": {}},
+            field_manager="empty",
+        )
+        certificate = client.certificates(connection).apply(
+            {
+                "metadata": {"name": "empty-maps", "namespace": NAMESPACE},
+                "spec": {
+                    "secretName": "empty-maps",
+                    "issuerRef": {"name": "selfsigned-issuer"},
+                    "secretTemplate": {},
+                },
+            },
+            field_manager="empty",
+        )
+    assert applied.metadata is not None and applied.metadata.managed_fields is not None
+    assert applied.metadata.managed_fields[0].fields_v1 == {
+        "f:data": {},
+        "f:metadata": {"f:labels": {}},
+    }
+    assert certificate.metadata.managed_fields[0].fields_v1 == {
+        "f:spec": {
+            "f:issuerRef": {"f:name": {}},
+            "f:secretName": {},
+            "f:secretTemplate": {},
+        }
+    }
