@@ -39,13 +39,13 @@ from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRan
 from apiserver.metrics.registry import Metrics
 from apiserver.metrics.storage import InstrumentedStorage
 from apiserver.registry.cacher import WatchCache
-from apiserver.registry.context import Controller, LeaderElection, leader_only
 from apiserver.registry.keys import key_prefix
 from apiserver.registry.rest import DEFAULT_OPTIONS, RESTOptions
 from apiserver.registry.store import Store
 from apiserver.server.apis import NO_PARTS, APIs, ServerParts
 from apiserver.server.compactor import Compactor
 from apiserver.server.config import ServerConfig
+from apiserver.server.controllers import Controller, LeaderElection, leader_only
 from apiserver.server.health import Check, Health
 from apiserver.server.index import index_body
 from apiserver.server.served import ServedResources

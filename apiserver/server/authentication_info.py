@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from apiserver.authentication.requestheader import RequestHeaderConfig
 from apiserver.client.kubeconfig import RemoteServer
 from apiserver.machinery import errors
-from apiserver.registry.context import ServerContext
+from apiserver.registry.store import Store
 
 log = logging.getLogger(__name__)
 NAMESPACE = "kube-system"
@@ -65,9 +65,9 @@ def published(
     return data
 
 
-async def publish(context: ServerContext, data: dict[str, str]) -> None:
-    """Create the ConfigMap, or bring its data up to date (another replica's or a previous run's)."""
-    store = context.store("", RESOURCE)
+async def publish(store: Store, data: dict[str, str]) -> None:
+    """Create the ConfigMap in ``store`` (the ConfigMaps'), or bring its data up to date (another replica's or
+    a previous run's)."""
     configmap: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "ConfigMap",

@@ -31,7 +31,12 @@ from apiserver.authentication.token import TokenAuthentication
 from apiserver.endpoints.http import ASGIApp
 from apiserver.server.apis import APIs
 from apiserver.server.app import APIServer
-from apiserver.server.authentication_info import AuthenticationInfoError, publish, published
+from apiserver.server.authentication_info import (
+    RESOURCE,
+    AuthenticationInfoError,
+    publish,
+    published,
+)
 from apiserver.server.chain import build_handler_chain
 from apiserver.server.connection import protocol_class
 from apiserver.server.delegation_options import DelegationError
@@ -284,7 +289,7 @@ async def _authenticators(
     delegation = options.delegation
     cluster_cas, cluster_header = await delegation.cluster_authentication()
     data = published(security.client_cas, delegation.published_request_header(security.pki))
-    await publish(server.context, data)
+    await publish(server.context.store("", RESOURCE), data)
     authenticators = security.authenticators(cluster_cas)
     request_header = delegation.request_header_authenticator()
     if request_header is None and cluster_header is not None:

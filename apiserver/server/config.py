@@ -1,20 +1,56 @@
-"""The context a server hands the parts it assembles (admission plugins, controllers, token authenticators):
-the registry's ServerContext, which strategies and create subresources get, and what only the assembled
-server has, as kube's genericapiserver.Config is completed into a server that its post-start hooks see."""
+"""The config a server assembles and hands the parts its definitions name (strategies, create subresources,
+admission plugins, controllers, token authenticators), as kube's genericapiserver.Config is completed into a
+server that its post-start hooks see. Each part declares, as the Protocol its maker takes, the few
+attributes it uses (kube's admission initializers: a plugin that wants the authorizer says so); this one
+object has them all, so a built-in kind reaches the authorizer or another resource's Store without
+globals, and the registry never sees it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
+from apiserver.audit.internal import InternalAudit
+from apiserver.authentication.token import TokenAuthentication
+from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
 from apiserver.endpoints.aggregation import Aggregation
-from apiserver.registry.context import ServerContext
+from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
+from apiserver.registry.store import Store
+from apiserver.server.controllers import Elector, LeaderElection
 from apiserver.server.served import ServedResources
+from apiserver.storage.interface import Storage
 
 
 @dataclass
-class ServerConfig(ServerContext):
+class ServerConfig:
+    storage: Storage
+    authorizer: Authorizer = field(default_factory=AlwaysAllow)
+    stores: dict[tuple[str, str], Store] = field(default_factory=dict)
+    """Every resource's Store by (group, plural), filled while the server is built."""
+    authorizer_modes: dict[str, Authorizer] = field(default_factory=dict)
+    """Authorizers the server's parts provide by ``--authorization-mode`` name (the RBAC kinds' "RBAC"),
+    filled while the server is built; the server composes its authorizer from them."""
+    tokens: TokenAuthentication = field(default_factory=TokenAuthentication)
+    """Bearer-token authentication (TokenReview, service-account tokens, the bearer-token filter)."""
+    leader_election: LeaderElection | None = None
+    """None: this server is the only replica of its storage (SQLite, memory), so it leads from the start."""
+    elector: Elector | None = None
+    """The part that elects (the Lease kind's), set while the server is built."""
+    event_ttl: float = 3600.0
+    """kube-apiserver's --event-ttl in seconds: how long an event is kept after its last report."""
+    proxy_client_cert: tuple[Path, Path] | None = None
+    """The certificate and key the server presents to the API servers it proxies to
+    (``--proxy-client-cert-file``, ``--proxy-client-key-file``; kubeadm's front-proxy-client by default)."""
+    service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
+    """The cluster IPs and node ports Services are given (--service-cluster-ip-range,
+    --service-node-port-range)."""
+    secure_port: int = 6443
+    """The port the server serves on (--secure-port), which the `kubernetes` Service targets."""
+    audit: InternalAudit = field(default_factory=InternalAudit)
+    """How the server's own writes (its controllers') reach the audit log; the audit chain sets the log's
+    policy and backend on it (no log: nothing is recorded)."""
     served: ServedResources | None = None
     """What the server serves, changeable while it serves (CustomResourceDefinitions install kinds there);
     set by the server once it is built."""
@@ -23,6 +59,9 @@ class ServerConfig(ServerContext):
     APIService kind's); None: every request is served here."""
     parts: dict[Callable[..., Any], Any] = field(default_factory=dict)
     """Parts made once per server and shared, by their maker (see ``part``)."""
+
+    def store(self, group: str, plural: str) -> Store:
+        return self.stores[(group, plural)]
 
     def part(self, make: Callable[[ServerConfig], T]) -> T:
         """The one ``make(self)`` of this server: a definition that names one class both as its admission

@@ -26,7 +26,7 @@ from apiserver.machinery.serviceranges import (
     ServiceRanges,
     parse_service_ranges,
 )
-from apiserver.registry.context import LeaderElection
+from apiserver.server.controllers import LeaderElection
 from apiserver.server.delegation_options import DelegationOptions, delegation_flags
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.tlsoptions import TLSOptions, tls_flags

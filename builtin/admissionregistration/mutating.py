@@ -20,7 +20,6 @@ import orjson
 from apiserver.admission.interface import Attributes, Operation
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.registry.context import ServerContext
 from apiserver.registry.offload import run_heavy
 from apiserver.server.config import ServerConfig
 from builtin.admissionregistration.authz import Asking
@@ -40,7 +39,7 @@ from builtin.admissionregistration.policy import (
 class MutatingPolicies(ValidatingPolicies):
     plurals = ("mutatingadmissionpolicies", "mutatingadmissionpolicybindings")
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         super().__init__(context)
         self.compiled_mutating: dict[tuple[str, str], CompiledMutatingPolicy | str] = {}
         """By (name, resourceVersion): the compiled policy, or why it does not compile."""

@@ -22,7 +22,6 @@ from apiserver.admission.interface import Attributes, Operation
 from apiserver.audit.annotations import add_annotations
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.registry.context import ServerContext
 from apiserver.registry.offload import run_heavy
 from apiserver.registry.store import ListOptions, Store
 from apiserver.server.config import ServerConfig
@@ -108,7 +107,7 @@ class ValidatingPolicies:
     )
     """The policies' and the bindings' resources, which the plugin follows."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.context = context
         self.policies = _Follow(self._policy_changed)
         self.bindings = _Follow(self._forget_rules)

@@ -7,7 +7,7 @@ is skipped with Ignore; a denial is ``admission webhook "<name>" denied the requ
 are awaited I/O: the event loop serves other requests meanwhile.
 
 Each plugin follows its configurations with an informer (it is the kind's controller too: the definition
-names the same factory twice and ``ServerContext.part`` makes one object)."""
+names the same factory twice and ``ServerConfig.part`` makes one object)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ from apiserver.audit.annotations import add_annotations
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.patch.jsonpatch import PatchError, apply_json_patch
-from apiserver.registry.context import ServerContext
 from apiserver.server.config import ServerConfig
 from builtin.admissionregistration.conditions import ConditionError, conditions_match
 from builtin.admissionregistration.equivalents import Matched
@@ -49,7 +48,7 @@ class Webhooks:
     plural: ClassVar[str]
     mutating: ClassVar[bool]
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.context = context
         self.configurations: dict[str, Object] = {}
         self.hooks: list[dict[str, Any]] = []

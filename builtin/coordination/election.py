@@ -19,8 +19,9 @@ from typing import Any
 
 from apiserver.machinery import errors
 from apiserver.machinery.tasks import cancel_and_wait
-from apiserver.registry.context import Controller, LeaderElection, ServerContext
 from apiserver.registry.store import Store
+from apiserver.server.config import ServerConfig
+from apiserver.server.controllers import Controller, LeaderElection
 from apiserver.storage.interface import StorageError
 
 log = logging.getLogger(__name__)
@@ -34,10 +35,10 @@ def micro_time(moment: datetime) -> str:
 
 
 class LeaderElector:
-    """The server's elector (the seam of ``ServerContext.elector``): a controller of every replica that runs
+    """The server's elector (the seam of ``ServerConfig.elector``): a controller of every replica that runs
     the leader-only controllers while its replica holds the Lease."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.context = context
         self.identity = (
             f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4()}"  # client-go: host_uuid

@@ -13,8 +13,8 @@ from typing import Any
 
 from apiserver.machinery import errors
 from apiserver.machinery.tasks import cancel_and_wait
-from apiserver.registry.context import ServerContext
 from apiserver.registry.store import ListOptions, Store
+from apiserver.server.config import ServerConfig
 from apiserver.storage.interface import StorageError
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ class EventExpiry:
 
     leader_only = True
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.context = context
         self._task: asyncio.Task[None] | None = None
 

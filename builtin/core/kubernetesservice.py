@@ -10,7 +10,7 @@ import logging
 
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.registry.context import ServerContext
+from apiserver.server.config import ServerConfig
 from apiserver.storage.interface import StorageError
 
 log = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ ATTEMPTS, RETRY_SECONDS = (
 class KubernetesServiceController:
     """Creates the Service once, when it does not exist (a server that finds it keeps it as it is)."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.context = context
         self._task: asyncio.Task[None] | None = None
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver.machinery.objects import Object
-from apiserver.registry.context import ServerContext
 from apiserver.registry.strategy import Finish, Strategy
 from apiserver.schema import Cause
 from apiserver.schema.causes import forbidden, invalid, required
+from apiserver.server.config import ServerConfig
 from builtin.core.serviceallocation import (
     NONE,
     ServiceAllocators,
@@ -27,7 +27,7 @@ class ServiceStrategy(Strategy):
     and LoadBalancer Services, node ports; on update what the new type and ports need, what they no longer
     need given back once stored; everything given back on delete."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         super().__init__(context)
         self.allocators = ServiceAllocators(context.storage, context.service_ranges)
 

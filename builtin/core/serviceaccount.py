@@ -19,10 +19,10 @@ from apiserver.authentication.token import TokenResponse
 from apiserver.authentication.user import UserInfo
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.registry.context import ServerContext
 from apiserver.registry.meta import new_uid
 from apiserver.registry.store import ListOptions, Store
 from apiserver.schema import causes
+from apiserver.server.config import ServerConfig
 from apiserver.storage.interface import StorageError
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ class TokenREST:
     requested audiences (the API server's by default) and lifetime (at least 10 minutes, an hour by
     default), bound to a Secret when asked (Pods and Nodes are not served here)."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.context = context
 
     async def create(self, attributes: Attributes) -> Object:
@@ -166,7 +166,7 @@ class ServiceAccountTokenAuthenticator:
     service account (and bound Secret) still exist with the uids it was issued for. Tokens of other issuers
     are left to the other authenticators."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.context = context
 
     async def authenticate_token(
@@ -233,7 +233,7 @@ class ServiceAccountsController:
 
     leader_only = True
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.context = context
         self._tasks: list[asyncio.Task[None]] = []
 

@@ -15,7 +15,6 @@ from apiserver.audit.internal import Target
 from apiserver.authentication.user import UserInfo
 from apiserver.machinery import errors
 from apiserver.machinery.tasks import cancel_and_wait
-from apiserver.registry.context import ServerContext
 from apiserver.registry.deletion import (
     BACKGROUND,
     FOREGROUND,
@@ -25,6 +24,7 @@ from apiserver.registry.deletion import (
     Propagation,
 )
 from apiserver.registry.store import ListOptions, Store
+from apiserver.server.config import ServerConfig
 from apiserver.storage.interface import StorageError
 from builtin.garbagecollector.events import EventReporter
 from builtin.garbagecollector.graph import Graph, Node, group_of
@@ -52,7 +52,7 @@ class GarbageCollector:
 
     leader_only = True
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.context = context
         self.graph = Graph()
         self.events = EventReporter(context)

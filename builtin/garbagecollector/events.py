@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from apiserver.machinery import errors
-from apiserver.registry.context import ServerContext
 from apiserver.schema.causes import go_quote
+from apiserver.server.config import ServerConfig
 from apiserver.storage.interface import StorageError
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ REPORTED_CAPACITY = 10_000
 
 
 class EventReporter:
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.context = context
         self._reported: set[tuple[str, str]] = set()
 

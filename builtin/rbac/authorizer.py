@@ -13,7 +13,7 @@ from typing import Any
 
 from apiserver.authentication.user import UserInfo
 from apiserver.authorization.authorizer import Attributes, Decision, Rules
-from apiserver.registry.context import ServerContext
+from apiserver.server.config import ServerConfig
 from builtin.rbac.index import GROUP, PolicyIndex
 from builtin.rbac.informer import Informer
 from builtin.rbac.rules import Rule
@@ -48,7 +48,7 @@ class _KindHandler:
 class RBACAuthorizer:
     """An Authorizer (authorize, rules_for) and a Controller (start, stop: its informers)."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.index = index = PolicyIndex()
         kinds = (
             ("roles", "Role", index.set_role, index.delete_role),
@@ -142,7 +142,7 @@ def _aggregate(messages: list[str]) -> str:
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
-def rbac_authorizer(context: ServerContext) -> RBACAuthorizer | None:
+def rbac_authorizer(context: ServerConfig) -> RBACAuthorizer | None:
     """The server's RBAC authorizer, built with the RBAC kinds (None if they are not served)."""
     provided = context.authorizer_modes.get(MODE)
     return provided if isinstance(provided, RBACAuthorizer) else None

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from apiserver.machinery import errors
-from apiserver.registry.context import ServerContext
 from apiserver.registry.store import Store
+from apiserver.server.config import ServerConfig
 from builtin.rbac.bootstrappolicy import AUTOUPDATE, cluster_role_bindings, cluster_roles
 from builtin.rbac.index import GROUP
 from builtin.rbac.rules import compile_rules, uncovered
@@ -77,7 +77,7 @@ class BootstrapPolicy:
     post_start_hook = "rbac/bootstrap-roles"
     """kube's post-start hook of the same job: its health check passes once the policy is in place."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.context = context
 
     async def start(self) -> None:

@@ -13,7 +13,7 @@ from apiserver.authentication.user import MASTERS_GROUP, UserInfo
 from apiserver.authorization.authorizer import Attributes as AuthorizationAttributes
 from apiserver.authorization.authorizer import Decision
 from apiserver.machinery import errors
-from apiserver.registry.context import ServerContext
+from apiserver.server.config import ServerConfig
 from builtin.rbac.authorizer import rbac_authorizer
 from builtin.rbac.index import GROUP
 from builtin.rbac.rules import Rule, compact, compile_rules, uncovered
@@ -26,7 +26,7 @@ _GC_METADATA = ("ownerReferences", "finalizers", "managedFields", "resourceVersi
 
 
 class EscalationPrevention:
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ServerConfig) -> None:
         self.context = context
 
     def handles(self, operation: Operation) -> bool:

@@ -8,6 +8,7 @@ generation."""
 from __future__ import annotations
 
 import ast
+import graphlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -102,6 +103,37 @@ def imported(tree: ast.Module) -> Iterator[str]:
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             yield node.module
+
+
+def module_name(where: str) -> str:
+    """``apiserver/registry/store.py`` as Python names it, ``apiserver.registry.store``."""
+    return where.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def import_graph(trees: dict[str, ast.Module]) -> dict[str, set[str]]:
+    """Each module of ``trees`` (by dotted name) with the modules among them it imports, under ``if
+    TYPE_CHECKING:`` and inside functions too: ``from package import module`` leads to that module."""
+    graph: dict[str, set[str]] = {}
+    for name, tree in trees.items():
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    submodule = f"{node.module}.{alias.name}"
+                    targets.add(submodule if submodule in trees else node.module)
+        graph[name] = {target for target in targets if target in trees and target != name}
+    return graph
+
+
+def import_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One circle of imports in ``graph`` (its first module repeated at its end), or [] when there is none."""
+    try:
+        tuple(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError as error:
+        return list(error.args[1])
+    return []
 
 
 def wire_objects_and_fields(tree: ast.Module) -> set[int]:
@@ -234,3 +266,30 @@ def test_the_layer_rule_sees_type_only_imports() -> None:
         "    from apiserver.server.app import APIServer\n"
     )
     assert "apiserver.server.app" in set(imported(tree))
+
+
+def test_no_runtime_module_imports_itself_round_a_circle() -> None:
+    """Within one layer too (the registry's Store, strategies and RESTOptions): kube's Go packages cannot
+    import in a circle, and a circle here means no module of it can be understood, or tested, alone."""
+    trees = {module_name(where): tree for where, tree in modules("apiserver")}
+    assert len(trees) > 100
+    assert import_cycle(import_graph(trees)) == []
+
+
+def test_the_circle_rule_sees_type_only_imports_and_modules_named_from_packages() -> None:
+    trees = {
+        "apiserver.registry": ast.parse(""),
+        "apiserver.registry.store": ast.parse("from apiserver.registry import strategy\n"),
+        "apiserver.registry.strategy": ast.parse(
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n"
+            "    from apiserver.registry.store import Store\n"
+        ),
+        "apiserver.registry.keys": ast.parse("import apiserver.registry.store\n"),
+    }
+    graph = import_graph(trees)
+    assert graph["apiserver.registry.store"] == {"apiserver.registry.strategy"}
+    assert graph["apiserver.registry.keys"] == {"apiserver.registry.store"}
+    assert set(import_cycle(graph)) == {"apiserver.registry.store", "apiserver.registry.strategy"}
+    del graph["apiserver.registry.strategy"]
+    assert import_cycle(graph) == []
