@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import orjson
@@ -35,7 +35,6 @@ from apiserver.endpoints.resource import ResourceHandler
 from apiserver.endpoints.routing import ResourcePath, parse_resource_path
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import Scheme, ServerConverter
-from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
 from apiserver.metrics.registry import Metrics
 from apiserver.metrics.storage import InstrumentedStorage
 from apiserver.registry.cacher import WatchCache
@@ -92,7 +91,7 @@ class APIServer:
         leader_election: LeaderElection | None = None,
         event_ttl: float = 3600.0,
         delegated_authorizer: Authorizer | None = None,
-        service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES,
+        kind_options: Mapping[type, object] | None = None,
         secure_port: int = 6443,
     ) -> None:
         scheme = apis.scheme
@@ -111,7 +110,7 @@ class APIServer:
             authorizer or AlwaysAllow(),
             leader_election=leader_election,
             event_ttl=event_ttl,
-            service_ranges=service_ranges,
+            kind_options=kind_options or {},
             secure_port=secure_port,
         )
         if tokens is not None:

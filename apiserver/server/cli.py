@@ -244,7 +244,7 @@ def _serve_process(
         authorization_modes=options.chain.authorization_modes,
         tokens=tokens,
         delegated_authorizer=options.delegation.authorizer(),
-        service_ranges=options.service_ranges,
+        kind_options=options.kind_options,
         secure_port=options.port,
         # replicas share etcd only: on SQLite this process is the only replica, so it leads at once
         leader_election=options.leader_election if options.storage == "etcd" else None,

@@ -7,7 +7,7 @@ globals, and the registry never sees it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,7 +16,6 @@ from apiserver.audit.internal import InternalAudit
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
 from apiserver.endpoints.aggregation import Aggregation
-from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
 from apiserver.registry.store import Store
 from apiserver.server.controllers import Elector, LeaderElection
 from apiserver.server.served import ServedResources
@@ -43,9 +42,9 @@ class ServerConfig:
     proxy_client_cert: tuple[Path, Path] | None = None
     """The certificate and key the server presents to the API servers it proxies to
     (``--proxy-client-cert-file``, ``--proxy-client-key-file``; kubeadm's front-proxy-client by default)."""
-    service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
-    """The cluster IPs and node ports Services are given (--service-cluster-ip-range,
-    --service-node-port-range)."""
+    kind_options: Mapping[type, object] = field(default_factory=dict)
+    """What the kinds' own serve flags parsed to, by type (``options.KindFlags``: the Service ranges of
+    --service-cluster-ip-range and --service-node-port-range); see ``kind_option``."""
     secure_port: int = 6443
     """The port the server serves on (--secure-port), which the `kubernetes` Service targets."""
     audit: InternalAudit = field(default_factory=InternalAudit)
@@ -62,6 +61,14 @@ class ServerConfig:
 
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]
+
+    def kind_option(self, of: type[T], default: T) -> T:
+        """The value of type ``of`` that a kind's own flags parsed to, else ``default`` (a server not
+        started by `apiforge serve`, or whose command line lacked those flags)."""
+        found = self.kind_options.get(of, default)
+        if not isinstance(found, of):
+            raise TypeError(f"kind option {of.__name__} is a {type(found).__name__}")
+        return found
 
     def part(self, make: Callable[[ServerConfig], T]) -> T:
         """The one ``make(self)`` of this server: a definition that names one class both as its admission

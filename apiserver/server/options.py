@@ -5,8 +5,8 @@ without uvicorn or the runtime."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
@@ -19,13 +19,6 @@ from apiserver.audit.options import (
     AuditOptions,
 )
 from apiserver.machinery.goduration import parse_go_duration
-from apiserver.machinery.serviceranges import (
-    DEFAULT_CLUSTER_IP_RANGE,
-    DEFAULT_NODE_PORT_RANGE,
-    DEFAULT_SERVICE_RANGES,
-    ServiceRanges,
-    parse_service_ranges,
-)
 from apiserver.server.controllers import LeaderElection
 from apiserver.server.delegation_options import DelegationOptions, delegation_flags
 from apiserver.server.limits import ConnectionLimits
@@ -132,7 +125,8 @@ class ServeOptions:
     tls: TLSOptions = _TLS_DEFAULTS
     tokens: TokenOptions = _TOKEN_DEFAULTS
     delegation: DelegationOptions = _DELEGATION_DEFAULTS
-    service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
+    kind_options: Mapping[type, object] = field(default_factory=dict)
+    """What the kinds' own flags (``KindFlags``) parsed to, by its type; the server hands it on to them."""
     verbose: bool = False
     """A failure to start shows its traceback too, not only its one-line reason."""
     shutdown_delay: float = 0.0
@@ -248,9 +242,17 @@ def _audit_options(command: Callable[..., None]) -> Callable[..., None]:
     return parsed
 
 
-def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None]:
-    """Give ``command`` the serve options: click parses them, this checks how they combine (a usage error,
-    exit 2, as a wrong flag) and hands ``command`` one ServeOptions."""
+KindFlags = Callable[[Callable[..., None]], Callable[..., None]]
+"""The generic hook for flags that belong to kinds, not to the runtime (kube-apiserver's Service ranges are
+core's): a decorator that adds click options and hands the command it wraps what they parse to, as one more
+entry of its ``kind_options`` argument (by the value's type)."""
+
+
+def serve_options(
+    command: Callable[[ServeOptions], None], kind_flags: Sequence[KindFlags] = ()
+) -> Callable[..., None]:
+    """Give ``command`` the serve options, the runtime's and ``kind_flags``': click parses them, this checks
+    how they combine (a usage error, exit 2, as a wrong flag) and hands ``command`` one ServeOptions."""
 
     @click.option(
         "--data-dir",
@@ -303,18 +305,6 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         " one Python process uses one core.",
     )
     @click.option("--log-level", default="warning", show_default=True, help="uvicorn's log level.")
-    @click.option(
-        "--service-cluster-ip-range",
-        default=DEFAULT_CLUSTER_IP_RANGE,
-        show_default=True,
-        help="The CIDR Services' cluster IPs are allocated from.",
-    )
-    @click.option(
-        "--service-node-port-range",
-        default=DEFAULT_NODE_PORT_RANGE,
-        show_default=True,
-        help="The ports (N-M, inclusive) NodePort and LoadBalancer Services' node ports are allocated from.",
-    )
     @click.option(
         "-v",
         "--verbose",
@@ -437,8 +427,6 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         etcd_compaction_interval: float,
         workers: int,
         log_level: str,
-        service_cluster_ip_range: str,
-        service_node_port_range: str,
         verbose: bool,
         max_requests_inflight: int,
         max_mutating_requests_inflight: int,
@@ -460,6 +448,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         audit: AuditOptions,
         tokens: TokenOptions,
         delegation: DelegationOptions,
+        kind_options: dict[type, object],
     ) -> None:
         chain = ChainOptions(
             max_requests_inflight,
@@ -475,10 +464,6 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         problems = chain.validate()
         if problems:
             raise click.UsageError("; ".join(problems))
-        try:
-            service_ranges = parse_service_ranges(service_cluster_ip_range, service_node_port_range)
-        except ValueError as error:
-            raise click.UsageError(str(error)) from None
         servers = [url.strip() for url in etcd_servers.split(",") if url.strip()]
         storage = storage or ("etcd" if servers else "sqlite")
         if storage == "etcd" and not servers:
@@ -514,7 +499,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 tls,
                 tokens,
                 delegation,
-                service_ranges,
+                kind_options,
                 verbose,
                 shutdown_delay_duration,
                 election,
@@ -522,4 +507,12 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
             )
         )
 
-    return parsed
+    with_kinds = parsed
+    for flags in kind_flags:
+        with_kinds = flags(with_kinds)
+
+    @functools.wraps(with_kinds)
+    def seeded(*args: object, **kwargs: object) -> None:
+        with_kinds(*args, kind_options={}, **kwargs)
+
+    return seeded

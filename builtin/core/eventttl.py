@@ -9,17 +9,24 @@ import asyncio
 import contextlib
 import logging
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from apiserver.machinery import errors
 from apiserver.machinery.tasks import cancel_and_wait
 from apiserver.registry.store import ListOptions, Store
-from apiserver.server.config import ServerConfig
 from apiserver.storage.interface import StorageError
+from builtin.wants import WantsStores
 
 log = logging.getLogger(__name__)
 
 MIN_SWEEP_SECONDS, MAX_SWEEP_SECONDS = 0.1, 60.0
+
+
+class EventTTLServer(WantsStores, Protocol):
+    """The Events' Store and how long an event is kept (--event-ttl)."""
+
+    @property
+    def event_ttl(self) -> float: ...
 
 
 def last_report(event: dict[str, Any]) -> datetime | None:
@@ -45,7 +52,7 @@ class EventExpiry:
 
     leader_only = True
 
-    def __init__(self, context: ServerConfig) -> None:
+    def __init__(self, context: EventTTLServer) -> None:
         self.context = context
         self._task: asyncio.Task[None] | None = None
 
