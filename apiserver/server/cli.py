@@ -32,8 +32,8 @@ from apiserver.endpoints.http import ASGIApp
 from apiserver.server.apis import APIs
 from apiserver.server.app import APIServer
 from apiserver.server.authentication_info import (
-    RESOURCE,
     AuthenticationInfoError,
+    config_maps,
     publish,
     published,
 )
@@ -287,9 +287,10 @@ async def _authenticators(
     front's extension-apiserver-authentication ConfigMap; and this server's own ConfigMap, published for
     the extension servers behind it."""
     delegation = options.delegation
-    cluster_cas, cluster_header = await delegation.cluster_authentication()
+    resource = config_maps(server.scheme)
+    cluster_cas, cluster_header = await delegation.cluster_authentication(resource)
     data = published(security.client_cas, delegation.published_request_header(security.pki))
-    await publish(server.context.store("", RESOURCE), data)
+    await publish(server.context.store(resource.group, resource.plural), data)
     authenticators = security.authenticators(cluster_cas)
     request_header = delegation.request_header_authenticator()
     if request_header is None and cluster_header is not None:
