@@ -5,7 +5,9 @@ always adds them."""
 from __future__ import annotations
 
 from apiserver.server.options import KindFlags
+from builtin.core.eventttl import event_ttl_flags
 from builtin.core.serviceranges import service_range_flags
 
-KIND_FLAGS: tuple[KindFlags, ...] = (service_range_flags,)
-"""kube-apiserver's --service-cluster-ip-range and --service-node-port-range."""
+KIND_FLAGS: tuple[KindFlags, ...] = (service_range_flags, event_ttl_flags)
+"""kube-apiserver's --service-cluster-ip-range and --service-node-port-range (Services'), --event-ttl
+(Events')."""

@@ -89,7 +89,6 @@ class APIServer:
         tokens: TokenAuthentication | None = None,
         authorization_modes: Sequence[str] = (),
         leader_election: LeaderElection | None = None,
-        event_ttl: float = 3600.0,
         delegated_authorizer: Authorizer | None = None,
         kind_options: Mapping[type, object] | None = None,
         secure_port: int = 6443,
@@ -109,7 +108,6 @@ class APIServer:
             storage,
             authorizer or AlwaysAllow(),
             leader_election=leader_election,
-            event_ttl=event_ttl,
             kind_options=kind_options or {},
             secure_port=secure_port,
         )

@@ -248,7 +248,6 @@ def _serve_process(
         secure_port=options.port,
         # replicas share etcd only: on SQLite this process is the only replica, so it leads at once
         leader_election=options.leader_election if options.storage == "etcd" else None,
-        event_ttl=options.event_ttl,
     )
     server.context.proxy_client_cert = options.delegation.proxy_client_cert(
         security.pki.directory if security is not None else None

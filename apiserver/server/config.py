@@ -37,8 +37,6 @@ class ServerConfig:
     """None: this server is the only replica of its storage (SQLite, memory), so it leads from the start."""
     elector: Elector | None = None
     """The part that elects (the Lease kind's), set while the server is built."""
-    event_ttl: float = 3600.0
-    """kube-apiserver's --event-ttl in seconds: how long an event is kept after its last report."""
     proxy_client_cert: tuple[Path, Path] | None = None
     """The certificate and key the server presents to the API servers it proxies to
     (``--proxy-client-cert-file``, ``--proxy-client-key-file``; kubeadm's front-proxy-client by default)."""

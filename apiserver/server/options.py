@@ -133,10 +133,9 @@ class ServeOptions:
     """``--shutdown-delay-duration``: seconds between the shutdown signal and the listener closing, with
     /readyz failing meanwhile, so that load balancers stop sending first."""
     leader_election: LeaderElection = _ELECTION_DEFAULTS
-    event_ttl: float = 3600.0
 
 
-class _GoDuration(click.ParamType):  # type: ignore[type-arg]
+class GoDuration(click.ParamType):  # type: ignore[type-arg]
     """A Go duration ("1m0s", "30s"), as kube's duration flags take it, in seconds."""
 
     name = "duration"
@@ -152,11 +151,11 @@ class _GoDuration(click.ParamType):  # type: ignore[type-arg]
             self.fail(str(error), param, ctx)
 
 
-def _duration(flag: str, default: str, help_text: str) -> Callable[[FC], FC]:
+def duration_flag(flag: str, default: str, help_text: str) -> Callable[[FC], FC]:
     """A flag that takes a Go duration, as kube's duration flags do."""
     return click.option(
         flag,
-        type=_GoDuration(),
+        type=GoDuration(),
         default=default,
         show_default=True,
         help=f"{help_text} A Go duration.",
@@ -357,28 +356,23 @@ def serve_options(
     @_audit_options
     @click.option(
         "--request-timeout",
-        type=_GoDuration(),
+        type=GoDuration(),
         default="1m0s",
         show_default=True,
         help="How long a non-long-running request may take before it is answered 504 (a Go duration).",
     )
-    @_duration(
-        "--event-ttl",
-        "1h0m0s",
-        "How long an event is kept after its last report (kube-apiserver's flag).",
-    )
-    @_duration(
+    @duration_flag(
         "--leader-elect-lease-duration",
         "15s",
         "On etcd, how long a replica waits after the leader's last renewal before it takes over the"
         " leader-only controllers (kube-controller-manager's flag).",
     )
-    @_duration(
+    @duration_flag(
         "--leader-elect-renew-deadline",
         "10s",
         "How long the leader retries renewing before it gives the leadership up.",
     )
-    @_duration(
+    @duration_flag(
         "--leader-elect-retry-period",
         "2s",
         "How often a replica tries to acquire or renew the leadership.",
@@ -392,7 +386,7 @@ def serve_options(
     )
     @click.option(
         "--shutdown-delay-duration",
-        type=_GoDuration(),
+        type=GoDuration(),
         default="0s",
         show_default=True,
         help="After SIGTERM, keep serving this long with /readyz failing before shutting down, so that"
@@ -435,7 +429,6 @@ def serve_options(
         authorization_mode: str,
         audit_log_path: str,
         request_timeout: float,
-        event_ttl: float,
         leader_elect_lease_duration: float,
         leader_elect_renew_deadline: float,
         leader_elect_retry_period: float,
@@ -477,8 +470,6 @@ def serve_options(
                 "leader election needs 0 < --leader-elect-retry-period < "
                 "--leader-elect-renew-deadline < --leader-elect-lease-duration"
             )
-        if event_ttl <= 0:
-            raise click.UsageError("--event-ttl must be positive")
         if workers > 1 and storage != "etcd":
             raise click.UsageError(
                 f"--workers {workers} needs --storage etcd: {storage} storage belongs to one process"
@@ -503,7 +494,6 @@ def serve_options(
                 verbose,
                 shutdown_delay_duration,
                 election,
-                event_ttl,
             )
         )
 
