@@ -13,11 +13,11 @@ from apiserver.machinery.scheme import ServerConverter
 from apiserver.registry.strategy import Strategy
 from apiserver.registry.subresource import NamedCreater
 
-ServerSide = Any
+MakerArgument = Any
 """What each server hands the makers below: its config, opaque to the registry (which never reads it). A
-maker declares the part it uses as the Protocol of its parameter (the storage and the Service ranges, the
-authorizer), as kube's REST storage constructors take their own arguments."""
-StrategyFactory = Callable[[ServerSide], Strategy]
+maker declares the part it uses as the Protocol of its parameter (the storage, the authorizer), as kube's
+REST storage constructors take their own arguments."""
+StrategyFactory = Callable[[MakerArgument], Strategy]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +30,7 @@ class CreateSubresource:
     group: str
     version: str
     kind: str
-    handler: Callable[[ServerSide], NamedCreater]
+    handler: Callable[[MakerArgument], NamedCreater]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +42,9 @@ class RESTOptions:
 
     strategy: StrategyFactory | None = None
     create_subresources: tuple[CreateSubresource, ...] = ()
-    converter: Callable[[ServerSide], ServerConverter] | None = None
+    converter: Callable[[MakerArgument], ServerConverter] | None = None
 
-    def new_strategy(self, server: ServerSide) -> Strategy:
+    def new_strategy(self, server: MakerArgument) -> Strategy:
         return (self.strategy or Strategy)(server)
 
     @property

@@ -2,7 +2,7 @@
 discovery/OpenAPI aggregation) as a controller of the APIService kind: it follows the APIServices and the
 Services they name, checks every proxied group-version at once when either changes and every
 ``CHECK_INTERVAL`` seconds, writes the Available condition, and sits in front of the server's own handlers
-(``AggregatorServer.aggregation``): requests under a proxied ``/apis/GROUP/VERSION`` go to its backend (kube's
+(the server's ``aggregation``): requests under a proxied ``/apis/GROUP/VERSION`` go to its backend (kube's
 503 "service unavailable" while it is not available, so a backend that is down costs its group only), and
 /apis, /apis/GROUP, /openapi/v3 and /openapi/v2 are the local documents merged with the backends'."""
 
