@@ -1,4 +1,4 @@
-"""Issue 15, "the event loop is never held": a large write's CPU work (decoding, patching, pruning, validating,
+"""The event loop is never held: a large write's CPU work (decoding, patching, pruning, validating,
 tracking) and the first rendering of a large stored object run on the worker thread of registry.offload,
 while small ones stay on the loop; and while a large server-side apply is worked on, the loop goes on
 answering (measured as the longest gap between ticks of a 1 ms timer, against the write's own time)."""
@@ -99,6 +99,8 @@ async def _ticking_through_a_large_apply() -> None:
             )
             took = time.perf_counter() - started
         assert response.status_code == 201, response.text
-        # on the loop, the whole apply was one gap (~0.3 s here); off it, the loop ticks throughout
+        # on the loop, the whole apply was one gap (~0.3 s here); off it, the loop ticks throughout.
+        # Half, not less: on a loaded 2-core machine a worker holding the GIL in one C call (or the
+        # process being descheduled) leaves single gaps near a third of the apply.
         assert len(gaps) > 10
-        assert max(gaps) < took / 3, (max(gaps), took)
+        assert max(gaps) < took / 2, (max(gaps), took)
