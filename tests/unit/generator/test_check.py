@@ -506,6 +506,19 @@ openapiTypes:
     ]
 
 
+def test_go_types_name_string_fields_of_built_in_kinds() -> None:
+    """``goTypes`` names the Go type of a named string field (kube's ServiceType), which the Go decoder's
+    errors show; it must name a string field of every version, and only a built-in kind has Go types."""
+    schema = "spec: {kind: string, size: int32}"
+    assert check_errors(one_version(schema, "goTypes: {spec.kind: WidgetKind}\n")) == [
+        f'{FILE}:3: goTypes["spec.kind"]: only a builtin kind may name Go types'
+    ]
+    types = "builtin: true\ngoTypes:\n  spec.kind: WidgetKind\n  spec.size: WidgetSize\n"
+    assert check_errors(one_version(schema, types)) == [
+        f'{FILE}:6: goTypes["spec.size"]: spec.size is no string in version v1'
+    ]
+
+
 # --- conversion ---------------------------------------------------------------------------------------------------
 
 TWO_VERSIONS = """\
