@@ -19,9 +19,8 @@ from typing import Any
 
 from apiserver.schema import apply_defaults, prune, validate
 from apiserver.schema.causes import not_supported
-from apiserver.schema.celstatic import cost_problems
+from apiserver.schema.celstatic import rule_problems
 from apiserver.schema.regex import compile_go_regexp
-from generator.check_cel import compile_problems
 from generator.definition import JsonPath
 
 __all__ = ["Report", "check_schema", "default_problems"]
@@ -91,11 +90,11 @@ def check_schema(schema: dict[str, Any], report: Report) -> None:
     for key in schema:
         if key not in _ROOT_KEYS:
             counted((key,), f"{key} is not allowed at the root of a schema")
-    _Structure(counted, report).node(schema, (), ROOT)
-    # as in apiextensions: defaults and costs are only judged on a structural schema
+    _Structure(counted).node(schema, (), ROOT)
+    # as in apiextensions: defaults, CEL rules and their costs are only judged on a structural schema
     if not problems:
         _check_defaults(schema, (), report, "")
-        for path, message in cost_problems(schema):
+        for path, message in rule_problems(schema):
             report(path, message)
 
 
@@ -104,11 +103,8 @@ def _is_puf(node: dict[str, Any]) -> bool:
 
 
 class _Structure:
-    def __init__(self, report: Report, uncounted: Report) -> None:
+    def __init__(self, report: Report) -> None:
         self.report = report
-        self.uncounted = uncounted
-        """Reports what does not stop the defaults and costs from being judged (a rule that does not
-        compile: kube still estimates the costs of the others)."""
 
     def node(self, s: Any, path: JsonPath, level: str) -> None:
         if not isinstance(s, dict):
@@ -375,8 +371,6 @@ class _Structure:
                 self.report(
                     (*here, "message"), "message must be specified if rule contains line breaks"
                 )
-            for key, problem in compile_problems(rule):
-                self.uncounted((*here, key), problem)
 
 
 _RE2_UNSUPPORTED = re.compile(r"\(\?<?[=!]|\(\?P=|\\[1-9]")

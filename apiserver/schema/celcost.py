@@ -49,6 +49,7 @@ __all__ = [
     "decl_type",
     "estimate",
     "max_cardinality",
+    "result_kind",
     "saturating_product",
     "walk",
 ]
@@ -931,6 +932,15 @@ def estimate(
     celcost_bench.py)."""
     old = DeclType("optional", elem=self_type) if optional_old_self else self_type
     return _Coster({"self": self_type, "oldSelf": old}, sizes, engine).cost(ast)
+
+
+def result_kind(ast: Expr, self_type: DeclType, *, optional_old_self: bool = False) -> str:
+    """The CEL kind of ``ast``'s result as the estimator types it ("dyn" where it cannot tell): what kube's
+    checker requires to be a bool for a rule, a string for a message expression."""
+    old = DeclType("optional", elem=self_type) if optional_old_self else self_type
+    coster = _Coster({"self": self_type, "oldSelf": old}, DeclaredSizes(self_type), False)
+    coster.cost(ast)
+    return coster.type(ast).kind
 
 
 def cost_error(what: str, cost: int, limit: int) -> str:
