@@ -1,9 +1,10 @@
 """CEL that kube's type checker refuses, refused when written through a real server with kube's answer: a
 CRD rule or message expression, a ValidatingAdmissionPolicy expression and a webhook's match condition
-naming an undeclared variable or function (cel-go's ``undeclared reference to 'bar' (in container '')``,
-k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/compilation.go and
+naming an undeclared variable or function (cel-go's ``undeclared reference to 'bar' (in container '')``),
+a rule that is no bool and a message expression that is no string
+(k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/compilation.go and
 k8s.io/apiserver/pkg/admission/plugin/cel/compile.go), and a rule over its cost limit (kube's
-``field.Forbidden``). The texts are kube 1.34's (the oracle's answers to the crd-cel scenario's steps)."""
+``field.Forbidden``). The texts are kube-apiserver v1.34.4's answers to the same requests (the oracle)."""
 
 from __future__ import annotations
 
@@ -85,9 +86,23 @@ def _refused(response: httpx.Response) -> list[tuple[str, str, str]]:
             '"Reason":null,"FieldPath":"","OptionalOldSelf":null}: messageExpression compilation'
             " failed: " + _error("'foo is ' + nope", 12, "nope"),
         ),
+        (
+            "notbool",
+            {"rule": "self.foo"},
+            "rule",
+            '{"Rule":"self.foo",' + NO_RULE + "}: cel expression must evaluate to a bool",
+        ),
+        (
+            "notstring",
+            {"rule": "has(self.foo)", "messageExpression": "self.foo.size()"},
+            "messageExpression",
+            '{"Rule":"has(self.foo)","Message":"","MessageExpression":"self.foo.size()",'
+            '"Reason":null,"FieldPath":"","OptionalOldSelf":null}: messageExpression must evaluate'
+            " to a string",
+        ),
     ],
 )
-def test_a_crd_rule_naming_what_is_undeclared_is_refused(
+def test_a_crd_rule_kubes_checker_refuses_is_refused(
     client: httpx.Client, name: str, rule: dict[str, Any], key: str, expected: str
 ) -> None:
     response = client.post(CRDS, json=_crd(name, rule))
