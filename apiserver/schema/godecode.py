@@ -16,7 +16,7 @@ error itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -109,16 +109,26 @@ def decode_error(
     version (``v1``)."""
     names = {**dict(structs), **_META_NAMES}
     root = compile_schema(schema)
+    fields = (
+        (value, _META if key == "metadata" else root.properties.get(key), _Place(key, kind, (key,)))
+        for key, value in obj.items()
+        if key not in _SKIPPED
+    )
     try:
-        for key, value in obj.items():
-            child = _META if key == "metadata" else root.properties.get(key)
-            if child is None or key in _SKIPPED:
-                continue
-            found = _value(value, child, _Place(key, kind, (key,)), names, package)
-            if found is not None:
-                return found
+        return _first(fields, names, package)
     except _Unnamed:
         return None
+
+
+Decoded = Iterable[tuple[Any, Schema | None, _Place]]
+"""Values with their schemas and places, in document order."""
+
+
+def _first(values: Decoded, names: dict[str, str], package: str) -> str | None:
+    for value, s, at in values:
+        found = None if s is None else _value(value, s, at, names, package)
+        if found is not None:
+            return found
     return None
 
 
@@ -128,41 +138,28 @@ def _value(value: Any, s: Schema, at: _Place, names: dict[str, str], package: st
     if s.int_or_string:  # intstr.IntOrString decodes a number into its int32
         return None if isinstance(value, str) else _integer(value, "int32", at)
     kind = s.types[0] if len(s.types) == 1 else ""
-    if kind == "object" and s.properties:
-        if not isinstance(value, dict):
-            return _error(go_json_kind(value), _go_type(s, at.path, names, package), at)
+    container = {"object": dict, "array": list}.get(kind)
+    if container is None:
+        return _scalar(value, s, kind, at, names, package)
+    if not isinstance(value, container):
+        return _error(go_json_kind(value), _go_type(s, at.path, names, package), at)
+    return _first(_members(value, s, at, names), names, package)
+
+
+def _members(
+    value: dict[str, Any] | list[Any], s: Schema, at: _Place, names: dict[str, str]
+) -> Decoded:
+    """A struct's fields (each a field of the path), a map's values or a list's items (the field stays
+    the container's)."""
+    if isinstance(value, list):
+        place = _Place(f"{at.path}[]", at.struct, at.fields)
+        yield from ((item, s.items, place) for item in value)
+    elif s.properties:
         struct = _struct_name(at.path, names)
         for key, item in value.items():
-            child = s.properties.get(key)
-            if child is not None:
-                here = _Place(f"{at.path}.{key}", struct, (*at.fields, key))
-                found = _value(item, child, here, names, package)
-                if found is not None:
-                    return found
-        return None
-    if kind == "object":
-        if not isinstance(value, dict):
-            return _error(go_json_kind(value), _go_type(s, at.path, names, package), at)
-        extra = s.additional_properties
-        if extra is None:
-            return None
-        for item in value.values():  # a map's values: the field is the map's
-            found = _value(item, extra, at, names, package)
-            if found is not None:
-                return found
-        return None
-    if kind == "array":
-        if not isinstance(value, list):
-            return _error(go_json_kind(value), _go_type(s, at.path, names, package), at)
-        if s.items is None:
-            return None
-        item_place = _Place(f"{at.path}[]", at.struct, at.fields)
-        for item in value:
-            found = _value(item, s.items, item_place, names, package)
-            if found is not None:
-                return found
-        return None
-    return _scalar(value, s, kind, at, names, package)
+            yield item, s.properties.get(key), _Place(f"{at.path}.{key}", struct, (*at.fields, key))
+    else:
+        yield from ((item, s.additional_properties, at) for item in value.values())
 
 
 def _scalar(
