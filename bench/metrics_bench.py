@@ -39,7 +39,7 @@ COLLECTION = PATH.rsplit("/", 1)[0]
 def without_metrics(server: APIServer) -> ASGIApp:
     """The same chain with the metrics filter taken out and the storage untimed: what a request cost
     before /metrics existed."""
-    pipeline = build_handler_chain(server, ChainOptions()).handler
+    pipeline = build_handler_chain(server, ChainOptions())
     steps = [step for step in pipeline.steps if not isinstance(step, MetricsFilter)]
     assert len(steps) == len(pipeline.steps) - 1
     return Pipeline(steps, pipeline.handler)

@@ -29,7 +29,6 @@ from apiserver.endpoints.http import (
 )
 from apiserver.endpoints.routing import RequestInfo
 from apiserver.filters.authorization import authorizer_attributes
-from apiserver.filters.longrunning import is_long_running
 from apiserver.filters.pipeline import Exchange
 
 log = logging.getLogger(__name__)
@@ -112,7 +111,7 @@ class AuditFilter:
         if event.object_ref is not None:
             scope[SCOPE_AUDIT_OBJECT_REF] = event.object_ref
         self.auditor.emit(event, Stage.REQUEST_RECEIVED, config)
-        recording = Recording(self.auditor, event, config, is_long_running(info))
+        recording = Recording(self.auditor, event, config, exchange.long_running)
         recording.annotating = ANNOTATIONS.set(event.annotations)
         if config.level.records_request and not recording.long_running:
             recording.request_body = BodyRecorder(

@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from apiserver.endpoints.http import SCOPE_USER
 from apiserver.endpoints.routing import RequestInfo
 from apiserver.filters.flowschemas import bootstrap
-from apiserver.filters.longrunning import is_long_running
 from apiserver.filters.maxinflight import too_many_requests
 from apiserver.filters.pipeline import Exchange
 from apiserver.filters.queueset import QueueSet
@@ -50,7 +49,7 @@ class PriorityAndFairnessFilter:
     def before(self, exchange: Exchange) -> Awaitable[bool] | None:
         info = exchange.info
         assert info is not None
-        if is_long_running(info):
+        if exchange.long_running:
             return None
         classified = self.classifier.classify(exchange.scope[SCOPE_USER], info)
         if classified is None:

@@ -9,7 +9,6 @@ from collections.abc import Awaitable
 
 from apiserver.authentication.user import MASTERS_GROUP, UserInfo
 from apiserver.endpoints.http import SCOPE_USER, Send, respond
-from apiserver.filters.longrunning import is_long_running
 from apiserver.filters.pipeline import Exchange, answered
 
 _READ_ONLY_VERBS = frozenset(("get", "list", "watch"))
@@ -38,7 +37,7 @@ class MaxInFlightFilter:
         assert info is not None
         kind = 0 if info.verb in _READ_ONLY_VERBS else 1
         limit = self.limits[kind]
-        if not limit or is_long_running(info):
+        if not limit or exchange.long_running:
             return None
         if self.in_flight[kind] >= limit:
             if _privileged(exchange.scope[SCOPE_USER]):  # served, and not counted, as kube does

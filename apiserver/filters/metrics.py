@@ -17,7 +17,6 @@ from urllib.parse import parse_qsl
 
 from apiserver.endpoints.http import Scope
 from apiserver.endpoints.routing import RequestInfo
-from apiserver.filters.longrunning import is_long_running
 from apiserver.filters.pipeline import Exchange
 from apiserver.metrics.registry import COMPONENT, MUTATING, READ_ONLY, Metrics, RequestLabels
 
@@ -33,6 +32,7 @@ _ROUTE_VERBS: Final = {
 }
 _READ_ONLY_VERBS: Final = frozenset(("get", "list", "watch"))
 _APPLY_PATCH: Final = b"application/apply-patch+yaml"
+_REMEMBERED: Final = 4096
 
 
 class MetricsFilter:
@@ -41,11 +41,14 @@ class MetricsFilter:
 
     def __init__(self, metrics: Metrics) -> None:
         self.metrics = metrics
+        self._labelled: dict[tuple[RequestInfo, bytes], RequestLabels] = {}
+        """Each request's labels but an apply's (its content type decides): they depend on the request
+        info and the query alone, and a client repeats a few of them."""
 
     def before(self, exchange: Exchange) -> None:
         info = exchange.info
         assert info is not None
-        in_flight = None if is_long_running(info) else _kind(info)
+        in_flight = None if exchange.long_running else _kind(info)
         if in_flight is not None:
             self.metrics.in_flight[in_flight] += 1
         exchange.held[self] = (in_flight, time.perf_counter())
@@ -57,8 +60,19 @@ class MetricsFilter:
         info = exchange.info
         assert info is not None
         if info.is_resource_request:
-            labels = _labels(exchange.scope, info)
+            labels = self._labels(exchange.scope, info)
             self.metrics.request(labels, exchange.code, time.perf_counter() - started)
+
+    def _labels(self, scope: Scope, info: RequestInfo) -> RequestLabels:
+        if info.verb == "patch":
+            return _labels(scope, info)
+        key = (info, scope.get("query_string", b""))
+        labels = self._labelled.get(key)
+        if labels is None:
+            if len(self._labelled) >= _REMEMBERED:
+                self._labelled.clear()
+            labels = self._labelled[key] = _labels(scope, info)
+        return labels
 
 
 def _kind(info: RequestInfo) -> str:

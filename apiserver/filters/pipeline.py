@@ -38,6 +38,7 @@ class Exchange:
         "expired",
         "held",
         "info",
+        "long_running",
         "receive",
         "recording",
         "scope",
@@ -53,6 +54,8 @@ class Exchange:
         self.send_to = send
         self.transport = transport_of(send)
         self.info: RequestInfo | None = None
+        self.long_running = False
+        """A watch, a proxy or a stream (filters/longrunning.py): no deadline, not counted in flight."""
         self.user: UserInfo | None = None
         self.audit_id = b""
         """Echoed in the Audit-Id header of the response, whichever step answers it."""
@@ -99,7 +102,7 @@ After = Callable[[Exchange, BaseException | None], None]
 
 
 class Pipeline:
-    """The steps, then ``handler``, as one ASGI app for HTTP requests."""
+    """The steps, then ``handler``, as one ASGI app."""
 
     def __init__(self, steps: Sequence[Step], handler: ASGIApp) -> None:
         self.steps = tuple(steps)
@@ -112,6 +115,9 @@ class Pipeline:
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.not_http(scope, receive, send)
+            return
         exchange = Exchange(scope, receive, send)
         passed = 0  # the steps the request went past, whose ``after`` runs
         error: BaseException | None = None
@@ -129,6 +135,10 @@ class Pipeline:
             for index, after in self._afters:
                 if index < passed:
                     after(exchange, error)
+
+    async def not_http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """What is not an HTTP request (lifespan) passes no filter."""
+        await self.handler(scope, receive, send)
 
 
 async def answered(response: Awaitable[None]) -> bool:

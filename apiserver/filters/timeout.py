@@ -23,7 +23,6 @@ from collections.abc import Awaitable
 from apiserver.audit.event import status_fields
 from apiserver.endpoints.http import SCOPE_MIN_REQUEST_TIMEOUT, parse_query, respond_error
 from apiserver.filters.audit import Auditor
-from apiserver.filters.longrunning import is_long_running
 from apiserver.filters.pipeline import Exchange, answered
 from apiserver.machinery.errors import APIError, bad_request
 from apiserver.machinery.goduration import parse_go_duration
@@ -54,7 +53,7 @@ class TimeoutFilter:
     def before(self, exchange: Exchange) -> Awaitable[bool] | None:
         scope, info = exchange.scope, exchange.info
         assert info is not None
-        if is_long_running(info):
+        if exchange.long_running:
             scope[SCOPE_MIN_REQUEST_TIMEOUT] = self.min_request_timeout
             return None
         try:

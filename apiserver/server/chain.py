@@ -31,19 +31,16 @@ from apiserver.server.app import APIServer
 from apiserver.server.options import ChainOptions
 
 
-class HandlerChain:
+class HandlerChain(Pipeline):
     """What uvicorn serves: HTTP requests pass the filters; lifespan events go straight to the server, so
     that no filter spends a check on them, and the audit backend is closed once the server has stopped."""
 
-    def __init__(self, server: APIServer, handler: Pipeline, auditor: Auditor | None) -> None:
+    def __init__(self, server: APIServer, steps: Sequence[Step], auditor: Auditor | None) -> None:
+        super().__init__(steps, server.serve_http)
         self.server = server
-        self.handler = handler
         self.auditor = auditor
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            await self.handler(scope, receive, send)
-            return
+    async def not_http(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.server(scope, receive, send)
         if scope["type"] == "lifespan":
             self.close()
@@ -98,7 +95,7 @@ def build_handler_chain(
             MaxInFlightFilter(options.max_requests_inflight, options.max_mutating_requests_inflight)
         )
     steps.append(AuthorizationFilter(authorizer))
-    return HandlerChain(server, Pipeline(steps, server), auditor)
+    return HandlerChain(server, steps, auditor)
 
 
 def _auditor(server: APIServer, options: ChainOptions) -> Auditor | None:
