@@ -18,7 +18,6 @@ from typing import Final
 from prometheus_client import (
     CollectorRegistry,
     Counter,
-    Histogram,
     ProcessCollector,
     disable_created_metrics,
     generate_latest,
@@ -84,14 +83,14 @@ class Metrics:
             ("group", "version", "kind"),
             registry=self.registry,
         )
-        self._storage = Histogram(
+        self._storage = series.HistogramFamily(  # timed on the event loop's thread too
             "etcd_request_duration_seconds",
             "Etcd request latency in seconds for each operation and object type."
             " (apiforge: the storage backend's, etcd or SQLite.)",
             ("operation", "type"),
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
+            LATENCY_BUCKETS,
         )
+        self.registry.register(self._storage)
         self._counted: dict[tuple[RequestLabels, int], Callable[[float], None]] = {}
         self._timed: dict[tuple[str, str], Callable[[float], None]] = {}
         self.registry.register(_StateCollector(self))
@@ -120,9 +119,7 @@ class Metrics:
         """One storage request's duration (kube's RecordEtcdRequest)."""
         observe = self._timed.get((operation, type_))
         if observe is None:
-            observe = self._timed[(operation, type_)] = self._storage.labels(
-                operation, type_
-            ).observe
+            observe = self._timed[(operation, type_)] = self._storage.observer((operation, type_))
         observe(seconds)
 
     @contextmanager
