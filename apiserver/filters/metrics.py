@@ -18,7 +18,14 @@ from urllib.parse import parse_qsl
 from apiserver.endpoints.http import Scope
 from apiserver.endpoints.routing import RequestInfo
 from apiserver.filters.pipeline import Exchange
-from apiserver.metrics.registry import COMPONENT, MUTATING, READ_ONLY, Metrics, RequestLabels
+from apiserver.metrics.registry import (
+    COMPONENT,
+    MUTATING,
+    READ_ONLY,
+    Metrics,
+    Recorder,
+    RequestLabels,
+)
 
 _ROUTE_VERBS: Final = {
     "get": "GET",
@@ -41,9 +48,9 @@ class MetricsFilter:
 
     def __init__(self, metrics: Metrics) -> None:
         self.metrics = metrics
-        self._labelled: dict[tuple[RequestInfo, bytes], RequestLabels] = {}
-        """Each request's labels but an apply's (its content type decides): they depend on the request
-        info and the query alone, and a client repeats a few of them."""
+        self._recorders: dict[tuple[RequestInfo, bytes, int], Recorder] = {}
+        """What counts and times a request, by its info, query and code (its labels depend on nothing
+        else but an apply's content type): a client repeats a few of them."""
 
     def before(self, exchange: Exchange) -> None:
         info = exchange.info
@@ -60,19 +67,18 @@ class MetricsFilter:
         info = exchange.info
         assert info is not None
         if info.is_resource_request:
-            labels = self._labels(exchange.scope, info)
-            self.metrics.request(labels, exchange.code, time.perf_counter() - started)
+            self._recorder(exchange.scope, info, exchange.code)(time.perf_counter() - started)
 
-    def _labels(self, scope: Scope, info: RequestInfo) -> RequestLabels:
+    def _recorder(self, scope: Scope, info: RequestInfo, code: int) -> Recorder:
         if info.verb == "patch":
-            return _labels(scope, info)
-        key = (info, scope.get("query_string", b""))
-        labels = self._labelled.get(key)
-        if labels is None:
-            if len(self._labelled) >= _REMEMBERED:
-                self._labelled.clear()
-            labels = self._labelled[key] = _labels(scope, info)
-        return labels
+            return self.metrics.recorder(_labels(scope, info), code)
+        key = (info, scope.get("query_string", b""), code)
+        record = self._recorders.get(key)
+        if record is None:
+            if len(self._recorders) >= _REMEMBERED:
+                self._recorders.clear()
+            record = self._recorders[key] = self.metrics.recorder(_labels(scope, info), code)
+        return record
 
 
 def _kind(info: RequestInfo) -> str:
