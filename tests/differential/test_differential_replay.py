@@ -36,5 +36,5 @@ def test_apiforge_answers_as_kube(scenario: Any, divergences: dict[tuple[str, st
     golden = read_golden(GOLDEN, scenario.name)
     with fresh_apiforge() as server:
         actual = run_scenario(server, scenario)
-    failures = judge(scenario.name, golden, actual, divergences)
+    failures = judge(scenario.name, golden, actual, divergences, scenario.unordered)
     assert not failures, "\n".join(failures)
