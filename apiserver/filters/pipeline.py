@@ -13,14 +13,22 @@ the metrics see its code and the response's start gets its Audit-Id header.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from apiserver.audit.event import Event
 from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.http import DONE, ASGIApp, Message, Receive, Scope, Send, transport_of
 from apiserver.endpoints.routing import RequestInfo
 
-if TYPE_CHECKING:
-    from apiserver.filters.audit import Recording
+
+class Recording(Protocol):
+    """What the steps use of an audited request's recording (the audit filter's ``Recording``): its event,
+    which later steps annotate, and ``see``, which records each message sent."""
+
+    event: Event
+
+    def see(self, message: Message) -> None: ...
+
 
 AUDIT_ID_HEADER = b"audit-id"
 
