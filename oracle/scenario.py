@@ -28,7 +28,22 @@ as JSON) on a request, names it relative to tests/fixtures/.
 the last answer: a CustomResourceDefinition is served a moment after it is created, by either server.
 ``watch: true`` on a request reads the response to its end as a stream of watch events (the path sets
 ``timeoutSeconds``). ``keep`` names the list entries compared where both servers serve more than the corpus is
-about (discovery of kinds apiforge does not ship)."""
+about (discovery of kinds apiforge does not ship). ``select`` compares only the parts of a large body named by
+their key paths (an OpenAPI document's paths and definitions), each under its path joined by ``/``; ``ignore``
+names keys left out of the comparison at every depth (an OpenAPI schema's descriptions, which only
+``kubectl explain`` shows and which its own steps compare).
+
+``capture: {name: [key, ...]}`` remembers a value of a response's body (a uid, a resourceVersion, a continue
+token, an issued token) and ``${name}`` in a later step's path, headers, body, kubectl arguments or stdin is
+replaced by it, so that a step can depend on what the server answered before:
+
+```yaml
+  - name: the first page
+    request: {method: GET, path: '/api/v1/namespaces/default/configmaps?limit=2'}
+    capture: {next: [metadata, continue]}
+  - name: the second page
+    request: {method: GET, path: '/api/v1/namespaces/default/configmaps?limit=2&continue=${next}'}
+```"""
 
 from __future__ import annotations
 
@@ -69,6 +84,9 @@ class Step:
     name: str
     action: Request | KubectlRun
     keep: frozenset[str] | None = None
+    select: tuple[tuple[str, ...], ...] = ()
+    capture: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    ignore: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -125,7 +143,31 @@ def _step(path: Path, index: int, raw: Any, sets: dict[str, list[str]]) -> Step:
         action = KubectlRun(tuple(str(a) for a in spec["args"]), version, stdin)
     else:
         raise ScenarioError(f"{where}: a request or a kubectl invocation expected")
-    return Step(raw["name"], action, keep_set)
+    return Step(
+        raw["name"],
+        action,
+        keep_set,
+        _select(where, raw),
+        _capture(where, raw),
+        frozenset(str(key) for key in raw.get("ignore") or ()),
+    )
+
+
+def _key_path(where: str, raw: Any) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise ScenarioError(f"{where}: a key path is a non-empty list of keys")
+    return tuple(str(key) for key in raw)
+
+
+def _select(where: str, raw: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
+    return tuple(_key_path(where, path) for path in raw.get("select") or ())
+
+
+def _capture(where: str, raw: dict[str, Any]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    captures = raw.get("capture") or {}
+    if not isinstance(captures, dict):
+        raise ScenarioError(f"{where}: capture maps names to key paths")
+    return tuple((str(name), _key_path(where, path)) for name, path in captures.items())
 
 
 def _fixture(where: str, name: Any) -> str:
