@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import httpx
 
 from oracle.normalize import normalize_body, normalize_headers, normalize_terminal, normalize_text
-from oracle.scenario import KubectlRun, Request, Scenario, Step
+from oracle.scenario import KubectlRun, Request, Scenario, Step, Until
 from tests.kubectl import Kubectl, kubectl_binary
 
 REQUEST_TIMEOUT = 60.0
@@ -138,7 +138,7 @@ def _request(client: httpx.Client, request: Request) -> tuple[dict[str, Any], An
         content = json.dumps(request.body).encode()
     response = _send(client, request, content)
     deadline = time.monotonic() + UNTIL_TIMEOUT
-    while request.until not in (None, response.status_code) and time.monotonic() < deadline:
+    while not _arrived(request.until, response) and time.monotonic() < deadline:
         time.sleep(UNTIL_INTERVAL)
         response = _send(client, request, content)
     body = _body(response, request.watch)
@@ -148,6 +148,20 @@ def _request(client: httpx.Client, request: Request) -> tuple[dict[str, Any], An
         "body": body,
     }
     return outcome, body
+
+
+def _arrived(until: Until | None, response: httpx.Response) -> bool:
+    """Whether ``response`` is the answer a repeated request waits for (any, when it waits for none)."""
+    if until is None:
+        return True
+    if until.status is not None and response.status_code != until.status:
+        return False
+    if not until.present:
+        return True
+    try:
+        return _at(response.json(), until.present) is not None
+    except ValueError:
+        return False
 
 
 def _send(client: httpx.Client, request: Request, content: bytes | None) -> httpx.Response:

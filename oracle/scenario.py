@@ -26,6 +26,9 @@ as JSON) on a request, names it relative to tests/fixtures/.
 
 ``until: 200`` on a request repeats it (for up to a minute) until it is answered with that status, and compares
 the last answer: a CustomResourceDefinition is served a moment after it is created, by either server.
+``until: {present: [metadata, deletionTimestamp]}`` repeats it until its body has a value at that key path
+(with ``status`` beside it, and that status): what a controller writes a moment later (the garbage collector
+deleting a dependent) is compared once written, on either server.
 ``watch: true`` on a request reads the response to its end as a stream of watch events (the path sets
 ``timeoutSeconds``). ``keep`` names the list entries compared where both servers serve more than the corpus is
 about (discovery of kinds apiforge does not ship). ``select`` compares only the parts of a large body named by
@@ -63,13 +66,21 @@ class ScenarioError(ValueError):
 
 
 @dataclass(frozen=True)
+class Until:
+    """The answer a repeated request waits for: this status, and a value at this key path of its body."""
+
+    status: int | None = None
+    present: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Request:
     method: str
     path: str
     headers: dict[str, str] = field(default_factory=dict)
     body: Any = None
     watch: bool = False
-    until: int | None = None
+    until: Until | None = None
 
 
 @dataclass(frozen=True)
@@ -132,7 +143,7 @@ def _step(path: Path, index: int, raw: Any, sets: dict[str, list[str]]) -> Step:
             if "bodyFile" in spec
             else spec.get("body"),
             watch=bool(spec.get("watch", False)),
-            until=int(spec["until"]) if "until" in spec else None,
+            until=_until(where, spec["until"]) if "until" in spec else None,
         )
     elif "kubectl" in raw:
         spec = raw["kubectl"]
@@ -151,6 +162,14 @@ def _step(path: Path, index: int, raw: Any, sets: dict[str, list[str]]) -> Step:
         _capture(where, raw),
         frozenset(str(key) for key in raw.get("ignore") or ()),
     )
+
+
+def _until(where: str, raw: Any) -> Until:
+    if isinstance(raw, dict):
+        status = raw.get("status")
+        present = _key_path(where, raw.get("present"))
+        return Until(int(status) if status is not None else None, present)
+    return Until(int(raw))
 
 
 def _key_path(where: str, raw: Any) -> tuple[str, ...]:

@@ -270,6 +270,35 @@ def test_capture_select_and_ignore(tmp_path: Path) -> None:
     }
 
 
+def test_until_repeats_a_request_until_its_answer_holds_the_value(tmp_path: Path) -> None:
+    """A controller's write (the garbage collector deleting a dependent) is compared once it is there:
+    the request is repeated past a 404 and an answer without the value, and the last answer is compared."""
+    answers = [
+        httpx.Response(404, json={"kind": "Status"}),
+        httpx.Response(200, json={"metadata": {"name": "d"}}),
+        httpx.Response(200, json={"metadata": {"name": "d", "deletionTimestamp": "2026-01-01T00:00:00Z"}}),
+    ]  # fmt: skip
+    sent: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return answers[min(len(sent), len(answers)) - 1]
+
+    path = tmp_path / "s.yaml"
+    wait = {"status": 200, "present": ["metadata", "deletionTimestamp"]}
+    path.write_text(yaml.safe_dump({"steps": [{"name": "held", "request": {"method": "GET", "path": "/d", "until": wait}}]}))  # fmt: skip
+    [step] = load_scenario(path).steps
+    target: Any = _Answers({})
+    transport = httpx.MockTransport(handler)
+    with httpx.Client(base_url="https://x", transport=transport) as client:
+        outcome = run_step(target, client, tmp_path, step)
+    assert len(sent) == 3
+    assert outcome["body"] == {"metadata": {"name": "d", "deletionTimestamp": "<time>"}}
+    path.write_text("steps:\n- {name: a, request: {method: GET, path: /, until: {present: []}}}\n")
+    with pytest.raises(ScenarioError, match="key path"):
+        load_scenario(path)
+
+
 def test_a_stream_read_without_watch_is_compared_event_by_event(tmp_path: Path) -> None:
     stream = '{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1"}}\n{"type":"BOOKMARK","object":{}}\n'
     outcomes, _ = _run(
