@@ -37,7 +37,7 @@ import grpc
 import grpc.aio
 from aetcd import rpc
 
-from apiserver.storage.etcd_members import HASLEADER, Member, Members
+from apiserver.storage.etcd_members import HASLEADER, LEADERLESS, Member, Members
 from apiserver.storage.interface import (
     CompactedError,
     EventType,
@@ -576,7 +576,7 @@ class _Outcome(enum.Enum):
     BROKEN = "the member answered with a transient failure, or the connection broke"
 
 
-_NEVER_SENT: Final = ("failed to connect to all addresses", "etcdserver: no leader")
+_NEVER_SENT: Final = ("failed to connect to all addresses", LEADERLESS)
 """gRPC's words when no connection exists (nothing was sent: clientv3's "there is no address
 available"), and etcd's when a member without a leader refuses a ``hasleader`` call up front."""
 

@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 HASLEADER: Final = (("hasleader", "true"),)
 """clientv3's require-leader metadata (rpctypes.MetadataRequireLeaderKey / MetadataHasLeader)."""
 
+LEADERLESS: Final = "etcdserver: no leader"
+"""etcd's answer to a ``hasleader`` call on a member cut off from the leader (rpctypes.ErrNoLeader)."""
+
 PROBE_INTERVAL: Final = 0.5
 """Seconds between health probes of every member (a Maintenance.Status each: local to the member)."""
 
@@ -60,6 +63,9 @@ class Member:
         self.watch: Any = rpc.WatchStub(self.channel)
         self.maintenance: Any = rpc.MaintenanceStub(self.channel)
         self.healthy = True  # until a probe or a call says otherwise
+        self.answers = True
+        """Whether its last word was an answer, even "no leader" (out of rotation during an election,
+        but alive), rather than silence or a lost connection (hung, down)."""
         self.healthy_since = 0.0
         self.member_id = 0
         self.calls: set[Any] = set()
@@ -127,11 +133,13 @@ class Members:
         return any(member.healthy for member in self.members)
 
     def for_watch(self) -> Member:
-        """The answering member with the fewest watch streams (the next member when none answers)."""
+        """The answering member with the fewest watch streams; during an election (no member in
+        rotation) one that still answers "no leader" rather than a hung one; else the next member."""
         pool = [member for member in self.members if member.healthy]
-        if not pool:
-            return self._round_robin(self.members) or self.members[0]
-        return min(pool, key=lambda member: len(member.watches))
+        pool = pool or [member for member in self.members if member.answers]
+        if pool:
+            return min(pool, key=lambda member: len(member.watches))
+        return self._round_robin(self.members) or self.members[0]
 
     def _round_robin(self, pool: list[Member]) -> Member | None:
         if not pool:
@@ -143,6 +151,7 @@ class Members:
 
     def down(self, member: Member, reason: str) -> None:
         """Take ``member`` out of rotation: abandon its calls, move its watches, probe it."""
+        member.answers = LEADERLESS in reason
         if member.healthy:
             member.healthy = False
             log.warning("etcd member %s left rotation: %s", member.endpoint, reason)
@@ -173,6 +182,7 @@ class Members:
             self.down(member, f"{error.code().name}: {error.details()}")
             return False
         member.member_id = int(status.header.member_id)
+        member.answers = True
         if not member.healthy:
             member.healthy = True
             member.healthy_since = asyncio.get_running_loop().time()

@@ -99,6 +99,8 @@ async def _ticking_through_a_large_apply() -> None:
             )
             took = time.perf_counter() - started
         assert response.status_code == 201, response.text
-        # on the loop, the whole apply was one gap (~0.3 s here); off it, the loop ticks throughout
+        # on the loop, the whole apply was one gap (~0.3 s here); off it, the loop ticks throughout.
+        # Half, not less: on a loaded 2-core machine a worker holding the GIL in one C call (or the
+        # process being descheduled) leaves single gaps near a third of the apply.
         assert len(gaps) > 10
-        assert max(gaps) < took / 3, (max(gaps), took)
+        assert max(gaps) < took / 2, (max(gaps), took)
