@@ -357,10 +357,12 @@ def conversion_webhook(
 
 
 def _serve_command() -> click.Command:
-    """`apiforge serve`, its options declared by apiserver.server.options (imported here, see _LazyServe)."""
+    """`apiforge serve`, its options declared by apiserver.server.options and the built-in kinds' own
+    (builtin.flags; imported here, see _LazyServe)."""
     from apiserver.server.options import serve_options
+    from builtin.flags import KIND_FLAGS
 
-    return click.command("serve")(serve_options(serve))
+    return click.command("serve")(serve_options(serve, KIND_FLAGS))
 
 
 def serve(options: ServeOptions) -> None:

@@ -1,4 +1,4 @@
-"""Issue 12's aggregation benchmark, side by side in one run: a GET of one CronTab straight from the server
+"""The aggregation benchmark, side by side in one run: a GET of one CronTab straight from the server
 that stores it (the ``back``), against the same GET through a ``front`` that proxies stable.example.com/v1
 to the back as an APIService (authentication and authorization at the front, then the proxy over a kept-alive
 TLS connection with the front-proxy certificate and X-Remote-* headers, then the back's own chain). Target: the

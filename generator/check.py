@@ -140,25 +140,52 @@ def _check_cells(d: Definition, version: Version, found: Findings) -> None:
             )
 
 
+def _named_types(
+    d: Definition, found: Findings, key: str, pairs: tuple[tuple[str, str], ...], what: str
+) -> list[str]:
+    """The paths of ``openapiTypes`` or ``goTypes`` (``what``: OpenAPI, Go) whose entries are well formed;
+    the others are reported (a builtin kind's only: a CRD's Go types are not kube's)."""
+    example = {"OpenAPI": "ServicePort", "Go": "ServiceType"}[what]
+    valid = []
+    for path, name in pairs:
+        here: JsonPath = (key, path)
+        if not d.server.builtin:
+            found.add(d, here, f"only a builtin kind may name {what} types")
+        if not TYPE_NAME.match(name):
+            found.add(d, here, f'"{name}" is not a type name such as {example}')
+        if not TYPE_PATH.match(path):
+            found.add(d, here, f'"{path}" is not a field path such as spec.ports[]')
+            continue
+        valid.append(path)
+    return valid
+
+
 def _check_openapi_types(d: Definition, found: Findings) -> None:
     """Each named OpenAPI type is an object field of every version, named as a Go type, of a built-in kind
     (a CRD's schema is published inline, as apiextensions publishes it); a type kube publishes itself
     (MicroTime, ObjectReference) may name any field, whose schema kube's then replaces."""
-    for path, name in d.server.openapi_types:
-        here: JsonPath = ("openapiTypes", path)
-        if not d.server.builtin:
-            found.add(d, here, "only a builtin kind may name OpenAPI types")
-        if not TYPE_NAME.match(name):
-            found.add(d, here, f'"{name}" is not a type name such as ServicePort')
-        if not TYPE_PATH.match(path):
-            found.add(d, here, f'"{path}" is not a field path such as spec.ports[]')
-            continue
+    names = dict(d.server.openapi_types)
+    for path in _named_types(d, found, "openapiTypes", d.server.openapi_types, "OpenAPI"):
+        name = names[path]
         for version in d.versions:
             node = locate(version.schema, path)
             if node is not None and _kube_publishes(d, version.name, name):
                 continue
             if node is None or node.get("type") != "object" or "properties" not in node:
-                found.add(d, here, f"{path} is no object with properties in version {version.name}")
+                found.add(
+                    d,
+                    ("openapiTypes", path),
+                    f"{path} is no object with properties in version {version.name}",
+                )
+
+
+def _check_go_types(d: Definition, found: Findings) -> None:
+    """Each named Go type (a named string type: ServiceType) is a string field of every version."""
+    for path in _named_types(d, found, "goTypes", d.server.go_types, "Go"):
+        for version in d.versions:
+            node = locate(version.schema, path)
+            if node is None or node.get("type") != "string":
+                found.add(d, ("goTypes", path), f"{path} is no string in version {version.name}")
 
 
 def _kube_publishes(d: Definition, version: str, name: str) -> bool:
@@ -194,6 +221,7 @@ def _check_server_parts(d: Definition, found: Findings) -> None:
         if not HOOK_REFERENCE.match(reference):
             found.add(d, path, f'"{reference}" must be a "package.module:Name" reference')
     _check_openapi_types(d, found)
+    _check_go_types(d, found)
     for index, verb in enumerate(parts.verbs):
         if verb not in VERBS:
             found.add(

@@ -19,7 +19,7 @@ from typing import Any
 
 from apiserver.schema import apply_defaults, prune, validate
 from apiserver.schema.causes import not_supported
-from apiserver.schema.celstatic import cost_problems
+from apiserver.schema.celstatic import rule_problems
 from apiserver.schema.regex import compile_go_regexp
 from generator.definition import JsonPath
 
@@ -91,10 +91,10 @@ def check_schema(schema: dict[str, Any], report: Report) -> None:
         if key not in _ROOT_KEYS:
             counted((key,), f"{key} is not allowed at the root of a schema")
     _Structure(counted).node(schema, (), ROOT)
-    # as in apiextensions: defaults and costs are only judged on a structural schema
+    # as in apiextensions: defaults, CEL rules and their costs are only judged on a structural schema
     if not problems:
         _check_defaults(schema, (), report, "")
-        for path, message in cost_problems(schema):
+        for path, message in rule_problems(schema):
             report(path, message)
 
 
@@ -371,25 +371,6 @@ class _Structure:
                 self.report(
                     (*here, "message"), "message must be specified if rule contains line breaks"
                 )
-            # Imported only for a schema with rules: the CEL library takes half a second to import, more
-            # than checking a kind without rules (an added kind's run pays for it otherwise).
-            from apiserver.schema.cel import RuleSyntaxError, compile_rule, unsupported_functions
-
-            for key in ("rule", "messageExpression"):  # kube compiles both when the CRD is created
-                source = str(rule.get(key) or "").strip()
-                if source:
-                    try:
-                        missing = unsupported_functions(compile_rule(source))
-                    except RuleSyntaxError as error:
-                        self.report((*here, key), f"compilation failed: {error}")
-                        continue
-                    if missing:  # kube has them; a server that cannot evaluate them must say so now
-                        self.report(
-                            (*here, key),
-                            "apiforge does not evaluate the CEL function"
-                            f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
-                            " (apiserver/schema/cel.py lists what it provides)",
-                        )
 
 
 _RE2_UNSUPPORTED = re.compile(r"\(\?<?[=!]|\(\?P=|\\[1-9]")

@@ -195,6 +195,9 @@ class ServerParts:
     openapi_types: tuple[tuple[str, str], ...] = ()
     """Sub-schemas published as named OpenAPI components, as kube-openapi publishes Go structs: (field path,
     type name) pairs such as ("spec.ports[]", "ServicePort")."""
+    go_types: tuple[tuple[str, str], ...] = ()
+    """The Go types of a built-in kind's fields that are named types of a string (``spec.type``,
+    ``ServiceType``): the Go decoder's errors name them, kube-openapi does not publish them."""
     admission_hooks: tuple[AdmissionHook, ...] = ()
     stored_as: StoredAs | None = None
     """Another resource whose objects these are (kube's storage resource: events.k8s.io events are core

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from apiserver.schema.celstatic import cost_problems
+from apiserver.schema.celstatic import rule_problems
 from generator.check import check_definitions
 from generator.definition import Definition, DefinitionErrors, JsonPath, Version
 from generator.evolution_lint import lint_added
@@ -204,7 +204,7 @@ class _Compare:
 
     def costs(self, new: Definition) -> None:
         for version in new.versions:
-            for path, message in cost_problems(version.schema):
+            for path, message in rule_problems(version.schema):
                 file, line = self.new.locate(new, ("versions", version.name, "schema", *path))
                 self.cost_messages.add((file, line, message))
                 self.add(

@@ -56,6 +56,7 @@ COMPACT_KEYS = (
     "standalone",
     "createSubresources",
     "openapiTypes",
+    "goTypes",
     "admissionHooks",
     "storedAs",
 )
@@ -154,7 +155,8 @@ class _CompactLoader:
             authenticators=reader.opt_strings(top, "authenticators", ()),
             standalone=reader.opt_bool(top, "standalone", (), True),
             create_subresources=self._create_subresources(top.get("createSubresources")),
-            openapi_types=self._openapi_types(top.get("openapiTypes")),
+            openapi_types=self._named_types(top.get("openapiTypes"), "openapiTypes"),
+            go_types=self._named_types(top.get("goTypes"), "goTypes"),
             stored_as=self._stored_as(top.get("storedAs")),
         )
 
@@ -173,9 +175,10 @@ class _CompactLoader:
             self.reader.opt_string(fields, "resource", path),
         )
 
-    def _openapi_types(self, value: Any) -> tuple[tuple[str, str], ...]:
-        """``openapiTypes: {spec.ports[]: ServicePort}``: field paths and the names of their OpenAPI types."""
-        path: JsonPath = ("openapiTypes",)
+    def _named_types(self, value: Any, key: str) -> tuple[tuple[str, str], ...]:
+        """``openapiTypes: {spec.ports[]: ServicePort}``, ``goTypes: {spec.type: ServiceType}``: field paths
+        and the names of their types."""
+        path: JsonPath = (key,)
         found = (self.reader.mapping(value, path, None) if value is not None else None) or {}
         return tuple((str(key), self.reader.opt_string(found, str(key), path)) for key in found)
 

@@ -8,6 +8,7 @@ divergence apiforge no longer shows (remove it), and on a listed one whose oracl
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,28 +95,57 @@ def judge(
     golden: dict[str, Any],
     actual: dict[str, Any],
     divergences: dict[tuple[str, str], Divergence],
+    unordered: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """One line per failure of ``actual`` (apiforge's normalized answers) against the golden."""
+    """One line per failure of ``actual`` (apiforge's normalized answers) against the golden; the answers of
+    the ``unordered`` steps are compared whatever the order of their texts' lines."""
     failures: list[str] = []
     if list(golden) != list(actual):
         failures.append(f"{scenario}: steps {list(actual)} but the golden has {list(golden)}")
     for step, expected in golden.items():
         answer = actual.get(step)
         divergence = divergences.get((scenario, step))
+        same = comparison(step in unordered)
         if divergence is None:
-            if answer != expected:
+            if not same(answer, expected):
                 failures.append(_differs(scenario, step, expected, answer))
-        elif divergence.oracle != expected:
+        elif not same(divergence.oracle, expected):
             failures.append(
                 f"{scenario}/{step}: the divergence's oracle answer is not the golden's"
             )
-        elif answer == expected:
+        elif same(answer, expected):
             failures.append(
                 f"{scenario}/{step}: apiforge now answers as kube: remove the divergence"
             )
-        elif answer != divergence.apiforge:
+        elif not same(answer, divergence.apiforge):
             failures.append(_differs(scenario, step, divergence.apiforge, answer, "the divergence"))
     return failures
+
+
+def comparison(unordered: bool) -> Callable[[Any, Any], bool]:
+    """How a step's two answers are told the same: equal, or for an unordered step equal but for the order
+    of their texts' lines."""
+    return _same_lines if unordered else _equal
+
+
+def _equal(left: Any, right: Any) -> bool:
+    return bool(left == right)
+
+
+def _same_lines(left: Any, right: Any) -> bool:
+    return bool(any_line_order(left) == any_line_order(right))
+
+
+def any_line_order(value: Any) -> Any:
+    """``value`` with the lines of each of its texts sorted: what is compared of an answer that lists kube's
+    errors in Go's random map order (kubectl's ``is invalid:`` list, one error a line)."""
+    if isinstance(value, dict):
+        return {key: any_line_order(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [any_line_order(item) for item in value]
+    if isinstance(value, str):
+        return "\n".join(sorted(value.split("\n")))
+    return value
 
 
 def stale_divergences(

@@ -104,6 +104,10 @@ class Step:
 class Scenario:
     name: str
     steps: tuple[Step, ...]
+    unordered: frozenset[str] = frozenset()
+    """The steps the file's top-level ``unordered`` names: kube lists their errors in Go's random map order
+    (kube-openapi walks a schema's ``properties`` as a map), so the lines of their answers' texts are compared
+    in any order (``oracle.golden.any_line_order``)."""
 
 
 def load_scenario(path: Path) -> Scenario:
@@ -116,7 +120,10 @@ def load_scenario(path: Path) -> Scenario:
     duplicated = sorted({name for name in names if names.count(name) > 1})
     if duplicated:
         raise ScenarioError(f"{path}: step names must be unique: {duplicated}")
-    return Scenario(path.stem, steps)
+    unordered = frozenset(str(name) for name in document.get("unordered") or ())
+    if not unordered <= set(names):
+        raise ScenarioError(f"{path}: unordered names no step: {sorted(unordered - set(names))}")
+    return Scenario(path.stem, steps, unordered)
 
 
 def load_scenarios(directory: Path) -> list[Scenario]:

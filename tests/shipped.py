@@ -3,12 +3,16 @@ HTTP test shares."""
 
 from __future__ import annotations
 
+import atexit
+import functools
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any, Final
 
 import httpx
 
+from generator.load import load_text
 from tests.serverproc import REPO
 
 SHIPPED_DEFINITIONS: Final = (
@@ -24,6 +28,30 @@ def copy_shipped_definitions(target: Path) -> None:
     for name in SHIPPED_DEFINITIONS:
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / "definitions" / name, target / name)
+
+
+@functools.cache
+def shipped_definitions() -> Path:
+    """A definitions/ directory holding the shipped definitions only (one per test process), for tests whose
+    expectations name what the repository ships."""
+    root = Path(tempfile.mkdtemp(prefix="apiforge-shipped-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    copy_shipped_definitions(root / "definitions")
+    return root / "definitions"
+
+
+def user_added_resources() -> set[str]:
+    """``plural.group`` (the plural alone in the core group) of each kind defined under definitions/ beside
+    the shipped ones: what a server built from the repository serves on top of what the suite expects."""
+    definitions = REPO / "definitions"
+    added = set()
+    for path in sorted(definitions.rglob("*.yaml")):
+        if path.relative_to(definitions).as_posix() in SHIPPED_DEFINITIONS:
+            continue
+        for definition in load_text(path.read_text(), path).definitions:
+            group = definition.group
+            added.add(f"{definition.plural}.{group}" if group else definition.plural)
+    return added
 
 
 CRONTABS = "/apis/stable.example.com/v1/namespaces/default/crontabs"

@@ -7,16 +7,16 @@ is only a warning, as kube falls back to lenient decoding for it."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypedDict, get_type_hints
 
 import yaml
 
 from apiserver.audit.event import Level, Stage
 from apiserver.audit.policy import GroupResources, PolicyRule, RulePolicy
 from apiserver.encoding import kubeyaml, limits
-from apiserver.patch.jsonpatch import go_json_kind
+from apiserver.machinery.gojson import go_json_kind
 from apiserver.schema.causes import go_quote
 from apiserver.schema.objectmeta import is_dns1123_subdomain
 
@@ -28,21 +28,39 @@ _STAGES = [stage.value for stage in Stage]  # kube's validOmitStages, in its ord
 _POLICY_FIELDS = frozenset(
     ("apiVersion", "kind", "metadata", "rules", "omitStages", "omitManagedFields")
 )
-_RULE_FIELDS = frozenset(
-    (
-        "level",
-        "users",
-        "userGroups",
-        "verbs",
-        "resources",
-        "namespaces",
-        "nonResourceURLs",
-        "omitStages",
-        "omitManagedFields",
-    )
+
+
+class _GroupResourcesJSON(TypedDict, total=False):
+    """audit.k8s.io/v1 GroupResources as JSON (k8s.io/apiserver pkg/apis/audit/v1/types.go): the fields
+    that unknown ones are told from, with the types decoding insists on."""
+
+    group: str
+    resources: list[str]
+    resourceNames: list[str]
+
+
+class _PolicyRuleJSON(TypedDict, total=False):
+    """audit.k8s.io/v1 PolicyRule as JSON, as ``_GroupResourcesJSON``."""
+
+    level: str
+    users: list[str]
+    userGroups: list[str]
+    verbs: list[str]
+    resources: list[_GroupResourcesJSON]
+    namespaces: list[str]
+    nonResourceURLs: list[str]
+    omitStages: list[str]
+    omitManagedFields: bool
+
+
+_RULE_FIELDS = _PolicyRuleJSON.__optional_keys__
+_RESOURCE_FIELDS = _GroupResourcesJSON.__optional_keys__
+_RULE_STRING_LISTS = tuple(
+    name for name, hint in get_type_hints(_PolicyRuleJSON).items() if hint == list[str]
 )
-_RESOURCE_FIELDS = frozenset(("group", "resources", "resourceNames"))
-T = TypeVar("T")
+_RESOURCE_STRING_LISTS = tuple(
+    name for name, hint in get_type_hints(_GroupResourcesJSON).items() if hint == list[str]
+)
 
 
 class PolicyFileError(ValueError):
@@ -129,9 +147,8 @@ class _Decoder:
             if not isinstance(rule, dict):
                 _type_error(rule, "Policy.rules", "v1.PolicyRule")
             self._string(rule, "level", "PolicyRule.rules.level")
-            for name in ("users", "userGroups", "verbs", "namespaces", "nonResourceURLs"):
+            for name in _RULE_STRING_LISTS:
                 self._strings(rule, name, f"PolicyRule.rules.{name}")
-            self._strings(rule, "omitStages", "PolicyRule.rules.omitStages")
             self._bool(rule, "omitManagedFields", "PolicyRule.rules.omitManagedFields")
             resources = self._list(
                 rule, "resources", "PolicyRule.rules.resources", "[]v1.GroupResources"
@@ -140,7 +157,7 @@ class _Decoder:
                 if not isinstance(selector, dict):
                     _type_error(selector, "PolicyRule.rules.resources", "v1.GroupResources")
                 self._string(selector, "group", "GroupResources.rules.resources.group")
-                for name in ("resources", "resourceNames"):
+                for name in _RESOURCE_STRING_LISTS:
                     self._strings(selector, name, f"GroupResources.rules.resources.{name}")
 
     def _list(self, holder: dict[str, Any], name: str, where: str, go_type: str) -> list[Any]:
@@ -247,27 +264,23 @@ def _invalid(path: str, value: str | list[str], detail: str) -> str:
     return f"{path}: Invalid value: {shown}: {detail}"
 
 
-def _strings_of(rule: dict[str, Any], name: str, make: Callable[[Iterable[str]], T]) -> T:
-    return make(rule.get(name) or ())
-
-
-def _rule(rule: dict[str, Any]) -> PolicyRule:
+def _rule(rule: _PolicyRuleJSON) -> PolicyRule:
     omit_managed = rule.get("omitManagedFields")
     return PolicyRule(
         Level(rule["level"]),
-        users=_strings_of(rule, "users", frozenset),
-        user_groups=_strings_of(rule, "userGroups", frozenset),
-        verbs=_strings_of(rule, "verbs", frozenset),
+        users=frozenset(rule.get("users") or ()),
+        user_groups=frozenset(rule.get("userGroups") or ()),
+        verbs=frozenset(rule.get("verbs") or ()),
         resources=tuple(
             GroupResources(
                 selector.get("group") or "",
-                _strings_of(selector, "resources", tuple),
-                _strings_of(selector, "resourceNames", tuple),
+                tuple(selector.get("resources") or ()),
+                tuple(selector.get("resourceNames") or ()),
             )
             for selector in rule.get("resources") or ()
         ),
-        namespaces=_strings_of(rule, "namespaces", frozenset),
-        non_resource_urls=_strings_of(rule, "nonResourceURLs", tuple),
+        namespaces=frozenset(rule.get("namespaces") or ()),
+        non_resource_urls=tuple(rule.get("nonResourceURLs") or ()),
         omit_stages=frozenset(Stage(stage) for stage in rule.get("omitStages") or ()),
         omit_managed_fields=omit_managed if isinstance(omit_managed, bool) else None,
     )

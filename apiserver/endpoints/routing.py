@@ -10,6 +10,7 @@ the request that was authorized the one that is served.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from apiserver.endpoints.http import parse_query
@@ -74,8 +75,10 @@ def _split(path: str) -> tuple[str, str, str, list[str]] | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def parse_resource_path(path: str) -> ResourcePath | None:
-    """The resource a path names, or None when it is not a resource path (discovery, unknown, malformed)."""
+    """The resource a path names, or None when it is not a resource path (discovery, unknown, malformed);
+    remembered, as a client asks for the same few paths over and over."""
     split = _split(path)
     if split is None:
         return None

@@ -15,7 +15,7 @@ import fcntl
 import socket
 import struct
 import termios
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -138,11 +138,13 @@ class WatchWriter:
         table_header_due = self._table_header_due
         try:
             body = b"".join([self._event_line(event) for event in events])
-            sending = self._send({"type": "http.response.body", "body": body, "more_body": True})
-            if not isinstance(sending, Coroutine):
-                raise TypeError(f"an ASGI send that is not a coroutine: {sending!r}")
+            # driven by hand: the server's send only waits while flow control pauses writing, and
+            # hands back a finished awaitable (or a coroutine) otherwise
+            sending = self._send(
+                {"type": "http.response.body", "body": body, "more_body": True}
+            ).__await__()
             try:
-                sending.send(None)  # uvicorn's send only waits while flow control pauses writing
+                sending.send(None)
             except StopIteration:
                 self.last_revision = str(events[-1].revision)
                 self._sent(len(events))

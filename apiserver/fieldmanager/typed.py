@@ -196,7 +196,7 @@ def _fs_map(t: TypeNode, value: dict[str, Any], skip: Collection[str]) -> Node:
         except TypedError as err:
             err.reversed_path.append("f:" + key)
             raise
-        if sub is None:
+        if sub is None or (named and _owned_whole(child)):
             out["f:" + key] = {}
         elif named:
             # A declared field is not itself owned, only what is below it.
@@ -208,6 +208,13 @@ def _fs_map(t: TypeNode, value: dict[str, Any], skip: Collection[str]) -> Node:
                 sub[SELF] = {}
             out["f:" + key] = sub
     return out
+
+
+def _owned_whole(value: Any) -> bool:
+    """Whether a member is owned itself though its type is walked into: a null or an empty map, which
+    has nothing below to own (tofieldset.go visitMapItems inserts the path of ``val.IsNull() ||
+    (val.IsMap() && val.AsMap().Length() == 0)``), so that a manager that sets ``selector: {}`` owns it."""
+    return value is None or (isinstance(value, dict) and not value)
 
 
 def _fs_list(t: TypeNode, value: list[Any]) -> Node:
@@ -531,9 +538,15 @@ def _has_fields(t: TypeNode, value: Any) -> bool:
         return True
     for key, child in value.items():
         child_type, named = t.field(key)
-        if not named or _has_fields(child_type, child):
+        if _in_field_set(child_type, named, child):
             return True
     return False
+
+
+def _in_field_set(t: TypeNode, named: bool, value: Any) -> bool:
+    """Whether a member of type ``t`` holding ``value`` puts its path, or one below, in ``ToFieldSet``: a
+    map entry always does, a declared field when it is owned whole or leads to a field."""
+    return not named or t.how(value) == LEAF or _owned_whole(value) or _has_fields(t, value)
 
 
 def _unchanged(dropped: bool, last_child: Node, current: Node | None, pe: str) -> bool:
@@ -575,20 +588,27 @@ def _prune_map(
     """``value`` pruned, and whether ``value`` as P2 leaves it still has fields."""
     out: dict[str, Any] | None = None
     fields_left = False
+    survivor = False  # a member that P2 keeps
     visited: set[str] = set()
     for pe, last_child in last.items():
         if pe == SELF or not pe.startswith("f:"):
             continue
         key = pe[2:]
         child = value.get(key, _ABSENT)
-        if child is _ABSENT or (context == _META and key in STRIPPED_META):
+        if child is _ABSENT:
             continue
         visited.add(key)
+        if context == _META and key in STRIPPED_META:
+            survivor = True
+            continue
         child_type, named = t.field(key)
         child_is_leaf = child_type.how(child) == LEAF
-        in_fields = not named or child_is_leaf or _has_fields(child_type, child)
-        if _unchanged(state.dropped, last_child, state.current, pe):
+        in_fields = _in_field_set(child_type, named, child)
+        # A map the applier owned whole when it was empty guards nothing others added below it.
+        guarded = child_is_leaf or has_children(last_child) or not child
+        if guarded and _unchanged(state.dropped, last_child, state.current, pe):
             fields_left = fields_left or in_fields
+            survivor = True
             continue
         owners = [o[pe] for o in state.owners if pe in o]
         owned = any(is_member(o) for o in owners) or (named and bool(owners))
@@ -611,7 +631,8 @@ def _prune_map(
                 if state.under_last or in_last
                 else in_fields
             )
-        # In S(P2): survived P2, and (for a declared field) still leads to a field.
+        survivor = survivor or not (dropped and in_fields)
+        # In S(P2): survived P2, and (for a declared field) still leads to a field or is an empty map.
         in_p2 = not dropped and (not named or child_is_leaf or child_fields)
         if in_last and in_fields and not in_p2 and not is_metadata:
             if out is None:
@@ -626,13 +647,12 @@ def _prune_map(
                 del out[key]  # ObjectMeta omits empty labels, annotations, finalizers...
             else:
                 out[key] = pruned
+    unvisited = [(key, child) for key, child in value.items() if key not in visited]
     if not fields_left and not state.dropped:
-        fields_left = any(
-            _keeps_fields(t, key, child, state)
-            for key, child in value.items()
-            if key not in visited
-        )
-    return (value if out is None else out), fields_left
+        fields_left = any(_keeps_fields(t, key, child, state) for key, child in unvisited)
+        survivor = survivor or any(_survives(t, key, child, state) for key, child in unvisited)
+    # A map P2 empties is owned whole in S(P2), as a declared field.
+    return (value if out is None else out), fields_left or not survivor
 
 
 def _keeps_fields(t: TypeNode, key: str, child: Any, state: _Prune) -> bool:
@@ -640,7 +660,7 @@ def _keeps_fields(t: TypeNode, key: str, child: Any, state: _Prune) -> bool:
     reach it is untouched; within it (below a path of L) it survives only where someone owns it."""
     child_type, named = t.field(key)
     if not state.under_last:
-        return not named or _has_fields(child_type, child)
+        return _in_field_set(child_type, named, child)
     pe = "f:" + key
     owners = [o[pe] for o in state.owners if pe in o]
     if not (any(is_member(o) for o in owners) or (named and owners)):
@@ -648,26 +668,42 @@ def _keeps_fields(t: TypeNode, key: str, child: Any, state: _Prune) -> bool:
     return not named or child_type.how(child) == LEAF or _owned_fields(child_type, child, owners)
 
 
+def _survives(t: TypeNode, key: str, child: Any, state: _Prune) -> bool:
+    """Whether P2 keeps member ``key`` (not in L) of a node it keeps: outside L's reach, or owned, or
+    holding nothing ``ToFieldSet`` names (such as an empty list), which no set can remove."""
+    if not state.under_last:
+        return True
+    child_type, named = t.field(key)
+    pe = "f:" + key
+    owners = [o[pe] for o in state.owners if pe in o]
+    owned = any(is_member(o) for o in owners) or (named and bool(owners))
+    return owned or not _in_field_set(child_type, named, child)
+
+
 def _owned_fields(t: TypeNode, value: Any, owners: list[Node]) -> bool:
-    """Whether an owned ``value`` below a path of L keeps a field once P2 removed what nobody owns."""
+    """Whether an owned ``value`` below a path of L, once P2 removed what nobody owns, still keeps a
+    field, or is a map left empty (then owned whole, as a declared field)."""
     how = t.how(value)
-    if how == LEAF:
+    if how == LEAF or _owned_whole(value):
         return True
     if not value:
         return False
     if how != MAP:
         return any(any(is_member(o[pe]) for o in owners if pe in o) for pe in item_pes(t, value))
+    emptied = True
     for key, child in value.items():
         child_type, named = t.field(key)
         pe = "f:" + key
         child_owners = [o[pe] for o in owners if pe in o]
         if not (any(is_member(o) for o in child_owners) or (named and child_owners)):
+            emptied = emptied and _in_field_set(child_type, named, child)
             continue
+        emptied = False
         if not named or child_type.how(child) == LEAF:
             return True
         if _owned_fields(child_type, child, child_owners):
             return True
-    return False
+    return emptied
 
 
 def _prune_list(t: TypeNode, value: list[Any], last: Node, state: _Prune) -> tuple[list[Any], bool]:

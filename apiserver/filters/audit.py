@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextvars import Token
 from typing import Any
 
 import orjson
@@ -21,18 +22,14 @@ from apiserver.endpoints.http import (
     SCOPE_AUDIT_EVENT,
     SCOPE_AUDIT_ID,
     SCOPE_AUDIT_OBJECT_REF,
-    SCOPE_REQUEST_INFO,
     SCOPE_USER,
-    ASGIApp,
     Message,
     Receive,
     Scope,
-    Send,
-    transport_of,
 )
 from apiserver.endpoints.routing import RequestInfo
 from apiserver.filters.authorization import authorizer_attributes
-from apiserver.filters.longrunning import is_long_running
+from apiserver.filters.pipeline import Exchange
 
 log = logging.getLogger(__name__)
 
@@ -100,49 +97,50 @@ class Auditor:
 
 
 class AuditFilter:
-    def __init__(self, app: ASGIApp, auditor: Auditor) -> None:
-        self.app = app
+    def __init__(self, auditor: Auditor) -> None:
         self.auditor = auditor
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        info: RequestInfo = scope[SCOPE_REQUEST_INFO]
+    def before(self, exchange: Exchange) -> None:
+        scope, info = exchange.scope, exchange.info
+        assert info is not None
         begun = self.auditor.begin(scope, info, scope[SCOPE_USER])
         if begun is None:
-            await self.app(scope, receive, send)
             return
         event, config = begun
         scope[SCOPE_AUDIT_EVENT] = event
         if event.object_ref is not None:
             scope[SCOPE_AUDIT_OBJECT_REF] = event.object_ref
         self.auditor.emit(event, Stage.REQUEST_RECEIVED, config)
-        annotating = ANNOTATIONS.set(event.annotations)
-        recording = _Recording(self.auditor, event, config, is_long_running(info), send)
+        recording = Recording(self.auditor, event, config, exchange.long_running)
+        recording.annotating = ANNOTATIONS.set(event.annotations)
         if config.level.records_request and not recording.long_running:
             recording.request_body = BodyRecorder(
                 self.auditor.max_body, _header(scope, b"content-type")
             )
-            recording.receive_from = receive
-            receive = recording.receive
-        try:
-            await self.app(scope, receive, recording.send)
-        except Exception:
+            recording.receive_from = exchange.receive
+            exchange.receive = recording.receive
+        exchange.recording = recording
+
+    def after(self, exchange: Exchange, error: BaseException | None) -> None:
+        recording = exchange.recording
+        if recording is None:
+            return
+        if isinstance(error, Exception):
             recording.panicked()
-            raise
-        finally:
-            # also when the task is cancelled (a watch whose client went away) or the handler answered
-            # nothing
-            if not recording.completed and not recording.failed:
-                recording.complete()
-            ANNOTATIONS.reset(annotating)
+        # also when the task is cancelled (a watch whose client went away) or the handler answered
+        # nothing
+        elif not recording.completed:
+            recording.complete()
+        if recording.annotating is not None:
+            ANNOTATIONS.reset(recording.annotating)
 
 
-class _Recording:
-    """One audited request's ``send`` (and ``receive``, when its body is recorded), filling in its
-    event. ``send`` is a bound method of this object, which carries the server's ``transport`` as
-    uvicorn's own send's object does: the watch writer reaches the socket through it to cut off a
-    client that stopped reading."""
+class Recording:
+    """One audited request's event, filled in from the messages the exchange sends (``see``) and, when
+    its body is recorded, from what ``receive`` reads."""
 
     __slots__ = (
+        "annotating",
         "auditor",
         "completed",
         "config",
@@ -153,20 +151,18 @@ class _Recording:
         "receive_from",
         "request_body",
         "response_body",
-        "send_to",
-        "transport",
     )
 
     def __init__(
-        self, auditor: Auditor, event: Event, config: AuditConfig, long_running: bool, send: Send
+        self, auditor: Auditor, event: Event, config: AuditConfig, long_running: bool
     ) -> None:
         self.auditor = auditor
         self.event = event
         self.config = config
         self.long_running = long_running
         """kube records no object of a long-running request: a watch's stream is not one response."""
-        self.send_to = send
-        self.transport = transport_of(send)
+        self.annotating: Token[dict[str, str] | None] | None = None
+        """The audit annotations' context, reset when the request is done."""
         self.receive_from: Receive | None = None
         self.request_body: BodyRecorder | None = None
         self.response_body: BodyRecorder | None = None
@@ -182,7 +178,7 @@ class _Recording:
             self.request_body.add(message.get("body", b""))
         return message
 
-    async def send(self, message: Message) -> None:
+    def see(self, message: Message) -> None:
         event = self.event
         if message["type"] == "http.response.start":
             code = message["status"]
@@ -202,11 +198,10 @@ class _Recording:
                 status = _status_of(body)
                 if status is not None:
                     event.response_status = status
-            if not message.get("more_body", False):
+            if not message.get("more_body", False) and not self.completed:
                 # recorded before the response's last bytes leave, as kube's is before Go's net/http
                 # flushes a handler's response: a client that saw its answer finds its event in the log
                 self.complete()
-        await self.send_to(message)
 
     def complete(self) -> None:
         self.completed = True

@@ -6,49 +6,18 @@ not, and whichever filter answers it (a 401, a 403, a 429, a 504 alike)."""
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable
 
-from apiserver.endpoints.http import (
-    SCOPE_AUDIT_ID,
-    ASGIApp,
-    Message,
-    Receive,
-    Scope,
-    Send,
-    transport_of,
-)
-
-AUDIT_ID_HEADER = b"audit-id"
+from apiserver.endpoints.http import SCOPE_AUDIT_ID, Scope
+from apiserver.filters.pipeline import AUDIT_ID_HEADER, Exchange
 
 
 class AuditInitFilter:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    """The exchange's ``send`` adds the header to the response's start (filters/pipeline.py)."""
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        audit_id = _client_audit_id(scope) or new_audit_id()
-        scope[SCOPE_AUDIT_ID] = audit_id.decode("latin-1")
-        await self.app(scope, receive, _IdentifiedSend(send, audit_id).send)
-
-
-class _IdentifiedSend:
-    """``send`` with the Audit-Id header added to the response's start. A bound method of an object
-    carrying the server's ``transport``, as uvicorn's own send is (``http.transport_of``), and handing back
-    the server's own awaitable: the watch writer still sees the socket, and may still drive a send by
-    hand."""
-
-    __slots__ = ("_send", "audit_id", "transport")
-
-    def __init__(self, send: Send, audit_id: bytes) -> None:
-        self._send = send
-        self.audit_id = audit_id
-        self.transport = transport_of(send)
-
-    def send(self, message: Message) -> Awaitable[None]:
-        if message["type"] == "http.response.start":
-            headers = [*message.get("headers", ()), (AUDIT_ID_HEADER, self.audit_id)]
-            return self._send({**message, "headers": headers})
-        return self._send(message)
+    def before(self, exchange: Exchange) -> None:
+        audit_id = _client_audit_id(exchange.scope) or new_audit_id()
+        exchange.audit_id = audit_id
+        exchange.scope[SCOPE_AUDIT_ID] = audit_id.decode("latin-1")
 
 
 _UUID_MASK = ~(0xF << 76) & ~(0xC << 60)

@@ -9,16 +9,9 @@ import logging
 import orjson
 
 from apiserver.authentication.authenticator import AuthenticationError, Authenticator
-from apiserver.endpoints.http import (
-    SCOPE_REQUEST_INFO,
-    SCOPE_USER,
-    ASGIApp,
-    Receive,
-    Scope,
-    Send,
-    respond,
-)
+from apiserver.endpoints.http import SCOPE_REQUEST_INFO, SCOPE_USER, respond
 from apiserver.filters.audit import Auditor
+from apiserver.filters.pipeline import Exchange
 from apiserver.machinery import errors
 
 log = logging.getLogger(__name__)
@@ -28,14 +21,12 @@ _UNAUTHORIZED = orjson.dumps(errors.unauthorized().status())
 
 
 class AuthenticationFilter:
-    def __init__(
-        self, app: ASGIApp, authenticator: Authenticator, auditor: Auditor | None = None
-    ) -> None:
-        self.app = app
+    def __init__(self, authenticator: Authenticator, auditor: Auditor | None = None) -> None:
         self.authenticator = authenticator
         self.auditor = auditor
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def before(self, exchange: Exchange) -> bool:
+        scope = exchange.scope
         try:
             user = await self.authenticator.authenticate(scope)
         except AuthenticationError as error:
@@ -47,17 +38,14 @@ class AuthenticationFilter:
             log.exception("an authenticator failed")
             user = None
         if user is None:
-            await self._refuse(scope, send)
-            return
-        scope[SCOPE_USER] = user
+            if self.auditor is not None:
+                self.auditor.failed_authentication(scope, scope[SCOPE_REQUEST_INFO])
+            await respond(exchange.send, 401, _UNAUTHORIZED)
+            return False
+        exchange.user = scope[SCOPE_USER] = user
         headers = scope["headers"]
         for name, _ in headers:
             if name == b"authorization":
                 scope["headers"] = [header for header in headers if header[0] != b"authorization"]
                 break
-        await self.app(scope, receive, send)
-
-    async def _refuse(self, scope: Scope, send: Send) -> None:
-        if self.auditor is not None:
-            self.auditor.failed_authentication(scope, scope[SCOPE_REQUEST_INFO])
-        await respond(send, 401, _UNAUTHORIZED)
+        return True

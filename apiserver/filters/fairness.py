@@ -9,13 +9,13 @@ it executes, and otherwise waits its turn in the level's fair queues (filters/qu
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
-from apiserver.endpoints.http import SCOPE_REQUEST_INFO, SCOPE_USER, ASGIApp, Receive, Scope, Send
+from apiserver.endpoints.http import SCOPE_USER
 from apiserver.endpoints.routing import RequestInfo
 from apiserver.filters.flowschemas import bootstrap
-from apiserver.filters.longrunning import is_long_running
 from apiserver.filters.maxinflight import too_many_requests
+from apiserver.filters.pipeline import Exchange
 from apiserver.filters.queueset import QueueSet
 
 OBJECTS_PER_SEAT = 100
@@ -31,10 +31,7 @@ class PriorityAndFairnessFilter:
     """The levels' queue sets, made once; a request's classification and width are a few dictionary and
     attribute reads."""
 
-    def __init__(
-        self, app: ASGIApp, server_limit: int, wait_limit: float, stored: StoredCount
-    ) -> None:
-        self.app = app
+    def __init__(self, server_limit: int, wait_limit: float, stored: StoredCount) -> None:
         self.stored = stored
         self.classifier = bootstrap()
         seats = self.classifier.nominal_seats(server_limit)
@@ -49,26 +46,35 @@ class PriorityAndFairnessFilter:
             for level in self.classifier.levels
         }
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        info: RequestInfo = scope[SCOPE_REQUEST_INFO]
-        classified = (
-            None if is_long_running(info) else self.classifier.classify(scope[SCOPE_USER], info)
-        )
+    def before(self, exchange: Exchange) -> Awaitable[bool] | None:
+        info = exchange.info
+        assert info is not None
+        if exchange.long_running:
+            return None
+        classified = self.classifier.classify(exchange.scope[SCOPE_USER], info)
         if classified is None:
-            await self.app(scope, receive, send)
-            return
+            return None
         level, flow = classified
         width = self.width(info)
         queues = self.levels[level.name]
-        queue = None
-        if not queues.try_start(width):
-            queue = await queues.wait(flow, width)
-            if queue is None:
-                await too_many_requests(send)
-                return
-        try:
-            await self.app(scope, receive, send)
-        finally:
+        if queues.try_start(width):
+            exchange.held[self] = (queues, None, width)
+            return None
+        return self._wait(exchange, queues, flow, width)
+
+    async def _wait(self, exchange: Exchange, queues: QueueSet, flow: str, width: int) -> bool:
+        """Wait for the seats in a queue of the flow's hand, or be answered 429."""
+        queue = await queues.wait(flow, width)
+        if queue is None:
+            await too_many_requests(exchange.send)
+            return False
+        exchange.held[self] = (queues, queue, width)
+        return True
+
+    def after(self, exchange: Exchange, error: BaseException | None) -> None:
+        held = exchange.held.get(self)
+        if held is not None:
+            queues, queue, width = held
             queues.release(queue, width)
 
     def width(self, info: RequestInfo) -> int:

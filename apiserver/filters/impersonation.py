@@ -5,9 +5,9 @@ of them (users, groups, uids, userextras; serviceaccounts for a `system:servicea
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable
 from urllib.parse import unquote
 
-from apiserver.audit.event import Event
 from apiserver.authentication.user import (
     ANONYMOUS_USER,
     AUTHENTICATED_GROUP,
@@ -15,16 +15,9 @@ from apiserver.authentication.user import (
     UserInfo,
 )
 from apiserver.authorization.authorizer import Attributes, Authorizer, Decision
-from apiserver.endpoints.http import (
-    SCOPE_AUDIT_EVENT,
-    SCOPE_USER,
-    ASGIApp,
-    Receive,
-    Scope,
-    Send,
-    respond_error,
-)
+from apiserver.endpoints.http import SCOPE_USER, Scope, respond_error
 from apiserver.filters.authorization import authorize, forbidden
+from apiserver.filters.pipeline import Exchange
 from apiserver.machinery import errors
 
 PREFIX = b"impersonate-"
@@ -39,30 +32,29 @@ _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]
 
 
 class ImpersonationFilter:
-    def __init__(self, app: ASGIApp, authorizer: Authorizer) -> None:
-        self.app = app
+    def __init__(self, authorizer: Authorizer) -> None:
         self.authorizer = authorizer
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        for name, _ in scope["headers"]:
+    def before(self, exchange: Exchange) -> Awaitable[bool] | None:
+        for name, _ in exchange.scope["headers"]:
             if name.startswith(PREFIX):
-                break
-        else:
-            await self.app(scope, receive, send)
-            return
+                return self._impersonate(exchange)
+        return None
+
+    async def _impersonate(self, exchange: Exchange) -> bool:
+        scope = exchange.scope
         try:
             user = await self._impersonated(scope)
         except errors.APIError as error:
-            await respond_error(send, error)
-            return
+            await respond_error(exchange.send, error)
+            return False
         if user is not None:
-            scope[SCOPE_USER] = user
-            event: Event | None = scope.get(SCOPE_AUDIT_EVENT)
-            if event is not None:
-                event.impersonated_user = user
+            exchange.user = scope[SCOPE_USER] = user
+            if exchange.recording is not None:
+                exchange.recording.event.impersonated_user = user
             # the headers are spent: nothing after this filter sees them (kube deletes them)
             scope["headers"] = [h for h in scope["headers"] if not _impersonation_header(h[0])]
-        await self.app(scope, receive, send)
+        return True
 
     async def _impersonated(self, scope: Scope) -> UserInfo | None:
         """The user to act as, once every part of it is allowed; None when no impersonation header asks for

@@ -5,18 +5,11 @@ queueing work it cannot keep up with. Long-running requests are not counted; a l
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 from apiserver.authentication.user import MASTERS_GROUP, UserInfo
-from apiserver.endpoints.http import (
-    SCOPE_REQUEST_INFO,
-    SCOPE_USER,
-    ASGIApp,
-    Receive,
-    Scope,
-    Send,
-    respond,
-)
-from apiserver.endpoints.routing import RequestInfo
-from apiserver.filters.longrunning import is_long_running
+from apiserver.endpoints.http import SCOPE_USER, Send, respond
+from apiserver.filters.pipeline import Exchange, answered
 
 _READ_ONLY_VERBS = frozenset(("get", "list", "watch"))
 # kube answers with http.Error, not a Status: plain text, and client-go turns any 429 into TooManyRequests
@@ -35,28 +28,28 @@ class MaxInFlightFilter:
     """Counts the requests being served, read-only and mutating apart. One event loop runs them all, so a
     counter needs no lock."""
 
-    def __init__(self, app: ASGIApp, max_read_only: int, max_mutating: int) -> None:
-        self.app = app
+    def __init__(self, max_read_only: int, max_mutating: int) -> None:
         self.limits = (max_read_only, max_mutating)
         self.in_flight = [0, 0]
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        info: RequestInfo = scope[SCOPE_REQUEST_INFO]
+    def before(self, exchange: Exchange) -> Awaitable[bool] | None:
+        info = exchange.info
+        assert info is not None
         kind = 0 if info.verb in _READ_ONLY_VERBS else 1
         limit = self.limits[kind]
-        if not limit or is_long_running(info):
-            await self.app(scope, receive, send)
-            return
+        if not limit or exchange.long_running:
+            return None
         if self.in_flight[kind] >= limit:
-            if _privileged(scope[SCOPE_USER]):  # served, and not counted, as kube does
-                await self.app(scope, receive, send)
-            else:
-                await too_many_requests(send)
-            return
+            if _privileged(exchange.scope[SCOPE_USER]):  # served, and not counted, as kube does
+                return None
+            return answered(too_many_requests(exchange.send))
         self.in_flight[kind] += 1
-        try:
-            await self.app(scope, receive, send)
-        finally:
+        exchange.held[self] = kind
+        return None
+
+    def after(self, exchange: Exchange, error: BaseException | None) -> None:
+        kind = exchange.held.get(self)
+        if kind is not None:
             self.in_flight[kind] -= 1
 
 

@@ -15,18 +15,17 @@ import time
 from typing import Final
 from urllib.parse import parse_qsl
 
-from apiserver.endpoints.http import (
-    SCOPE_REQUEST_INFO,
-    ASGIApp,
-    Message,
-    Receive,
-    Scope,
-    Send,
-    transport_of,
-)
+from apiserver.endpoints.http import Scope
 from apiserver.endpoints.routing import RequestInfo
-from apiserver.filters.longrunning import is_long_running
-from apiserver.metrics.registry import COMPONENT, MUTATING, READ_ONLY, Metrics, RequestLabels
+from apiserver.filters.pipeline import Exchange
+from apiserver.metrics.registry import (
+    COMPONENT,
+    MUTATING,
+    READ_ONLY,
+    Metrics,
+    Recorder,
+    RequestLabels,
+)
 
 _ROUTE_VERBS: Final = {
     "get": "GET",
@@ -40,53 +39,46 @@ _ROUTE_VERBS: Final = {
 }
 _READ_ONLY_VERBS: Final = frozenset(("get", "list", "watch"))
 _APPLY_PATCH: Final = b"application/apply-patch+yaml"
+_REMEMBERED: Final = 4096
 
 
 class MetricsFilter:
-    """Just inside kube's WithRequestInfo: every request it describes is measured from here."""
+    """Just inside kube's WithRequestInfo: every request it describes is measured from here; the code is
+    the one the exchange's ``send`` saw leave."""
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
-        self.app = app
+    def __init__(self, metrics: Metrics) -> None:
         self.metrics = metrics
+        self._recorders: dict[tuple[RequestInfo, bytes, int], Recorder] = {}
+        """What counts and times a request, by its info, query and code (its labels depend on nothing
+        else but an apply's content type): a client repeats a few of them."""
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        info: RequestInfo = scope[SCOPE_REQUEST_INFO]
-        in_flight = None if is_long_running(info) else _kind(info)
+    def before(self, exchange: Exchange) -> None:
+        info = exchange.info
+        assert info is not None
+        in_flight = None if exchange.long_running else _kind(info)
         if in_flight is not None:
             self.metrics.in_flight[in_flight] += 1
-        if not info.is_resource_request:
-            try:
-                await self.app(scope, receive, send)
-            finally:
-                if in_flight is not None:
-                    self.metrics.in_flight[in_flight] -= 1
-            return
-        started = time.perf_counter()
-        response = _Response(send)
-        try:
-            await self.app(scope, receive, response.send)
-        finally:
-            if in_flight is not None:
-                self.metrics.in_flight[in_flight] -= 1
-            self.metrics.request(_labels(scope, info), response.code, time.perf_counter() - started)
+        exchange.held[self] = (in_flight, time.perf_counter())
 
+    def after(self, exchange: Exchange, error: BaseException | None) -> None:
+        in_flight, started = exchange.held[self]
+        if in_flight is not None:
+            self.metrics.in_flight[in_flight] -= 1
+        info = exchange.info
+        assert info is not None
+        if info.is_resource_request:
+            self._recorder(exchange.scope, info, exchange.code)(time.perf_counter() - started)
 
-class _Response:
-    """Sees the response's code on its way out. ``send`` is a bound method of an object carrying the
-    server's ``transport``, as the watch writer needs to find it (http.transport_of)."""
-
-    __slots__ = ("code", "send_to", "transport")
-
-    def __init__(self, send: Send) -> None:
-        self.send_to = send
-        self.transport = transport_of(send)
-        self.code = 500
-        """What the client sees of a handler that raised before answering."""
-
-    async def send(self, message: Message) -> None:
-        if message["type"] == "http.response.start":
-            self.code = message["status"]
-        await self.send_to(message)
+    def _recorder(self, scope: Scope, info: RequestInfo, code: int) -> Recorder:
+        if info.verb == "patch":
+            return self.metrics.recorder(_labels(scope, info), code)
+        key = (info, scope.get("query_string", b""), code)
+        record = self._recorders.get(key)
+        if record is None:
+            if len(self._recorders) >= _REMEMBERED:
+                self._recorders.clear()
+            record = self._recorders[key] = self.metrics.recorder(_labels(scope, info), code)
+        return record
 
 
 def _kind(info: RequestInfo) -> str:

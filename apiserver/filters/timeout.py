@@ -21,21 +21,9 @@ import logging
 from collections.abc import Awaitable
 
 from apiserver.audit.event import status_fields
-from apiserver.endpoints.http import (
-    DONE,
-    SCOPE_MIN_REQUEST_TIMEOUT,
-    SCOPE_REQUEST_INFO,
-    ASGIApp,
-    Message,
-    Receive,
-    Scope,
-    Send,
-    parse_query,
-    respond_error,
-)
-from apiserver.endpoints.routing import RequestInfo
+from apiserver.endpoints.http import SCOPE_MIN_REQUEST_TIMEOUT, parse_query, respond_error
 from apiserver.filters.audit import Auditor
-from apiserver.filters.longrunning import is_long_running
+from apiserver.filters.pipeline import Exchange, answered
 from apiserver.machinery.errors import APIError, bad_request
 from apiserver.machinery.goduration import parse_go_duration
 
@@ -51,50 +39,41 @@ class TimeoutFilter:
     """The deadline of each non-long-running request, in seconds (0: none)."""
 
     def __init__(
-        self,
-        app: ASGIApp,
-        request_timeout: float,
-        min_request_timeout: float,
-        auditor: Auditor | None = None,
+        self, request_timeout: float, min_request_timeout: float, auditor: Auditor | None = None
     ) -> None:
-        self.app = app
         self.auditor = auditor
         """Records a malformed ``?timeout=``'s refusal, as kube's withFailedRequestAudit does."""
         self.request_timeout = request_timeout
         self.min_request_timeout = min_request_timeout
-        self._pending: dict[_Response, float] = {}
+        self._pending: dict[Exchange, float] = {}
         """The deadline of each request in flight."""
         self._sweep: asyncio.TimerHandle | None = None
         self._late: set[asyncio.Task[None]] = set()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        info: RequestInfo = scope[SCOPE_REQUEST_INFO]
-        if is_long_running(info):
+    def before(self, exchange: Exchange) -> Awaitable[bool] | None:
+        scope, info = exchange.scope, exchange.info
+        assert info is not None
+        if exchange.long_running:
             scope[SCOPE_MIN_REQUEST_TIMEOUT] = self.min_request_timeout
-            await self.app(scope, receive, send)
-            return
+            return None
         try:
             timeout = self._deadline(scope.get("query_string", b""))
         except APIError as error:
             if self.auditor is not None:
                 self.auditor.failed_request(scope, info, status_fields(error.status()))
-            await respond_error(send, error)
-            return
-        if not timeout:
-            await self.app(scope, receive, send)
-            return
-        response = _Response(send, scope)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        self._pending[response] = deadline
-        if self._sweep is None or deadline < self._sweep.when():
-            self._schedule(loop, deadline)
-        try:
-            await self.app(scope, receive, response.send)
-        finally:
-            del self._pending[response]
-            if response.expired:
-                log.info("%s %s finished after its 504 was sent", scope["method"], scope["path"])
+            return answered(respond_error(exchange.send, error))
+        if timeout:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout
+            self._pending[exchange] = deadline
+            if self._sweep is None or deadline < self._sweep.when():
+                self._schedule(loop, deadline)
+        return None
+
+    def after(self, exchange: Exchange, error: BaseException | None) -> None:
+        if self._pending.pop(exchange, None) is not None and exchange.expired:
+            scope = exchange.scope
+            log.info("%s %s finished after its 504 was sent", scope["method"], scope["path"])
 
     def _deadline(self, query_string: bytes) -> float:
         """``--request-timeout``, or the request's ``?timeout=`` when positive and shorter."""
@@ -122,11 +101,11 @@ class TimeoutFilter:
         self._sweep = None
         now = loop.time()
         upcoming = now + _SWEEP_SECONDS
-        for response, deadline in self._pending.items():
+        for exchange, deadline in self._pending.items():
             if deadline <= now:
-                if not response.started and not response.expired:
-                    response.expired = True
-                    task = loop.create_task(response.answer_timeout())
+                if not exchange.started and not exchange.expired:
+                    exchange.expired = True
+                    task = loop.create_task(_answer_timeout(exchange))
                     self._late.add(task)
                     task.add_done_callback(self._late.discard)
             else:
@@ -135,26 +114,9 @@ class TimeoutFilter:
             self._schedule(loop, upcoming)
 
 
-class _Response:
-    """The handler's ``send``, until the deadline answers in its place; afterwards its messages are
-    dropped, as Go's timeoutWriter drops writes after the timeout. ``send`` hands back uvicorn's own
-    awaitable: no coroutine of its own per message."""
-
-    __slots__ = ("_send", "expired", "scope", "started")
-
-    def __init__(self, send: Send, scope: Scope) -> None:
-        self._send = send
-        self.scope = scope
-        self.started = False
-        self.expired = False
-
-    def send(self, message: Message) -> Awaitable[None]:
-        if self.expired:
-            return DONE  # dropped
-        self.started = True
-        return self._send(message)
-
-    async def answer_timeout(self) -> None:
-        headers = self.scope["headers"]
-        accept = next((v for k, v in headers if k == b"accept"), b"").decode("latin-1")
-        await respond_error(self._send, APIError(504, "Timeout", TIMEOUT_MESSAGE), accept=accept)
+async def _answer_timeout(exchange: Exchange) -> None:
+    """The 504 in the handler's place, sent as the deadline's step would (outside it)."""
+    headers = exchange.scope["headers"]
+    accept = next((v for k, v in headers if k == b"accept"), b"").decode("latin-1")
+    error = APIError(504, "Timeout", TIMEOUT_MESSAGE)
+    await respond_error(exchange.send_outer, error, accept=accept)

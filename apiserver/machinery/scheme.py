@@ -119,6 +119,9 @@ class ResourceType:
     resource: events.k8s.io events are stored once, as core events under /registry/events). The internal
     form is then that resource's storage version: every version of this one converts to and from it, and
     the registry keeps the objects under that resource's keys (registry.keys)."""
+    go_types: tuple[tuple[str, str], ...] = ()
+    """A built-in kind's Go struct names by field path (``spec.ports[]``, ``ServicePort``), its definition's
+    ``openapiTypes``: the Go decoder's errors name them."""
     converter: AsyncConverter | None = None
     """A CRD with conversion strategy Webhook: converts between versions (the versions' ``to_internal`` and
     ``from_internal`` are then the identity); see registry.versioning.converted."""

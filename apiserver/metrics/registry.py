@@ -18,7 +18,6 @@ from typing import Final
 from prometheus_client import (
     CollectorRegistry,
     Counter,
-    Histogram,
     ProcessCollector,
     disable_created_metrics,
     generate_latest,
@@ -47,6 +46,8 @@ MUTATING: Final = "mutating"
 
 RequestLabels = tuple[str, str, str, str, str, str, str, str]
 """The values of REQUEST_LABELS, in that order."""
+Recorder = Callable[[float], None]
+"""Counts one finished request and observes its duration in seconds."""
 ObjectCounts = Callable[[], Iterable[tuple[str, int]]]
 """(resource as kube names it, e.g. ``crontabs.stable.example.com``, number of stored objects)."""
 WatchKind = tuple[str, str, str]
@@ -84,29 +85,30 @@ class Metrics:
             ("group", "version", "kind"),
             registry=self.registry,
         )
-        self._storage = Histogram(
+        self._storage = series.HistogramFamily(  # timed on the event loop's thread too
             "etcd_request_duration_seconds",
             "Etcd request latency in seconds for each operation and object type."
             " (apiforge: the storage backend's, etcd or SQLite.)",
             ("operation", "type"),
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
+            LATENCY_BUCKETS,
         )
-        self._counted: dict[tuple[RequestLabels, int], Callable[[float], None]] = {}
+        self.registry.register(self._storage)
+        self._counted: dict[tuple[RequestLabels, int], Recorder] = {}
         self._timed: dict[tuple[str, str], Callable[[float], None]] = {}
         self.registry.register(_StateCollector(self))
         ProcessCollector(
             registry=self.registry
         )  # process_cpu_seconds_total &c., as kube exposes them
 
-    def request(self, labels: RequestLabels, code: int, seconds: float) -> None:
-        """A finished request: counted under its code, its duration observed."""
+    def recorder(self, labels: RequestLabels, code: int) -> Recorder:
+        """What counts a finished request of these labels and code and observes its duration (the
+        metrics filter keeps it per request info)."""
         record = self._counted.get((labels, code))
         if record is None:
-            record = self._counted[(labels, code)] = self._recorder(labels, code)
-        record(seconds)
+            record = self._counted[(labels, code)] = self._new_recorder(labels, code)
+        return record
 
-    def _recorder(self, labels: RequestLabels, code: int) -> Callable[[float], None]:
+    def _new_recorder(self, labels: RequestLabels, code: int) -> Recorder:
         count = self._requests.child((*labels, str(code))).inc
         observe = self._latencies.observer(labels)
 
@@ -120,9 +122,7 @@ class Metrics:
         """One storage request's duration (kube's RecordEtcdRequest)."""
         observe = self._timed.get((operation, type_))
         if observe is None:
-            observe = self._timed[(operation, type_)] = self._storage.labels(
-                operation, type_
-            ).observe
+            observe = self._timed[(operation, type_)] = self._storage.observer((operation, type_))
         observe(seconds)
 
     @contextmanager

@@ -18,6 +18,9 @@ Resources = Callable[[], dict[str, str]]
 """Key prefix (``/registry/apps/deployments/``) → resource (``deployments.apps``), for every stored kind."""
 
 
+_PARENTS_REMEMBERED = 4096
+
+
 class InstrumentedStorage:
     """Passes every call on to ``storage``; the reads and writes are timed."""
 
@@ -26,21 +29,30 @@ class InstrumentedStorage:
         self.metrics = metrics
         self.resources = resources
         self._types: dict[str, str] = {}
+        self._parents: dict[str, str] = {}
 
     def __getattr__(self, name: str) -> Any:
         """What only one backend has (its tests' hooks, its options) is the backend's."""
         return getattr(self.storage, name)
 
     def _type(self, key: str) -> str:
+        """The key's resource, remembered by the key's parent (a collection, or a namespace of one)."""
+        parent = key[: key.rfind("/") + 1]
+        known = self._parents.get(parent)
+        if known is not None:
+            return known
         parts = key.split("/", 4)  # "", "registry", group or resource, resource or namespace, ...
-        for candidate in ("/".join(parts[:4]) + "/", "/".join(parts[:3]) + "/"):
-            known = self._types.get(candidate)
-            if known is not None:
-                return known
-        self._types = dict(self.resources())  # a resource added since (a CRD): looked up again
-        for candidate in ("/".join(parts[:4]) + "/", "/".join(parts[:3]) + "/"):
-            if candidate in self._types:
-                return self._types[candidate]
+        candidates = ("/".join(parts[:4]) + "/", "/".join(parts[:3]) + "/")
+        for looked_up_again in (False, True):
+            if looked_up_again:  # a resource added since (a CRD)
+                self._types = dict(self.resources())
+            for candidate in candidates:
+                known = self._types.get(candidate)
+                if known is not None:
+                    if len(self._parents) >= _PARENTS_REMEMBERED:
+                        self._parents.clear()
+                    self._parents[parent] = known
+                    return known
         return "/".join(parts[:3])
 
     def _observe(self, operation: str, key: str, started: float) -> None:

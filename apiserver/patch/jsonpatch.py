@@ -40,6 +40,7 @@ import jsonpointer
 import orjson
 
 from apiserver.encoding.limits import MAX_DEPTH, TooDeep, depth_exceeds, depth_of
+from apiserver.machinery.gojson import go_json_kind
 
 __all__ = [
     "INVALID_PATCH_STATUS_MESSAGE",
@@ -96,19 +97,6 @@ def apply_merge_patch(target: Any, patch: Any) -> Any:
         else:
             result[key] = value
     return result
-
-
-def go_json_kind(value: Any) -> str:
-    """The JSON kind encoding/json names in "cannot unmarshal <kind> into Go value of type ..."."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def apply_json_patch(target: Any, ops: Any) -> Any:

@@ -24,6 +24,7 @@ from apiserver.registry.versioning import to_hub
 from apiserver.schema import Cause, prune_nulls, prune_resource, validate_object_meta
 from apiserver.schema.causes import TYPE_INVALID
 from apiserver.schema.cel import validate_rules
+from apiserver.schema.godecode import decode_error
 from apiserver.schema.gointegers import integer_causes
 from apiserver.schema.objectmeta import NameFunc, name_is_dns_subdomain
 from apiserver.schema.ratchet import ratchet
@@ -209,7 +210,7 @@ def _validate(
         else []
     )
     # kube decodes ObjectMeta into Go types before any validation: a wrong JSON type there is a 400
-    _refuse_undecodable(causes, resource, version)
+    _refuse_undecodable(causes, resource, version, obj if resource.builtin else None)
     if version.validator is not None:
         schema_causes = version.validator(obj)
         if resource.builtin:
@@ -220,7 +221,7 @@ def _validate(
             schema_causes.extend(
                 cause for cause in integer_causes(obj, version.schema) if cause.field not in refused
             )
-            _refuse_undecodable(schema_causes, resource, version)
+            _refuse_undecodable(schema_causes, resource, version, obj)
         else:  # an update may keep what a stricter schema now refuses (validation ratcheting)
             schema_causes = ratchet(schema_causes, obj, old, version.schema)
         causes.extend(schema_causes)
@@ -239,9 +240,18 @@ def _validate(
         )
 
 
-def _refuse_undecodable(causes: list[Cause], resource: ResourceType, version: VersionType) -> None:
-    """A 400 "cannot be handled" for the values of the wrong JSON type among ``causes``, if any."""
+def _refuse_undecodable(
+    causes: list[Cause], resource: ResourceType, version: VersionType, obj: Object | None = None
+) -> None:
+    """A 400 "cannot be handled" for a value Go would not decode (``obj``: a built-in kind's body, whose
+    Go structs are known), or for the values of the wrong JSON type among ``causes``; only a request
+    that fails anyway is walked for Go's error (the schema refuses a value of the wrong JSON type
+    too), so that a valid write pays nothing for it."""
+    detail = None
+    if obj is not None and causes:
+        detail = decode_error(obj, version.schema, resource.kind, version.name, resource.go_types)
     undecodable = [c for c in causes if c.reason == "FieldValueTypeInvalid"]
-    if undecodable:
+    if detail is None and undecodable:
         detail = "; ".join(f"{c.field}: {c.message}" for c in undecodable)
+    if detail is not None:
         raise cannot_handle(resource, version, detail)

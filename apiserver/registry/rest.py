@@ -7,41 +7,45 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from apiserver.machinery.scheme import ServerConverter
-from apiserver.registry.context import ServerContext
 from apiserver.registry.strategy import Strategy
 from apiserver.registry.subresource import NamedCreater
 
-StrategyFactory = Callable[[ServerContext], Strategy]
+MakerArgument = Any
+"""What each server hands the makers below: its config, opaque to the registry (which never reads it). A
+maker declares the part it uses as the Protocol of its parameter (the storage, the authorizer), as kube's
+REST storage constructors take their own arguments."""
+StrategyFactory = Callable[[MakerArgument], Strategy]
 
 
 @dataclass(frozen=True, slots=True)
 class CreateSubresource:
     """A subresource that takes a POST of another kind and answers with it (kube's rest.NamedCreater): the
     body's group, version and kind (registered in the Scheme, served at no path of its own), and the
-    ``handler`` class, built once per server with its context."""
+    ``handler`` class, built once per server with its config."""
 
     name: str
     group: str
     version: str
     kind: str
-    handler: Callable[[ServerContext], NamedCreater]
+    handler: Callable[[MakerArgument], NamedCreater]
 
 
 @dataclass(frozen=True, slots=True)
 class RESTOptions:
     """One resource's storage wiring: its strategy class (None: the generic default), the create
     subresources it serves, and, for a generated kind whose CRD converts by webhook, the maker of its
-    ``ResourceType.converter``: built by each server with its context (the Services a webhook reference
+    ``ResourceType.converter``: built by each server with its config (the Services a webhook reference
     resolves through) before it builds the kind's store."""
 
     strategy: StrategyFactory | None = None
     create_subresources: tuple[CreateSubresource, ...] = ()
-    converter: Callable[[ServerContext], ServerConverter] | None = None
+    converter: Callable[[MakerArgument], ServerConverter] | None = None
 
-    def new_strategy(self, context: ServerContext) -> Strategy:
-        return (self.strategy or Strategy)(context)
+    def new_strategy(self, server: MakerArgument) -> Strategy:
+        return (self.strategy or Strategy)(server)
 
     @property
     def update_subresources(self) -> tuple[str, ...]:

@@ -32,7 +32,6 @@ from apiserver.registry.admit import (
     validate_admission,
 )
 from apiserver.registry.cacher import MISS, WatchCache
-from apiserver.registry.context import ServerContext
 from apiserver.registry.deletion import DEFAULT_PROPAGATION, Propagation
 from apiserver.registry.identity import identity_changes, uid_precondition_failed
 from apiserver.registry.keys import key_prefix, object_key
@@ -147,7 +146,7 @@ class Store:
         self.resource = resource
         self.codec = codec.Codec(resource)
         self.storage = storage
-        self.strategy = strategy if strategy is not None else Strategy(ServerContext(storage))
+        self.strategy = strategy if strategy is not None else Strategy()
         self.cache = cache
         self.admission = admission if admission is not None else AdmissionChain()
         self.terminating = False

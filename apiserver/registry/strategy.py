@@ -20,7 +20,6 @@ from apiserver.schema.objectmeta import name_is_dns_subdomain
 
 if TYPE_CHECKING:
     from apiserver.admission.interface import Attributes
-    from apiserver.registry.context import ServerContext
 
 Finish = Callable[[bool], Awaitable[None]]
 """kube's FinishFunc: told whether the write it began was stored (True) or not (False: undo what began)."""
@@ -65,9 +64,10 @@ class Strategy:
     ``prepare_for_subresource_update`` keeps of it (kube's namespaces/finalize, the only way to change a
     namespace's ``spec.finalizers``); discovery lists them with the verb ``update``."""
 
-    def __init__(self, context: ServerContext) -> None:
-        """Strategies are built once per server, with what the server shares (its authorizer, stores)."""
-        self.context = context
+    def __init__(self, server: object = None) -> None:
+        """Strategies are built once per server, given the server's config (see ``rest.StrategyFactory``),
+        which this default, as every kind that needs nothing of the server, ignores; a kind that does (its
+        storage, the authorizer) takes it as the narrow Protocol of what it uses."""
 
     def prepare_for_create(self, obj: Object) -> None:
         """Runs once when an object is created."""

@@ -19,8 +19,8 @@ not run at all when the schema validation already found a blocking error; one fi
 The evaluator is cel-rust (the ``common-expression-language`` package) with the Kubernetes libraries of
 :mod:`apiserver.schema.cellibs` (strings, lists, sets, regex, url, ip, cidr, quantity, semver, format) and
 two-variable comprehensions and optional selection (``self.?x``, ``m[?k]``; rewritten for the evaluator,
-:mod:`apiserver.schema.celmacros`). A function kube does not enable is not provided either:
-:func:`unsupported_functions` names it, and generation refuses a rule that calls one. Not provided:
+:mod:`apiserver.schema.celmacros`). A function kube does not enable is not provided either, and a rule that
+calls one is refused when written, as kube refuses it (:mod:`apiserver.schema.celrefs`). Not provided:
 optional list and map entries (``[?x]``), which the evaluator's parser refuses, and typed
 ``format: date-time``/``duration`` values (they stay strings). Cost limits are kube's: the rules of one object share its runtime budget and each evaluation
 has a limit (:mod:`apiserver.schema.celbudget`, which bounds each evaluation before it runs).
@@ -44,11 +44,18 @@ from apiserver.schema.celerrors import error_text
 from apiserver.schema.cellibs import LIBRARIES, ROOTS
 from apiserver.schema.celmacros import rewrite
 from apiserver.schema.celnames import escape
+from apiserver.schema.celrefs import STANDARD, undeclared
 from apiserver.schema.openapi import deep_equal
 from apiserver.schema.ratchet import index_map_list, map_list_key
 from apiserver.schema.structural import Schema, compile_schema
 
-__all__ = ["RuleSyntaxError", "compile_rule", "unsupported_functions", "validate_rules"]
+__all__ = [
+    "RuleSyntaxError",
+    "compile_failure",
+    "compile_rule",
+    "unsupported_functions",
+    "validate_rules",
+]
 
 BLOCKING: Final = frozenset(
     {causes.NOT_SUPPORTED, causes.REQUIRED, causes.TOO_LONG, causes.TOO_MANY, causes.TYPE_INVALID}
@@ -87,16 +94,19 @@ def compile_rule(text: str) -> Any:
     raise RuleSyntaxError(str(failure)) from None
 
 
-_STANDARD: Final = frozenset(
-    {
-        "bool", "bytes", "contains", "double", "duration", "dyn", "endsWith", "getDate",
-        "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear", "getHours", "getMilliseconds",
-        "getMinutes", "getMonth", "getSeconds", "hasValue", "int", "matches", "none", "of",
-        "ofNonZeroValue", "or", "orValue", "size", "startsWith", "string", "timestamp", "type", "uint",
-        "value",
-    }
-)  # fmt: skip
-"""The CEL standard functions (and optional-value methods) the evaluator has."""
+RULE_VARIABLES: Final = ("self", "oldSelf")
+"""What a rule's environment declares (kube declares oldSelf for every rule; using it makes a transition
+rule)."""
+
+
+def compile_failure(source: str) -> str | None:
+    """Why a rule or message expression does not compile as kube compiles it (None: it does): the parser's
+    message, or cel-go's report of the names it uses that kube does not declare."""
+    try:
+        compile_rule(source)
+    except RuleSyntaxError as error:
+        return str(error)
+    return undeclared(source, RULE_VARIABLES, LIBRARIES)
 
 
 def unsupported_functions(program: Any) -> list[str]:
@@ -104,7 +114,7 @@ def unsupported_functions(program: Any) -> list[str]:
     return sorted(
         name
         for name in program.functions()
-        if name[:1].isalpha() and name not in _STANDARD and name not in LIBRARIES
+        if name[:1].isalpha() and name not in STANDARD and name not in LIBRARIES
     )
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "decl_type",
     "estimate",
     "max_cardinality",
+    "result_kind",
     "saturating_product",
     "walk",
 ]
@@ -813,6 +814,13 @@ class _Coster:
             argument = self.size(args[0])
             if argument is not None:
                 return ONE + args_total, Range(0, max(argument.max, MAX_DATETIME_SIZE))
+        if function == "format" and target is not None:  # ext strings: the format string's length
+            return self.size_or_unknown(target).factor(STRING_TRAVERSAL) + args_total, None
+        if function == "strings.quote" and len(args) == 1:
+            # ext strings: each character may be escaped (two), and the quotes are added
+            size = self.size_or_unknown(args[0])
+            quoted = Range(_add(size.min, 2), _add(_mul(size.max, 2), 2))
+            return size.factor(STRING_TRAVERSAL) + args_total, quoted
         if function in ("startsWith", "endsWith") and target is not None and len(args) == 1:
             return self.size_or_unknown(args[0]).factor(STRING_TRAVERSAL) + args_total, None
         if function == "@in" and len(args) == 2 and self.type(args[1]).kind != "map":
@@ -924,6 +932,15 @@ def estimate(
     celcost_bench.py)."""
     old = DeclType("optional", elem=self_type) if optional_old_self else self_type
     return _Coster({"self": self_type, "oldSelf": old}, sizes, engine).cost(ast)
+
+
+def result_kind(ast: Expr, self_type: DeclType, *, optional_old_self: bool = False) -> str:
+    """The CEL kind of ``ast``'s result as the estimator types it ("dyn" where it cannot tell): what kube's
+    checker requires to be a bool for a rule, a string for a message expression."""
+    old = DeclType("optional", elem=self_type) if optional_old_self else self_type
+    coster = _Coster({"self": self_type, "oldSelf": old}, DeclaredSizes(self_type), False)
+    coster.cost(ast)
+    return coster.type(ast).kind
 
 
 def cost_error(what: str, cost: int, limit: int) -> str:

@@ -47,6 +47,9 @@ class Expr:
     """A node; ``id`` keys the estimator's per-node tables, as cel-go's expression ids do."""
 
     id: int = field(default_factory=lambda: next(_ids), init=False)
+    at: int = field(default=-1, init=False)
+    """Where cel-go locates the node in the source (an identifier's first character, a call's ``(``, a
+    selection's ``.``), as an offset in code points; -1 for the nodes macros make."""
 
 
 @dataclass(eq=False)
@@ -126,6 +129,7 @@ _ESCAPE: Final = re.compile(
 class _Token:
     kind: str
     text: str
+    start: int = -1
 
 
 def _tokens(source: str) -> list[_Token]:
@@ -137,9 +141,9 @@ def _tokens(source: str) -> list[_Token]:
             raise CelParseError(f"unexpected character at {position}: {source[position]!r}")
         kind = match.lastgroup or ""
         if kind != "space":
-            out.append(_Token(kind, match.group()))
+            out.append(_Token(kind, match.group(), position))
         position = match.end()
-    out.append(_Token("end", ""))
+    out.append(_Token("end", "", position))
     return out
 
 
@@ -255,13 +259,15 @@ class _Parser:
         node = self.primary()
         while True:
             if self.accept("."):
+                dot = self.tokens[self.at - 1].start
                 name = self.take()
                 if name.kind != "ident":
                     raise CelParseError(f"expected a field name, found {name.text!r}")
+                opening = self.peek().start
                 if self.accept("("):
-                    node = _macro(name.text, node, self.arguments(")"))
+                    node = _located(_macro(name.text, node, self.arguments(")")), opening)
                 else:
-                    node = Select(operand=node, name=name.text)
+                    node = _located(Select(operand=node, name=name.text), dot)
             elif self.accept("["):
                 self.accept("?")  # an optional index costs as an index
                 index = self.expr()
@@ -295,9 +301,10 @@ class _Parser:
                 return Literal(kind="bool", value=token.text == "true")
             if token.text == "null":
                 return Literal(kind="null")
+            opening = self.peek().start
             if self.accept("("):
-                return _global_macro(token.text, self.arguments(")"))
-            return Ident(name=token.text)
+                return _located(_global_macro(token.text, self.arguments(")")), opening)
+            return _located(Ident(name=token.text), token.start)
         if token.text == ".":
             name = self.take()
             return Ident(name=name.text)
@@ -318,6 +325,11 @@ class _Parser:
                     break
             return CreateMap(entries=tuple(entries))
         raise CelParseError(f"unexpected {token.text or 'end of expression'!r}")
+
+
+def _located(node: Expr, at: int) -> Expr:
+    node.at = at
+    return node
 
 
 def _ident_name(node: Expr) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from apiserver.schema.celcompile import compile_problem
 from apiserver.schema.celcost import (
     STATIC_CRD_LIMIT,
     STATIC_RULE_LIMIT,
@@ -29,7 +30,7 @@ from apiserver.schema.celcost import (
 from apiserver.schema.celparse import CelParseError, parse
 from apiserver.schema.structural import Schema
 
-__all__ = ["Problem", "cost_problems"]
+__all__ = ["Problem", "rule_problems"]
 
 SchemaPath = tuple[str | int, ...]
 Problem = tuple[SchemaPath, str]
@@ -40,6 +41,8 @@ CONTRIBUTED: Final = (
 )
 TOTAL: Final = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema"
 MOST_EXPENSIVE: Final = 4
+FORBIDDEN: Final = "Forbidden: "
+"""kube reports every cost refusal as field.Forbidden, whose message starts so."""
 
 
 @dataclass
@@ -58,15 +61,16 @@ class _Total:
         del self.costliest[MOST_EXPENSIVE:]
 
 
-def cost_problems(schema: Mapping[str, Any]) -> list[Problem]:
-    """Every rule, message expression and the whole of ``schema`` (an ``openAPIV3Schema``) whose estimated
-    cost exceeds kube's static limits, in kube's words."""
+def rule_problems(schema: Mapping[str, Any]) -> list[Problem]:
+    """Every rule and message expression of ``schema`` (an ``openAPIV3Schema``) that does not compile, and
+    every one and the whole schema whose estimated cost exceeds kube's static limits, in kube's words and
+    order (a node's rules after its children's; ``Forbidden: ...`` for a cost)."""
     problems: list[Problem] = []
     total = _Total()
     _node(Schema(schema), (), 1, True, problems, total)
     if total.total > STATIC_CRD_LIMIT:
-        problems += [(path, CONTRIBUTED) for _, path in total.costliest]
-        problems.append(((), cost_error(TOTAL, total.total, STATIC_CRD_LIMIT)))
+        problems += [(path, FORBIDDEN + CONTRIBUTED) for _, path in total.costliest]
+        problems.append(((), FORBIDDEN + cost_error(TOTAL, total.total, STATIC_CRD_LIMIT)))
     return problems
 
 
@@ -78,10 +82,6 @@ def _node(
     problems: list[Problem],
     total: _Total,
 ) -> None:
-    if s.has_rules:
-        self_type = decl_type(s, resource_root)
-        if self_type is not None:
-            _rules(s, self_type, path, cardinality, problems, total)
     factor = _max_elements(s)
     below = (
         None if cardinality is None or factor is None else saturating_product((cardinality, factor))
@@ -96,6 +96,8 @@ def _node(
     for child, where in children:
         if child.has_rules or child.has_rules_below:
             _node(child, where, below, child.embedded_resource, problems, total)
+    if s.has_rules:  # after the children's, as kube's validation reports them
+        _rules(s, decl_type(s, resource_root), path, cardinality, problems, total)
 
 
 def _max_elements(s: Schema) -> int | None:
@@ -110,33 +112,52 @@ def _max_elements(s: Schema) -> int | None:
 
 def _rules(
     s: Schema,
-    self_type: DeclType,
+    self_type: DeclType | None,
     path: SchemaPath,
     cardinality: int | None,
     problems: list[Problem],
     total: _Total,
 ) -> None:
-    sizes = DeclaredSizes(self_type)
-    times = max_cardinality(self_type.min_size) if cardinality is None else cardinality
+    """Each rule's compile problem, or the costs of what compiled over their limits, in the rules' order."""
     for index, raw in enumerate(s.raw.get("x-kubernetes-validations") or ()):
         if not isinstance(raw, Mapping):
             continue
         here = (*path, "x-kubernetes-validations", index)
-        optional = raw.get("optionalOldSelf") is True
-        for key, what, limit_times in (
-            ("rule", "estimated rule cost", times),
-            ("messageExpression", "estimated messageExpression cost", 1),
-        ):
-            source = str(raw.get(key) or "").strip()
-            if not source:
-                continue
-            try:
-                ast = parse(source)
-            except CelParseError as error:
-                problems.append(((*here, key), f"apiforge cannot estimate the cost of: {error}"))
-                continue
-            cost = estimate(ast, self_type, sizes, optional_old_self=optional).max
-            cost = saturating_product((cost, limit_times))
-            if cost > STATIC_RULE_LIMIT:
-                problems.append(((*here, key), cost_error(what, cost, STATIC_RULE_LIMIT)))
-            total.observe((*here, key), cost)
+        failed = compile_problem(raw, self_type)
+        failed_key = failed[0] if failed is not None else ""
+        if self_type is not None and failed_key != "rule":
+            _costs(raw, here, self_type, cardinality, failed_key, problems, total)
+        if failed is not None:
+            problems.append(((*here, failed[0]), failed[1]))
+
+
+def _costs(
+    raw: Mapping[str, Any],
+    here: SchemaPath,
+    self_type: DeclType,
+    cardinality: int | None,
+    failed_key: str,
+    problems: list[Problem],
+    total: _Total,
+) -> None:
+    """The estimated costs of a rule and of its message expression (unless it failed to compile)."""
+    sizes = DeclaredSizes(self_type)
+    times = max_cardinality(self_type.min_size) if cardinality is None else cardinality
+    optional = raw.get("optionalOldSelf") is True
+    for key, what, limit_times in (
+        ("rule", "estimated rule cost", times),
+        ("messageExpression", "estimated messageExpression cost", 1),
+    ):
+        source = str(raw.get(key) or "").strip()
+        if not source or key == failed_key:
+            continue
+        try:
+            ast = parse(source)
+        except CelParseError as error:
+            problems.append(((*here, key), f"apiforge cannot estimate the cost of: {error}"))
+            continue
+        cost = estimate(ast, self_type, sizes, optional_old_self=optional and key == "rule").max
+        cost = saturating_product((cost, limit_times))
+        if cost > STATIC_RULE_LIMIT:
+            problems.append(((*here, key), FORBIDDEN + cost_error(what, cost, STATIC_RULE_LIMIT)))
+        total.observe((*here, key), cost)

@@ -52,6 +52,10 @@ _RX_LABEL_VALUE: Final = re.compile(f"^{_LABEL_VALUE_FMT}\\Z")
 _MEMO_SIZE: Final = 8192
 _RX_GROUP_VERSION: Final = re.compile(r"^[^/]+(/[^/]+)?\Z")
 
+_BANNED_OWNERS: Final = ({"apiVersion": "v1", "kind": "Event"},)
+"""The types no object may name as its owner: apimachinery's BannedOwners (pkg/api/validation/objectmeta.go),
+which fixes them by group, version and kind as this does."""
+
 _FINALIZER_ORPHAN: Final = "orphan"
 _FINALIZER_FOREGROUND: Final = "foregroundDeletion"
 
@@ -417,9 +421,14 @@ def _owner_references(refs: Any, path: str, errs: list[Cause]) -> None:
             errs.append(causes.invalid(f"{field}.name", ref.get("name") or "", "must not be empty"))
         if not ref.get("uid"):
             errs.append(causes.invalid(f"{field}.uid", ref.get("uid") or "", "must not be empty"))
-        if api_version == "v1" and kind == "Event":
+        if {"apiVersion": api_version, "kind": kind} in _BANNED_OWNERS:
+            group, _, version = str(api_version).rpartition(
+                "/"
+            )  # schema.GroupVersionKind's String()
             errs.append(
-                causes.invalid(field, ref, "/v1, Kind=Event is disallowed from being an owner")
+                causes.invalid(
+                    field, ref, f"{group}/{version}, Kind={kind} is disallowed from being an owner"
+                )
             )
         if ref.get("controller") is True:
             current = f"{kind}/{ref.get('name') or ''}"

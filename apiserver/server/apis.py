@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from apiserver.admission.interface import Plugin
 from apiserver.authentication.token import TokenAuthenticator
 from apiserver.machinery.scheme import Scheme
-from apiserver.registry.context import Controller
 from apiserver.registry.rest import RESTOptions
 from apiserver.server.config import ServerConfig
+from apiserver.server.controllers import Controller
 
 PluginFactory = Callable[[ServerConfig], Plugin]
 ControllerFactory = Callable[[ServerConfig], Controller]

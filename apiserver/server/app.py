@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
 
 import orjson
@@ -35,17 +35,16 @@ from apiserver.endpoints.resource import ResourceHandler
 from apiserver.endpoints.routing import ResourcePath, parse_resource_path
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import Scheme, ServerConverter
-from apiserver.machinery.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges
 from apiserver.metrics.registry import Metrics
 from apiserver.metrics.storage import InstrumentedStorage
 from apiserver.registry.cacher import WatchCache
-from apiserver.registry.context import Controller, LeaderElection, leader_only
 from apiserver.registry.keys import key_prefix
 from apiserver.registry.rest import DEFAULT_OPTIONS, RESTOptions
 from apiserver.registry.store import Store
 from apiserver.server.apis import NO_PARTS, APIs, ServerParts
 from apiserver.server.compactor import Compactor
 from apiserver.server.config import ServerConfig
+from apiserver.server.controllers import Controller, LeaderElection, leader_only
 from apiserver.server.health import Check, Health
 from apiserver.server.index import index_body
 from apiserver.server.served import ServedResources
@@ -90,9 +89,8 @@ class APIServer:
         tokens: TokenAuthentication | None = None,
         authorization_modes: Sequence[str] = (),
         leader_election: LeaderElection | None = None,
-        event_ttl: float = 3600.0,
         delegated_authorizer: Authorizer | None = None,
-        service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES,
+        kind_options: Mapping[type, object] | None = None,
         secure_port: int = 6443,
     ) -> None:
         scheme = apis.scheme
@@ -110,8 +108,7 @@ class APIServer:
             storage,
             authorizer or AlwaysAllow(),
             leader_election=leader_election,
-            event_ttl=event_ttl,
-            service_ranges=service_ranges,
+            kind_options=kind_options or {},
             secure_port=secure_port,
         )
         if tokens is not None:
@@ -283,13 +280,16 @@ class APIServer:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
             return
-        if scope["type"] != "http":
-            return
+        if scope["type"] == "http":
+            await self.serve_http(scope, receive, send)
+
+    def serve_http(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        """An HTTP request, served here or by the aggregated server that claims its path (a plain call
+        handing back the serving coroutine: the filter chain awaits it, one coroutine fewer)."""
         aggregation = self.context.aggregation
         if aggregation is not None and aggregation.claims(scope["path"]):
-            await aggregation.serve(scope, receive, send, self.serve_local)
-            return
-        await self.serve_local(scope, receive, send)
+            return aggregation.serve(scope, receive, send, self.serve_local)
+        return self.serve_local(scope, receive, send)
 
     async def serve_local(self, scope: Scope, receive: Receive, send: Send) -> None:
         """An HTTP request served by this server itself (what an aggregator delegates)."""

@@ -26,13 +26,14 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from apiserver.authentication.requestheader import RequestHeaderConfig
 from apiserver.client.kubeconfig import RemoteServer
 from apiserver.machinery import errors
-from apiserver.registry.context import ServerContext
+from apiserver.machinery.scheme import ResourceType, Scheme
+from apiserver.registry.store import Store
 
 log = logging.getLogger(__name__)
 NAMESPACE = "kube-system"
 NAME = "extension-apiserver-authentication"
-RESOURCE = "configmaps"
-PATH = f"/api/v1/namespaces/{NAMESPACE}/{RESOURCE}/{NAME}"
+TYPE = {"apiVersion": "v1", "kind": "ConfigMap"}
+"""The object's type, core/v1 ConfigMap, as kube's generic code fixes it; its resource is the Scheme's."""
 LOOKUP_TIMEOUT = 10.0
 
 
@@ -46,6 +47,20 @@ def _pem(certificates: Sequence[x509.Certificate]) -> str:
 
 def _list(values: Sequence[str]) -> str:
     return orjson.dumps(list(values)).decode()
+
+
+def config_maps(scheme: Scheme) -> ResourceType:
+    """The resource the ConfigMap is stored as, from the server's Scheme (as kube's generic code reaches it
+    through client-go's generated clients); AuthenticationInfoError when the Scheme has no core/v1
+    ConfigMap."""
+    resource = scheme.kind("", TYPE["kind"])
+    if resource is None or resource.version(TYPE["apiVersion"]) is None:
+        raise AuthenticationInfoError(f"the server serves no {TYPE['apiVersion']} {TYPE['kind']}")
+    return resource
+
+
+def _path(resource: ResourceType) -> str:
+    return f"/api/{TYPE['apiVersion']}/namespaces/{NAMESPACE}/{resource.plural}/{NAME}"
 
 
 def published(
@@ -65,12 +80,11 @@ def published(
     return data
 
 
-async def publish(context: ServerContext, data: dict[str, str]) -> None:
-    """Create the ConfigMap, or bring its data up to date (another replica's or a previous run's)."""
-    store = context.store("", RESOURCE)
+async def publish(store: Store, data: dict[str, str]) -> None:
+    """Create the ConfigMap in ``store`` (the ConfigMaps'), or bring its data up to date (another replica's or
+    a previous run's)."""
     configmap: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
+        **TYPE,
         "metadata": {"name": NAME, "namespace": NAMESPACE},
         "data": data,
     }
@@ -95,12 +109,14 @@ async def publish(context: ServerContext, data: dict[str, str]) -> None:
     await store.update(NAMESPACE, NAME, update)
 
 
-async def lookup(remote: RemoteServer) -> tuple[list[x509.Certificate], RequestHeaderConfig | None]:
-    """The client CAs and request-header configuration the front at ``remote`` publishes (none when it
-    publishes no ConfigMap)."""
+async def lookup(
+    remote: RemoteServer, resource: ResourceType
+) -> tuple[list[x509.Certificate], RequestHeaderConfig | None]:
+    """The client CAs and request-header configuration the front at ``remote`` publishes as ``resource``
+    (``config_maps``; none when it publishes no ConfigMap)."""
     try:
         async with remote.client(LOOKUP_TIMEOUT) as client:
-            answer = await client.get(PATH)
+            answer = await client.get(_path(resource))
     except httpx.HTTPError as error:
         raise AuthenticationInfoError(
             f"unable to load configmap based request-header-client-ca-file: {error}"

@@ -15,7 +15,7 @@ from apiserver.audit.policyfile import load_policy_file
 from apiserver.authentication.authenticator import Authenticator, request_authenticator
 from apiserver.authentication.token import BearerTokenAuthenticator
 from apiserver.authentication.user import ANONYMOUS, UNSECURED
-from apiserver.endpoints.http import ASGIApp, Receive, Scope, Send
+from apiserver.endpoints.http import Receive, Scope, Send
 from apiserver.filters.audit import AuditFilter, Auditor
 from apiserver.filters.auditinit import AuditInitFilter
 from apiserver.filters.authentication import AuthenticationFilter
@@ -24,25 +24,23 @@ from apiserver.filters.fairness import PriorityAndFairnessFilter
 from apiserver.filters.impersonation import ImpersonationFilter
 from apiserver.filters.maxinflight import MaxInFlightFilter
 from apiserver.filters.metrics import MetricsFilter
+from apiserver.filters.pipeline import Pipeline, Step
 from apiserver.filters.requestinfo import RequestInfoFilter
 from apiserver.filters.timeout import TimeoutFilter
 from apiserver.server.app import APIServer
 from apiserver.server.options import ChainOptions
 
 
-class HandlerChain:
+class HandlerChain(Pipeline):
     """What uvicorn serves: HTTP requests pass the filters; lifespan events go straight to the server, so
     that no filter spends a check on them, and the audit backend is closed once the server has stopped."""
 
-    def __init__(self, server: APIServer, handler: ASGIApp, auditor: Auditor | None) -> None:
+    def __init__(self, server: APIServer, steps: Sequence[Step], auditor: Auditor | None) -> None:
+        super().__init__(steps, server.serve_http)
         self.server = server
-        self.handler = handler
         self.auditor = auditor
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            await self.handler(scope, receive, send)
-            return
+    async def not_http(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.server(scope, receive, send)
         if scope["type"] == "lifespan":
             self.close()
@@ -59,25 +57,13 @@ def build_handler_chain(
     authenticators: Sequence[Authenticator] = (),
     insecure: bool = False,
 ) -> HandlerChain:
-    """The chain, built inside out; the server's authorizer judges both impersonation and the request,
+    """The chain's steps in order; the server's authorizer judges both impersonation and the request,
     as kube's one authorizer does. Audit and the in-flight limits are left out when not configured.
     ``insecure`` (--insecure-serving): a request without credentials is kube's insecure-port user,
     ``system:unsecured`` in ``system:masters``, whatever --anonymous-auth says."""
     authorizer = server.context.authorizer
-    handler: ASGIApp = AuthorizationFilter(server, authorizer)
-    server_limit = options.max_requests_inflight + options.max_mutating_requests_inflight
-    if server_limit and options.enable_priority_and_fairness:
-        handler = PriorityAndFairnessFilter(
-            handler, server_limit, options.queue_wait_limit, server.stored_count
-        )
-    elif server_limit:
-        handler = MaxInFlightFilter(
-            handler, options.max_requests_inflight, options.max_mutating_requests_inflight
-        )
-    handler = ImpersonationFilter(handler, authorizer)
     auditor = _auditor(server, options)
     if auditor is not None:
-        handler = AuditFilter(handler, auditor)
         server.context.audit = InternalAudit(auditor.policy, auditor.backend)
     token_authenticator = server.context.tokens.authenticator()
     if token_authenticator is not None:  # the token file's and the service accounts'
@@ -87,11 +73,29 @@ def build_handler_chain(
         anonymous=options.anonymous_auth or insecure,
         anonymous_user=UNSECURED if insecure else ANONYMOUS,
     )
-    handler = AuthenticationFilter(handler, authenticator, auditor)
-    # kube wraps WithTimeoutForNonLongRunningRequests, then WithRequestDeadline, just inside WithRequestInfo
-    handler = TimeoutFilter(handler, options.request_timeout, options.min_request_timeout, auditor)
-    handler = MetricsFilter(handler, server.metrics)
-    return HandlerChain(server, AuditInitFilter(RequestInfoFilter(handler)), auditor)
+    steps: list[Step] = [
+        AuditInitFilter(),
+        RequestInfoFilter(),
+        MetricsFilter(server.metrics),
+        # kube wraps WithTimeoutForNonLongRunningRequests, then WithRequestDeadline, just inside
+        # WithRequestInfo
+        TimeoutFilter(options.request_timeout, options.min_request_timeout, auditor),
+        AuthenticationFilter(authenticator, auditor),
+    ]
+    if auditor is not None:
+        steps.append(AuditFilter(auditor))
+    steps.append(ImpersonationFilter(authorizer))
+    server_limit = options.max_requests_inflight + options.max_mutating_requests_inflight
+    if server_limit and options.enable_priority_and_fairness:
+        steps.append(
+            PriorityAndFairnessFilter(server_limit, options.queue_wait_limit, server.stored_count)
+        )
+    elif server_limit:
+        steps.append(
+            MaxInFlightFilter(options.max_requests_inflight, options.max_mutating_requests_inflight)
+        )
+    steps.append(AuthorizationFilter(authorizer))
+    return HandlerChain(server, steps, auditor)
 
 
 def _auditor(server: APIServer, options: ChainOptions) -> Auditor | None:

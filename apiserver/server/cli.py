@@ -31,7 +31,12 @@ from apiserver.authentication.token import TokenAuthentication
 from apiserver.endpoints.http import ASGIApp
 from apiserver.server.apis import APIs
 from apiserver.server.app import APIServer
-from apiserver.server.authentication_info import AuthenticationInfoError, publish, published
+from apiserver.server.authentication_info import (
+    AuthenticationInfoError,
+    config_maps,
+    publish,
+    published,
+)
 from apiserver.server.chain import build_handler_chain
 from apiserver.server.connection import protocol_class
 from apiserver.server.delegation_options import DelegationError
@@ -239,11 +244,10 @@ def _serve_process(
         authorization_modes=options.chain.authorization_modes,
         tokens=tokens,
         delegated_authorizer=options.delegation.authorizer(),
-        service_ranges=options.service_ranges,
+        kind_options=options.kind_options,
         secure_port=options.port,
         # replicas share etcd only: on SQLite this process is the only replica, so it leads at once
         leader_election=options.leader_election if options.storage == "etcd" else None,
-        event_ttl=options.event_ttl,
     )
     server.context.proxy_client_cert = options.delegation.proxy_client_cert(
         security.pki.directory if security is not None else None
@@ -282,9 +286,10 @@ async def _authenticators(
     front's extension-apiserver-authentication ConfigMap; and this server's own ConfigMap, published for
     the extension servers behind it."""
     delegation = options.delegation
-    cluster_cas, cluster_header = await delegation.cluster_authentication()
+    resource = config_maps(server.scheme)
+    cluster_cas, cluster_header = await delegation.cluster_authentication(resource)
     data = published(security.client_cas, delegation.published_request_header(security.pki))
-    await publish(server.context, data)
+    await publish(server.context.store(resource.group, resource.plural), data)
     authenticators = security.authenticators(cluster_cas)
     request_header = delegation.request_header_authenticator()
     if request_header is None and cluster_header is not None:

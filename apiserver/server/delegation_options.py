@@ -35,6 +35,7 @@ from apiserver.authorization.webhook import (
 )
 from apiserver.client.kubeconfig import KubeconfigError, RemoteServer, load_kubeconfig
 from apiserver.machinery.goduration import parse_go_duration
+from apiserver.machinery.scheme import ResourceType
 from apiserver.server.authentication_info import lookup
 from apiserver.server.pki import FRONT_PROXY_CLIENT, PKI
 from apiserver.server.token_options import split_values
@@ -106,14 +107,15 @@ class DelegationOptions:
         return RequestHeaderConfig((pki.front_proxy_ca.certificate,), (FRONT_PROXY_CLIENT,))
 
     async def cluster_authentication(
-        self,
+        self, config_maps: ResourceType
     ) -> tuple[list[x509.Certificate], RequestHeaderConfig | None]:
         """kube's lookupMissingConfigInCluster: without ``--requestheader-client-ca-file`` but with
         ``--authentication-kubeconfig``, the front's ConfigMap names the client CAs and the proxies to
         trust; nothing otherwise. Raises AuthenticationInfoError."""
         if self.requestheader_client_ca_file or not self.authentication_kubeconfig:
             return [], None
-        return await lookup(_remote(self.authentication_kubeconfig, "--authentication-kubeconfig"))
+        remote = _remote(self.authentication_kubeconfig, "--authentication-kubeconfig")
+        return await lookup(remote, config_maps)
 
     def token_authenticator(self) -> TokenReviewAuthenticator | None:
         """The delegated TokenReviews, None without ``--authentication-kubeconfig``. Built in the serving

@@ -5,8 +5,8 @@ without uvicorn or the runtime."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
@@ -19,14 +19,7 @@ from apiserver.audit.options import (
     AuditOptions,
 )
 from apiserver.machinery.goduration import parse_go_duration
-from apiserver.machinery.serviceranges import (
-    DEFAULT_CLUSTER_IP_RANGE,
-    DEFAULT_NODE_PORT_RANGE,
-    DEFAULT_SERVICE_RANGES,
-    ServiceRanges,
-    parse_service_ranges,
-)
-from apiserver.registry.context import LeaderElection
+from apiserver.server.controllers import LeaderElection
 from apiserver.server.delegation_options import DelegationOptions, delegation_flags
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.tlsoptions import TLSOptions, tls_flags
@@ -132,17 +125,17 @@ class ServeOptions:
     tls: TLSOptions = _TLS_DEFAULTS
     tokens: TokenOptions = _TOKEN_DEFAULTS
     delegation: DelegationOptions = _DELEGATION_DEFAULTS
-    service_ranges: ServiceRanges = DEFAULT_SERVICE_RANGES
+    kind_options: Mapping[type, object] = field(default_factory=dict)
+    """What the kinds' own flags (``KindFlags``) parsed to, by its type; the server hands it on to them."""
     verbose: bool = False
     """A failure to start shows its traceback too, not only its one-line reason."""
     shutdown_delay: float = 0.0
     """``--shutdown-delay-duration``: seconds between the shutdown signal and the listener closing, with
     /readyz failing meanwhile, so that load balancers stop sending first."""
     leader_election: LeaderElection = _ELECTION_DEFAULTS
-    event_ttl: float = 3600.0
 
 
-class _GoDuration(click.ParamType):  # type: ignore[type-arg]
+class GoDuration(click.ParamType):  # type: ignore[type-arg]
     """A Go duration ("1m0s", "30s"), as kube's duration flags take it, in seconds."""
 
     name = "duration"
@@ -158,11 +151,11 @@ class _GoDuration(click.ParamType):  # type: ignore[type-arg]
             self.fail(str(error), param, ctx)
 
 
-def _duration(flag: str, default: str, help_text: str) -> Callable[[FC], FC]:
+def duration_flag(flag: str, default: str, help_text: str) -> Callable[[FC], FC]:
     """A flag that takes a Go duration, as kube's duration flags do."""
     return click.option(
         flag,
-        type=_GoDuration(),
+        type=GoDuration(),
         default=default,
         show_default=True,
         help=f"{help_text} A Go duration.",
@@ -248,9 +241,17 @@ def _audit_options(command: Callable[..., None]) -> Callable[..., None]:
     return parsed
 
 
-def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None]:
-    """Give ``command`` the serve options: click parses them, this checks how they combine (a usage error,
-    exit 2, as a wrong flag) and hands ``command`` one ServeOptions."""
+KindFlags = Callable[[Callable[..., None]], Callable[..., None]]
+"""The generic hook for flags that belong to kinds, not to the runtime (kube-apiserver's Service ranges are
+core's): a decorator that adds click options and hands the command it wraps what they parse to, as one more
+entry of its ``kind_options`` argument (by the value's type)."""
+
+
+def serve_options(
+    command: Callable[[ServeOptions], None], kind_flags: Sequence[KindFlags] = ()
+) -> Callable[..., None]:
+    """Give ``command`` the serve options, the runtime's and ``kind_flags``': click parses them, this checks
+    how they combine (a usage error, exit 2, as a wrong flag) and hands ``command`` one ServeOptions."""
 
     @click.option(
         "--data-dir",
@@ -304,18 +305,6 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
     )
     @click.option("--log-level", default="warning", show_default=True, help="uvicorn's log level.")
     @click.option(
-        "--service-cluster-ip-range",
-        default=DEFAULT_CLUSTER_IP_RANGE,
-        show_default=True,
-        help="The CIDR Services' cluster IPs are allocated from.",
-    )
-    @click.option(
-        "--service-node-port-range",
-        default=DEFAULT_NODE_PORT_RANGE,
-        show_default=True,
-        help="The ports (N-M, inclusive) NodePort and LoadBalancer Services' node ports are allocated from.",
-    )
-    @click.option(
         "-v",
         "--verbose",
         is_flag=True,
@@ -367,28 +356,23 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
     @_audit_options
     @click.option(
         "--request-timeout",
-        type=_GoDuration(),
+        type=GoDuration(),
         default="1m0s",
         show_default=True,
         help="How long a non-long-running request may take before it is answered 504 (a Go duration).",
     )
-    @_duration(
-        "--event-ttl",
-        "1h0m0s",
-        "How long an event is kept after its last report (kube-apiserver's flag).",
-    )
-    @_duration(
+    @duration_flag(
         "--leader-elect-lease-duration",
         "15s",
         "On etcd, how long a replica waits after the leader's last renewal before it takes over the"
         " leader-only controllers (kube-controller-manager's flag).",
     )
-    @_duration(
+    @duration_flag(
         "--leader-elect-renew-deadline",
         "10s",
         "How long the leader retries renewing before it gives the leadership up.",
     )
-    @_duration(
+    @duration_flag(
         "--leader-elect-retry-period",
         "2s",
         "How often a replica tries to acquire or renew the leadership.",
@@ -402,7 +386,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
     )
     @click.option(
         "--shutdown-delay-duration",
-        type=_GoDuration(),
+        type=GoDuration(),
         default="0s",
         show_default=True,
         help="After SIGTERM, keep serving this long with /readyz failing before shutting down, so that"
@@ -437,8 +421,6 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         etcd_compaction_interval: float,
         workers: int,
         log_level: str,
-        service_cluster_ip_range: str,
-        service_node_port_range: str,
         verbose: bool,
         max_requests_inflight: int,
         max_mutating_requests_inflight: int,
@@ -447,7 +429,6 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         authorization_mode: str,
         audit_log_path: str,
         request_timeout: float,
-        event_ttl: float,
         leader_elect_lease_duration: float,
         leader_elect_renew_deadline: float,
         leader_elect_retry_period: float,
@@ -460,6 +441,7 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         audit: AuditOptions,
         tokens: TokenOptions,
         delegation: DelegationOptions,
+        kind_options: dict[type, object],
     ) -> None:
         chain = ChainOptions(
             max_requests_inflight,
@@ -475,10 +457,6 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
         problems = chain.validate()
         if problems:
             raise click.UsageError("; ".join(problems))
-        try:
-            service_ranges = parse_service_ranges(service_cluster_ip_range, service_node_port_range)
-        except ValueError as error:
-            raise click.UsageError(str(error)) from None
         servers = [url.strip() for url in etcd_servers.split(",") if url.strip()]
         storage = storage or ("etcd" if servers else "sqlite")
         if storage == "etcd" and not servers:
@@ -492,8 +470,6 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 "leader election needs 0 < --leader-elect-retry-period < "
                 "--leader-elect-renew-deadline < --leader-elect-lease-duration"
             )
-        if event_ttl <= 0:
-            raise click.UsageError("--event-ttl must be positive")
         if workers > 1 and storage != "etcd":
             raise click.UsageError(
                 f"--workers {workers} needs --storage etcd: {storage} storage belongs to one process"
@@ -514,12 +490,19 @@ def serve_options(command: Callable[[ServeOptions], None]) -> Callable[..., None
                 tls,
                 tokens,
                 delegation,
-                service_ranges,
+                kind_options,
                 verbose,
                 shutdown_delay_duration,
                 election,
-                event_ttl,
             )
         )
 
-    return parsed
+    with_kinds = parsed
+    for flags in kind_flags:
+        with_kinds = flags(with_kinds)
+
+    @functools.wraps(with_kinds)
+    def seeded(*args: object, **kwargs: object) -> None:
+        with_kinds(*args, kind_options={}, **kwargs)
+
+    return seeded

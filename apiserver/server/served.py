@@ -12,21 +12,32 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from apiserver.admission.chain import AdmissionChain
 from apiserver.endpoints.openapi import OpenAPIDocuments
 from apiserver.machinery.scheme import ResourceType, Scheme
 from apiserver.registry.cacher import WatchCache
-from apiserver.registry.context import ServerContext
 from apiserver.registry.keys import key_prefix
 from apiserver.registry.rest import DEFAULT_OPTIONS, RESTOptions
 from apiserver.registry.store import Store
 from apiserver.server.compactor import Compactor
+from apiserver.storage.interface import Storage
 
 log = logging.getLogger(__name__)
 
 Listener = Callable[[], None]
+
+
+class Wiring(Protocol):
+    """What installing a resource uses of the server's config, which it also hands the resource's strategy
+    maker (``RESTOptions.new_strategy``): the storage and the Stores by (group, plural)."""
+
+    @property
+    def storage(self) -> Storage: ...
+
+    @property
+    def stores(self) -> dict[tuple[str, str], Store]: ...
 
 
 class ServedResources:
@@ -35,7 +46,7 @@ class ServedResources:
     def __init__(
         self,
         scheme: Scheme,
-        context: ServerContext,
+        context: Wiring,
         admission: AdmissionChain,
         compactor: Compactor,
         openapi: OpenAPIDocuments,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, Final
 
 import cel
@@ -20,6 +21,7 @@ import orjson
 
 from apiserver.schema.cel import compile_rule
 from apiserver.schema.cellibs import LIBRARIES, ROOTS
+from apiserver.schema.celrefs import undeclared
 from builtin.admissionregistration.authz import FUNCTIONS as AUTHORIZER
 
 
@@ -83,3 +85,48 @@ def admission_context(functions: frozenset[str], variables: dict[str, Any]) -> _
 def compile_expression(text: str) -> Any:
     """The program of an admission expression; raises ValueError with the CEL parser's message."""
     return compile_rule(text)
+
+
+ADMISSION_VARIABLES: Final = ("object", "oldObject", "request", "namespaceObject", "authorizer")
+"""What every policy expression may name (k8s.io/apiserver/pkg/admission/plugin/cel/compile.go); ``params``
+only when the policy has a paramKind, ``variables`` only where the policy's variables are in scope."""
+WEBHOOK_VARIABLES: Final = ("object", "oldObject", "request", "authorizer")
+"""What a webhook's match conditions may name (they have no params, namespace object or variables)."""
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The names one admission expression may use: variables, and the fields of ``variables`` (the
+    policy's variables declared so far)."""
+
+    variables: tuple[str, ...] = ADMISSION_VARIABLES
+    fields: tuple[str, ...] | None = None
+
+    def compile_failure(self, text: str) -> str | None:
+        """Why ``text`` does not compile (None: it does): the parser's message, or the names it uses that
+        kube's environment does not declare, in cel-go's words (kube type-checks every expression when
+        the policy or configuration is written)."""
+        try:
+            compile_expression(text)
+        except ValueError as error:
+            return str(error)
+        declared = self.variables if self.fields is None else (*self.variables, "variables")
+        fields = None if self.fields is None else {"variables": self.fields}
+        return undeclared(text, declared, FUNCTIONS, fields)
+
+
+def policy_environment(spec: dict[str, Any], upto: int | None = None) -> Environment:
+    """The environment of a policy's validations, message expressions and audit annotations: ``params``
+    with a paramKind, and the policy's variables when it has any (for a variable's own expression, those
+    declared before it, ``upto``: kube refuses an expression naming a later one)."""
+    names = [str(v.get("name", "")) for v in spec.get("variables") or () if isinstance(v, dict)]
+    if not names:
+        return match_environment(spec)
+    return Environment(match_environment(spec).variables, tuple(names[:upto]))
+
+
+def match_environment(spec: dict[str, Any]) -> Environment:
+    """The environment of a policy's match conditions: ``params`` with a paramKind, no variables."""
+    return Environment(
+        (*ADMISSION_VARIABLES, "params") if spec.get("paramKind") else ADMISSION_VARIABLES
+    )

@@ -17,8 +17,8 @@ from typing import Any
 import orjson
 
 from apiserver.admission.interface import Plugin
-from apiserver.registry.context import ServerContext
 from builtin.admissionregistration.webhook import MutatingWebhooks, ValidatingWebhooks, Webhooks
+from builtin.wants import WantsStores
 from builtin.webhook.client import CallFailed
 
 Hook = Callable[[dict[str, Any]], Any]
@@ -27,7 +27,7 @@ Hook = Callable[[dict[str, Any]], Any]
 class _InProcess(Webhooks):
     """One hook of a definition (a fixed configuration: no informer)."""
 
-    def __init__(self, context: ServerContext, config: dict[str, Any], function: Hook) -> None:
+    def __init__(self, context: WantsStores, config: dict[str, Any], function: Hook) -> None:
         super().__init__(context)
         self.hooks = [config]
         self.function = function
@@ -64,7 +64,7 @@ class MutatingHook(_InProcess, MutatingWebhooks):
     pass
 
 
-def python_hook(config: dict[str, Any], function: Hook) -> Callable[[ServerContext], Plugin]:
+def python_hook(config: dict[str, Any], function: Hook) -> Callable[[WantsStores], Plugin]:
     """The admission plugin factory of one ``admissionHooks`` entry (the generated REST bindings call
     this with the entry, its rules filled in, and the function)."""
     kind = MutatingHook if config.get("type") == "Mutating" else ValidatingHook

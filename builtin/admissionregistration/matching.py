@@ -25,10 +25,10 @@ from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import VersionType
 from apiserver.machinery.selectors import Requirement
-from apiserver.registry.context import ServerContext
 from builtin.admissionregistration.equivalents import Matched, equivalents
 from builtin.admissionregistration.rules import exempt, rule_matches
 from builtin.rbac.aggregation import selector_requirements
+from builtin.wants import WantsStores
 
 MEMO_SIZE = 4096
 
@@ -53,7 +53,7 @@ class Matcher:
     """Matches writes against configurations of one ``shape``; remembers what the rules select (every
     write of every kind asks every configuration) until ``forget``, called whenever they change."""
 
-    def __init__(self, context: ServerContext, shape: Shape) -> None:
+    def __init__(self, context: WantsStores, shape: Shape) -> None:
         self.context = context
         self.shape = shape
         self.memo: dict[tuple[Any, ...], Matched | None] = {}

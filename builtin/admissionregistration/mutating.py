@@ -20,9 +20,7 @@ import orjson
 from apiserver.admission.interface import Attributes, Operation
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.registry.context import ServerContext
 from apiserver.registry.offload import run_heavy
-from apiserver.server.config import ServerConfig
 from builtin.admissionregistration.authz import Asking
 from builtin.admissionregistration.cost import HEAVY_COST
 from builtin.admissionregistration.equivalents import Matched
@@ -32,15 +30,17 @@ from builtin.admissionregistration.mutation import (
 )
 from builtin.admissionregistration.policy import (
     ConfigurationError,
+    PolicyServer,
     ValidatingPolicies,
     compiled_once,
 )
+from builtin.wants import WantsParts
 
 
 class MutatingPolicies(ValidatingPolicies):
     plurals = ("mutatingadmissionpolicies", "mutatingadmissionpolicybindings")
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: PolicyServer) -> None:
         super().__init__(context)
         self.compiled_mutating: dict[tuple[str, str], CompiledMutatingPolicy | str] = {}
         """By (name, resourceVersion): the compiled policy, or why it does not compile."""
@@ -181,6 +181,6 @@ def _snapshot(obj: Object | None) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
 
 
-def mutating_policies(context: ServerConfig) -> MutatingPolicies:
+def mutating_policies(context: WantsParts) -> MutatingPolicies:
     """The server's one MutatingAdmissionPolicy plugin (admission plugin and both kinds' controller)."""
     return context.part(MutatingPolicies)

@@ -16,18 +16,16 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from apiserver.admission.interface import Attributes, Operation
 from apiserver.audit.annotations import add_annotations
 from apiserver.fieldmanager import apply
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.registry.context import ServerContext
 from apiserver.registry.meta import now_rfc3339
 from apiserver.registry.offload import run_heavy
 from apiserver.registry.store import ListOptions, Store
-from apiserver.server.config import ServerConfig
 from apiserver.storage.interface import StorageError
 from builtin.admissionregistration.authz import Asking, authorizer_value
 from builtin.admissionregistration.compiled import (
@@ -42,6 +40,7 @@ from builtin.admissionregistration.review import admission_review
 from builtin.admissionregistration.typecheck import type_warnings
 from builtin.rbac.aggregation import selector_requirements
 from builtin.rbac.informer import Informer
+from builtin.wants import WantsAuthorizer, WantsParts, WantsStores
 
 log = logging.getLogger(__name__)
 GROUP = "admissionregistration.k8s.io"
@@ -105,6 +104,11 @@ def compiled_once(
     return found
 
 
+class PolicyServer(WantsStores, WantsAuthorizer, Protocol):
+    """The Stores (the policies' and bindings', the namespaces', every kind a policy's params name) and the
+    authorizer a policy's ``authorizer`` variable asks."""
+
+
 class ValidatingPolicies:
     plurals: ClassVar[tuple[str, str]] = (
         "validatingadmissionpolicies",
@@ -112,7 +116,7 @@ class ValidatingPolicies:
     )
     """The policies' and the bindings' resources, which the plugin follows."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: PolicyServer) -> None:
         self.context = context
         self.policies = _Follow(self._policy_changed)
         self.bindings = _Follow(self._forget_rules)
@@ -435,7 +439,7 @@ def cel_request(attributes: Attributes, matched: Matched) -> dict[str, Any]:
     return request
 
 
-def validating_policies(context: ServerConfig) -> ValidatingPolicies:
+def validating_policies(context: WantsParts) -> ValidatingPolicies:
     """The server's one ValidatingAdmissionPolicy plugin (admission plugin and both kinds' controller)."""
     return context.part(ValidatingPolicies)
 

@@ -13,22 +13,25 @@ from typing import Any, ClassVar
 from apiserver.machinery.objects import Object
 from apiserver.registry.strategy import Strategy
 from apiserver.schema import Cause, causes
-from builtin.admissionregistration.celenv import compile_expression
+from builtin.admissionregistration.celenv import (
+    Environment,
+    match_environment,
+    policy_environment,
+)
 
 REASONS = ("Unauthorized", "Forbidden", "Invalid", "RequestEntityTooLarge")
 ACTIONS = ("Audit", "Deny", "Warn")
 _IDENTIFIER = re.compile(r"^[_a-zA-Z][_a-zA-Z0-9]*$")
 
 
-def _compiles(path: str, source: Any) -> Iterator[Cause]:
+def _compiles(path: str, source: Any, environment: Environment) -> Iterator[Cause]:
     text = str(source or "")
     if not text:
         yield causes.required(path)
         return
-    try:
-        compile_expression(text)
-    except ValueError as error:
-        yield causes.invalid(path, text, f"compilation failed: {error}")
+    failure = environment.compile_failure(text)
+    if failure is not None:
+        yield causes.invalid(path, text, f"compilation failed: {failure}")
 
 
 def shared_causes(spec: dict[str, Any]) -> list[Cause]:
@@ -52,9 +55,16 @@ def shared_causes(spec: dict[str, Any]) -> list[Cause]:
                     f"spec.variables[{i}].name", v.get("name"), "name is not a valid CEL identifier"
                 )
             )
-        found.extend(_compiles(f"spec.variables[{i}].expression", v.get("expression")))
+        before = policy_environment(spec, i)  # a variable sees those declared before it
+        found.extend(_compiles(f"spec.variables[{i}].expression", v.get("expression"), before))
     for i, c in enumerate(spec.get("matchConditions") or ()):
-        found.extend(_compiles(f"spec.matchConditions[{i}].expression", c.get("expression")))
+        found.extend(
+            _compiles(
+                f"spec.matchConditions[{i}].expression",
+                c.get("expression"),
+                match_environment(spec),
+            )
+        )
     return found
 
 
@@ -68,11 +78,16 @@ def policy_causes(obj: Object) -> list[Cause]:
             )
         )
     found.extend(shared_causes(spec))
+    environment = policy_environment(spec)
     for i, v in enumerate(spec.get("validations") or ()):
-        found.extend(_compiles(f"spec.validations[{i}].expression", v.get("expression")))
+        found.extend(
+            _compiles(f"spec.validations[{i}].expression", v.get("expression"), environment)
+        )
         if v.get("messageExpression"):
             found.extend(
-                _compiles(f"spec.validations[{i}].messageExpression", v["messageExpression"])
+                _compiles(
+                    f"spec.validations[{i}].messageExpression", v["messageExpression"], environment
+                )
             )
         if v.get("reason") and v["reason"] not in REASONS:
             found.append(
@@ -80,7 +95,9 @@ def policy_causes(obj: Object) -> list[Cause]:
             )
     for i, a in enumerate(spec.get("auditAnnotations") or ()):
         found.extend(
-            _compiles(f"spec.auditAnnotations[{i}].valueExpression", a.get("valueExpression"))
+            _compiles(
+                f"spec.auditAnnotations[{i}].valueExpression", a.get("valueExpression"), environment
+            )
         )
     return found
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import cel
-
 from apiserver.machinery.objects import Object
 from apiserver.registry.strategy import Strategy
 from apiserver.schema import Cause, causes
 from apiserver.schema.objectmeta import is_dns1123_subdomain
 from apiserver.schema.webhookurl import webhook_url_causes
+from builtin.admissionregistration.celenv import WEBHOOK_VARIABLES, Environment
 
 REVIEW_VERSIONS = ("v1", "v1beta1")
 
@@ -42,12 +41,11 @@ def _conditions(conditions: Any, path: str) -> list[Cause]:
     found: list[Cause] = []
     for index, condition in enumerate(conditions or ()):
         expression = str(condition.get("expression", ""))
-        try:
-            cel.compile(expression)
-        except ValueError as error:
+        failure = Environment(WEBHOOK_VARIABLES).compile_failure(expression)
+        if failure is not None:
             found.append(
                 causes.invalid(
-                    f"{path}[{index}].expression", expression, f"compilation failed: {error}"
+                    f"{path}[{index}].expression", expression, f"compilation failed: {failure}"
                 )
             )
     return found

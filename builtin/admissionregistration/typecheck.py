@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from apiserver.machinery.scheme import ResourceType, VersionType
-from apiserver.registry.context import ServerContext
 from apiserver.schema.cel import compile_rule, unsupported_functions
 from builtin.admissionregistration.authz import FUNCTIONS as AUTHORIZER
+from builtin.wants import WantsStores
 
 _REFERENCE = re.compile(r"\b(?:object|oldObject)((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 _ALWAYS = ("apiVersion", "kind", "metadata")
@@ -33,7 +33,7 @@ def _expressions(spec: dict[str, Any]) -> Iterator[tuple[str, str]]:
         yield f"spec.auditAnnotations[{i}].valueExpression", str(a.get("valueExpression", ""))
 
 
-def _kinds(spec: dict[str, Any], context: ServerContext) -> list[tuple[ResourceType, VersionType]]:
+def _kinds(spec: dict[str, Any], context: WantsStores) -> list[tuple[ResourceType, VersionType]]:
     """The kinds and versions the policy's rules name without wildcards."""
     found: list[tuple[ResourceType, VersionType]] = []
     for rule in (spec.get("matchConstraints") or {}).get("resourceRules") or ():
@@ -79,7 +79,7 @@ def _field_warnings(source: str, kinds: list[tuple[ResourceType, VersionType]]) 
     return found
 
 
-def type_warnings(policy: dict[str, Any], context: ServerContext) -> list[dict[str, str]]:
+def type_warnings(policy: dict[str, Any], context: WantsStores) -> list[dict[str, str]]:
     spec = policy.get("spec") or {}
     kinds = _kinds(spec, context)
     warnings: list[dict[str, str]] = []

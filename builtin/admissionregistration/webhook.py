@@ -7,7 +7,7 @@ is skipped with Ignore; a denial is ``admission webhook "<name>" denied the requ
 are awaited I/O: the event loop serves other requests meanwhile.
 
 Each plugin follows its configurations with an informer (it is the kind's controller too: the definition
-names the same factory twice and ``ServerContext.part`` makes one object)."""
+names the same factory twice and the server's ``part`` makes one object)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,6 @@ from apiserver.audit.annotations import add_annotations
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.patch.jsonpatch import PatchError, apply_json_patch
-from apiserver.registry.context import ServerContext
-from apiserver.server.config import ServerConfig
 from builtin.admissionregistration.conditions import ConditionError, conditions_match
 from builtin.admissionregistration.equivalents import Matched
 from builtin.admissionregistration.matching import WEBHOOK, Matcher
@@ -36,6 +34,7 @@ from builtin.admissionregistration.review import (
     verify_response,
 )
 from builtin.rbac.informer import Informer
+from builtin.wants import WantsParts, WantsStores
 from builtin.webhook.client import CallFailed, ClientConfigError, WebhookClients
 
 log = logging.getLogger(__name__)
@@ -49,7 +48,7 @@ class Webhooks:
     plural: ClassVar[str]
     mutating: ClassVar[bool]
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: WantsStores) -> None:
         self.context = context
         self.configurations: dict[str, Object] = {}
         self.hooks: list[dict[str, Any]] = []
@@ -260,11 +259,11 @@ def _snapshot(obj: Object | None) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
 
 
-def validating_webhooks(context: ServerConfig) -> ValidatingWebhooks:
+def validating_webhooks(context: WantsParts) -> ValidatingWebhooks:
     """The server's one ValidatingAdmissionWebhook plugin (its admission plugin and its controller)."""
     return context.part(ValidatingWebhooks)
 
 
-def mutating_webhooks(context: ServerConfig) -> MutatingWebhooks:
+def mutating_webhooks(context: WantsParts) -> MutatingWebhooks:
     """The server's one MutatingAdmissionWebhook plugin (its admission plugin and its controller)."""
     return context.part(MutatingWebhooks)

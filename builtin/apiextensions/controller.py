@@ -15,14 +15,13 @@ import contextlib
 import dataclasses
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType
 from apiserver.registry.meta import now_rfc3339
 from apiserver.registry.store import ListOptions, Store
-from apiserver.server.config import ServerConfig
 from apiserver.server.served import ServedResources
 from apiserver.storage.interface import StorageError
 from builtin.apiextensions.conversion import WebhookConverter
@@ -32,6 +31,7 @@ from builtin.apiextensions.openapi import group_documents
 from builtin.apiextensions.resource import resource_type
 from builtin.apiextensions.strategy import FINALIZER
 from builtin.deletion import delete_all
+from builtin.wants import WantsServed, WantsStores
 from builtin.webhook.client import WebhookClients
 from generator.definition import Definition
 
@@ -41,6 +41,11 @@ log = logging.getLogger(__name__)
 
 GROUP, PLURAL = "apiextensions.k8s.io", "customresourcedefinitions"
 RETRY_SECONDS = 1.0
+
+
+class CRDServer(WantsStores, WantsServed, Protocol):
+    """What the controller uses of the server: the Stores (the CRDs', the Services its webhooks resolve
+    through, the custom resources') and what is served, which it installs in."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +89,7 @@ def _comparable(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 class CustomResourceDefinitionController:
     """Serves every established CRD and keeps the CRDs' status; see the module docstring."""
 
-    def __init__(self, context: ServerConfig) -> None:
+    def __init__(self, context: CRDServer) -> None:
         self.context = context
         self._crds: dict[str, Object] = {}
         self._served: dict[str, _Served] = {}

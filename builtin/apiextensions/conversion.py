@@ -16,7 +16,7 @@ from typing import Any
 
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.registry.context import ServerContext
+from builtin.wants import WantsStores
 from builtin.webhook.client import CallFailed, WebhookClients
 
 __all__ = ["WebhookConverter", "timeout_seconds", "webhook_converter"]
@@ -161,7 +161,7 @@ class _OwnClients(WebhookConverter):
 
 def webhook_converter(
     group: str, kind: str, webhook: dict[str, Any]
-) -> Callable[[ServerContext], _OwnClients]:
+) -> Callable[[WantsStores], _OwnClients]:
     """``RESTOptions.converter`` of a kind generated from a CRD with conversion strategy Webhook:
     it converts as the same CRD posted to a running server does."""
     return lambda context: _OwnClients(WebhookClients(context), group, kind, webhook)

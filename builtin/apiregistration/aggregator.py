@@ -2,7 +2,7 @@
 discovery/OpenAPI aggregation) as a controller of the APIService kind: it follows the APIServices and the
 Services they name, checks every proxied group-version at once when either changes and every
 ``CHECK_INTERVAL`` seconds, writes the Available condition, and sits in front of the server's own handlers
-(``ServerConfig.aggregation``): requests under a proxied ``/apis/GROUP/VERSION`` go to its backend (kube's
+(the server's ``aggregation``): requests under a proxied ``/apis/GROUP/VERSION`` go to its backend (kube's
 503 "service unavailable" while it is not available, so a backend that is down costs its group only), and
 /apis, /apis/GROUP, /openapi/v3 and /openapi/v2 are the local documents merged with the backends'."""
 
@@ -14,7 +14,7 @@ import datetime
 import hashlib
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import orjson
@@ -24,7 +24,6 @@ from apiserver.encoding.gnostic import encode_swagger
 from apiserver.endpoints.discovery import aggregated_version
 from apiserver.endpoints.http import ASGIApp, Message, Receive, Scope, Send, respond, respond_text
 from apiserver.machinery import errors
-from apiserver.server.config import ServerConfig
 from apiserver.storage.interface import StorageError
 from builtin.apiregistration import merge
 from builtin.apiregistration.availability import LOCAL, Verdict, check, unavailable, with_condition
@@ -33,6 +32,7 @@ from builtin.apiregistration.proxy import proxy
 from builtin.apiregistration.transport import backend_client, ssl_context
 from builtin.core.serviceresolver import Endpoint, Unresolved, resolve, server_name
 from builtin.rbac.informer import Informer
+from builtin.wants import WantsAggregation, WantsStores
 
 log = logging.getLogger(__name__)
 GROUP = "apiregistration.k8s.io"
@@ -40,6 +40,10 @@ CHECK_INTERVAL = 5.0
 """Seconds between two checks of every backend (kube-aggregator checks every 30s; a shorter period tells a
 client sooner that a backend is back)."""
 _EMPTY_BODY: Message = {"type": "http.request", "body": b"", "more_body": False}
+
+
+class AggregatorServer(WantsStores, WantsAggregation, Protocol):
+    """The APIServices' and Services' Stores, and where the aggregator takes its place."""
 
 
 @dataclass
@@ -113,7 +117,7 @@ def _key(obj: dict[str, Any]) -> tuple[str, str]:
 class Aggregator:
     """A Controller (start, stop) and the server's Aggregation (claims, serve)."""
 
-    def __init__(self, context: ServerConfig) -> None:
+    def __init__(self, context: AggregatorServer) -> None:
         self.context = context
         context.aggregation = self
         self.store = context.store(GROUP, "apiservices")

@@ -17,12 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 from apiserver.machinery import errors
 from apiserver.registry.store import ListOptions
-from apiserver.server.config import ServerConfig
 from apiserver.storage.interface import StorageError
+from builtin.wants import WantsServed, WantsStores
 
 log = logging.getLogger(__name__)
 GROUP = "apiregistration.k8s.io"
@@ -58,6 +58,11 @@ PRIORITIES: dict[tuple[str, str], tuple[int, int]] = {
 }
 
 
+class AutoregisterServer(WantsStores, WantsServed, Protocol):
+    """The Stores (the APIServices', every served resource's) and what is served, whose changes it
+    follows."""
+
+
 def api_service(group: str, version: str, sync: str) -> dict[str, Any]:
     """The local APIService of one group-version, as autoregister writes it."""
     minimum, priority = PRIORITIES.get((group, version), DEFAULT_PRIORITY)
@@ -79,7 +84,7 @@ class Autoregister:
 
     post_start_hook = "kube-apiserver-autoregistration"
 
-    def __init__(self, context: ServerConfig) -> None:
+    def __init__(self, context: AutoregisterServer) -> None:
         self.context = context
         self.store = context.store(GROUP, "apiservices")
         self.registered: set[str] = set()

@@ -9,6 +9,7 @@ from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.registry.meta import now_rfc3339
 from apiserver.registry.strategy import Strategy
+from builtin.wants import WantsTokens
 
 
 class SelfSubjectReviewStrategy(Strategy):
@@ -31,12 +32,16 @@ class TokenReviewStrategy(Strategy):
     a struct, always encoded); an accepted one names the user (in ``system:authenticated``, as the request
     authenticator puts it) and the audiences it holds."""
 
+    def __init__(self, server: WantsTokens) -> None:
+        super().__init__()
+        self.server = server
+
     async def answer(self, obj: Object, attributes: Attributes) -> Object:
         spec = obj.get("spec") or {}
         token = str(spec.get("token") or "")
         if not token:
             raise errors.bad_request("token is required for TokenReview in authentication")
-        tokens = self.context.tokens
+        tokens = self.server.tokens
         audiences = list(spec.get("audiences") or []) or list(tokens.api_audiences)
         authenticator = tokens.authenticator()
         status: Object = {"user": {}}

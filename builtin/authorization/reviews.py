@@ -14,18 +14,25 @@ from apiserver.authorization.authorizer import Authorizer, Decision
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.registry.strategy import Strategy
+from builtin.wants import WantsAuthorizer
 
 _ONE_OF = "exactly one of nonResourceAttributes or resourceAttributes must be specified"
 _BOTH = 'Invalid value: "object": cannot be specified in combination with resourceAttributes'
 
 
-class SelfSubjectAccessReviewStrategy(Strategy):
+class AuthorizingStrategy(Strategy):
+    """A review answered by the server's authorizer, the one every request is authorized by."""
+
+    def __init__(self, server: WantsAuthorizer) -> None:
+        super().__init__()
+        self.server = server
+
+
+class SelfSubjectAccessReviewStrategy(AuthorizingStrategy):
     async def answer(self, obj: Object, attributes: Attributes) -> Object:
         spec = obj.get("spec") or {}
         validate_spec("SelfSubjectAccessReview", spec)
-        return await answer_access_review(
-            self.context.authorizer, obj, asked(spec, attributes.user)
-        )
+        return await answer_access_review(self.server.authorizer, obj, asked(spec, attributes.user))
 
 
 def asked(spec: dict[str, Any], user: UserInfo) -> AuthorizationAttributes:
@@ -75,12 +82,12 @@ async def answer_access_review(
     return obj
 
 
-class SelfSubjectRulesReviewStrategy(Strategy):
+class SelfSubjectRulesReviewStrategy(AuthorizingStrategy):
     async def answer(self, obj: Object, attributes: Attributes) -> Object:
         """A new review holding only the rules (kube's selfsubjectrulesreview REST builds its answer afresh:
         empty metadata and spec)."""
         namespace = str((obj.get("spec") or {}).get("namespace") or "")
-        rules = await self.context.authorizer.rules_for(attributes.user, namespace)
+        rules = await self.server.authorizer.rules_for(attributes.user, namespace)
         status: dict[str, Any] = {
             "resourceRules": list(rules.resource_rules),
             "nonResourceRules": list(rules.non_resource_rules),

@@ -11,8 +11,12 @@ from apiserver.admission.interface import Attributes
 from apiserver.authentication.user import UserInfo
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.registry.strategy import Strategy
-from builtin.authorization.reviews import answer_access_review, asked, validate_spec
+from builtin.authorization.reviews import (
+    AuthorizingStrategy,
+    answer_access_review,
+    asked,
+    validate_spec,
+)
 
 _NO_USER = 'Invalid value: "": at least one of user or group must be specified'
 
@@ -34,14 +38,14 @@ def _user_causes(spec: dict[str, Any]) -> list[errors.StatusCause]:
     return [errors.StatusCause("FieldValueInvalid", _NO_USER, "spec.user")]
 
 
-class SubjectAccessReviewStrategy(Strategy):
+class SubjectAccessReviewStrategy(AuthorizingStrategy):
     async def answer(self, obj: Object, attributes: Attributes) -> Object:
         spec = obj.get("spec") or {}
         validate_spec("SubjectAccessReview", spec, _user_causes(spec))
-        return await answer_access_review(self.context.authorizer, obj, asked(spec, _subject(spec)))
+        return await answer_access_review(self.server.authorizer, obj, asked(spec, _subject(spec)))
 
 
-class LocalSubjectAccessReviewStrategy(Strategy):
+class LocalSubjectAccessReviewStrategy(AuthorizingStrategy):
     """A SubjectAccessReview confined to the namespace it is posted in (so that a namespace admin may be
     allowed to ask it): resource attributes only, in that namespace."""
 
@@ -62,4 +66,4 @@ class LocalSubjectAccessReviewStrategy(Strategy):
             raise errors.bad_request(
                 f"spec.resourceAttributes.namespace must match namespace: {attributes.namespace}"
             )
-        return await answer_access_review(self.context.authorizer, obj, asked(spec, _subject(spec)))
+        return await answer_access_review(self.server.authorizer, obj, asked(spec, _subject(spec)))

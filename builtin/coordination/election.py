@@ -15,17 +15,22 @@ import socket
 import time
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from apiserver.machinery import errors
 from apiserver.machinery.tasks import cancel_and_wait
-from apiserver.registry.context import Controller, LeaderElection, ServerContext
 from apiserver.registry.store import Store
+from apiserver.server.controllers import Controller, LeaderElection
 from apiserver.storage.interface import StorageError
+from builtin.wants import WantsElection, WantsStores
 
 log = logging.getLogger(__name__)
 
 GROUP, PLURAL = "coordination.k8s.io", "leases"
+
+
+class ElectionServer(WantsStores, WantsElection, Protocol):
+    """The Leases' Store, the election's configuration, and where the elector registers."""
 
 
 def micro_time(moment: datetime) -> str:
@@ -34,10 +39,10 @@ def micro_time(moment: datetime) -> str:
 
 
 class LeaderElector:
-    """The server's elector (the seam of ``ServerContext.elector``): a controller of every replica that runs
+    """The server's elector (the seam of ``ElectionServer.elector``): a controller of every replica that runs
     the leader-only controllers while its replica holds the Lease."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: ElectionServer) -> None:
         self.context = context
         self.identity = (
             f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4()}"  # client-go: host_uuid

@@ -7,19 +7,56 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
+
+import click
 
 from apiserver.machinery import errors
 from apiserver.machinery.tasks import cancel_and_wait
-from apiserver.registry.context import ServerContext
 from apiserver.registry.store import ListOptions, Store
+from apiserver.server.options import duration_flag
 from apiserver.storage.interface import StorageError
+from builtin.wants import WantsKindOptions, WantsStores
 
 log = logging.getLogger(__name__)
 
 MIN_SWEEP_SECONDS, MAX_SWEEP_SECONDS = 0.1, 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class EventTTL:
+    """kube-apiserver's --event-ttl: how long an event is kept after its last report, in seconds."""
+
+    seconds: float = 3600.0
+
+
+def event_ttl_flags(parsed: Callable[..., None]) -> Callable[..., None]:
+    """--event-ttl, the core Events' own serve flag, handed on to ``parsed`` as an ``EventTTL`` in its
+    ``kind_options`` (apiserver/server/options.py's KindFlags)."""
+
+    @duration_flag(
+        "--event-ttl",
+        "1h0m0s",
+        "How long an event is kept after its last report (kube-apiserver's flag).",
+    )
+    @functools.wraps(parsed)
+    def with_event_ttl(
+        *args: object, event_ttl: float, kind_options: dict[type, object], **kwargs: object
+    ) -> None:
+        if event_ttl <= 0:
+            raise click.UsageError("--event-ttl must be positive")
+        parsed(*args, kind_options={**kind_options, EventTTL: EventTTL(event_ttl)}, **kwargs)
+
+    return with_event_ttl
+
+
+class EventTTLServer(WantsStores, WantsKindOptions, Protocol):
+    """The Events' Store and how long an event is kept (--event-ttl)."""
 
 
 def last_report(event: dict[str, Any]) -> datetime | None:
@@ -45,7 +82,7 @@ class EventExpiry:
 
     leader_only = True
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: EventTTLServer) -> None:
         self.context = context
         self._task: asyncio.Task[None] | None = None
 
@@ -61,7 +98,7 @@ class EventExpiry:
         self._task = None
 
     async def _run(self) -> None:
-        ttl = self.context.event_ttl
+        ttl = self.context.kind_option(EventTTL, EventTTL()).seconds
         interval = min(max(ttl / 10, MIN_SWEEP_SECONDS), MAX_SWEEP_SECONDS)
         while True:
             try:

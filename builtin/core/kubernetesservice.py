@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import Protocol
 
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.registry.context import ServerContext
 from apiserver.storage.interface import StorageError
+from builtin.core.serviceranges import service_ranges
+from builtin.wants import WantsKindOptions, WantsStores
 
 log = logging.getLogger(__name__)
 
@@ -22,15 +24,22 @@ ATTEMPTS, RETRY_SECONDS = (
 )  # the default namespace comes from the namespace controller's start
 
 
+class KubernetesServiceServer(WantsStores, WantsKindOptions, Protocol):
+    """The Services' Store, the Service ranges, and the port the server serves on (--secure-port)."""
+
+    @property
+    def secure_port(self) -> int: ...
+
+
 class KubernetesServiceController:
     """Creates the Service once, when it does not exist (a server that finds it keeps it as it is)."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: KubernetesServiceServer) -> None:
         self.context = context
         self._task: asyncio.Task[None] | None = None
 
     def service(self) -> Object:
-        first_ip = str(self.context.service_ranges.cluster_ips.network_address + 1)
+        first_ip = str(service_ranges(self.context).cluster_ips.network_address + 1)
         return {
             "apiVersion": "v1",
             "kind": "Service",

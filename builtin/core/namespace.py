@@ -12,7 +12,6 @@ import logging
 from apiserver.admission.interface import Attributes, Operation
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.registry.context import ServerContext
 from apiserver.registry.keys import object_key
 from apiserver.registry.store import ListOptions, Store
 from apiserver.registry.strategy import Strategy
@@ -21,6 +20,7 @@ from apiserver.schema.causes import Cause
 from apiserver.schema.objectmeta import is_dns1123_label
 from apiserver.storage.interface import StorageError
 from builtin.deletion import delete_all
+from builtin.wants import WantsStores
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class NamespaceLifecycle:
     storage only when the cache does not have the namespace.
     """
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: WantsStores) -> None:
         self.context = context
 
     def handles(self, operation: Operation) -> bool:
@@ -149,7 +149,7 @@ class DefaultNamespaces:
     post_start_hook = "bootstrap-controller"
     """kube's hook that creates the default namespaces: its health check passes once they exist."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: WantsStores) -> None:
         self.context = context
 
     async def start(self) -> None:
@@ -173,7 +173,7 @@ class NamespaceController:
 
     leader_only = True
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: WantsStores) -> None:
         self.context = context
         self._controller: asyncio.Task[None] | None = None
         self._finalizing: dict[str, asyncio.Task[None]] = {}

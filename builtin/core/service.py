@@ -5,10 +5,9 @@ SetDefaults_Service), the rules of ValidateService and ValidateServiceUpdate a s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from apiserver.machinery.objects import Object
-from apiserver.registry.context import ServerContext
 from apiserver.registry.strategy import Finish, Strategy
 from apiserver.schema import Cause
 from apiserver.schema.causes import forbidden, invalid, required
@@ -18,8 +17,14 @@ from builtin.core.serviceallocation import (
     needs_cluster_ip,
     needs_node_ports,
 )
+from builtin.core.serviceranges import service_ranges
+from builtin.wants import WantsKindOptions, WantsStorage
 
 DEFAULT_CLIENT_IP_TIMEOUT = 10800  # v1.DefaultClientIPServiceAffinitySeconds
+
+
+class ServiceServer(WantsStorage, WantsKindOptions, Protocol):
+    """The storage the allocations are kept in, and the ranges they are made from."""
 
 
 class ServiceStrategy(Strategy):
@@ -27,9 +32,9 @@ class ServiceStrategy(Strategy):
     and LoadBalancer Services, node ports; on update what the new type and ports need, what they no longer
     need given back once stored; everything given back on delete."""
 
-    def __init__(self, context: ServerContext) -> None:
-        super().__init__(context)
-        self.allocators = ServiceAllocators(context.storage, context.service_ranges)
+    def __init__(self, server: ServiceServer) -> None:
+        super().__init__()
+        self.allocators = ServiceAllocators(server.storage, service_ranges(server))
 
     def prepare_for_create(self, obj: Object) -> None:
         _set_defaults(obj.setdefault("spec", {}))

@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from apiserver.admission.interface import Attributes
 from apiserver.authentication.authenticator import AuthenticationError
@@ -19,11 +19,11 @@ from apiserver.authentication.token import TokenResponse
 from apiserver.authentication.user import UserInfo
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.registry.context import ServerContext
 from apiserver.registry.meta import new_uid
 from apiserver.registry.store import ListOptions, Store
 from apiserver.schema import causes
 from apiserver.storage.interface import StorageError
+from builtin.wants import WantsStores, WantsTokens
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,10 @@ DELETED_GRACE_SECONDS = 60
 RETRY_SECONDS = 1.0
 
 
+class TokenServer(WantsStores, WantsTokens, Protocol):
+    """The core Stores (service accounts, secrets, pods) and the server's token keys and audiences."""
+
+
 def user_name(namespace: str, name: str) -> str:
     """kube's MakeUsername."""
     return f"{PREFIX}{namespace}:{name}"
@@ -52,7 +56,7 @@ class TokenREST:
     requested audiences (the API server's by default) and lifetime (at least 10 minutes, an hour by
     default), bound to a Secret when asked (Pods and Nodes are not served here)."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: TokenServer) -> None:
         self.context = context
 
     async def create(self, attributes: Attributes) -> Object:
@@ -166,7 +170,7 @@ class ServiceAccountTokenAuthenticator:
     service account (and bound Secret) still exist with the uids it was issued for. Tokens of other issuers
     are left to the other authenticators."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: TokenServer) -> None:
         self.context = context
 
     async def authenticate_token(
@@ -233,7 +237,7 @@ class ServiceAccountsController:
 
     leader_only = True
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: TokenServer) -> None:
         self.context = context
         self._tasks: list[asyncio.Task[None]] = []
 

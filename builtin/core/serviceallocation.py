@@ -11,11 +11,11 @@ from typing import Any
 
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.machinery.serviceranges import ServiceRanges
 from apiserver.registry.strategy import Finish
 from apiserver.schema import causes
 from apiserver.storage.interface import Storage
 from builtin.core.allocator import AlreadyAllocatedError, Holder, RangeAllocator, RangeFullError
+from builtin.core.serviceranges import ServiceRanges
 
 KIND = "Service"
 NONE = "None"  # kube's ClusterIPNone: a headless Service

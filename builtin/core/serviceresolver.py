@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apiserver.machinery import errors
-from apiserver.registry.context import ServerContext
+from builtin.wants import WantsStores
 
 
 class Unresolved(Exception):
@@ -33,7 +33,7 @@ class Endpoint:
         return f"https://{host}:{self.port}"
 
 
-async def resolve(context: ServerContext, reference: dict[str, Any]) -> Endpoint:
+async def resolve(context: WantsStores, reference: dict[str, Any]) -> Endpoint:
     """The endpoint of ``spec.service``; raises Unresolved."""
     namespace, name = str(reference.get("namespace", "")), str(reference.get("name", ""))
     port = int(reference.get("port", 443))

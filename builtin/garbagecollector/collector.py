@@ -9,13 +9,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from apiserver.audit.internal import Target
 from apiserver.authentication.user import UserInfo
 from apiserver.machinery import errors
 from apiserver.machinery.tasks import cancel_and_wait
-from apiserver.registry.context import ServerContext
 from apiserver.registry.deletion import (
     BACKGROUND,
     FOREGROUND,
@@ -28,6 +27,7 @@ from apiserver.registry.store import ListOptions, Store
 from apiserver.storage.interface import StorageError
 from builtin.garbagecollector.events import EventReporter
 from builtin.garbagecollector.graph import Graph, Node, group_of
+from builtin.wants import WantsAudit, WantsElection, WantsStores
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,11 @@ USER = UserInfo(
 SOLID, DANGLING, WAITING, UNRESOLVED, CLUSTER_DEPENDENT = range(5)
 
 
+class CollectorServer(WantsStores, WantsElection, WantsAudit, Protocol):
+    """What the collector uses of the server: every Store, the elector its writes check the lease with,
+    and the audit its writes are logged through."""
+
+
 class LeaseLapsed(Exception):
     """This replica's lease is not fresh: the write waits (another replica may lead by now)."""
 
@@ -52,7 +57,7 @@ class GarbageCollector:
 
     leader_only = True
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: CollectorServer) -> None:
         self.context = context
         self.graph = Graph()
         self.events = EventReporter(context)

@@ -10,12 +10,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from apiserver.machinery import errors
-from apiserver.registry.context import ServerContext
 from apiserver.schema.causes import go_quote
 from apiserver.storage.interface import StorageError
 
 if TYPE_CHECKING:
     from builtin.garbagecollector.graph import Node
+
+from builtin.wants import WantsStores
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +25,7 @@ REPORTED_CAPACITY = 10_000
 
 
 class EventReporter:
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: WantsStores) -> None:
         self.context = context
         self._reported: set[tuple[str, str]] = set()
 

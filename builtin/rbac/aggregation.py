@@ -12,11 +12,11 @@ from typing import Any
 
 from apiserver.machinery import errors
 from apiserver.machinery.selectors import Requirement
-from apiserver.registry.context import ServerContext
 from apiserver.storage.interface import StorageError
 from builtin.rbac.index import GROUP
 from builtin.rbac.informer import Informer
 from builtin.rbac.rules import Rule, compile_rules
+from builtin.wants import WantsStores
 
 log = logging.getLogger(__name__)
 _OPERATORS = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
@@ -70,7 +70,7 @@ def _revision(obj: dict[str, Any] | None) -> int:
 class ClusterRoleAggregation:
     leader_only = True
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: WantsStores) -> None:
         self.store = context.store(GROUP, "clusterroles")
         self.roles: dict[str, dict[str, Any]] = {}
         self.informer = Informer(self.store, self)

@@ -9,16 +9,20 @@ watch caches and indexed by subject (index.py), so no request scans every bindin
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from apiserver.authentication.user import UserInfo
 from apiserver.authorization.authorizer import Attributes, Decision, Rules
-from apiserver.registry.context import ServerContext
 from builtin.rbac.index import GROUP, PolicyIndex
 from builtin.rbac.informer import Informer
 from builtin.rbac.rules import Rule
+from builtin.wants import WantsAuthorizerModes, WantsStores
 
 MODE = "RBAC"
+
+
+class RBACServer(WantsStores, WantsAuthorizerModes, Protocol):
+    """What the authorizer uses of the server: the RBAC kinds' Stores, and the modes it provides RBAC in."""
 
 
 class _KindHandler:
@@ -48,7 +52,7 @@ class _KindHandler:
 class RBACAuthorizer:
     """An Authorizer (authorize, rules_for) and a Controller (start, stop: its informers)."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: RBACServer) -> None:
         self.index = index = PolicyIndex()
         kinds = (
             ("roles", "Role", index.set_role, index.delete_role),
@@ -142,7 +146,7 @@ def _aggregate(messages: list[str]) -> str:
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
-def rbac_authorizer(context: ServerContext) -> RBACAuthorizer | None:
+def rbac_authorizer(context: WantsAuthorizerModes) -> RBACAuthorizer | None:
     """The server's RBAC authorizer, built with the RBAC kinds (None if they are not served)."""
     provided = context.authorizer_modes.get(MODE)
     return provided if isinstance(provided, RBACAuthorizer) else None

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from typing import Any
 
 from apiserver.machinery import errors
-from apiserver.registry.context import ServerContext
 from apiserver.registry.store import Store
 from builtin.rbac.bootstrappolicy import AUTOUPDATE, cluster_role_bindings, cluster_roles
 from builtin.rbac.index import GROUP
 from builtin.rbac.rules import compile_rules, uncovered
+from builtin.wants import WantsStores
 
 log = logging.getLogger(__name__)
 Reconcile = Callable[[dict[str, Any], dict[str, Any]], "dict[str, Any] | None"]
@@ -77,7 +77,7 @@ class BootstrapPolicy:
     post_start_hook = "rbac/bootstrap-roles"
     """kube's post-start hook of the same job: its health check passes once the policy is in place."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: WantsStores) -> None:
         self.context = context
 
     async def start(self) -> None:

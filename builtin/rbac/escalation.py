@@ -6,17 +6,17 @@ own writes) may do anything."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from apiserver.admission.interface import Attributes, Operation
 from apiserver.authentication.user import MASTERS_GROUP, UserInfo
 from apiserver.authorization.authorizer import Attributes as AuthorizationAttributes
 from apiserver.authorization.authorizer import Decision
 from apiserver.machinery import errors
-from apiserver.registry.context import ServerContext
 from builtin.rbac.authorizer import rbac_authorizer
 from builtin.rbac.index import GROUP
 from builtin.rbac.rules import Rule, compact, compile_rules, uncovered
+from builtin.wants import WantsAuthorizer, WantsAuthorizerModes
 
 ROLES = ("roles", "clusterroles")
 FULL_AUTHORITY = (Rule(("*",), ("*",), ("*",)), Rule(("*",), non_resource_urls=("*",)))
@@ -25,8 +25,13 @@ BINDINGS = ("rolebindings", "clusterrolebindings")
 _GC_METADATA = ("ownerReferences", "finalizers", "managedFields", "resourceVersion", "generation")
 
 
+class EscalationServer(WantsAuthorizer, WantsAuthorizerModes, Protocol):
+    """The server's authorizer (may the user escalate or bind?) and its RBAC mode (does the user hold
+    every rule?)."""
+
+
 class EscalationPrevention:
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: EscalationServer) -> None:
         self.context = context
 
     def handles(self, operation: Operation) -> bool:

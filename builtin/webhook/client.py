@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 import httpx
 import orjson
 
-from apiserver.registry.context import ServerContext
 from builtin.core.serviceresolver import Unresolved, resolve
+from builtin.wants import WantsStores
 
 __all__ = ["CallFailed", "ClientConfigError", "WebhookClients", "go_transport_reason"]
 
@@ -37,7 +37,7 @@ class WebhookClients:
     """One HTTP client per CA bundle, kept while the server runs: a TLS context costs milliseconds to build
     and a connection's handshake is reused across calls."""
 
-    def __init__(self, context: ServerContext) -> None:
+    def __init__(self, context: WantsStores) -> None:
         self.context = context
         self._clients: dict[str, httpx.AsyncClient] = {}
 

@@ -36,6 +36,18 @@ MUTATING_ADMISSION_POLICY = ResourceType(
     short_names=(),
     categories=("api-extensions",),
     builtin=True,
+    go_types=(
+        ("spec", "MutatingAdmissionPolicySpec"),
+        ("spec.paramKind", "ParamKind"),
+        ("spec.matchConstraints", "MatchResources"),
+        ("spec.matchConstraints.resourceRules[]", "NamedRuleWithOperations"),
+        ("spec.matchConstraints.excludeResourceRules[]", "NamedRuleWithOperations"),
+        ("spec.variables[]", "Variable"),
+        ("spec.mutations[]", "Mutation"),
+        ("spec.mutations[].applyConfiguration", "ApplyConfiguration"),
+        ("spec.mutations[].jsonPatch", "JSONPatch"),
+        ("spec.matchConditions[]", "MatchCondition"),
+    ),
     versions=(
         VersionType(
             name="v1beta1",
@@ -94,6 +106,13 @@ MUTATING_ADMISSION_POLICY_BINDING = ResourceType(
     short_names=(),
     categories=("api-extensions",),
     builtin=True,
+    go_types=(
+        ("spec", "MutatingAdmissionPolicyBindingSpec"),
+        ("spec.paramRef", "ParamRef"),
+        ("spec.matchResources", "MatchResources"),
+        ("spec.matchResources.resourceRules[]", "NamedRuleWithOperations"),
+        ("spec.matchResources.excludeResourceRules[]", "NamedRuleWithOperations"),
+    ),
     versions=(
         VersionType(
             name="v1beta1",
@@ -151,6 +170,19 @@ MUTATING_WEBHOOK_CONFIGURATION = ResourceType(
     short_names=(),
     categories=("api-extensions",),
     builtin=True,
+    go_types=(
+        ("webhooks[]", "MutatingWebhook"),
+        ("webhooks[].clientConfig", "WebhookClientConfig"),
+        ("webhooks[].clientConfig.service", "ServiceReference"),
+        ("webhooks[].rules[]", "RuleWithOperations"),
+        ("webhooks[].matchConditions[]", "MatchCondition"),
+        ("webhooks[].failurePolicy", "FailurePolicyType"),
+        ("webhooks[].matchPolicy", "MatchPolicyType"),
+        ("webhooks[].reinvocationPolicy", "ReinvocationPolicyType"),
+        ("webhooks[].rules[].operations[]", "OperationType"),
+        ("webhooks[].rules[].scope", "ScopeType"),
+        ("webhooks[].sideEffects", "SideEffectClass"),
+    ),
     versions=(
         VersionType(
             name="v1",
@@ -200,6 +232,29 @@ VALIDATING_ADMISSION_POLICY = ResourceType(
     short_names=(),
     categories=("api-extensions",),
     builtin=True,
+    go_types=(
+        ("status.conditions[]", "io.k8s.apimachinery.pkg.apis.meta.v1.Condition"),
+        ("spec", "ValidatingAdmissionPolicySpec"),
+        ("spec.paramKind", "ParamKind"),
+        ("spec.matchConstraints", "MatchResources"),
+        ("spec.matchConstraints.resourceRules[]", "NamedRuleWithOperations"),
+        ("spec.matchConstraints.excludeResourceRules[]", "NamedRuleWithOperations"),
+        ("spec.validations[]", "Validation"),
+        ("spec.auditAnnotations[]", "AuditAnnotation"),
+        ("spec.matchConditions[]", "MatchCondition"),
+        ("spec.variables[]", "Variable"),
+        ("status", "ValidatingAdmissionPolicyStatus"),
+        ("status.typeChecking", "TypeChecking"),
+        ("status.typeChecking.expressionWarnings[]", "ExpressionWarning"),
+        ("spec.failurePolicy", "FailurePolicyType"),
+        ("spec.matchConstraints.matchPolicy", "MatchPolicyType"),
+        ("spec.matchConstraints.resourceRules[].operations[]", "OperationType"),
+        ("spec.matchConstraints.resourceRules[].scope", "ScopeType"),
+        ("spec.matchConstraints.excludeResourceRules[].operations[]", "OperationType"),
+        ("spec.matchConstraints.excludeResourceRules[].scope", "ScopeType"),
+        ("spec.validations[].reason", "io.k8s.apimachinery.pkg.apis.meta.v1.StatusReason"),
+        ("status.conditions[].status", "io.k8s.apimachinery.pkg.apis.meta.v1.ConditionStatus"),
+    ),
     versions=(
         VersionType(
             name="v1",
@@ -258,6 +313,19 @@ VALIDATING_ADMISSION_POLICY_BINDING = ResourceType(
     short_names=(),
     categories=("api-extensions",),
     builtin=True,
+    go_types=(
+        ("spec", "ValidatingAdmissionPolicyBindingSpec"),
+        ("spec.paramRef", "ParamRef"),
+        ("spec.matchResources", "MatchResources"),
+        ("spec.matchResources.resourceRules[]", "NamedRuleWithOperations"),
+        ("spec.matchResources.excludeResourceRules[]", "NamedRuleWithOperations"),
+        ("spec.matchResources.matchPolicy", "MatchPolicyType"),
+        ("spec.matchResources.resourceRules[].operations[]", "OperationType"),
+        ("spec.matchResources.resourceRules[].scope", "ScopeType"),
+        ("spec.matchResources.excludeResourceRules[].operations[]", "OperationType"),
+        ("spec.matchResources.excludeResourceRules[].scope", "ScopeType"),
+        ("spec.validationActions[]", "ValidationAction"),
+    ),
     versions=(
         VersionType(
             name="v1",
@@ -315,6 +383,18 @@ VALIDATING_WEBHOOK_CONFIGURATION = ResourceType(
     short_names=(),
     categories=("api-extensions",),
     builtin=True,
+    go_types=(
+        ("webhooks[]", "ValidatingWebhook"),
+        ("webhooks[].clientConfig", "WebhookClientConfig"),
+        ("webhooks[].clientConfig.service", "ServiceReference"),
+        ("webhooks[].rules[]", "RuleWithOperations"),
+        ("webhooks[].matchConditions[]", "MatchCondition"),
+        ("webhooks[].failurePolicy", "FailurePolicyType"),
+        ("webhooks[].matchPolicy", "MatchPolicyType"),
+        ("webhooks[].rules[].operations[]", "OperationType"),
+        ("webhooks[].rules[].scope", "ScopeType"),
+        ("webhooks[].sideEffects", "SideEffectClass"),
+    ),
     versions=(
         VersionType(
             name="v1",

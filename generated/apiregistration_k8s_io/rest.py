@@ -28,6 +28,14 @@ API_SERVICE = ResourceType(
     short_names=(),
     categories=("api-extensions",),
     builtin=True,
+    go_types=(
+        ("spec", "APIServiceSpec"),
+        ("spec.service", "ServiceReference"),
+        ("status", "APIServiceStatus"),
+        ("status.conditions[]", "APIServiceCondition"),
+        ("status.conditions[].status", "ConditionStatus"),
+        ("status.conditions[].type", "APIServiceConditionType"),
+    ),
     versions=(
         VersionType(
             name="v1",

@@ -32,6 +32,7 @@ SELF_SUBJECT_REVIEW = ResourceType(
     short_names=(),
     categories=(),
     builtin=True,
+    go_types=(("status", "SelfSubjectReviewStatus"), ("status.userInfo", "UserInfo")),
     persisted=False,
     verbs=("create",),
     versions=(
@@ -82,6 +83,11 @@ TOKEN_REQUEST = ResourceType(
     short_names=(),
     categories=(),
     builtin=True,
+    go_types=(
+        ("spec", "TokenRequestSpec"),
+        ("spec.boundObjectRef", "BoundObjectReference"),
+        ("status", "TokenRequestStatus"),
+    ),
     persisted=False,
     verbs=("create",),
     standalone=False,
@@ -117,6 +123,11 @@ TOKEN_REVIEW = ResourceType(
     short_names=(),
     categories=(),
     builtin=True,
+    go_types=(
+        ("spec", "TokenReviewSpec"),
+        ("status", "TokenReviewStatus"),
+        ("status.user", "UserInfo"),
+    ),
     persisted=False,
     verbs=("create",),
     versions=(

@@ -27,6 +27,30 @@ LOCAL_SUBJECT_ACCESS_REVIEW = ResourceType(
     short_names=(),
     categories=(),
     builtin=True,
+    go_types=(
+        ("spec", "SubjectAccessReviewSpec"),
+        ("spec.resourceAttributes", "ResourceAttributes"),
+        ("spec.resourceAttributes.fieldSelector", "FieldSelectorAttributes"),
+        (
+            "spec.resourceAttributes.fieldSelector.requirements[]",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement",
+        ),
+        ("spec.resourceAttributes.labelSelector", "LabelSelectorAttributes"),
+        (
+            "spec.resourceAttributes.labelSelector.requirements[]",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement",
+        ),
+        ("spec.nonResourceAttributes", "NonResourceAttributes"),
+        ("status", "SubjectAccessReviewStatus"),
+        (
+            "spec.resourceAttributes.fieldSelector.requirements[].operator",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorOperator",
+        ),
+        (
+            "spec.resourceAttributes.labelSelector.requirements[].operator",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorOperator",
+        ),
+    ),
     persisted=False,
     verbs=("create",),
     versions=(
@@ -60,6 +84,30 @@ SELF_SUBJECT_ACCESS_REVIEW = ResourceType(
     short_names=(),
     categories=(),
     builtin=True,
+    go_types=(
+        ("spec.resourceAttributes", "ResourceAttributes"),
+        ("spec.resourceAttributes.fieldSelector", "FieldSelectorAttributes"),
+        (
+            "spec.resourceAttributes.fieldSelector.requirements[]",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement",
+        ),
+        ("spec.resourceAttributes.labelSelector", "LabelSelectorAttributes"),
+        (
+            "spec.resourceAttributes.labelSelector.requirements[]",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement",
+        ),
+        ("spec.nonResourceAttributes", "NonResourceAttributes"),
+        ("spec", "SelfSubjectAccessReviewSpec"),
+        ("status", "SubjectAccessReviewStatus"),
+        (
+            "spec.resourceAttributes.fieldSelector.requirements[].operator",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorOperator",
+        ),
+        (
+            "spec.resourceAttributes.labelSelector.requirements[].operator",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorOperator",
+        ),
+    ),
     persisted=False,
     verbs=("create",),
     versions=(
@@ -93,6 +141,12 @@ SELF_SUBJECT_RULES_REVIEW = ResourceType(
     short_names=(),
     categories=(),
     builtin=True,
+    go_types=(
+        ("spec", "SelfSubjectRulesReviewSpec"),
+        ("status", "SubjectRulesReviewStatus"),
+        ("status.resourceRules[]", "ResourceRule"),
+        ("status.nonResourceRules[]", "NonResourceRule"),
+    ),
     persisted=False,
     verbs=("create",),
     versions=(
@@ -126,6 +180,30 @@ SUBJECT_ACCESS_REVIEW = ResourceType(
     short_names=(),
     categories=(),
     builtin=True,
+    go_types=(
+        ("spec.resourceAttributes.fieldSelector", "FieldSelectorAttributes"),
+        (
+            "spec.resourceAttributes.fieldSelector.requirements[]",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement",
+        ),
+        ("spec.resourceAttributes.labelSelector", "LabelSelectorAttributes"),
+        (
+            "spec.resourceAttributes.labelSelector.requirements[]",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement",
+        ),
+        ("spec", "SubjectAccessReviewSpec"),
+        ("spec.resourceAttributes", "ResourceAttributes"),
+        ("spec.nonResourceAttributes", "NonResourceAttributes"),
+        ("status", "SubjectAccessReviewStatus"),
+        (
+            "spec.resourceAttributes.fieldSelector.requirements[].operator",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorOperator",
+        ),
+        (
+            "spec.resourceAttributes.labelSelector.requirements[].operator",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorOperator",
+        ),
+    ),
     persisted=False,
     verbs=("create",),
     versions=(

@@ -27,6 +27,7 @@ LEASE = ResourceType(
     short_names=(),
     categories=(),
     builtin=True,
+    go_types=(("spec", "LeaseSpec"), ("spec.strategy", "CoordinatedLeaseStrategy")),
     versions=(
         VersionType(
             name="v1",

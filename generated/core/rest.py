@@ -87,6 +87,15 @@ EVENT = ResourceType(
     short_names=("ev",),
     categories=(),
     builtin=True,
+    go_types=(
+        ("involvedObject", "ObjectReference"),
+        ("related", "ObjectReference"),
+        ("source", "EventSource"),
+        ("series", "EventSeries"),
+        ("eventTime", "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"),
+        ("involvedObject.uid", "io.k8s.apimachinery.pkg.types.UID"),
+        ("related.uid", "io.k8s.apimachinery.pkg.types.UID"),
+    ),
     versions=(
         VersionType(
             name="v1",
@@ -219,6 +228,15 @@ NAMESPACE = ResourceType(
     short_names=("ns",),
     categories=(),
     builtin=True,
+    go_types=(
+        ("spec", "NamespaceSpec"),
+        ("status", "NamespaceStatus"),
+        ("status.conditions[]", "NamespaceCondition"),
+        ("spec.finalizers[]", "FinalizerName"),
+        ("status.conditions[].status", "ConditionStatus"),
+        ("status.conditions[].type", "NamespaceConditionType"),
+        ("status.phase", "NamespacePhase"),
+    ),
     verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
     versions=(
         VersionType(
@@ -269,6 +287,7 @@ SECRET = ResourceType(
     short_names=(),
     categories=(),
     builtin=True,
+    go_types=(("type", "SecretType"),),
     versions=(
         VersionType(
             name="v1",
@@ -328,6 +347,11 @@ SERVICE_ACCOUNT = ResourceType(
     short_names=("sa",),
     categories=(),
     builtin=True,
+    go_types=(
+        ("secrets[]", "ObjectReference"),
+        ("imagePullSecrets[]", "LocalObjectReference"),
+        ("secrets[].uid", "io.k8s.apimachinery.pkg.types.UID"),
+    ),
     versions=(
         VersionType(
             name="v1",
@@ -378,6 +402,27 @@ SERVICE = ResourceType(
     short_names=("svc",),
     categories=("all",),
     builtin=True,
+    go_types=(
+        ("spec", "ServiceSpec"),
+        ("spec.ports[]", "ServicePort"),
+        ("spec.sessionAffinityConfig", "SessionAffinityConfig"),
+        ("spec.sessionAffinityConfig.clientIP", "ClientIPConfig"),
+        ("status", "ServiceStatus"),
+        ("status.loadBalancer", "LoadBalancerStatus"),
+        ("status.conditions[]", "io.k8s.apimachinery.pkg.apis.meta.v1.Condition"),
+        ("status.loadBalancer.ingress[]", "LoadBalancerIngress"),
+        ("status.loadBalancer.ingress[].ports[]", "PortStatus"),
+        ("spec.externalTrafficPolicy", "ServiceExternalTrafficPolicy"),
+        ("spec.internalTrafficPolicy", "ServiceInternalTrafficPolicy"),
+        ("spec.ipFamilies[]", "IPFamily"),
+        ("spec.ipFamilyPolicy", "IPFamilyPolicy"),
+        ("spec.ports[].protocol", "Protocol"),
+        ("spec.sessionAffinity", "ServiceAffinity"),
+        ("spec.type", "ServiceType"),
+        ("status.conditions[].status", "io.k8s.apimachinery.pkg.apis.meta.v1.ConditionStatus"),
+        ("status.loadBalancer.ingress[].ipMode", "LoadBalancerIPMode"),
+        ("status.loadBalancer.ingress[].ports[].protocol", "Protocol"),
+    ),
     versions=(
         VersionType(
             name="v1",

@@ -28,6 +28,16 @@ EVENT = ResourceType(
     short_names=("ev",),
     categories=(),
     builtin=True,
+    go_types=(
+        ("series", "EventSeries"),
+        ("series.lastObservedTime", "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"),
+        ("eventTime", "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"),
+        ("regarding", "io.k8s.api.core.v1.ObjectReference"),
+        ("related", "io.k8s.api.core.v1.ObjectReference"),
+        ("deprecatedSource", "io.k8s.api.core.v1.EventSource"),
+        ("regarding.uid", "io.k8s.apimachinery.pkg.types.UID"),
+        ("related.uid", "io.k8s.apimachinery.pkg.types.UID"),
+    ),
     stored_as=("", "events"),
     versions=(
         VersionType(

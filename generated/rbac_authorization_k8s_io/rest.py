@@ -32,6 +32,7 @@ CLUSTER_ROLE_BINDING = ResourceType(
     short_names=(),
     categories=(),
     builtin=True,
+    go_types=(("roleRef", "RoleRef"), ("subjects[]", "Subject")),
     versions=(
         VersionType(
             name="v1",
@@ -109,6 +110,22 @@ CLUSTER_ROLE = ResourceType(
     short_names=(),
     categories=(),
     builtin=True,
+    go_types=(
+        (
+            "aggregationRule.clusterRoleSelectors[].matchExpressions[]",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement",
+        ),
+        ("rules[]", "PolicyRule"),
+        ("aggregationRule", "AggregationRule"),
+        (
+            "aggregationRule.clusterRoleSelectors[]",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector",
+        ),
+        (
+            "aggregationRule.clusterRoleSelectors[].matchExpressions[].operator",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorOperator",
+        ),
+    ),
     versions=(
         VersionType(
             name="v1",
@@ -150,6 +167,7 @@ ROLE_BINDING = ResourceType(
     short_names=(),
     categories=(),
     builtin=True,
+    go_types=(("roleRef", "RoleRef"), ("subjects[]", "Subject")),
     versions=(
         VersionType(
             name="v1",
@@ -227,6 +245,7 @@ ROLE = ResourceType(
     short_names=(),
     categories=(),
     builtin=True,
+    go_types=(("rules[]", "PolicyRule"),),
     versions=(
         VersionType(
             name="v1",

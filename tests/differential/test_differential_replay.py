@@ -48,5 +48,5 @@ def test_apiforge_answers_as_kube(
     golden = read_golden(GOLDEN, scenario.name)
     with spares.fresh() as server:
         actual = run_scenario(server, scenario)
-    failures = judge(scenario.name, golden, actual, divergences)
+    failures = judge(scenario.name, golden, actual, divergences, scenario.unordered)
     assert not failures, "\n".join(failures)

@@ -39,6 +39,7 @@ from tests.exportproc import (
 from tests.exportproc import export as export_as
 from tests.kubectl import Kubectl, kubectl_binary
 from tests.serverproc import REPO, ServerProcess, free_port
+from tests.shipped import shipped_definitions
 
 SERVICE = "moves-conversion"
 NAMESPACE = "default"
@@ -105,7 +106,7 @@ def moves_crds(
 def test_the_project_crds_are_applied_by_kubectl_and_established(
     moves_server: ServerProcess, tls: WebhookTLS, tmp_path: Path
 ) -> None:
-    files = export(REPO / "definitions", tmp_path / "crds", 443, tls.ca_file)
+    files = export(shipped_definitions(), tmp_path / "crds", 443, tls.ca_file)
     assert [f.name for f in files] == [
         "platform.example.com_computeclusters.yaml",
         "stable.example.com_crontabs.yaml",
@@ -143,7 +144,7 @@ def console_example(document: Path) -> tuple[list[str], list[str]]:
 def test_the_documented_example_writes_what_it_shows(tls: WebhookTLS, tmp_path: Path) -> None:
     (program, *args), output = console_example(REPO / "docs" / "export.md")
     assert program == "apiforge"
-    shutil.copytree(REPO / "definitions", tmp_path / "definitions")
+    shutil.copytree(shipped_definitions(), tmp_path / "definitions")
     shutil.copy(tls.ca_file, tmp_path / "ca.crt")
     assert apiforge(*args, cwd=tmp_path).stdout.splitlines() == output
     crontabs = yaml.safe_load((tmp_path / "crds" / "stable.example.com_crontabs.yaml").read_text())
@@ -168,7 +169,7 @@ def test_the_exported_crontab_carries_what_its_definition_declares(
     tls: WebhookTLS, tmp_path: Path
 ) -> None:
     (file,) = [
-        f for f in export(REPO / "definitions", tmp_path, 443, tls.ca_file) if "crontabs" in f.name
+        f for f in export(shipped_definitions(), tmp_path, 443, tls.ca_file) if "crontabs" in f.name
     ]
     spec = yaml.safe_load(file.read_text())["spec"]
     assert spec["names"]["shortNames"] == ["ct"]

@@ -40,13 +40,13 @@ from tests.exportproc import (
 )
 from tests.kubectl import Kubectl, kubectl_binary
 from tests.serverproc import REPO, ServerProcess, free_port
-from tests.shipped import compute_cluster, crontab
+from tests.shipped import compute_cluster, crontab, shipped_definitions
 
 pytestmark = pytest.mark.oracle
 
 NAMESPACE = "default"
 PROJECTS = {
-    "shipped-conversion": REPO / "definitions",
+    "shipped-conversion": shipped_definitions(),
     "moves-conversion": MOVES_DEFINITIONS,
 }
 """The Service that names each project's webhook, and the project's definitions."""

@@ -1,4 +1,4 @@
-"""Issue 11's "Done when", as a user sees it: one `apiforge serve` over TLS with RBAC, reached only by real clients
+"""Serving securely, as a user sees it: one `apiforge serve` over TLS with RBAC, reached only by real clients
 with the kubeconfig as written (kubectl 1.27 and 1.33, httpx with the data directory's CA).
 
 The parts together: a user with a freshly signed client certificate is refused with kube's 403, reads after a

@@ -1,4 +1,4 @@
-"""Issue 15, "the event loop is never held": a large write's CPU work (decoding, patching, pruning, validating,
+"""The event loop is never held: a large write's CPU work (decoding, patching, pruning, validating,
 tracking) and the first rendering of a large stored object run on the worker thread of registry.offload,
 while small ones stay on the loop; and while a large server-side apply is worked on, the loop goes on
 answering (measured as the longest gap between ticks of a 1 ms timer, against the write's own time)."""

@@ -1,4 +1,4 @@
-"""The hostile-credentials corpus (issues 11 and 15): one live server over TLS with RBAC gets every class of bad
+"""The hostile-credentials corpus: one live server over TLS with RBAC gets every class of bad
 credential and bad authentication header — client certificates from another CA, expired, not yet valid, for
 servers only, self-signed; bearer tokens malformed, expired, wrongly signed, for another audience, unsigned,
 huge; Impersonate-* headers without a user, with odd extra-key encodings, from users not allowed to; headers

@@ -189,9 +189,12 @@ def test_generated_models_accept_schema_valid_objects(
     }
 
 
-def test_the_leak_of_the_issue_is_gone(project: dict[tuple[str, str], ResourceType]) -> None:
-    """Issue 14's example as it was met: the hub's spec.customer.name read as v1, whose spec.customerName it is;
-    v1 has no spec.customer, so no ``customer: {}`` may be left (nor ``address: {}`` below it)."""
+def test_a_moved_nested_field_leaves_no_empty_object(
+    project: dict[tuple[str, str], ResourceType],
+) -> None:
+    """A nested field that moves between versions leaves no empty object behind: the hub's
+    spec.customer.name read as v1, whose spec.customerName it is; v1 has no spec.customer, so no
+    ``customer: {}`` may be left (nor ``address: {}`` below it)."""
     v1 = project[("moves.example.com", "Order")].version("v1")
     assert v1 is not None
     hub = {

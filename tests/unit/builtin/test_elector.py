@@ -12,8 +12,8 @@ import time
 import pytest
 
 from apiserver.machinery import errors
-from apiserver.registry.context import LeaderElection, leader_only
 from apiserver.server.app import APIServer
+from apiserver.server.controllers import LeaderElection, leader_only
 from apiserver.storage.memory import MemoryStorage
 from builtin.coordination.election import LeaderElector
 from builtin.garbagecollector.collector import GarbageCollector, LeaseLapsed

@@ -10,6 +10,7 @@ from apiserver.machinery import errors
 from apiserver.registry.store import Store
 from apiserver.server.app import APIServer
 from apiserver.storage.memory import MemoryStorage
+from builtin.core.eventttl import EventTTL
 from generated.server import OPENAPI_DIR, build_apis
 
 
@@ -42,7 +43,9 @@ def test_expired_events_are_swept_and_recent_ones_kept() -> None:
     """The TTL runs from the last report (kube: from the last write, which a repeat is)."""
 
     async def body() -> None:
-        server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR, event_ttl=2.0)
+        server = APIServer(
+            build_apis(), MemoryStorage(), OPENAPI_DIR, kind_options={EventTTL: EventTTL(2.0)}
+        )
         await server.start()
         store = server.context.store("", "events")
         start = datetime.now(UTC)
@@ -68,7 +71,9 @@ def test_events_written_through_events_k8s_io_expire_too() -> None:
     """events.k8s.io/v1 events are core events (one storage): the same sweep removes them."""
 
     async def body() -> None:
-        server = APIServer(build_apis(), MemoryStorage(), OPENAPI_DIR, event_ttl=1.0)
+        server = APIServer(
+            build_apis(), MemoryStorage(), OPENAPI_DIR, kind_options={EventTTL: EventTTL(1.0)}
+        )
         await server.start()
         view = server.context.store("events.k8s.io", "events")
         core = server.context.store("", "events")

@@ -20,9 +20,10 @@ def test_a_configmap_value_of_the_wrong_type_is_a_bad_request(api: httpx.Client)
     status = assert_status(
         api.post(CONFIGMAPS, json=configmap("typed", {"enabled": True})), 400, "BadRequest"
     )
-    assert status["message"].startswith(
-        'ConfigMap in version "v1" cannot be handled as a ConfigMap: data.enabled: '
-    ), status["message"]
+    assert status["message"] == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal bool into'
+        " Go struct field ConfigMap.data of type string"
+    )
     assert api.get(f"{CONFIGMAPS}/typed").status_code == 404  # nothing was stored
 
 
@@ -30,7 +31,10 @@ def test_the_decode_error_comes_before_validation_errors(api: httpx.Client) -> N
     """An invalid name and a wrongly typed field: kube never reaches validation, so only the 400."""
     body = configmap("Not_A_Valid_Name", ["a", "list"])
     status = assert_status(api.post(CONFIGMAPS, json=body), 400, "BadRequest")
-    assert "data: " in status["message"] and "Not_A_Valid_Name" not in status["message"]
+    assert status["message"] == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal array into'
+        " Go struct field ConfigMap.data of type map[string]string"
+    )
 
 
 def test_an_update_of_a_service_with_a_wrongly_typed_field_is_a_bad_request(
@@ -47,9 +51,10 @@ def test_an_update_of_a_service_with_a_wrongly_typed_field_is_a_bad_request(
     changed = created.json()
     changed["spec"]["ports"] = {"port": 80}  # an object where the schema has a list
     status = assert_status(api.put(f"{SERVICES}/typed", json=changed), 400, "BadRequest")
-    assert status["message"].startswith(
-        'Service in version "v1" cannot be handled as a Service: spec.ports: '
-    ), status["message"]
+    assert status["message"] == (
+        'Service in version "v1" cannot be handled as a Service: json: cannot unmarshal object into'
+        " Go struct field ServiceSpec.spec.ports of type []v1.ServicePort"
+    )
 
 
 def test_a_custom_resource_with_a_wrongly_typed_field_stays_a_422(api: httpx.Client) -> None:

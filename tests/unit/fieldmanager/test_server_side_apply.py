@@ -405,10 +405,11 @@ def test_removing_the_last_label_drops_the_labels_map() -> None:
     assert live["spec"] == {"config": {"b": "1"}}
 
 
-def test_a_struct_left_without_fields_goes_even_if_an_updater_owned_it() -> None:
-    # addBackDanglingItems compares ToFieldSet before and after, and ToFieldSet does not list a
-    # declared field without fields below it: spec, emptied of the applier's config.a, goes whole
-    # although the creator owned spec and spec.config themselves.
+def test_a_map_an_updater_owned_empty_stays_when_the_applier_lets_go() -> None:
+    # addBackDanglingItems compares ToFieldSet before and after, and ToFieldSet owns an empty map
+    # (tofieldset.go visitMapItems): spec.config, emptied of the applier's config.a, is still the
+    # creator's and stays. (kube's RemoveItems leaves it null, which a non-nullable CRD field then
+    # refuses with 422: typed/remove.go doMap sets no output for a map it emptied.)
     created = update_managed_fields(
         None, widget({"config": {}}), WIDGET, "creator", api_version=WIDGET_GV, now=T0
     )
@@ -416,8 +417,34 @@ def test_a_struct_left_without_fields_goes_even_if_an_updater_owned_it() -> None
     live = stored(widget({"config": {}}), created)
     live = ssa(live, widget({"config": {"a": "1"}}), "applier", T1)
     live = ssa(live, widget(), "applier", T2)
-    assert "spec" not in live
-    assert "managedFields" not in live["metadata"]
+    assert live["spec"] == {"config": {}}
+    assert [e["manager"] for e in live["metadata"]["managedFields"]] == ["creator"]
+
+
+def test_an_applier_owns_the_empty_maps_it_sets() -> None:
+    # tofieldset.go visitMapItems inserts the path of a null or empty map value, declared field or
+    # not; kube 1.34 answers an apply of labels {}, annotations {} and data {} on a ConfigMap with
+    # {"f:data": {}, "f:metadata": {"f:annotations": {}, "f:labels": {}}}.
+    live = ssa(None, widget({"config": {}, "template": {}}, labels={}), "one", T0)
+    assert live["metadata"]["managedFields"][0]["fieldsV1"] == {
+        "f:metadata": {"f:labels": {}},
+        "f:spec": {"f:config": {}, "f:template": {}},
+    }
+    # Owned, so dropping it from the next apply removes it; a non-empty map is not owned itself.
+    live = ssa(live, widget({"template": {"a": "1"}}), "one", T1)
+    assert live["spec"] == {"template": {"a": "1"}}
+    assert live["metadata"]["managedFields"][0]["fieldsV1"] == {
+        "f:spec": {"f:template": {"f:a": {}}}
+    }
+
+
+def test_a_map_applied_empty_over_others_fields_is_emptied_of_what_nobody_owns() -> None:
+    # The applier owns spec.template whole; an updater's template.a stays while it owns it (kube 1.34
+    # answers the same three steps on a CRD of this schema alike).
+    live = ssa(None, widget({"template": {}}), "one", T0)
+    updated = put(live, widget({"template": {"a": "1"}}), "updater", T1)
+    live = ssa(updated, widget({"template": {}}), "one", T2)
+    assert live["spec"] == {"template": {"a": "1"}}
 
 
 def test_an_emptied_map_entry_another_manager_owns_stays_empty() -> None:

@@ -20,6 +20,7 @@ from apiserver.filters.auditinit import AuditInitFilter
 from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.authorization import AuthorizationFilter
 from apiserver.filters.impersonation import ImpersonationFilter
+from apiserver.filters.pipeline import Pipeline
 from apiserver.filters.requestinfo import RequestInfoFilter
 from apiserver.machinery import errors
 from tests.unit.filters.support import RuleAuthorizer, TokenFile, echo, request, run
@@ -64,11 +65,15 @@ def chain(
     """The chain's filters in kube's order, audit (and the audit ID outermost) included."""
     authorizer = authorizer or AlwaysAllow()
     auditor = Auditor(policy or Everything(), recorder)
-    inner = ImpersonationFilter(AuthorizationFilter(app, authorizer), authorizer)
-    authenticated = AuthenticationFilter(
-        AuditFilter(inner, auditor), request_authenticator([TOKENS]), auditor
-    )
-    return AuditInitFilter(RequestInfoFilter(authenticated))
+    steps = [
+        AuditInitFilter(),
+        RequestInfoFilter(),
+        AuthenticationFilter(request_authenticator([TOKENS]), auditor),
+        AuditFilter(auditor),
+        ImpersonationFilter(authorizer),
+        AuthorizationFilter(authorizer),
+    ]
+    return Pipeline(steps, app)
 
 
 def without_times(event: dict[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.authorization import AuthorizationFilter
 from apiserver.filters.impersonation import ImpersonationFilter
 from apiserver.filters.maxinflight import MaxInFlightFilter
+from apiserver.filters.pipeline import Pipeline
 from apiserver.filters.requestinfo import RequestInfoFilter
 from apiserver.filters.timeout import TimeoutFilter
 from tests.unit.filters.support import RuleAuthorizer, TokenFile, request, run
@@ -49,10 +50,16 @@ def chain(timeout: float = 0.05) -> ASGIApp:
     """kube's order, without audit: alice may do anything but delete; one request of each kind at once;
     ``timeout`` seconds to answer. (One chain per event loop: the timeout filter's timer is its loop's.)"""
     authorizer = RuleAuthorizer(lambda attributes: attributes.verb != "delete")
-    handler: ASGIApp = AuthorizationFilter(slow, authorizer)
-    handler = ImpersonationFilter(MaxInFlightFilter(handler, 1, 1), authorizer)
-    handler = AuthenticationFilter(handler, request_authenticator([TOKENS]))
-    return AuditInitFilter(RequestInfoFilter(TimeoutFilter(handler, timeout, 1800.0)))
+    steps = [
+        AuditInitFilter(),
+        RequestInfoFilter(),
+        TimeoutFilter(timeout, 1800.0),
+        AuthenticationFilter(request_authenticator([TOKENS])),
+        ImpersonationFilter(authorizer),
+        MaxInFlightFilter(1, 1),
+        AuthorizationFilter(authorizer),
+    ]
+    return Pipeline(steps, slow)
 
 
 def test_every_refusal_carries_an_audit_id() -> None:
@@ -124,7 +131,7 @@ def test_the_server_s_transport_stays_reachable_through_the_audit_filters() -> N
         "headers": [],
         SCOPE_USER: UserInfo("alice"),
     }
-    chained = AuditInitFilter(RequestInfoFilter(AuditFilter(app, auditor)))
+    chained = Pipeline([AuditInitFilter(), RequestInfoFilter(), AuditFilter(auditor)], app)
     asyncio.run(chained(scope, receive_nothing, cycle.send))
     assert seen == [Cycle.transport]
     assert [event["stage"] for event in recorder.events] == ["RequestReceived", "ResponseComplete"]

@@ -7,6 +7,7 @@ from apiserver.authentication.authenticator import request_authenticator
 from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.http import ASGIApp
 from apiserver.filters.authentication import AuthenticationFilter
+from apiserver.filters.pipeline import Pipeline
 from apiserver.filters.requestinfo import RequestInfoFilter
 from tests.tokens import UNAUTHORIZED
 from tests.unit.filters.support import TokenFile, echo, request
@@ -15,8 +16,12 @@ TOKENS = TokenFile({"alice-token": UserInfo("alice", groups=("devs",))})
 
 
 def chain(anonymous: bool = True) -> ASGIApp:
-    return RequestInfoFilter(
-        AuthenticationFilter(echo, request_authenticator([TOKENS], anonymous=anonymous))
+    return Pipeline(
+        [
+            RequestInfoFilter(),
+            AuthenticationFilter(request_authenticator([TOKENS], anonymous=anonymous)),
+        ],
+        echo,
     )
 
 
@@ -59,5 +64,5 @@ class Broken:
 
 
 def test_an_authenticator_that_breaks_fails_the_request_with_401() -> None:
-    app = RequestInfoFilter(AuthenticationFilter(echo, Broken()))
+    app = Pipeline([RequestInfoFilter(), AuthenticationFilter(Broken())], echo)
     assert request(app, "GET", "/api").status_code == 401

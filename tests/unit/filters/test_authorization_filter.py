@@ -9,13 +9,19 @@ from apiserver.authorization.authorizer import Attributes, Authorizer, Decision
 from apiserver.endpoints.http import ASGIApp
 from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.authorization import AuthorizationFilter
+from apiserver.filters.pipeline import Pipeline
 from apiserver.filters.requestinfo import RequestInfoFilter
 from tests.unit.filters.support import FailingAuthorizer, RuleAuthorizer, echo, request
 
 
 def chain(authorizer: Authorizer) -> ASGIApp:
-    return RequestInfoFilter(
-        AuthenticationFilter(AuthorizationFilter(echo, authorizer), request_authenticator(()))
+    return Pipeline(
+        [
+            RequestInfoFilter(),
+            AuthenticationFilter(request_authenticator(())),
+            AuthorizationFilter(authorizer),
+        ],
+        echo,
     )
 
 
@@ -97,11 +103,13 @@ def test_a_denial_is_a_refusal_like_no_opinion() -> None:
 def test_html_is_never_echoed_in_a_refusal() -> None:
     # kube's sanitizer turns & < > of the message (not the reason) into HTML entities
     authorizer = RuleAuthorizer(lambda _: False)
-    app = RequestInfoFilter(
-        AuthenticationFilter(
-            AuthorizationFilter(echo, authorizer),
-            SingleUser(UserInfo("<script>")),
-        )
+    app = Pipeline(
+        [
+            RequestInfoFilter(),
+            AuthenticationFilter(SingleUser(UserInfo("<script>"))),
+            AuthorizationFilter(authorizer),
+        ],
+        echo,
     )
     message = request(app, "GET", "/healthz").json()["message"]
     assert message == 'forbidden: User "&lt;script&gt;" cannot get path "/healthz"'

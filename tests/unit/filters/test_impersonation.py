@@ -11,13 +11,19 @@ from apiserver.authorization.authorizer import AlwaysAllow, Attributes, Authoriz
 from apiserver.endpoints.http import ASGIApp
 from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.impersonation import ImpersonationFilter
+from apiserver.filters.pipeline import Pipeline
 from apiserver.filters.requestinfo import RequestInfoFilter
 from tests.unit.filters.support import FailingAuthorizer, RuleAuthorizer, echo, request
 
 
 def chain(authorizer: Authorizer) -> ASGIApp:
-    return RequestInfoFilter(
-        AuthenticationFilter(ImpersonationFilter(echo, authorizer), request_authenticator(()))
+    return Pipeline(
+        [
+            RequestInfoFilter(),
+            AuthenticationFilter(request_authenticator(())),
+            ImpersonationFilter(authorizer),
+        ],
+        echo,
     )
 
 

@@ -15,6 +15,7 @@ from apiserver.endpoints.http import ASGIApp, Receive, Scope, Send
 from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.impersonation import ImpersonationFilter
 from apiserver.filters.maxinflight import MaxInFlightFilter
+from apiserver.filters.pipeline import Pipeline
 from apiserver.filters.requestinfo import RequestInfoFilter
 from tests.unit.filters.support import RuleAuthorizer, echo, run
 
@@ -36,9 +37,13 @@ class Gate:
 
 def chain(app: ASGIApp, read_only: int, mutating: int) -> ASGIApp:
     # impersonation before the limit, as in the chain: `--as` a master is served past the limit
-    limited = MaxInFlightFilter(app, read_only, mutating)
-    impersonation = ImpersonationFilter(limited, RuleAuthorizer(lambda _: True))
-    return RequestInfoFilter(AuthenticationFilter(impersonation, request_authenticator(())))
+    steps = [
+        RequestInfoFilter(),
+        AuthenticationFilter(request_authenticator(())),
+        ImpersonationFilter(RuleAuthorizer(lambda _: True)),
+        MaxInFlightFilter(read_only, mutating),
+    ]
+    return Pipeline(steps, app)
 
 
 async def held(
@@ -123,8 +128,10 @@ def test_a_request_that_fails_frees_its_slot() -> None:
     async def failing(scope: Scope, receive: Receive, send: Send) -> None:
         raise RuntimeError("a bug")
 
-    limiter = MaxInFlightFilter(failing, 1, 1)
-    app = RequestInfoFilter(AuthenticationFilter(limiter, request_authenticator(())))
+    limiter = MaxInFlightFilter(1, 1)
+    app = Pipeline(
+        [RequestInfoFilter(), AuthenticationFilter(request_authenticator(())), limiter], failing
+    )
 
     async def exchange(client: httpx.AsyncClient) -> None:
         for _ in range(3):

@@ -96,10 +96,7 @@ def test_the_server_limit_is_shared_out_by_nominal_concurrency_shares() -> None:
 def test_a_list_takes_a_seat_per_hundred_stored_objects_up_to_ten() -> None:
     counts = {"configmaps": 0}
 
-    async def app(*_: object) -> None:
-        return None
-
-    apf = PriorityAndFairnessFilter(app, 600, 15.0, lambda _group, _resource: counts["configmaps"])
+    apf = PriorityAndFairnessFilter(600, 15.0, lambda _group, _resource: counts["configmaps"])
     listing = RequestInfo("/api/v1/configmaps", "list", True, "api", "", "v1", "", "configmaps")
     widths = []
     for stored in (0, 1, 100, 101, 950, 5000):

@@ -17,6 +17,7 @@ from apiserver.endpoints.http import (
     Send,
     respond_json,
 )
+from apiserver.filters.pipeline import Pipeline
 from apiserver.filters.requestinfo import RequestInfoFilter
 from apiserver.filters.timeout import TIMEOUT_MESSAGE, TimeoutFilter
 from apiserver.machinery.goduration import parse_go_duration
@@ -41,8 +42,8 @@ class SlowWrite:
         await respond_json(send, 201, {"kind": "ConfigMap"})
 
 
-def chain(app: SlowWrite, timeout: float, min_request_timeout: float = 1800.0) -> RequestInfoFilter:
-    return RequestInfoFilter(TimeoutFilter(app, timeout, min_request_timeout))
+def chain(app: SlowWrite, timeout: float, min_request_timeout: float = 1800.0) -> Pipeline:
+    return Pipeline([RequestInfoFilter(), TimeoutFilter(timeout, min_request_timeout)], app)
 
 
 def test_a_request_past_its_deadline_gets_kubes_504_and_the_write_still_commits() -> None:

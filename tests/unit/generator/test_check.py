@@ -285,7 +285,8 @@ def spec_rules_errors(rules: str) -> list[str]:
 
 
 def test_cel_rules_and_message_expressions_must_compile() -> None:
-    """kube compiles them when the CRD is created; the error carries the column inside the rule."""
+    """kube compiles them when the CRD is created and reports field.Invalid of the whole rule (its Go
+    struct as JSON); the error carries the column inside the rule (kube's schema/cel/compilation.go)."""
     errors = spec_rules_errors(
         """
         - rule: "self.a >"
@@ -294,10 +295,19 @@ def test_cel_rules_and_message_expressions_must_compile() -> None:
         """
     )
     rules = SPEC_RULES
+    first = (  # Go's encoding/json escapes <, > and &
+        '{"Rule":"self.a \\u003e","Message":"","MessageExpression":"","Reason":null,"FieldPath":"",'
+        '"OptionalOldSelf":null}'
+    )
+    second = (
+        '{"Rule":"has(self.a)","Message":"","MessageExpression":"\'a is \' +","Reason":null,'
+        '"FieldPath":"","OptionalOldSelf":null}'
+    )
     assert [e.split(" ERROR: ")[0] for e in errors] == [
-        f"{FILE}:18: {rules}[0].rule: compilation failed: Failed to parse expression 'self.a >':",
-        f"{FILE}:20: {rules}[1].messageExpression: compilation failed: Failed to parse expression"
-        " ''a is ' +':",
+        f"{FILE}:18: {rules}[0].rule: Invalid value: {first}: compilation failed: Failed to parse"
+        " expression 'self.a >':",
+        f"{FILE}:20: {rules}[1].messageExpression: Invalid value: {second}: messageExpression"
+        " compilation failed: Failed to parse expression ''a is ' +':",
     ]
     assert "<input>:1:9: Syntax error" in errors[0]
 
@@ -496,6 +506,19 @@ openapiTypes:
     ]
 
 
+def test_go_types_name_string_fields_of_built_in_kinds() -> None:
+    """``goTypes`` names the Go type of a named string field (kube's ServiceType), which the Go decoder's
+    errors show; it must name a string field of every version, and only a built-in kind has Go types."""
+    schema = "spec: {kind: string, size: int32}"
+    assert check_errors(one_version(schema, "goTypes: {spec.kind: WidgetKind}\n")) == [
+        f'{FILE}:3: goTypes["spec.kind"]: only a builtin kind may name Go types'
+    ]
+    types = "builtin: true\ngoTypes:\n  spec.kind: WidgetKind\n  spec.size: WidgetSize\n"
+    assert check_errors(one_version(schema, types)) == [
+        f'{FILE}:6: goTypes["spec.size"]: spec.size is no string in version v1'
+    ]
+
+
 # --- conversion ---------------------------------------------------------------------------------------------------
 
 TWO_VERSIONS = """\
@@ -668,17 +691,25 @@ def test_printer_columns_take_kubes_jsonpath_grammar() -> None:
 
 def test_cel_functions_kube_does_not_enable_are_refused() -> None:
     """kube's strings extension is at version 2 (environment/base.go): format() and strings.quote() are
-    provided, reverse() (version 3) and cel-go's lists extension (slice) are not; a server that would fail
-    every object instead says so."""
+    provided, reverse() (version 3) and cel-go's lists extension (slice) are not: cel-go's checker refuses
+    each call at its ``(`` (kube 1.34's answer, as the oracle gave it for the crd-cel scenario)."""
     errors = spec_rules_errors(
         """
         - rule: "strings.quote(self.a) != '%s'.format([self.a]) && self.a.substring(1) != ''"
         - rule: "self.a.reverse() != '' && self.l.slice(0, 1).size() < 2"
         """
     )
+    source = "self.a.reverse() != '' && self.l.slice(0, 1).size() < 2"
+    value = (
+        '{"Rule":"self.a.reverse() != \'\' \\u0026\\u0026 self.l.slice(0, 1).size() \\u003c 2",'
+        '"Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}'
+    )
     assert errors == [
-        f"{FILE}:19: {SPEC_RULES}[1].rule: apiforge does not evaluate the CEL functions reverse, slice"
-        " (apiserver/schema/cel.py lists what it provides)"
+        f"{FILE}:19: {SPEC_RULES}[1].rule: Invalid value: {value}: compilation failed:"
+        " ERROR: <input>:1:15: undeclared reference to 'reverse' (in container '')\n"
+        f" | {source}\n | {'.' * 14}^\n"
+        "ERROR: <input>:1:39: undeclared reference to 'slice' (in container '')\n"
+        f" | {source}\n | {'.' * 38}^"
     ]
 
 
@@ -699,13 +730,13 @@ def test_cel_rules_over_their_cost_limits_are_refused_with_kubes_words() -> None
         " maps, and strings are declared)"
     )
     assert errors == [
-        f"{FILE}:12: {SCHEMA_PATH}: x-kubernetes-validations estimated rule cost total for entire"
+        f"{FILE}:12: {SCHEMA_PATH}: Forbidden: x-kubernetes-validations estimated rule cost total for entire"
         f" OpenAPIv3 schema exceeds budget by factor of more than 100x{advice}",
-        f"{FILE}:18: {SPEC_RULES}[0].rule: contributed to estimated rule cost total exceeding cost limit"
+        f"{FILE}:18: {SPEC_RULES}[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit"
         " for entire OpenAPIv3 schema",
-        f"{FILE}:19: {SPEC_RULES}[1].rule: estimated rule cost exceeds budget by factor of more than"
+        f"{FILE}:19: {SPEC_RULES}[1].rule: Forbidden: estimated rule cost exceeds budget by factor of more than"
         f" 100x{advice}",
-        f"{FILE}:19: {SPEC_RULES}[1].rule: contributed to estimated rule cost total exceeding cost limit"
+        f"{FILE}:19: {SPEC_RULES}[1].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit"
         " for entire OpenAPIv3 schema",
     ]
 

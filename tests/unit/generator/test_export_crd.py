@@ -16,11 +16,11 @@ from generator.export_crd import export_crds, exportable
 from generator.export_webhook import WEBHOOK_FILE, WebhookService
 from generator.load import load_checked
 from tests.convertproject import DEFINITIONS as MOVES_DEFINITIONS
+from tests.shipped import shipped_definitions
 
-REPO = Path(__file__).resolve().parents[3]
 GOLDEN = Path(__file__).parent / "golden"
 PROJECTS = {
-    "definitions": REPO / "definitions",
+    "definitions": shipped_definitions(),
     "convertproject": MOVES_DEFINITIONS,
     **{f"golden-{p.name}": p / "definitions" for p in sorted(GOLDEN.iterdir())},
 }

@@ -13,6 +13,7 @@ from generator.cache import MANIFEST
 from generator.definition import DefinitionErrors
 from generator.pipeline import GenerateConfig, generate
 from tests.serverproc import REPO
+from tests.shipped import copy_shipped_definitions
 
 DEFINITIONS = REPO / "definitions"
 
@@ -111,8 +112,19 @@ def test_cli_reports_file_line_and_field_path(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+@pytest.fixture(scope="module")
+def shipped_generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The output of the shipped definitions alone: a kind the user added to definitions/ (the README's
+    "Adding a kind" scaffolds this very Gadget) is not in it."""
+    definitions = tmp_path_factory.mktemp("shipped") / "definitions"
+    copy_shipped_definitions(definitions)
+    out = definitions.parent / "generated"
+    generate(GenerateConfig(definitions, out))
+    return out
+
+
 def test_cli_new_scaffolds_a_definition_that_generates(
-    generated_once: Path, tmp_path: Path
+    shipped_generated: Path, tmp_path: Path
 ) -> None:
     definitions = tmp_path / "definitions"
     command = [
@@ -133,7 +145,7 @@ def test_cli_new_scaffolds_a_definition_that_generates(
     assert again.returncode == 1 and "already exists" in again.stderr
     out = tmp_path / "out"
     # with its build cache: the built-in kinds are not rendered again
-    shutil.copytree(generated_once, out)
+    shutil.copytree(shipped_generated, out)
     changes = {(d.path, d.change) for d in generate(GenerateConfig(definitions, out))}
     assert ("tools_example_com/rest.py", "missing") in changes
     assert ("stable_example_com/rest.py", "stale") in changes

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from apiforge.cli import main
-from tests.serverproc import REPO
+from tests.shipped import shipped_definitions
 
 RULED = """\
 group: ruled.example.com
@@ -41,7 +41,7 @@ def render(definitions: Path, out: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def shipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return render(REPO / "definitions", tmp_path_factory.mktemp("reference"))
+    return render(shipped_definitions(), tmp_path_factory.mktemp("reference"))
 
 
 def section(page: str, heading: str) -> str:
@@ -121,4 +121,4 @@ def test_the_html_page_is_self_contained(shipped: dict[str, str]) -> None:
 
 
 def test_the_output_is_deterministic(shipped: dict[str, str], tmp_path: Path) -> None:
-    assert render(REPO / "definitions", tmp_path) == shipped
+    assert render(shipped_definitions(), tmp_path) == shipped

@@ -54,7 +54,7 @@ def test_dry_run(query: bytes, dry_run: str) -> None:
 
 def test_a_fresh_registry_exposes_every_family_with_kube_buckets() -> None:
     metrics = Metrics(lambda: [("namespaces", 4)])
-    metrics.request(("GET", "", "", "v1", "namespaces", "", "resource", "apiserver"), 200, 0.003)
+    metrics.recorder(("GET", "", "", "v1", "namespaces", "", "resource", "apiserver"), 200)(0.003)
     metrics.storage_call("get", "namespaces", 0.0001)
     with metrics.watcher(("", "v1", "Namespace")) as sent:
         sent(3)

@@ -16,7 +16,7 @@ from apiserver.schema.celcost import (
     max_cardinality,
 )
 from apiserver.schema.celparse import CelParseError, parse
-from apiserver.schema.celstatic import CONTRIBUTED, TOTAL, cost_problems
+from apiserver.schema.celstatic import CONTRIBUTED, FORBIDDEN, TOTAL, rule_problems
 from apiserver.schema.structural import Schema
 
 Raw = dict[str, Any]
@@ -254,15 +254,15 @@ RULE = ("properties", "spec", "properties", "l", "items", "x-kubernetes-validati
 def test_a_rules_cost_is_multiplied_by_how_often_it_can_run() -> None:
     """kube's getExpressionCost: 401 per string of at most 1,000 characters (4,000 bytes), times the
     list's maxItems; without one, times the strings that fit in a request (3 MiB / 3)."""
-    assert cost_problems(_spec_list(20_000)) == []
-    assert cost_problems(_spec_list(30_000)) == [
-        (RULE, cost_error("estimated rule cost", 401 * 30_000, 10_000_000))
+    assert rule_problems(_spec_list(20_000)) == []
+    assert rule_problems(_spec_list(30_000)) == [
+        (RULE, FORBIDDEN + cost_error("estimated rule cost", 401 * 30_000, 10_000_000))
     ]
-    assert "1.203000x" in cost_problems(_spec_list(30_000))[0][1]
-    assert cost_problems(_spec_list(None)) == [
-        (RULE, cost_error("estimated rule cost", 401 * 1_048_576, 10_000_000)),
-        (RULE, CONTRIBUTED),
-        ((), cost_error(TOTAL, 401 * 1_048_576, 100_000_000)),
+    assert "1.203000x" in rule_problems(_spec_list(30_000))[0][1]
+    assert rule_problems(_spec_list(None)) == [
+        (RULE, FORBIDDEN + cost_error("estimated rule cost", 401 * 1_048_576, 10_000_000)),
+        (RULE, FORBIDDEN + CONTRIBUTED),
+        ((), FORBIDDEN + cost_error(TOTAL, 401 * 1_048_576, 100_000_000)),
     ]
 
 

@@ -234,9 +234,8 @@ def test_sets_cost_is_cel_gos_product_of_the_sizes() -> None:
     [
         # cost.go: substring is a traversal of its receiver, as lowerAscii
         ("self.s.substring(1) == ''", "self.s.lowerAscii() == ''"),
-        # charAt, format and strings.quote have no estimator: cel-go's default, 1 plus the arguments
+        # charAt has no estimator: cel-go's default, 1 plus the arguments
         ("self.s.charAt(0)", "self.s.size()"),
-        ("strings.quote(self.s)", "self.s.size()"),
         # a two-variable comprehension costs as the one-variable macro over the same range
         ("self.l.all(i, v, v > 0)", "self.l.all(v, v > 0)"),
         ("self.l.existsOne(v, v > 0)", "self.l.exists_one(v, v > 0)"),
@@ -258,7 +257,18 @@ def test_ip_is_canonical_costs_two_traversals() -> None:
     assert cost("ip.isCanonical(self.s)") == Range(2, 2 + 32)
 
 
-def test_format_costs_cel_gos_default() -> None:
-    """No estimator: 1, plus its target (a literal, 0) and its argument (a list literal: 10, holding
-    self.s: 2)."""
+def test_format_costs_a_traversal_of_its_format_string() -> None:
+    """cel-go's checker/cost.go (ExtFormatString, the version kube 1.34 vendors): the format string's size
+    times 0.1, plus its target (a literal, 0) and its argument (a list literal: 10, holding self.s: 2); the
+    result's size is unknown."""
     assert cost("'%s'.format([self.s])") == Range(13, 13)
+    long_format = "'" + "a" * 200 + "%d'"
+    assert cost(f"{long_format}.format([1])") == Range(31, 31)  # ceil(202 * 0.1) + 10 + 1 (the int)
+
+
+def test_quote_costs_a_traversal_and_sizes_its_result() -> None:
+    """cel-go's ExtQuoteString: a traversal of the string (self.s: 2 to reach, at most 160 bytes: 16), and
+    a result of at most twice that plus the quotes, which bounds a comparison with it: (2 + 16) to quote,
+    then min(322, 160) * 0.1 to compare with self.s, plus reaching self.s (2)."""
+    assert cost("strings.quote(self.s)") == Range(2, 18)
+    assert cost("strings.quote(self.s) == self.s") == Range(5, 2 + 16 + 2 + 16)

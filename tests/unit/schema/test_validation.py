@@ -758,6 +758,20 @@ def test_object_meta_generate_name_is_checked_as_a_prefix() -> None:
     assert [c.field for c in result] == ["metadata.generateName"]
 
 
+def test_a_core_v1_event_may_own_nothing() -> None:
+    """apimachinery's BannedOwners (pkg/api/validation/objectmeta.go): /v1 Event only, by its group and
+    version (an events.k8s.io Event may own, kube answers the same)."""
+
+    def owned_by(api_version: str) -> dict[str, Any]:
+        owner = {"apiVersion": api_version, "kind": "Event", "name": "e", "uid": "u1"}
+        return {"name": "a", "ownerReferences": [owner]}
+
+    (cause,) = validate_object_meta(owned_by("v1"), False)
+    assert cause.field == "metadata.ownerReferences"
+    assert cause.message.endswith(": /v1, Kind=Event is disallowed from being an owner")
+    assert validate_object_meta(owned_by("events.k8s.io/v1"), False) == []
+
+
 def test_object_meta_namespace_per_scope() -> None:
     assert causes(validate_object_meta({"name": "a"}, True)) == [
         {"reason": "FieldValueRequired", "message": "Required value", "field": "metadata.namespace"}

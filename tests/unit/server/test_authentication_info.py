@@ -12,9 +12,16 @@ import pytest
 from cryptography.hazmat.primitives.serialization import Encoding
 
 from apiserver.authentication.requestheader import RequestHeaderConfig
-from apiserver.server.authentication_info import AuthenticationInfoError, parse, published
+from apiserver.machinery.scheme import Scheme
+from apiserver.server.authentication_info import (
+    AuthenticationInfoError,
+    config_maps,
+    parse,
+    published,
+)
 from apiserver.server.delegation_options import DelegationOptions
 from apiserver.server.pki import bootstrap
+from generated.server import build_scheme
 from tests import certs
 
 CLIENT_CA = certs.ca("client-ca")
@@ -84,3 +91,12 @@ def test_a_front_without_requestheader_flags_publishes_kubeadms_front_proxy_setu
     assert orjson.loads(published([], config)["requestheader-uid-headers"]) == ["X-Remote-Uid"]
     # a proxy certificate of the user's own: its CA is not known here
     assert DelegationOptions(proxy_client_cert_file="p.crt").published_request_header(pki) is None
+
+
+def test_the_configmap_is_stored_as_the_schemes_core_v1_resource() -> None:
+    """The runtime names the object's type (core/v1 ConfigMap) and takes where it is stored from the
+    Scheme the generated code hands the server; a Scheme without it is a reason not to start."""
+    resource = config_maps(build_scheme())
+    assert (resource.group, resource.plural, resource.namespaced) == ("", "configmaps", True)
+    with pytest.raises(AuthenticationInfoError, match="serves no v1 ConfigMap"):
+        config_maps(Scheme())

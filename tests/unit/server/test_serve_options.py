@@ -10,6 +10,8 @@ from click.testing import CliRunner, Result
 
 from apiforge.cli import main
 from apiserver.server.options import ServeOptions
+from builtin.core.eventttl import EventTTL
+from builtin.core.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges, parse_service_ranges
 
 FLAGS = (
     "--data-dir",
@@ -29,6 +31,8 @@ FLAGS = (
     "--tls-cipher-suites",
     "--tls-san",
     "--insecure-serving",
+    "--service-cluster-ip-range",
+    "--service-node-port-range",
 )
 
 
@@ -56,8 +60,25 @@ def test_defaults(served: list[ServeOptions]) -> None:
             etcd_compaction_interval=300.0,
             workers=1,
             log_level="warning",
+            kind_options={ServiceRanges: DEFAULT_SERVICE_RANGES, EventTTL: EventTTL(3600.0)},
         )
     ]
+
+
+def test_the_kinds_own_flags_reach_the_server_as_kind_options(served: list[ServeOptions]) -> None:
+    """The Service ranges and the events' TTL are core's flags (builtin/), handed through the runtime's
+    generic hook."""
+    arguments = (
+        "--service-cluster-ip-range",
+        "10.96.0.0/12",
+        "--service-node-port-range",
+        "40000-40100",
+    )
+    assert _serve(*arguments, "--event-ttl", "2m30s").exit_code == 0
+    (options,) = served
+    ranges = parse_service_ranges("10.96.0.0/12", "40000-40100")
+    assert options.kind_options == {ServiceRanges: ranges, EventTTL: EventTTL(150.0)}
+    assert ranges.node_ports == range(40000, 40101)
 
 
 def test_etcd_servers_select_etcd(served: list[ServeOptions]) -> None:
@@ -91,6 +112,11 @@ def test_etcd_servers_select_etcd(served: list[ServeOptions]) -> None:
         ),
         (["--storage", "disk"], "Invalid value for '--storage': 'disk' is not one of"),
         (["--insecure-port", "8080"], "No such option"),
+        (["--event-ttl", "0s"], "--event-ttl must be positive"),
+        (
+            ["--service-node-port-range", "40000-30000"],
+            '--service-node-port-range: invalid port range: "40000-30000"',
+        ),
     ],
 )
 def test_usage_errors(served: list[ServeOptions], arguments: list[str], message: str) -> None:
