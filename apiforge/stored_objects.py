@@ -42,7 +42,7 @@ def check_server(new: Revision, server: str | None, kubeconfig: Path | None) -> 
         config = replace(config, server=server)
     groups = {d.group for d in new.definitions}
     with Connection(config) as connection:
-        crds = json.loads(connection.send(Request("GET", CRDS)))["items"]
+        crds = _typed_items(json.loads(connection.send(Request("GET", CRDS))))
         old = from_crds([c for c in crds if c["spec"]["group"] in groups], config.server)
         found = compare(old, new)
         for crd in crds:
@@ -52,6 +52,14 @@ def check_server(new: Revision, server: str | None, kubeconfig: Path | None) -> 
             if before is not None:
                 found += _objects(connection, new, definition, before)
     return sorted(found, key=lambda f: (f.file, f.line, f.rule, f.message))
+
+
+def _typed_items(listed: dict[str, Any]) -> list[dict[str, Any]]:
+    """A built-in list's items with the apiVersion and kind only the list names: kube encodes a typed
+    list's items with an empty TypeMeta (a CustomResourceDefinitionList's items name neither)."""
+    kind = str(listed.get("kind", "")).removesuffix("List")
+    type_meta = {"apiVersion": listed.get("apiVersion"), "kind": kind}
+    return [{**type_meta, **item} for item in listed["items"]]
 
 
 def _stored_versions(new: Revision, crd: dict[str, Any]) -> list[Finding]:

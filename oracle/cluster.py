@@ -154,6 +154,16 @@ def apiserver_args(pki: OraclePKI, data_dir: Path, port: int, etcd_url: str) -> 
         f"--service-account-signing-key-file={pki.service_account_key}",
         f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
         "--authorization-mode=RBAC",
+        # what apiforge serves beyond kube's defaults: the beta MutatingAdmissionPolicy and its binding
+        "--feature-gates=MutatingAdmissionPolicy=true",
+        "--runtime-config="
+        + ",".join(
+            f"{resource}=true"
+            for resource in (
+                "admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies",
+                "admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicybindings",
+            )
+        ),
         f"--requestheader-client-ca-file={files.directory / 'front-proxy-ca.crt'}",
         "--requestheader-allowed-names=front-proxy-client",
         "--requestheader-username-headers=X-Remote-User",

@@ -3,8 +3,10 @@ so that every scenario starts from a server's first state on both sides."""
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -30,6 +32,47 @@ def fresh_apiforge() -> Iterator[Target]:
             yield server
         finally:
             server.stop()
+
+
+def _started_apiforge() -> ServerProcess:
+    server = ServerProcess(
+        Path(tempfile.mkdtemp(prefix="differential-apiforge-")),
+        free_port(),
+        ready_timeout=APIFORGE_READY_TIMEOUT,
+    )
+    server.start()
+    return server
+
+
+def _discard(server: ServerProcess) -> None:
+    server.stop()
+    shutil.rmtree(server.data_dir, ignore_errors=True)
+
+
+class ApiforgeSpares:
+    """Fresh apiforges, each started while the previous scenario runs: every scenario still gets a server
+    in its first state, but a replay waits for a start-up only once, not once per scenario."""
+
+    def __init__(self) -> None:
+        self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="apiforge-spare")
+        self._spare: Future[ServerProcess] | None = None
+
+    @contextmanager
+    def fresh(self) -> Iterator[Target]:
+        """The spare server (started now if there is none), and the next spare's start begun."""
+        spare = self._spare or self._starter.submit(_started_apiforge)
+        self._spare = self._starter.submit(_started_apiforge)
+        server = spare.result()
+        try:
+            yield server
+        finally:
+            _discard(server)
+
+    def close(self) -> None:
+        if self._spare is not None:
+            _discard(self._spare.result())
+            self._spare = None
+        self._starter.shutdown()
 
 
 @contextmanager

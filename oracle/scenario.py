@@ -26,9 +26,27 @@ as JSON) on a request, names it relative to tests/fixtures/.
 
 ``until: 200`` on a request repeats it (for up to a minute) until it is answered with that status, and compares
 the last answer: a CustomResourceDefinition is served a moment after it is created, by either server.
+``until: {present: [metadata, deletionTimestamp]}`` repeats it until its body has a value at that key path
+(with ``status`` beside it, and that status): what a controller writes a moment later (the garbage collector
+deleting a dependent) is compared once written, on either server.
 ``watch: true`` on a request reads the response to its end as a stream of watch events (the path sets
 ``timeoutSeconds``). ``keep`` names the list entries compared where both servers serve more than the corpus is
-about (discovery of kinds apiforge does not ship)."""
+about (discovery of kinds apiforge does not ship). ``select`` compares only the parts of a large body named by
+their key paths (an OpenAPI document's paths and definitions), each under its path joined by ``/``; ``ignore``
+names keys left out of the comparison at every depth (an OpenAPI schema's descriptions, which only
+``kubectl explain`` shows and which its own steps compare).
+
+``capture: {name: [key, ...]}`` remembers a value of a response's body (a uid, a resourceVersion, a continue
+token, an issued token) and ``${name}`` in a later step's path, headers, body, kubectl arguments or stdin is
+replaced by it, so that a step can depend on what the server answered before:
+
+```yaml
+  - name: the first page
+    request: {method: GET, path: '/api/v1/namespaces/default/configmaps?limit=2'}
+    capture: {next: [metadata, continue]}
+  - name: the second page
+    request: {method: GET, path: '/api/v1/namespaces/default/configmaps?limit=2&continue=${next}'}
+```"""
 
 from __future__ import annotations
 
@@ -48,13 +66,21 @@ class ScenarioError(ValueError):
 
 
 @dataclass(frozen=True)
+class Until:
+    """The answer a repeated request waits for: this status, and a value at this key path of its body."""
+
+    status: int | None = None
+    present: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Request:
     method: str
     path: str
     headers: dict[str, str] = field(default_factory=dict)
     body: Any = None
     watch: bool = False
-    until: int | None = None
+    until: Until | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +95,9 @@ class Step:
     name: str
     action: Request | KubectlRun
     keep: frozenset[str] | None = None
+    select: tuple[tuple[str, ...], ...] = ()
+    capture: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    ignore: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -121,7 +150,7 @@ def _step(path: Path, index: int, raw: Any, sets: dict[str, list[str]]) -> Step:
             if "bodyFile" in spec
             else spec.get("body"),
             watch=bool(spec.get("watch", False)),
-            until=int(spec["until"]) if "until" in spec else None,
+            until=_until(where, spec["until"]) if "until" in spec else None,
         )
     elif "kubectl" in raw:
         spec = raw["kubectl"]
@@ -132,7 +161,39 @@ def _step(path: Path, index: int, raw: Any, sets: dict[str, list[str]]) -> Step:
         action = KubectlRun(tuple(str(a) for a in spec["args"]), version, stdin)
     else:
         raise ScenarioError(f"{where}: a request or a kubectl invocation expected")
-    return Step(raw["name"], action, keep_set)
+    return Step(
+        raw["name"],
+        action,
+        keep_set,
+        _select(where, raw),
+        _capture(where, raw),
+        frozenset(str(key) for key in raw.get("ignore") or ()),
+    )
+
+
+def _until(where: str, raw: Any) -> Until:
+    if isinstance(raw, dict):
+        status = raw.get("status")
+        present = _key_path(where, raw.get("present"))
+        return Until(int(status) if status is not None else None, present)
+    return Until(int(raw))
+
+
+def _key_path(where: str, raw: Any) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise ScenarioError(f"{where}: a key path is a non-empty list of keys")
+    return tuple(str(key) for key in raw)
+
+
+def _select(where: str, raw: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
+    return tuple(_key_path(where, path) for path in raw.get("select") or ())
+
+
+def _capture(where: str, raw: dict[str, Any]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    captures = raw.get("capture") or {}
+    if not isinstance(captures, dict):
+        raise ScenarioError(f"{where}: capture maps names to key paths")
+    return tuple((str(name), _key_path(where, path)) for name, path in captures.items())
 
 
 def _fixture(where: str, name: Any) -> str:

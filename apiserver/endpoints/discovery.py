@@ -7,6 +7,8 @@ Clients decide what they may do from these: `verbs` drives which requests they t
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,8 +19,18 @@ from apiserver.machinery.scheme import ResourceType, Scheme, VersionType
 from apiserver.registry.rest import DEFAULT_OPTIONS, RESTOptions
 
 
+def storage_version_hash(scheme: Scheme, resource: ResourceType) -> str:
+    """kube's discovery.StorageVersionHash: the first 8 bytes of sha256("<group>/<version>/<kind>") of the
+    kind the objects are stored as, base64 (staging/src/k8s.io/apiserver/pkg/endpoints/discovery/
+    storageversionhash.go); a resource stored as another's (events.k8s.io Events) shares that one's."""
+    stored = scheme.resource(*resource.stored_as) if resource.stored_as else None
+    stored = stored or resource
+    gvk = f"{stored.group}/{stored.storage_version.name}/{stored.kind}"
+    return base64.b64encode(hashlib.sha256(gvk.encode()).digest()[:8]).decode()
+
+
 def resource_entries(
-    resource: ResourceType, version: VersionType, options: RESTOptions
+    resource: ResourceType, version: VersionType, options: RESTOptions, version_hash: str = ""
 ) -> list[dict[str, Any]]:
     """The resource's entry and one per subresource, with the verbs routed (endpoints.routes)."""
     entry: dict[str, Any] = {
@@ -32,6 +44,8 @@ def resource_entries(
         entry["shortNames"] = list(resource.short_names)
     if resource.categories:
         entry["categories"] = list(resource.categories)
+    if version_hash and resource.persisted:
+        entry["storageVersionHash"] = version_hash
     entries = [entry]
     for sub in subresources(resource, version, options):
         listed: dict[str, Any] = {
@@ -146,16 +160,15 @@ class Discovery:
                 resources = [
                     entry
                     for resource, served in scheme.resources_in(group, version)
-                    for entry in resource_entries(resource, served, options(resource))
+                    for entry in resource_entries(
+                        resource, served, options(resource), storage_version_hash(scheme, resource)
+                    )
                 ]
                 path = f"/apis/{group_version}" if group else f"/api/{version}"
+                # kube's legacy /api/v1 list names no apiVersion, a group's does
+                type_meta = {"kind": "APIResourceList", **({"apiVersion": "v1"} if group else {})}
                 self.documents[path] = orjson.dumps(
-                    {
-                        "kind": "APIResourceList",
-                        "apiVersion": "v1",
-                        "groupVersion": group_version,
-                        "resources": resources,
-                    }
+                    {**type_meta, "groupVersion": group_version, "resources": resources}
                 )
 
         for prefix, selected in (
@@ -170,7 +183,7 @@ class Discovery:
                         "metadata": {},
                         "items": [
                             {
-                                "metadata": {"name": group},
+                                "metadata": {"name": group} if group else {},
                                 "versions": [
                                     {
                                         "version": served,

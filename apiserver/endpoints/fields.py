@@ -45,13 +45,12 @@ def tracker(
     *,
     shared: bool = True,
 ) -> Callable[[Object], None] | None:
-    """Records an Update by this request's manager on the object about to be stored (None: not tracked).
+    """Records an Update by this request's manager on the object about to be stored (None: not tracked);
+    on a kind answered, not stored (the reviews) too, whose answer echoes it as kube's does.
 
     ``shared``: the object admitted may share subtrees with ``old`` (a patch's result does), which
     admission would change under the comparison, so ``old`` is copied first; a PUT's body shares nothing.
     """
-    if not target.resource.persisted:
-        return None
     manager = manager_name(request)
     now = now_rfc3339()
     ignored = ignored_fields(target, subresource)

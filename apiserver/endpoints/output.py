@@ -58,13 +58,13 @@ class Negotiated:
     """The object or list as YAML (``Accept: application/yaml``), as kube serves it."""
 
 
-TABLE_TYPE = b"application/json;as=Table;v=v1;g=meta.k8s.io"
-PARTIAL_TYPE = b"application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
-PARTIAL_LIST_TYPE = b"application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
 JSON_TYPE = b"application/json"
 PROTOBUF_TYPE = protobuf.CONTENT_TYPE.encode()
-PROTOBUF_PARTIAL_TYPE = PROTOBUF_TYPE + b";as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
-PROTOBUF_PARTIAL_LIST_TYPE = PROTOBUF_TYPE + b";as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
+# kube answers a Table or PartialObjectMetadata(List) under its serializer's plain media type, without the
+# as/v/g parameters the client asked with (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/
+# writers.go: SerializeObject writes the negotiated serializer's MediaType)
+TABLE_TYPE = PARTIAL_TYPE = PARTIAL_LIST_TYPE = JSON_TYPE
+PROTOBUF_PARTIAL_TYPE = PROTOBUF_PARTIAL_LIST_TYPE = PROTOBUF_TYPE
 PROTOBUF_WATCH_TYPE = protobuf.WATCH_CONTENT_TYPE.encode()
 _ANY_JSON = ("application/json", "*/*", "application/*", "")
 JSON_OBJECT = Negotiated(Output.OBJECT)
@@ -198,7 +198,7 @@ def list_body(
         "apiVersion": target.api_version,
         "kind": target.resource.list_kind,
         "metadata": metadata,
-        "items": items,
+        "items": [_untyped(item) for item in items] if target.resource.builtin else items,
     }
     if negotiated.protobuf:
         codec = target.version.protobuf
@@ -210,6 +210,24 @@ def list_body(
     if negotiated.yaml:
         return YAML_TYPE, to_yaml(document)
     return JSON_TYPE, orjson.dumps(document)
+
+
+def untyped_items(encoded: list[bytes], api_version: str, kind: str) -> list[bytes]:
+    """Rendered items without their leading apiVersion and kind (as ``_untyped``): a prefix cut when they
+    start with them, as the watch cache renders them, else decoded and encoded again."""
+    prefix = orjson.dumps({"apiVersion": api_version, "kind": kind})[:-1] + b","
+    return [
+        b"{" + item[len(prefix) :]
+        if item.startswith(prefix)
+        else orjson.dumps(_untyped(orjson.loads(item)))
+        for item in encoded
+    ]
+
+
+def _untyped(item: Object) -> Object:
+    """A built-in kind's list item without apiVersion and kind: kube encodes a typed list's items with an
+    empty TypeMeta (only the list names them), where a custom resource's unstructured items keep theirs."""
+    return {key: value for key, value in item.items() if key not in ("apiVersion", "kind")}
 
 
 def to_yaml(document: Object) -> bytes:

@@ -19,12 +19,16 @@ from apiserver.machinery.scheme import PrinterColumn, VersionType
 CellFunction = Callable[[dict[str, Any], datetime], Any]
 """A built-in printer's cell (kube's pkg/printers/internalversion): the object and the time of the request."""
 
+# the Name and Age columns' descriptions are ObjectMeta's field docs, whole, as kube's table convertors take
+# them (staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types_swagger_doc_generated.go)
 NAME_COLUMN = {
     "name": "Name",
     "type": "string",
     "format": "name",
     "description": "Name must be unique within a namespace. Is required when creating resources, although some "
-    "resources may allow a client to request the generation of an appropriate name automatically.",
+    "resources may allow a client to request the generation of an appropriate name automatically. Name is "
+    "primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
     "priority": 0,
 }
 DEFAULT_COLUMNS = (
@@ -32,8 +36,11 @@ DEFAULT_COLUMNS = (
         name="Age",
         type="date",
         json_path=".metadata.creationTimestamp",
-        description="CreationTimestamp is a timestamp representing the server time when this object "
-        "was created.",
+        description="CreationTimestamp is a timestamp representing the server time when this object was "
+        "created. It is not guaranteed to be set in happens-before order across separate operations. Clients "
+        "may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. "
+        "Read-only. Null for lists. More info: "
+        "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
     ),
 )
 

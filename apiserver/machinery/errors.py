@@ -40,6 +40,10 @@ class APIError(Exception):
     uid: str = ""
     causes: list[StatusCause] = field(default_factory=list)
     retry_after_seconds: int = 0
+    details_always: bool = False
+    """kube's errors made with a StatusDetails (NewGenericServerResponse, NewNotFound of no resource,
+    NewMethodNotSupported) send ``details: {}`` when every field is empty; NewBadRequest's and the like
+    send none."""
 
     def __str__(self) -> str:
         return f"{self.code} {self.reason}: {self.message}"
@@ -65,7 +69,7 @@ class APIError(Exception):
         }
         if not self.reason:  # StatusReasonUnknown is "", which Go's omitempty leaves out
             del status["reason"]
-        if details:
+        if details or self.details_always:
             status["details"] = details
         return status
 
@@ -87,7 +91,9 @@ def not_found(resource: str, group: str, name: str) -> APIError:
 
 def resource_not_found() -> APIError:
     """An unknown resource under a served prefix: 404 with empty details, as kube-apiserver answers."""
-    return APIError(404, "NotFound", "the server could not find the requested resource")
+    return APIError(
+        404, "NotFound", "the server could not find the requested resource", details_always=True
+    )
 
 
 def already_exists(resource: str, group: str, name: str) -> APIError:
@@ -153,7 +159,10 @@ def bad_request(message: str, causes: list[StatusCause] | None = None) -> APIErr
 
 def method_not_allowed() -> APIError:
     return APIError(
-        405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
+        405,
+        "MethodNotAllowed",
+        "the server does not allow this method on the requested resource",
+        details_always=True,
     )
 
 

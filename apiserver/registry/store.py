@@ -667,10 +667,12 @@ class Store:
                     else:
                         marked["metadata"].pop("finalizers", None)
                 if (finalizers if changed is None else changed) or finalized_later:
-                    # kube's markAsDeleting: the first delete sets the timestamp, later ones keep it
+                    # kube's markAsDeleting: the first delete sets the timestamp, later ones keep it; a
+                    # kind that finalizes itself (kube's own Delete of namespaces and CRDs) sets no grace
                     if not metadata.get("deletionTimestamp"):
                         marked["metadata"]["deletionTimestamp"] = now_rfc3339()
-                        marked["metadata"]["deletionGracePeriodSeconds"] = 0
+                        if not finalized_later:
+                            marked["metadata"]["deletionGracePeriodSeconds"] = 0
                         self.strategy.prepare_for_deletion(marked)
                     if dry_run:
                         return marked, False

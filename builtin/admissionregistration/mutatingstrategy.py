@@ -6,7 +6,7 @@ its policy and names its params by exactly one of name or selector."""
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from apiserver.machinery.objects import Object
 from apiserver.registry.strategy import Strategy
@@ -64,6 +64,9 @@ def binding_causes(obj: Object) -> list[Cause]:
 
 
 class MutatingPolicyStrategy(Strategy):
+    # kube's strategies set generation 1 on create and bump it when the spec (the webhooks) changes
+    sets_generation: ClassVar[bool | None] = True
+
     def validate(self, obj: Object) -> list[Cause]:
         return policy_causes(obj)
 
@@ -72,6 +75,9 @@ class MutatingPolicyStrategy(Strategy):
 
 
 class MutatingBindingStrategy(Strategy):
+    # kube's strategies set generation 1 on create and bump it when the spec (the webhooks) changes
+    sets_generation: ClassVar[bool | None] = True
+
     def validate(self, obj: Object) -> list[Cause]:
         return binding_causes(obj)
 

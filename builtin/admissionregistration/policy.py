@@ -20,8 +20,10 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from apiserver.admission.interface import Attributes, Operation
 from apiserver.audit.annotations import add_annotations
+from apiserver.fieldmanager import apply
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
+from apiserver.registry.meta import now_rfc3339
 from apiserver.registry.offload import run_heavy
 from apiserver.registry.store import ListOptions, Store
 from apiserver.storage.interface import StorageError
@@ -42,6 +44,8 @@ from builtin.wants import WantsAuthorizer, WantsParts, WantsStores
 
 log = logging.getLogger(__name__)
 GROUP = "admissionregistration.k8s.io"
+STATUS_MANAGER = "validatingadmissionpolicy-status"
+"""The field manager of kube's type-checking controller (ControllerName in its controller.go)."""
 FAILURE_ANNOTATION = "validation.policy.admission.k8s.io/validation_failure"
 _CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge": 413, "Invalid": 422}
 
@@ -160,16 +164,30 @@ class ValidatingPolicies:
         name, generation = policy["metadata"]["name"], policy["metadata"].get("generation", 1)
         warnings = type_warnings(policy, self.context)
         store = self.context.store(GROUP, "validatingadmissionpolicies")
+        version = store.resource.storage_version
+        api_version = f"{GROUP}/{version.name}"
+        status = {
+            "observedGeneration": generation,
+            "typeChecking": {"expressionWarnings": warnings} if warnings else {},
+        }
 
         def with_status(current: Object) -> Object:
             if current["metadata"].get("generation", 1) != generation:
                 return current
-            current["status"] = {
-                **(current.get("status") or {}),
-                "observedGeneration": generation,
-                "typeChecking": {"expressionWarnings": warnings} if warnings else {},
+            # kube's controller applies the status as its own field manager, forcing
+            # (pkg/controller/validatingadmissionpolicystatus/controller.go: ApplyStatus, Force)
+            applied = {
+                "apiVersion": api_version,
+                "kind": store.resource.kind,
+                "metadata": {"name": name},
+                "status": status,
             }
-            return current
+            merged, _ = apply(
+                current, applied, version.schema, STATUS_MANAGER,
+                api_version=api_version, force=True, now=now_rfc3339(),
+                kind=store.resource.kind, subresource="status", ignored_fields=("spec",),
+            )  # fmt: skip
+            return merged
 
         try:
             await store.update(None, name, with_status, subresource="status")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from apiserver.machinery.objects import Object
 from apiserver.registry.strategy import Strategy
@@ -147,6 +147,13 @@ def param_ref_causes(ref: Any) -> list[Cause]:
 
 
 class PolicyStrategy(Strategy):
+    # kube's strategies set generation 1 on create and bump it when the spec (the webhooks) changes
+    sets_generation: ClassVar[bool | None] = True
+
+    def prepare_for_create(self, obj: Object) -> None:
+        """kube's PrepareForCreate resets the status to its empty struct, which is encoded: ``status: {}``."""
+        obj["status"] = {}
+
     def validate(self, obj: Object) -> list[Cause]:
         return policy_causes(obj)
 
@@ -155,6 +162,9 @@ class PolicyStrategy(Strategy):
 
 
 class BindingStrategy(Strategy):
+    # kube's strategies set generation 1 on create and bump it when the spec (the webhooks) changes
+    sets_generation: ClassVar[bool | None] = True
+
     def validate(self, obj: Object) -> list[Cause]:
         return binding_causes(obj)
 

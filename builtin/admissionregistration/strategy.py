@@ -6,7 +6,7 @@ admissionReviewVersions list this server speaks (v1) and match conditions that c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from apiserver.machinery.objects import Object
 from apiserver.registry.strategy import Strategy
@@ -73,6 +73,9 @@ def webhook_causes(obj: Object) -> list[Cause]:
 
 
 class WebhookConfigurationStrategy(Strategy):
+    # kube's strategies set generation 1 on create and bump it when the spec (the webhooks) changes
+    sets_generation: ClassVar[bool | None] = True
+
     def validate(self, obj: Object) -> list[Cause]:
         return webhook_causes(obj)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import datetime
 from typing import Any
 
 from apiserver.machinery.objects import Object
@@ -17,9 +18,18 @@ from apiserver.schema.objectmeta import (
     is_dns1123_subdomain,
     path_segment_name,
 )
+from builtin.apiregistration.availability import LOCAL, with_condition
 
 
 class APIServiceStrategy(Strategy):
+    def prepare_for_create(self, obj: Object) -> None:
+        """A local APIService (no service) is created Available, as kube-aggregator's strategy marks it
+        (pkg/registry/apiservice/strategy.go PrepareForCreate), rather than a moment later by the
+        availability controller: kube's create answer already carries the condition."""
+        if (obj.get("spec") or {}).get("service") is None:
+            obj["status"] = {}
+            with_condition(obj, LOCAL, datetime.datetime.now(datetime.UTC))
+
     @staticmethod
     def name_rule(name: str, prefix: bool) -> list[str]:
         """Any path segment here; that it is ``version.group`` is checked with the spec (validate)."""

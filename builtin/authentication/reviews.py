@@ -16,23 +16,27 @@ class SelfSubjectReviewStrategy(Strategy):
     """`kubectl auth whoami`: the user this very request was authenticated (or impersonated) as."""
 
     async def answer(self, obj: Object, attributes: Attributes) -> Object:
-        obj.setdefault("metadata", {}).setdefault("creationTimestamp", now_rfc3339())
-        obj["status"] = {"userInfo": attributes.user.as_json()}
-        return obj
+        """A new review (kube's selfsubjectreview REST): a creationTimestamp and the user, nothing asked."""
+        return {
+            "kind": obj.get("kind"),
+            "apiVersion": obj.get("apiVersion"),
+            "metadata": {"creationTimestamp": now_rfc3339()},
+            "status": {"userInfo": attributes.user.as_json()},
+        }
 
 
 class TokenReviewStrategy(Strategy):
     """Who ``spec.token`` belongs to, by the server's token authenticators (kube's TokenReview REST): for
-    the audiences the review names, else the API server's own. A token nobody accepts is
-    ``authenticated: false`` with the reason in ``status.error``; an accepted one names the user (in
-    ``system:authenticated``, as the request authenticator puts it) and the audiences it holds."""
+    the audiences the review names, else the API server's own. A token nobody accepts has the reason in
+    ``status.error`` and an empty user (kube's TokenReviewStatus: ``authenticated`` is omitempty, ``user``
+    a struct, always encoded); an accepted one names the user (in ``system:authenticated``, as the request
+    authenticator puts it) and the audiences it holds."""
 
     def __init__(self, server: WantsTokens) -> None:
         super().__init__()
         self.server = server
 
     async def answer(self, obj: Object, attributes: Attributes) -> Object:
-        obj.setdefault("metadata", {}).setdefault("creationTimestamp", now_rfc3339())
         spec = obj.get("spec") or {}
         token = str(spec.get("token") or "")
         if not token:
@@ -40,7 +44,7 @@ class TokenReviewStrategy(Strategy):
         tokens = self.server.tokens
         audiences = list(spec.get("audiences") or []) or list(tokens.api_audiences)
         authenticator = tokens.authenticator()
-        status: Object = {"authenticated": False}
+        status: Object = {"user": {}}
         obj["status"] = status
         if authenticator is None:
             return obj

@@ -13,7 +13,6 @@ from apiserver.authorization.authorizer import Attributes as AuthorizationAttrib
 from apiserver.authorization.authorizer import Authorizer, Decision
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.registry.meta import now_rfc3339
 from apiserver.registry.strategy import Strategy
 from builtin.wants import WantsAuthorizer
 
@@ -64,20 +63,29 @@ def asked(spec: dict[str, Any], user: UserInfo) -> AuthorizationAttributes:
 async def answer_access_review(
     authorizer: Authorizer, obj: Object, attributes: AuthorizationAttributes
 ) -> Object:
-    """The review with its status: the authorizer's decision on ``attributes`` and its reason."""
+    """The review with its status: the authorizer's decision on ``attributes`` and its reason. kube answers
+    with the request's object (no creationTimestamp: nothing sets one), its spec through the Go types, whose
+    attribute fields are all omitempty (an empty group is not echoed)."""
     decision, reason = await authorizer.authorize(attributes)
     status: dict[str, Any] = {"allowed": decision is Decision.ALLOW}
     if decision is Decision.DENY:
         status["denied"] = True
     if reason:
         status["reason"] = reason
-    obj.setdefault("metadata", {}).setdefault("creationTimestamp", now_rfc3339())
+    spec = obj.get("spec") or {}
+    for key in ("resourceAttributes", "nonResourceAttributes"):
+        if isinstance(spec.get(key), dict):
+            spec[key] = {
+                name: value for name, value in spec[key].items() if value not in ("", None)
+            }
     obj["status"] = status
     return obj
 
 
 class SelfSubjectRulesReviewStrategy(AuthorizingStrategy):
     async def answer(self, obj: Object, attributes: Attributes) -> Object:
+        """A new review holding only the rules (kube's selfsubjectrulesreview REST builds its answer afresh:
+        empty metadata and spec)."""
         namespace = str((obj.get("spec") or {}).get("namespace") or "")
         rules = await self.server.authorizer.rules_for(attributes.user, namespace)
         status: dict[str, Any] = {
@@ -87,9 +95,13 @@ class SelfSubjectRulesReviewStrategy(AuthorizingStrategy):
         }
         if rules.evaluation_error:
             status["evaluationError"] = rules.evaluation_error
-        obj.setdefault("metadata", {}).setdefault("creationTimestamp", now_rfc3339())
-        obj["status"] = status
-        return obj
+        return {
+            "kind": obj.get("kind"),
+            "apiVersion": obj.get("apiVersion"),
+            "metadata": {},
+            "spec": {},
+            "status": status,
+        }
 
 
 def validate_spec(kind: str, spec: dict[str, Any], more: Sequence[errors.StatusCause] = ()) -> None:

@@ -38,10 +38,12 @@ class ServiceStrategy(Strategy):
 
     def prepare_for_create(self, obj: Object) -> None:
         _set_defaults(obj.setdefault("spec", {}))
+        _empty_status(obj)
 
     def prepare_for_update(self, obj: Object, old: Object) -> None:
         spec, old_spec = obj.setdefault("spec", {}), old.get("spec") or {}
         _set_defaults(spec)
+        _empty_status(obj)
         _patch_allocated_values(spec, old_spec)
         _drop_type_dependent_fields(spec, old_spec)
 
@@ -60,6 +62,15 @@ class ServiceStrategy(Strategy):
     def validate_update(self, obj: Object, old: Object) -> list[Cause]:
         spec, old_spec = obj.get("spec") or {}, old.get("spec") or {}
         return _cluster_ips_unchanged(spec, old_spec) + _validate(spec)
+
+
+def _empty_status(obj: Object) -> None:
+    """kube's ServiceStatus and its LoadBalancerStatus are structs, encoded even when empty: a Service
+    always shows ``status: {loadBalancer: {}}``."""
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        status = obj["status"] = {}
+    status.setdefault("loadBalancer", {})
 
 
 def _set_defaults(spec: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ import builtin.admissionregistration.mutating
 import builtin.admissionregistration.mutatingstrategy
 import builtin.admissionregistration.policy
 import builtin.admissionregistration.policystrategy
+import builtin.admissionregistration.printers
 import builtin.admissionregistration.strategy
 import builtin.admissionregistration.webhook
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
@@ -58,6 +59,24 @@ MUTATING_ADMISSION_POLICY = ResourceType(
             status_subresource=False,
             printer_columns=(
                 PrinterColumn(
+                    name="Mutations",
+                    type="integer",
+                    json_path="",
+                    format="",
+                    description="Mutation indicates the number of mutations rules defined in this configuration",
+                    priority=0,
+                    cell="builtin.admissionregistration.printers:mutations",
+                ),
+                PrinterColumn(
+                    name="ParamKind",
+                    type="string",
+                    json_path="",
+                    format="",
+                    description="ParamKind specifies the kind of resources used to parameterize this policy",
+                    priority=0,
+                    cell="builtin.admissionregistration.printers:param_kind",
+                ),
+                PrinterColumn(
                     name="Age",
                     type="date",
                     json_path=".metadata.creationTimestamp",
@@ -104,6 +123,23 @@ MUTATING_ADMISSION_POLICY_BINDING = ResourceType(
             deprecation_warning="",
             status_subresource=False,
             printer_columns=(
+                PrinterColumn(
+                    name="PolicyName",
+                    type="string",
+                    json_path=".spec.policyName",
+                    format="",
+                    description="PolicyName indicates the policy definition which the policy binding binded to",
+                    priority=0,
+                ),
+                PrinterColumn(
+                    name="ParamRef",
+                    type="string",
+                    json_path="",
+                    format="",
+                    description="ParamRef indicates the param resource which sets the configration param",
+                    priority=0,
+                    cell="builtin.admissionregistration.printers:param_ref",
+                ),
                 PrinterColumn(
                     name="Age",
                     type="date",
@@ -157,6 +193,15 @@ MUTATING_WEBHOOK_CONFIGURATION = ResourceType(
             deprecation_warning="",
             status_subresource=False,
             printer_columns=(
+                PrinterColumn(
+                    name="Webhooks",
+                    type="integer",
+                    json_path="",
+                    format="",
+                    description="Webhooks indicates the number of webhooks registered in this configuration",
+                    priority=0,
+                    cell="builtin.admissionregistration.printers:webhooks",
+                ),
                 PrinterColumn(
                     name="Age",
                     type="date",
@@ -221,12 +266,22 @@ VALIDATING_ADMISSION_POLICY = ResourceType(
             status_subresource=True,
             printer_columns=(
                 PrinterColumn(
+                    name="Validations",
+                    type="integer",
+                    json_path="",
+                    format="",
+                    description="Validations indicates the number of validation rules defined in this configuration",
+                    priority=0,
+                    cell="builtin.admissionregistration.printers:validations",
+                ),
+                PrinterColumn(
                     name="ParamKind",
                     type="string",
-                    json_path=".spec.paramKind.kind",
+                    json_path="",
                     format="",
-                    description="",
+                    description="ParamKind specifies the kind of resources used to parameterize this policy",
                     priority=0,
+                    cell="builtin.admissionregistration.printers:param_kind",
                 ),
                 PrinterColumn(
                     name="Age",
@@ -286,16 +341,17 @@ VALIDATING_ADMISSION_POLICY_BINDING = ResourceType(
                     type="string",
                     json_path=".spec.policyName",
                     format="",
-                    description="",
+                    description="PolicyName indicates the policy definition which the policy binding binded to",
                     priority=0,
                 ),
                 PrinterColumn(
                     name="ParamRef",
                     type="string",
-                    json_path=".spec.paramRef.name",
+                    json_path="",
                     format="",
-                    description="",
+                    description="ParamRef indicates the param resource which sets the configration param",
                     priority=0,
+                    cell="builtin.admissionregistration.printers:param_ref",
                 ),
                 PrinterColumn(
                     name="Age",
@@ -349,6 +405,15 @@ VALIDATING_WEBHOOK_CONFIGURATION = ResourceType(
             deprecation_warning="",
             status_subresource=False,
             printer_columns=(
+                PrinterColumn(
+                    name="Webhooks",
+                    type="integer",
+                    json_path="",
+                    format="",
+                    description="Webhooks indicates the number of webhooks registered in this configuration",
+                    priority=0,
+                    cell="builtin.admissionregistration.printers:webhooks",
+                ),
                 PrinterColumn(
                     name="Age",
                     type="date",

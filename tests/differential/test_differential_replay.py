@@ -4,16 +4,26 @@ file lists for it (with why it stays). Needs neither Go nor a kube binary."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from oracle.corpus import DIVERGENCES, GOLDEN, SCENARIOS, fresh_apiforge
+from oracle.corpus import DIVERGENCES, GOLDEN, SCENARIOS, ApiforgeSpares
 from oracle.execute import run_scenario
 from oracle.golden import golden_path, judge, read_divergences, read_golden, stale_divergences
 from oracle.scenario import load_scenarios
 
 SCENARIO_LIST = load_scenarios(SCENARIOS)
+
+
+@pytest.fixture(scope="module")
+def spares() -> Iterator[ApiforgeSpares]:
+    pool = ApiforgeSpares()
+    try:
+        yield pool
+    finally:
+        pool.close()
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +42,11 @@ def test_no_divergence_outlives_its_step(divergences: dict[tuple[str, str], Any]
 
 
 @pytest.mark.parametrize("scenario", SCENARIO_LIST, ids=lambda s: s.name)
-def test_apiforge_answers_as_kube(scenario: Any, divergences: dict[tuple[str, str], Any]) -> None:
+def test_apiforge_answers_as_kube(
+    scenario: Any, divergences: dict[tuple[str, str], Any], spares: ApiforgeSpares
+) -> None:
     golden = read_golden(GOLDEN, scenario.name)
-    with fresh_apiforge() as server:
+    with spares.fresh() as server:
         actual = run_scenario(server, scenario)
     failures = judge(scenario.name, golden, actual, divergences, scenario.unordered)
     assert not failures, "\n".join(failures)

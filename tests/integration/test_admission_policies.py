@@ -309,11 +309,20 @@ def test_type_checking_is_reported_in_status(client: httpx.Client) -> None:
     name = policy(client, test, validations=[{"expression": "object.spec.replicaz > 1"}])
     deadline = time.monotonic() + 10
     while True:
-        status = client.get(f"{POLICIES}/{name}").json().get("status") or {}
+        checked = client.get(f"{POLICIES}/{name}").json()
+        status = checked.get("status") or {}
         if status.get("observedGeneration") == 1:
             break
         assert time.monotonic() < deadline, status
         time.sleep(0.02)
+    # written as kube's controller applies it: its own manager owns the status it wrote
+    # (pkg/controller/validatingadmissionpolicystatus/controller.go: ApplyStatus, Force)
+    [owner] = [e for e in checked["metadata"]["managedFields"] if e.get("subresource") == "status"]
+    assert (owner["manager"], owner["operation"]) == ("validatingadmissionpolicy-status", "Apply")
+    assert owner["fieldsV1"]["f:status"] == {
+        "f:observedGeneration": {},
+        "f:typeChecking": {"f:expressionWarnings": {}},
+    }
     assert status["typeChecking"]["expressionWarnings"] == [
         {
             "fieldRef": "spec.validations[0].expression",

@@ -214,9 +214,12 @@ def test_kubectl_lists_mutating_policies(
     kubectl = Kubectl(kubectl_binary(33), server.kubeconfig, tmp_path_factory.mktemp("kubectl"))
     policies = kubectl.run("get", "mutatingadmissionpolicies", "-o", "name").stdout
     assert f"mutatingadmissionpolicy.admissionregistration.k8s.io/{test}-policy" in policies.split()
+    # kube's printer columns (pkg/printers/internalversion/printers.go, AddHandlers: the
+    # MutatingAdmissionPolicyBinding's PolicyName and ParamRef), as the oracle's kubectl shows them
     bindings = kubectl.run("get", "mutatingadmissionpolicybindings").stdout
-    assert bindings.splitlines()[0].split() == ["NAME", "AGE"]
-    assert f"{test}-binding" in bindings
+    assert bindings.splitlines()[0].split() == ["NAME", "POLICYNAME", "PARAMREF", "AGE"]
+    row = next(line.split() for line in bindings.splitlines() if line.startswith(f"{test}-binding"))
+    assert row[1:3] == [f"{test}-policy", "<unset>"]
 
 
 def test_reinvocation_if_needed_sees_a_later_policys_change(client: httpx.Client) -> None:

@@ -14,7 +14,7 @@ from apiserver.endpoints.handlers.response import (
 )
 from apiserver.endpoints.handlers.rest import list_options, wait_until_fresh_for
 from apiserver.endpoints.http import Request, Send, respond, respond_parts
-from apiserver.endpoints.output import list_body
+from apiserver.endpoints.output import list_body, untyped_items
 from apiserver.endpoints.resourceversion import validate_list_options
 from apiserver.endpoints.watch import serve_watch
 from apiserver.machinery import errors
@@ -64,7 +64,10 @@ async def list_objects(request: Request, send: Send, store: Store, target: Targe
                 "metadata": metadata,
             }
         )
-        parts = (head[:-1] + b',"items":[', b",".join(page.encoded), b"]}")
+        encoded = page.encoded
+        if target.resource.builtin:
+            encoded = untyped_items(encoded, target.api_version, target.resource.kind)
+        parts = (head[:-1] + b',"items":[', b",".join(encoded), b"]}")
         await respond_parts(send, 200, parts, warnings=request.warnings)
         return
     # one conversion review per page, as kube's webhook converter takes a whole list

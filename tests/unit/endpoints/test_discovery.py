@@ -24,10 +24,9 @@ def kube(name: str) -> Any:
 
 
 def kube_core_resources() -> dict[str, dict[str, Any]]:
-    """kube's core/v1 APIResourceList entries by name, without the storageVersionHash apiforge does not send
-    (it is optional: only the storage-version migrator reads it)."""
-    entries = kube("api__v1.json")["resources"]
-    return {e["name"]: {k: v for k, v in e.items() if k != "storageVersionHash"} for e in entries}
+    """kube's core/v1 APIResourceList entries by name (storageVersionHash included: apiforge computes it
+    as kube does, from the storage version's group, version and kind)."""
+    return {e["name"]: e for e in kube("api__v1.json")["resources"]}
 
 
 def test_legacy_api_versions_has_kubes_shape(api: httpx.Client) -> None:
@@ -189,7 +188,8 @@ def test_aggregated_resource_matches_kubes_for_a_scaled_kind(api: httpx.Client) 
 
 def test_aggregated_core_group_is_the_unnamed_group(api: httpx.Client) -> None:
     document = api.get("/api", headers={"accept": KUBECTL_ACCEPT}).json()
-    assert [item["metadata"]["name"] for item in document["items"]] == [""]
+    # kube omits the empty name: the core group's metadata is {}
+    assert [item["metadata"] for item in document["items"]] == [{}]
     core = {r["resource"]: r for r in document["items"][0]["versions"][0]["resources"]}
     assert core["namespaces"]["scope"] == "Cluster" and core["configmaps"]["scope"] == "Namespaced"
     # the same resources as the legacy list, without its subresource entries

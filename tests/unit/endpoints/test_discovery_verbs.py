@@ -62,8 +62,9 @@ def served(api: httpx.Client) -> dict[tuple[str, str, str], dict[str, Any]]:
         for group in document["items"]:
             for version in group["versions"]:
                 for resource in version["resources"]:
-                    key = (group["metadata"]["name"], version["version"], resource["resource"])
-                    found[key] = resource
+                    # kube's core group (of /api) has no name in its metadata
+                    name = group["metadata"].get("name", "")
+                    found[(name, version["version"], resource["resource"])] = resource
     return found
 
 
