@@ -29,6 +29,7 @@ from apiserver.encoding.protobuf_meta import (
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.table import partial_metadata, table
 from apiserver.machinery.objects import Object
+from apiserver.machinery.scheme import VersionType
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +169,15 @@ def _unencodable(target: Target, error: protobuf.ProtobufError) -> None:
     log.warning("answering %s in JSON: %s", target.resource.group_resource, error)
 
 
+def object_list_metadata(metadata: Object, version: VersionType) -> Object:
+    """A list of objects' ListMeta. A custom resource's list is kube's UnstructuredList, whose SetContinue
+    keeps the empty string (k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructured_list.go); the
+    typed ListMeta of built-in kinds, Tables and partial metadata omits it."""
+    if "continue" in metadata or version.strategic_merge_patch:
+        return metadata
+    return {**metadata, "continue": ""}
+
+
 def list_body(
     items: list[Object],
     negotiated: Negotiated,
@@ -197,7 +207,7 @@ def list_body(
     document = {
         "apiVersion": target.api_version,
         "kind": target.resource.list_kind,
-        "metadata": metadata,
+        "metadata": object_list_metadata(metadata, target.version),
         "items": [_untyped(item) for item in items] if target.resource.builtin else items,
     }
     if negotiated.protobuf:

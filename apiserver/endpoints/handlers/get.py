@@ -14,7 +14,7 @@ from apiserver.endpoints.handlers.response import (
 )
 from apiserver.endpoints.handlers.rest import list_options, wait_until_fresh_for
 from apiserver.endpoints.http import Request, Send, respond, respond_parts
-from apiserver.endpoints.output import list_body, untyped_items
+from apiserver.endpoints.output import list_body, object_list_metadata, untyped_items
 from apiserver.endpoints.resourceversion import validate_list_options
 from apiserver.endpoints.watch import serve_watch
 from apiserver.machinery import errors
@@ -61,7 +61,7 @@ async def list_objects(request: Request, send: Send, store: Store, target: Targe
             {
                 "apiVersion": target.api_version,
                 "kind": target.resource.list_kind,
-                "metadata": metadata,
+                "metadata": object_list_metadata(metadata, target.version),
             }
         )
         encoded = page.encoded
