@@ -219,7 +219,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ZERO_TIME_SECONDS = -62135596800  # 0001-01-01T00:00:00Z, Go's zero time.Time
 _TIMES = frozenset({"time", "microtime"})
 _VARINT_KINDS = frozenset({"bool", "int32", "int64"})
-_STRUCTS = frozenset({"time", "microtime", "intorstring", "quantity", "raw"})
+STRUCT_SCALARS = frozenset({"time", "microtime", "intorstring", "quantity", "raw"})
 """Go structs among the scalars: encoding/json prints them whatever their omitempty says."""
 
 
@@ -355,7 +355,7 @@ def _decode_field(spec: Field, values: list[tuple[int, int | bytes]], where: str
     if not values:
         if spec.pointer:
             return ... if spec.omitempty else None  # a nil pointer
-        if isinstance(kind, Message) or kind in _STRUCTS:
+        if isinstance(kind, Message) or kind in STRUCT_SCALARS:
             return _zero(kind)  # Go prints structs even when empty; a zero Time as null
         if kind == "bytes" or kind == "fieldsv1":
             return ... if spec.omitempty else None  # a nil slice
@@ -366,7 +366,12 @@ def _decode_field(spec: Field, values: list[tuple[int, int | bytes]], where: str
         return decode_message(kind, b"".join(v for _, v in values if isinstance(v, bytes)))
     wire, value = values[-1]  # the last occurrence of a scalar wins
     result = _decode_value(kind, wire, value, where)
-    if spec.omitempty and not spec.pointer and kind not in _STRUCTS and result in ("", 0, False):
+    if (
+        spec.omitempty
+        and not spec.pointer
+        and kind not in STRUCT_SCALARS
+        and result in ("", 0, False)
+    ):
         return ...
     return result
 

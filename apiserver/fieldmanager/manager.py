@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from apiserver.encoding.protobuf import Message
 from apiserver.fieldmanager.conflict import ApplyConflict, Conflict
 from apiserver.fieldmanager.fieldpath import (
     FieldSet,
@@ -32,6 +33,7 @@ from apiserver.fieldmanager.fieldpath import (
     c_union,
     path_string,
 )
+from apiserver.fieldmanager.gotyped import go_view, zero_object
 from apiserver.fieldmanager.lastapplied import (
     KUBECTL_MANAGER,
     allowed_conflicts,
@@ -162,6 +164,7 @@ def update_managed_fields(
     now: str,
     subresource: str = "",
     ignored_fields: Collection[str] = (),
+    go_type: Message | None = None,
 ) -> list[dict[str, Any]]:
     """The ``managedFields`` to store for a create, update or (non-apply) patch.
 
@@ -179,6 +182,9 @@ def update_managed_fields(
     subresource never set them. An existing object whose managed fields are empty stays untracked
     (skipnonapplied.go) until it is applied to. If the objects cannot be typed (a list item without
     its key), the stored managed fields are kept, like ``UpdateNoErrors``.
+
+    ``go_type`` is a built-in kind's Go struct (its protobuf message): both objects are then compared as
+    kube's Go decoding has them, and a create compares with the type's zero value (:mod:`.gotyped`).
     """
     live_raw = _managed_fields(old_obj)
     if subresource:
@@ -198,10 +204,14 @@ def update_managed_fields(
                 managed = _decode_live(live_raw)
     if not managed and old_obj is not None:
         return []
+    live: dict[str, Any] = old_obj if old_obj is not None else {}
+    if go_type is not None:
+        live = go_view(old_obj, go_type) if old_obj is not None else zero_object(go_type)
+        new_obj = go_view(new_obj, go_type)
     try:
         _record_update(
             managed,
-            old_obj if old_obj is not None else {},
+            live,
             new_obj,
             compile_types(schema),
             manager or "unknown",
