@@ -106,7 +106,9 @@ def row(
 ) -> dict[str, Any]:
     cells = [] if _names_itself(version) else [obj.get("metadata", {}).get("name", "")]
     cells.extend(_cell(obj, column, now) for column in columns_of(version))
-    out: dict[str, Any] = {"cells": cells}
+    # includeObject=None still writes the row's object, as null: TableRow.Object is a RawExtension, which
+    # marshals an empty one as null (k8s.io/apimachinery/pkg/runtime/extension.go, MarshalJSON)
+    out: dict[str, Any] = {"cells": cells, "object": None}
     if include_object == "Object":
         out["object"] = obj
     elif include_object != "None":
