@@ -35,7 +35,9 @@ def subresources(
     resource: ResourceType, version: VersionType, options: RESTOptions
 ) -> list[Subresource]:
     """The subresources ``version`` of ``resource`` serves, in discovery's order: status and scale as its
-    versions declare them, the create and update subresources as its storage wiring (``options``) does."""
+    versions declare them, the create and update subresources as its storage wiring (``options``) does.
+    kube's own kinds list them by name (APIInstaller.Install registers its paths sorted, k8s.io/apiserver/
+    pkg/endpoints/installer.go); custom resources status, then scale (apiextensions' DiscoveryController)."""
     routed = []
     if version.status_subresource:
         routed.append(Subresource("status", UPDATE_VERBS))
@@ -46,6 +48,8 @@ def subresources(
         for sub in options.create_subresources
     )
     routed.extend(Subresource(name, ("update",)) for name in options.update_subresources)
+    if resource.builtin:
+        routed.sort(key=lambda sub: sub.name)
     return routed
 
 

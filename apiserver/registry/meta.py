@@ -11,7 +11,9 @@ from typing import Any
 # kube's generateName alphabet (k8s.io/apimachinery/pkg/util/rand): no vowels, no confusable characters.
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _SUFFIX_LENGTH = 5
-_MAX_NAME_LENGTH = 253
+_MAX_GENERATED_PREFIX = 63 - _SUFFIX_LENGTH
+"""kube cuts a generateName to 58 characters whatever the kind's name rule (k8s.io/apiserver/pkg/storage/names/
+generate.go, MaxGeneratedNameLength = maxNameLength 63 - randomLength 5): a generated name fits a DNS label."""
 
 
 def now_rfc3339() -> str:
@@ -29,8 +31,8 @@ def new_uid() -> str:
 
 
 def generate_name(prefix: str) -> str:
-    """prefix + 5 random characters, the prefix cut so the whole stays a valid name (as kube does)."""
-    prefix = prefix[: _MAX_NAME_LENGTH - _SUFFIX_LENGTH]
+    """prefix (cut to 58 characters) + 5 random characters, as kube's SimpleNameGenerator."""
+    prefix = prefix[:_MAX_GENERATED_PREFIX]
     return prefix + "".join(secrets.choice(_ALPHABET) for _ in range(_SUFFIX_LENGTH))
 
 

@@ -34,6 +34,16 @@ def test_generate_name_gets_a_random_suffix(api: httpx.Client) -> None:
     assert first != second
 
 
+def test_a_long_generate_name_is_cut_to_58_characters(api: httpx.Client) -> None:
+    """kube's SimpleNameGenerator (k8s.io/apiserver/pkg/storage/names/generate.go): 58 + 5 random."""
+    body = crontab("")
+    body["metadata"] = {"generateName": "g" * 250}
+    created = api.post(CRONTABS, json=body)
+    assert created.status_code == 201, created.text
+    name = created.json()["metadata"]["name"]
+    assert name.startswith("g" * 58) and len(name) == 63
+
+
 def test_already_exists_is_409(api: httpx.Client) -> None:
     api.post(CRONTABS, json=crontab("twice"))
     status = assert_status(api.post(CRONTABS, json=crontab("twice")), 409, "AlreadyExists")

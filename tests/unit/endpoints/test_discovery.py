@@ -79,6 +79,14 @@ def test_namespaces_are_listed_as_kube_lists_them(api: httpx.Client) -> None:
     assert ours["namespaces/finalize"] == reference["namespaces/finalize"]
 
 
+def test_core_resources_come_in_kubes_order(api: httpx.Client) -> None:
+    """kube registers a group's paths sorted (APIInstaller.Install): namespaces/finalize before
+    namespaces/status. Compared over the resources both serve."""
+    ours = [r["name"] for r in api.get("/api/v1").json()["resources"]]
+    theirs = [e["name"] for e in kube("api__v1.json")["resources"]]
+    assert ours == [name for name in theirs if name in ours]
+
+
 def test_custom_resource_entries_and_subresources(api: httpx.Client) -> None:
     resources = {r["name"]: r for r in api.get("/apis/stable.example.com/v1").json()["resources"]}
     crontabs = resources["crontabs"]
