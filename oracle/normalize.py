@@ -1,6 +1,6 @@
 """What varies between two runs of the same scenario, or between two servers for no client-visible reason, is
 replaced by a placeholder before answers are compared or recorded: uids, timestamps, resourceVersions,
-continue tokens, the random suffix of generated names, the server's address, an ``Audit-Id``'s value (its
+continue tokens, the random suffix of generated names, the server's address, certificate fingerprints, an ``Audit-Id``'s value (its
 presence stays), kubectl's AGE cells. The rest is compared exactly."""
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ DIFF_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? [+-]\d{
 """A timestamp in a unified diff's header (kubectl diff)."""
 TEMP_DIR = re.compile(r"(/tmp/[A-Z]+-)\d+")
 """kubectl diff's temporary directories (LIVE-123, MERGED-456)."""
+CERTIFICATE_FINGERPRINT = re.compile(r"(?<=X509SHA256=)[0-9a-f]{64}\b")
+"""A client certificate's fingerprint in the credential-id extra: each server's PKI issues its own."""
 COMPARED_HEADERS = ("content-type", "warning", "retry-after")
 PLACEHOLDERS = {"resourceVersion": "<rv>", "continue": "<continue>"}
 
@@ -50,6 +52,7 @@ def normalize_text(text: str, generated: dict[str, str] | None = None) -> str:
         text = re.sub(rf"\b{re.escape(name)}\b", placeholder, text)
     text = JWT.sub("<jwt>", text)
     text = OPENAPI_HASH.sub("<hash>", text)
+    text = CERTIFICATE_FINGERPRINT.sub("<fingerprint>", text)
     text = UUID.sub("<uid>", text)
     text = TIMESTAMP.sub("<time>", text)
     text = DIFF_TIME.sub("<time>", text)

@@ -4,6 +4,7 @@ certificates with any validity, usage and version, and their files."""
 from __future__ import annotations
 
 import datetime
+import hashlib
 import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,12 @@ class Pair:
     @property
     def pem(self) -> str:
         return self.certificate.public_bytes(serialization.Encoding.PEM).decode()
+
+    @property
+    def credential_id(self) -> str:
+        """kube's credential-id of a client certificate: the SHA-256 of its DER bytes, in hex."""
+        der = self.certificate.public_bytes(serialization.Encoding.DER)
+        return f"X509SHA256={hashlib.sha256(der).hexdigest()}"
 
     @property
     def key_pem(self) -> bytes:

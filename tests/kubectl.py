@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from apiserver.authentication.user import CREDENTIAL_ID
 
 
 def kubectl_binary(minor: int) -> Path:
@@ -91,3 +95,22 @@ class Kubectl:
             text=True,
             env=self._environment,
         )
+
+
+def whoami(kubectl: Kubectl, *args: str) -> Any:
+    """The userInfo of ``kubectl auth whoami`` (a SelfSubjectReview), ``args`` being more flags."""
+    return json.loads(kubectl.run("auth", "whoami", "-o", "json", *args).stdout)["status"][
+        "userInfo"
+    ]
+
+
+X509_CREDENTIAL = re.compile(r"X509SHA256=[0-9a-f]{64}")
+
+
+def certificate_user(info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` of a client-certificate user less its credential-id extra, which must be kube's
+    ``X509SHA256=<fingerprint>`` (the certificate's digest is checked in tests/unit/authentication)."""
+    extra = dict(info.get("extra", {}))
+    assert [X509_CREDENTIAL.fullmatch(v) is not None for v in extra.pop(CREDENTIAL_ID)] == [True]
+    rest = {key: value for key, value in info.items() if key != "extra"}
+    return {**rest, "extra": extra} if extra else rest

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 ANONYMOUS_USER = "system:anonymous"
 UNAUTHENTICATED_GROUP = "system:unauthenticated"
 AUTHENTICATED_GROUP = "system:authenticated"
 MASTERS_GROUP = "system:masters"
+
+
+CREDENTIAL_ID: Final = "authentication.kubernetes.io/credential-id"
+"""The extra that names the credential a user authenticated with (k8s.io/apiserver/pkg/authentication/user,
+CredentialIDKey): a client certificate's fingerprint, a service-account token's JTI."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,10 +25,11 @@ from typing import Any
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from apiserver.authentication.authenticator import AuthenticationError
-from apiserver.authentication.user import UserInfo
+from apiserver.authentication.user import CREDENTIAL_ID, UserInfo
 
 VERDICT_KEY = "apiforge.x509.verdict"
 """Where the authenticator keeps its verdict in a connection's TLS extension dict."""
@@ -103,7 +104,11 @@ class X509Authenticator:
         groups = tuple(
             str(o.value) for o in leaf.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
         )
-        return _Verdict(UserInfo(str(names[0].value), groups=groups), "", valid_from, valid_until)
+        # kube's CommonNameUserConversion names the credential by the leaf's SHA-256 fingerprint
+        # (k8s.io/apiserver/pkg/authentication/request/x509/x509.go): audit and SelfSubjectReview show it
+        credential = f"X509SHA256={leaf.fingerprint(hashes.SHA256()).hex()}"
+        user = UserInfo(str(names[0].value), groups=groups, extra={CREDENTIAL_ID: (credential,)})
+        return _Verdict(user, "", valid_from, valid_until)
 
 
 class _Invalid(Exception):

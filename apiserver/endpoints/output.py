@@ -56,6 +56,9 @@ class Negotiated:
     output: Output
     protobuf: bool = False
     yaml: bool = False
+    meta_version: str = "v1"
+    """The meta.k8s.io version a Table and its rows' PartialObjectMetadata are written in: kube serves v1 and
+    v1beta1 Tables (asTable in staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go)."""
     """The object or list as YAML (``Accept: application/yaml``), as kube serves it."""
 
 
@@ -96,7 +99,8 @@ def negotiate(accept: str, has_codec: bool = False) -> Negotiated:
         if parameters.get("g") != "meta.k8s.io":
             continue
         if as_kind == "Table" and not is_protobuf:  # Tables are served as JSON only
-            return Negotiated(Output.TABLE)
+            version = "v1beta1" if parameters.get("v") == "v1beta1" else "v1"
+            return Negotiated(Output.TABLE, meta_version=version)
         if as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
             return Negotiated(Output.PARTIAL, protobuf=is_protobuf)
     return JSON_OBJECT
@@ -130,13 +134,23 @@ def status_body(status: Object, as_protobuf: bool) -> tuple[bytes, bytes]:
 
 
 def render_object(
-    obj: Object, output: Output, target: Target, include_object: str, with_columns: bool = True
+    obj: Object,
+    negotiated: Negotiated,
+    target: Target,
+    include_object: str,
+    with_columns: bool = True,
 ) -> tuple[bytes, Object]:
     """(content type, document) of one versioned object as JSON."""
+    output = negotiated.output
     if output is Output.TABLE:
         metadata = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
         return TABLE_TYPE, table(
-            [obj], target.version, include_object, metadata, with_columns=with_columns
+            [obj],
+            target.version,
+            include_object,
+            metadata,
+            with_columns=with_columns,
+            meta_version=negotiated.meta_version,
         )
     if output is Output.PARTIAL:
         return PARTIAL_TYPE, partial_metadata(obj)
@@ -157,7 +171,7 @@ def object_body(
             return PROTOBUF_TYPE, protobuf.encode(obj, codec.message)
         except protobuf.ProtobufError as error:
             _unencodable(target, error)
-    content_type, document = render_object(obj, negotiated.output, target, include_object)
+    content_type, document = render_object(obj, negotiated, target, include_object)
     if negotiated.yaml:
         return YAML_TYPE, to_yaml(document)
     return content_type, orjson.dumps(document)
@@ -188,7 +202,9 @@ def list_body(
     """(content type, body) of a list of versioned objects."""
     output = negotiated.output
     if output is Output.TABLE:
-        document = table(items, target.version, include_object, metadata)
+        document = table(
+            items, target.version, include_object, metadata, meta_version=negotiated.meta_version
+        )
         return TABLE_TYPE, orjson.dumps(document)
     if output is Output.PARTIAL:
         document = {
@@ -255,10 +271,10 @@ def to_yaml(document: Object) -> bytes:
 
 
 def render_event_object(
-    obj: Object, output: Output, target: Target, include_object: str, first: bool
+    obj: Object, negotiated: Negotiated, target: Target, include_object: str, first: bool
 ) -> Object:
     """The `object` of one watch event: a one-row Table sends its column definitions only first (§8.2)."""
-    return render_object(obj, output, target, include_object, with_columns=first)[1]
+    return render_object(obj, negotiated, target, include_object, with_columns=first)[1]
 
 
 def event_frame(event_type: str, obj: Object, negotiated: Negotiated, target: Target) -> bytes:

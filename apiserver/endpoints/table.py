@@ -93,24 +93,30 @@ def column_definitions(version: VersionType) -> list[dict[str, Any]]:
     return declared if _names_itself(version) else [NAME_COLUMN, *declared]
 
 
-def partial_metadata(obj: dict[str, Any]) -> dict[str, Any]:
+def partial_metadata(obj: dict[str, Any], meta_version: str = "v1") -> dict[str, Any]:
     return {
         "kind": "PartialObjectMetadata",
-        "apiVersion": "meta.k8s.io/v1",
+        "apiVersion": f"meta.k8s.io/{meta_version}",
         "metadata": obj.get("metadata", {}),
     }
 
 
 def row(
-    obj: dict[str, Any], version: VersionType, include_object: str, now: datetime
+    obj: dict[str, Any],
+    version: VersionType,
+    include_object: str,
+    now: datetime,
+    meta_version: str = "v1",
 ) -> dict[str, Any]:
     cells = [] if _names_itself(version) else [obj.get("metadata", {}).get("name", "")]
     cells.extend(_cell(obj, column, now) for column in columns_of(version))
-    out: dict[str, Any] = {"cells": cells}
+    # includeObject=None still writes the row's object, as null: TableRow.Object is a RawExtension, which
+    # marshals an empty one as null (k8s.io/apimachinery/pkg/runtime/extension.go, MarshalJSON)
+    out: dict[str, Any] = {"cells": cells, "object": None}
     if include_object == "Object":
         out["object"] = obj
     elif include_object != "None":
-        out["object"] = partial_metadata(obj)
+        out["object"] = partial_metadata(obj, meta_version)
     return out
 
 
@@ -120,12 +126,14 @@ def table(
     include_object: str,
     list_metadata: dict[str, Any],
     with_columns: bool = True,
+    meta_version: str = "v1",
 ) -> dict[str, Any]:
+    """A Table in meta.k8s.io/``meta_version`` (its rows' PartialObjectMetadata too)."""
     now = datetime.now(UTC)
     return {
         "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
+        "apiVersion": f"meta.k8s.io/{meta_version}",
         "metadata": list_metadata,
         "columnDefinitions": column_definitions(version) if with_columns else [],
-        "rows": [row(obj, version, include_object, now) for obj in objects],
+        "rows": [row(obj, version, include_object, now, meta_version) for obj in objects],
     }

@@ -98,7 +98,6 @@ class WatchWriter:
         self._connection = _Connection(send)
         self._target = target
         self._negotiated = negotiated
-        self._output = negotiated.output
         self._include_object = include_object
         self._view = (
             target.resource.group_resource,
@@ -219,7 +218,7 @@ class WatchWriter:
                 rendered = event_frame(event.type, versioned, self._negotiated, target)
             else:
                 shown = render_event_object(
-                    versioned, self._output, target, self._include_object, table_header
+                    versioned, self._negotiated, target, self._include_object, table_header
                 )
                 rendered = line({"type": event.type, "object": shown})
             if len(_RENDERED) >= _RENDERED_CAPACITY:

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from apiserver.admission.interface import Attributes
 from apiserver.authentication.authenticator import AuthenticationError
 from apiserver.authentication.token import TokenResponse
-from apiserver.authentication.user import UserInfo
+from apiserver.authentication.user import CREDENTIAL_ID, UserInfo
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.registry.meta import new_uid
@@ -35,7 +35,6 @@ MIN_EXPIRATION_SECONDS = 600  # kube's ValidateTokenRequest: "no less than 10 mi
 MAX_EXPIRATION_SECONDS = 1 << 32
 PREFIX = "system:serviceaccount:"
 GROUP_PREFIX = "system:serviceaccounts"
-CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
 """The extra kube sets to ``JTI=<jti>`` (apiserver/pkg/authentication/serviceaccount CredentialIDForJTI)."""
 # kube's invalidIfDeletedBefore: a token outlives its account's deletion (deletionTimestamp) by 60 s
 DELETED_GRACE_SECONDS = 60

@@ -11,6 +11,7 @@ import builtin.admissionregistration.policystrategy
 import builtin.admissionregistration.printers
 import builtin.admissionregistration.strategy
 import builtin.admissionregistration.webhook
+import builtin.printers
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
 from apiserver.registry.rest import RESTOptions
 from apiserver.server.apis import ServerParts
@@ -78,11 +79,12 @@ MUTATING_ADMISSION_POLICY = ResourceType(
                 ),
                 PrinterColumn(
                     name="Age",
-                    type="date",
-                    json_path=".metadata.creationTimestamp",
+                    type="string",
+                    json_path="",
                     format="",
-                    description="",
+                    description="CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     priority=0,
+                    cell="builtin.printers:age",
                 ),
             ),
             selectable_fields=(),
@@ -142,11 +144,12 @@ MUTATING_ADMISSION_POLICY_BINDING = ResourceType(
                 ),
                 PrinterColumn(
                     name="Age",
-                    type="date",
-                    json_path=".metadata.creationTimestamp",
+                    type="string",
+                    json_path="",
                     format="",
-                    description="",
+                    description="CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     priority=0,
+                    cell="builtin.printers:age",
                 ),
             ),
             selectable_fields=(),
@@ -204,11 +207,12 @@ MUTATING_WEBHOOK_CONFIGURATION = ResourceType(
                 ),
                 PrinterColumn(
                     name="Age",
-                    type="date",
-                    json_path=".metadata.creationTimestamp",
+                    type="string",
+                    json_path="",
                     format="",
-                    description="",
+                    description="CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     priority=0,
+                    cell="builtin.printers:age",
                 ),
             ),
             selectable_fields=(),
@@ -285,11 +289,12 @@ VALIDATING_ADMISSION_POLICY = ResourceType(
                 ),
                 PrinterColumn(
                     name="Age",
-                    type="date",
-                    json_path=".metadata.creationTimestamp",
+                    type="string",
+                    json_path="",
                     format="",
-                    description="",
+                    description="CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     priority=0,
+                    cell="builtin.printers:age",
                 ),
             ),
             selectable_fields=(),
@@ -355,11 +360,12 @@ VALIDATING_ADMISSION_POLICY_BINDING = ResourceType(
                 ),
                 PrinterColumn(
                     name="Age",
-                    type="date",
-                    json_path=".metadata.creationTimestamp",
+                    type="string",
+                    json_path="",
                     format="",
-                    description="",
+                    description="CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     priority=0,
+                    cell="builtin.printers:age",
                 ),
             ),
             selectable_fields=(),
@@ -416,11 +422,12 @@ VALIDATING_WEBHOOK_CONFIGURATION = ResourceType(
                 ),
                 PrinterColumn(
                     name="Age",
-                    type="date",
-                    json_path=".metadata.creationTimestamp",
+                    type="string",
+                    json_path="",
                     format="",
-                    description="",
+                    description="CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     priority=0,
+                    cell="builtin.printers:age",
                 ),
             ),
             selectable_fields=(),

@@ -64,7 +64,7 @@ CUSTOM_RESOURCE_DEFINITION = ResourceType(
                     type="date",
                     json_path=".metadata.creationTimestamp",
                     format="",
-                    description="",
+                    description="CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     priority=0,
                 ),
             ),

@@ -8,6 +8,7 @@ import builtin.apiregistration.aggregator
 import builtin.apiregistration.autoregister
 import builtin.apiregistration.printers
 import builtin.apiregistration.strategy
+import builtin.printers
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
 from apiserver.registry.rest import RESTOptions
 from apiserver.server.apis import ServerParts
@@ -51,7 +52,7 @@ API_SERVICE = ResourceType(
                     type="string",
                     json_path="",
                     format="",
-                    description="",
+                    description="The reference to the service that hosts this API endpoint.",
                     priority=0,
                     cell="builtin.apiregistration.printers:service",
                 ),
@@ -60,17 +61,18 @@ API_SERVICE = ResourceType(
                     type="string",
                     json_path="",
                     format="",
-                    description="",
+                    description="Whether this service is available.",
                     priority=0,
                     cell="builtin.apiregistration.printers:available",
                 ),
                 PrinterColumn(
                     name="Age",
-                    type="date",
-                    json_path=".metadata.creationTimestamp",
+                    type="string",
+                    json_path="",
                     format="",
-                    description="",
+                    description="CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     priority=0,
+                    cell="builtin.printers:age",
                 ),
             ),
             selectable_fields=(),

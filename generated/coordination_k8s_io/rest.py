@@ -6,6 +6,7 @@ plugins, controllers, token authenticators)."""
 
 import builtin.coordination.election
 import builtin.coordination.lease
+import builtin.printers
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
 from apiserver.registry.rest import RESTOptions
 from apiserver.server.apis import ServerParts
@@ -43,16 +44,17 @@ LEASE = ResourceType(
                     type="string",
                     json_path=".spec.holderIdentity",
                     format="",
-                    description="",
+                    description="holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.",
                     priority=0,
                 ),
                 PrinterColumn(
                     name="Age",
-                    type="date",
-                    json_path=".metadata.creationTimestamp",
+                    type="string",
+                    json_path="",
                     format="",
-                    description="",
+                    description="CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     priority=0,
+                    cell="builtin.printers:age",
                 ),
             ),
             selectable_fields=(),

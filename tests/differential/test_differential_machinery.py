@@ -355,3 +355,13 @@ def test_kubectl_diff_paths_and_times() -> None:
         "--- /tmp/LIVE-3106294491/v1.ConfigMap.default.old\t2026-12-02 08:19:15.320176327 +0000"
     )
     assert normalize_terminal(header) == "--- /tmp/LIVE-<random>/v1.ConfigMap.default.old\t<time>"
+
+
+def test_a_certificate_fingerprint_is_a_placeholder() -> None:
+    """Each server's PKI issues its own admin certificate: the credential-id extra names it by digest."""
+    digest = "6c3802e4ed4f44c11d6a842e3c11424660c6c7e65536dba39949979f990614cc"
+    extra = {"authentication.kubernetes.io/credential-id": [f"X509SHA256={digest}"]}
+    assert normalize_body(extra) == {
+        "authentication.kubernetes.io/credential-id": ["X509SHA256=<fingerprint>"]
+    }
+    assert normalize_text(f"X509SHA256={digest[:-1]}") == f"X509SHA256={digest[:-1]}"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.kubectl import Kubectl, kubectl_binary
+from tests.kubectl import Kubectl, certificate_user, kubectl_binary, whoami
 from tests.pyclient import core_v1
 from tests.serverproc import ServerProcess, free_port
 
@@ -77,17 +77,11 @@ def kubectl(
     return Kubectl(kubectl_binary(request.param), server.kubeconfig, cache, "default")
 
 
-def whoami(kubectl: Kubectl, *args: str) -> Any:
-    return json.loads(kubectl.run(*args, "auth", "whoami", "-o", "json").stdout)["status"][
-        "userInfo"
-    ]
-
-
 ADMIN = {"username": "system:admin", "groups": ["system:masters", "system:authenticated"]}
 
 
 def test_whoami_is_the_admin_of_the_kubeconfigs_client_certificate(kubectl: Kubectl) -> None:
-    assert whoami(kubectl) == ADMIN
+    assert certificate_user(whoami(kubectl)) == ADMIN
 
 
 def test_whoami_as_another_user(kubectl: Kubectl) -> None:
@@ -141,7 +135,7 @@ def test_the_audit_log_records_who_acted_as_whom_and_no_credentials(
         ("ResponseComplete", True),
     ]
     complete = listed[-1]
-    assert complete["user"] == ADMIN
+    assert certificate_user(complete["user"]) == ADMIN
     assert complete["userAgent"].startswith("kubectl")
     assert complete["responseStatus"] == {"metadata": {}, "code": 200}
     assert complete["annotations"]["authorization.k8s.io/decision"] == "allow"

@@ -24,7 +24,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from tests import certs
-from tests.kubectl import Kubectl, kubectl_binary
+from tests.kubectl import Kubectl, certificate_user, kubectl_binary, whoami
 from tests.pyclient import core_v1
 from tests.serverproc import ServerProcess, free_port
 from tests.tokens import kubeconfig_with_token
@@ -116,12 +116,6 @@ def listed(kubectl: Kubectl, *args: str) -> dict[str, str]:
     return rows
 
 
-def whoami(kubectl: Kubectl, *args: str) -> Any:
-    return json.loads(kubectl.run("auth", "whoami", "-o", "json", *args).stdout)["status"][
-        "userInfo"
-    ]
-
-
 @pytest.mark.parametrize("minor", [27, 33])
 def test_kubectl_as_the_admin_of_the_written_kubeconfig(
     server: ServerProcess, tmp_path: Path, minor: int
@@ -130,7 +124,7 @@ def test_kubectl_as_the_admin_of_the_written_kubeconfig(
     if (
         minor >= 28
     ):  # kubectl 1.27's whoami asks for SelfSubjectReview v1alpha1/v1beta1 only (v1 is 1.28's)
-        assert whoami(admin) == {
+        assert certificate_user(whoami(admin)) == {
             "username": "system:admin",
             "groups": ["system:masters", "system:authenticated"],
         }
@@ -143,7 +137,10 @@ def test_a_new_user_is_refused_then_reads_after_a_binding_to_view_and_still_cann
     admin: Kubectl, as_user: Callable[..., Kubectl]
 ) -> None:
     alice = as_user("alice", "dev")
-    assert whoami(alice) == {"username": "alice", "groups": ["dev", "system:authenticated"]}
+    assert certificate_user(whoami(alice)) == {
+        "username": "alice",
+        "groups": ["dev", "system:authenticated"],
+    }
     refused = alice.run("get", "configmaps", check=False)
     assert refused.returncode == 1
     assert refused.stderr.strip() == (

@@ -7,14 +7,12 @@ and the server stays ready; restarts reuse the PKI; plain HTTP only on loopback;
 
 from __future__ import annotations
 
-import json
 import socket
 import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -22,7 +20,7 @@ import yaml
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from tests import certs
-from tests.kubectl import Kubectl, kubectl_binary
+from tests.kubectl import Kubectl, certificate_user, kubectl_binary, whoami
 from tests.serverproc import REPO, ServerProcess, free_port
 from tests.userconfig import server_ca, user_kubeconfig
 
@@ -56,10 +54,6 @@ def kubectl(config: Path, tmp_path: Path, minor: int = 33) -> Kubectl:
     return Kubectl(kubectl_binary(minor), config, tmp_path / f"cache-{minor}")
 
 
-def whoami(kubectl: Kubectl) -> Any:
-    return json.loads(kubectl.run("auth", "whoami", "-o", "json").stdout)["status"]["userInfo"]
-
-
 @pytest.mark.parametrize("minor", [27, 33])
 def test_kubectl_over_tls_with_the_kubeconfig_as_written(
     server: ServerProcess, tmp_path: Path, minor: int
@@ -75,7 +69,7 @@ def test_kubectl_over_tls_with_the_kubeconfig_as_written(
 
 
 def test_the_admin_is_system_admin_in_system_masters(server: ServerProcess, tmp_path: Path) -> None:
-    assert whoami(kubectl(server.kubeconfig, tmp_path)) == {
+    assert certificate_user(whoami(kubectl(server.kubeconfig, tmp_path))) == {
         "username": "system:admin",
         "groups": ["system:masters", "system:authenticated"],
     }
@@ -86,7 +80,7 @@ def test_a_freshly_signed_user_certificate_authenticates_as_its_user(
 ) -> None:
     alice = certs.client(server_ca(server), "alice", ("dev", "qa"))
     config = user_kubeconfig(server, tmp_path / "alice.kubeconfig", alice)
-    assert whoami(kubectl(config, tmp_path)) == {
+    assert certificate_user(whoami(kubectl(config, tmp_path))) == {
         "username": "alice",
         "groups": ["dev", "qa", "system:authenticated"],
     }
@@ -98,7 +92,7 @@ def test_a_certificate_signed_by_an_intermediate_it_sends_along(
     team = certs.ca("team-ca", server_ca(server))
     bob = certs.client(team, "bob", ("team",))
     config = user_kubeconfig(server, tmp_path / "bob.kubeconfig", bob, team)
-    assert whoami(kubectl(config, tmp_path)) == {
+    assert certificate_user(whoami(kubectl(config, tmp_path))) == {
         "username": "bob",
         "groups": ["team", "system:authenticated"],
     }

@@ -12,7 +12,7 @@ import pytest
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from apiserver.authentication.authenticator import AuthenticationError
-from apiserver.authentication.user import UserInfo
+from apiserver.authentication.user import CREDENTIAL_ID, UserInfo
 from apiserver.authentication.x509 import VERDICT_KEY, X509Authenticator
 from tests import certs
 
@@ -28,6 +28,11 @@ def authenticate(request: dict[str, Any]) -> UserInfo | None:
     return asyncio.run(X509Authenticator([ROOT.certificate]).authenticate(request))
 
 
+def user(pair: certs.Pair, name: str, *groups: str) -> UserInfo:
+    """The user a certificate authenticates as: its credential named by fingerprint, as kube 1.34 does."""
+    return UserInfo(name, groups=groups, extra={CREDENTIAL_ID: (pair.credential_id,)})
+
+
 def refusal(*chain: certs.Pair) -> str:
     with pytest.raises(AuthenticationError) as refused:
         authenticate(scope(*chain))
@@ -36,25 +41,25 @@ def refusal(*chain: certs.Pair) -> str:
 
 def test_the_common_name_is_the_user_and_the_organizations_its_groups() -> None:
     alice = certs.client(ROOT, "alice", ("dev", "ops"))
-    assert authenticate(scope(alice)) == UserInfo("alice", groups=("dev", "ops"))
+    assert authenticate(scope(alice)) == user(alice, "alice", "dev", "ops")
 
 
 def test_a_version_1_certificate_without_extensions_authenticates_as_in_go() -> None:
     """What `openssl x509 -req -CA ...` makes; Go accepts it (no extended key usage: any usage)."""
     bob = certs.client(ROOT, "bob", ("dev",), version_1=True)
     assert bob.certificate.version.name == "v1"
-    assert authenticate(scope(bob)) == UserInfo("bob", groups=("dev",))
+    assert authenticate(scope(bob)) == user(bob, "bob", "dev")
 
 
 def test_any_extended_key_usage_will_do() -> None:
     carol = certs.client(ROOT, "carol", usage=ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE)
-    assert authenticate(scope(carol)) == UserInfo("carol")
+    assert authenticate(scope(carol)) == user(carol, "carol")
 
 
 def test_a_chain_through_an_intermediate_the_client_sent() -> None:
     intermediate = certs.ca("team-ca", ROOT)
     dave = certs.client(intermediate, "dave", ("team",))
-    assert authenticate(scope(dave, intermediate)) == UserInfo("dave", groups=("team",))
+    assert authenticate(scope(dave, intermediate)) == user(dave, "dave", "team")
     assert "signed by unknown authority" in refusal(dave)  # without it
 
 
@@ -108,10 +113,10 @@ def test_a_connection_is_verified_once_until_its_certificate_expires() -> None:
     alice = certs.client(ROOT, "alice", not_after=certs.NOW + certs.DAY)
     request = scope(alice)
     authenticator = X509Authenticator([ROOT.certificate])
-    assert asyncio.run(authenticator.authenticate(request)) == UserInfo("alice")
+    assert asyncio.run(authenticator.authenticate(request)) == user(alice, "alice")
     verdict = request["extensions"]["tls"][VERDICT_KEY]
     request["extensions"]["tls"]["client_cert_chain"] = ["unread"]  # the cached verdict answers
-    assert asyncio.run(authenticator.authenticate(request)) == UserInfo("alice")
+    assert asyncio.run(authenticator.authenticate(request)) == user(alice, "alice")
     assert request["extensions"]["tls"][VERDICT_KEY] is verdict
     request["extensions"]["tls"]["client_cert_chain"] = [alice.pem]
     authenticator.clock = lambda: (

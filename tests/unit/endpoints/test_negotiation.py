@@ -95,9 +95,26 @@ def test_include_object_chooses_the_rows_object(api: httpx.Client, include: str,
     assert row["object"]["kind"] == kind
 
 
-def test_include_object_none_leaves_the_object_out(api: httpx.Client) -> None:
+def test_a_v1beta1_table_is_written_in_v1beta1(api: httpx.Client) -> None:
+    """kube's asTable sets the asked group-version on the Table and its rows' PartialObjectMetadata
+    (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go)."""
+    beta = "application/json;as=Table;v=v1beta1;g=meta.k8s.io"
+    listed = get(api, CLUSTERS, beta).json()
+    assert listed["apiVersion"] == "meta.k8s.io/v1beta1"
+    assert [r["object"]["apiVersion"] for r in listed["rows"]] == ["meta.k8s.io/v1beta1"]
+    one = get(api, f"{CLUSTERS}/{listed['rows'][0]['cells'][0]}", beta).json()
+    assert (one["apiVersion"], one["rows"][0]["object"]["apiVersion"]) == (
+        "meta.k8s.io/v1beta1",
+        "meta.k8s.io/v1beta1",
+    )
+    assert get(api, CLUSTERS, TABLE).json()["apiVersion"] == "meta.k8s.io/v1"
+
+
+def test_include_object_none_leaves_the_object_null(api: httpx.Client) -> None:
+    """kube writes the row's empty RawExtension as ``"object": null`` (apimachinery runtime/extension.go)."""
     [row] = get(api, CLUSTERS, TABLE, includeObject="None").json()["rows"]
-    assert "object" not in row or row["object"] is None
+    assert "object" in row
+    assert row["object"] is None
 
 
 def test_an_unknown_include_object_is_400(api: httpx.Client) -> None:
