@@ -3,6 +3,8 @@ so that every scenario starts from a server's first state on both sides."""
 
 from __future__ import annotations
 
+import functools
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -10,9 +12,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
+from generator.pipeline import GenerateConfig, generate
 from oracle.cluster import running_cluster
 from oracle.execute import Target
-from tests.serverproc import ServerProcess, free_port
+from tests.serverproc import REPO, ServerProcess, free_port
+from tests.shipped import shipped_definitions
 
 DIFFERENTIAL = Path(__file__).resolve().parent.parent / "tests" / "differential"
 SCENARIOS = DIFFERENTIAL / "scenarios"
@@ -22,12 +26,34 @@ APIFORGE_READY_TIMEOUT = 120.0
 """A scenario's server starts while other test modules' do (make test runs two at once)."""
 
 
+@functools.cache
+def shipped_project() -> Path:
+    """A project of the shipped definitions alone, generated once per process: the goldens record what
+    the shipped kinds answer, whatever kinds a user added to the repository's definitions/."""
+    definitions = shipped_definitions()
+    generate(GenerateConfig(definitions, definitions.parent / "generated"))
+    return definitions.parent
+
+
+def _apiforge(data_dir: Path) -> ServerProcess:
+    return ServerProcess(
+        data_dir, free_port(), ready_timeout=APIFORGE_READY_TIMEOUT, cwd=shipped_project()
+    )
+
+
+def _start(server: ServerProcess) -> None:
+    """Started from the shipped project, whose generated package shadows the repository's; the
+    repository stays importable for the hooks the definitions name."""
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    server.start(extra_env={"PYTHONPATH": path})
+
+
 @contextmanager
 def fresh_apiforge() -> Iterator[Target]:
     """`apiforge serve` with its defaults (SQLite, TLS, RBAC) on a data directory of its own."""
     with tempfile.TemporaryDirectory(prefix="differential-apiforge-") as directory:
-        server = ServerProcess(Path(directory), free_port(), ready_timeout=APIFORGE_READY_TIMEOUT)
-        server.start()
+        server = _apiforge(Path(directory))
+        _start(server)
         try:
             yield server
         finally:
@@ -35,12 +61,8 @@ def fresh_apiforge() -> Iterator[Target]:
 
 
 def _started_apiforge() -> ServerProcess:
-    server = ServerProcess(
-        Path(tempfile.mkdtemp(prefix="differential-apiforge-")),
-        free_port(),
-        ready_timeout=APIFORGE_READY_TIMEOUT,
-    )
-    server.start()
+    server = _apiforge(Path(tempfile.mkdtemp(prefix="differential-apiforge-")))
+    _start(server)
     return server
 
 

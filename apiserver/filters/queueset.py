@@ -1,8 +1,11 @@
 """Fair queuing for one priority level, in the essentials of kube's queueset
 (k8s.io/apiserver pkg/util/flowcontrol/fairqueuing/queueset): a level has a number of seats; a request takes
 as many as its estimated width while it executes; one that cannot start at once waits in a queue chosen by
-shuffle sharding (its flow is dealt a hand of queues and joins the shortest), and freed seats go to the queues
-in turn, so that a flow flooding its own queues delays other flows by at most one turn. A request finds its
+shuffle sharding (its flow is dealt a hand of queues and joins the shortest), and freed seats go to the head
+that would finish first in virtual time: its queue's service so far, in seats, plus its own. Virtual time
+advances with each dispatch by its seats shared among the queues waiting, and a queue that starts waiting
+starts there (no credit for idle time), so that a flow flooding its own queues with wide requests delays
+another flow's narrow one by about one request, not by a turn of every queue of its hand. A request finds its
 queue full (429 at once) or waits at most the wait limit (429 then). A request that starts at once is counted
 against the level only: the queues count the seats of the requests that waited in them.
 
@@ -33,6 +36,9 @@ class _Queue:
     waiting: deque[_Waiter] = field(default_factory=deque)
     waiting_seats: int = 0
     executing_seats: int = 0
+    served: float = 0.0
+    """The virtual time its next request starts at: where it started waiting, plus the seats dispatched
+    from it since (kube's ``nextDispatchR``)."""
 
 
 class QueueSet:
@@ -49,7 +55,10 @@ class QueueSet:
         self.wait_limit = wait_limit
         self.seats_in_use = 0
         self.waiting = 0
-        self._turn = 0  # the queue whose turn it is to be served next
+        self._turn = 0  # where the search for the next queue starts: ties are served in turn
+        self._virtual = (
+            0.0  # kube's R: each dispatch advances it by its seats shared by the queues waiting
+        )
         self._hands: dict[str, tuple[int, ...]] = {}
 
     def try_start(self, width: int) -> bool:
@@ -70,6 +79,8 @@ class QueueSet:
         if len(queue.waiting) >= self.queue_length_limit:
             return None
         waiter = _Waiter(width, queue, asyncio.get_running_loop().create_future())
+        if not queue.waiting:  # no credit for the time it waited for nothing
+            queue.served = max(queue.served, self._virtual)
         queue.waiting.append(waiter)
         queue.waiting_seats += width
         self.waiting += 1
@@ -110,18 +121,19 @@ class QueueSet:
             self._dispatch()  # the head it left may fit where it did not
 
     def _dispatch(self) -> None:
-        """Start waiting requests while seats allow, one queue's head at a time in turn; a head that does
-        not fit stops the dispatch until more seats are free (kube waits likewise, so a wide request is not
-        starved by narrow ones behind it)."""
+        """Start waiting requests while seats allow, first the head that would finish first in virtual
+        time, ties in turn (kube's queueset.go, findDispatchQueueToBoundLocked: the least ``nextDispatchR``
+        plus the head's work); a head that does not fit stops the dispatch until more seats are free (kube
+        waits likewise, so a wide request is not starved by narrow ones behind it)."""
         count = len(self.queues)
         while self.waiting:
-            for offset in range(count):
-                index = (self._turn + offset) % count
-                queue = self.queues[index]
-                if queue.waiting:
-                    break
-            else:  # pragma: no cover - self.waiting counts the queued
-                return
+            waiting = [
+                index
+                for offset in range(count)
+                if self.queues[index := (self._turn + offset) % count].waiting
+            ]
+            index = min(waiting, key=self._virtual_finish)
+            queue = self.queues[index]
             head = queue.waiting[0]
             if self.seats_in_use + head.width > self.seats and self.seats_in_use:
                 return
@@ -129,8 +141,15 @@ class QueueSet:
             queue.waiting_seats -= head.width
             self.waiting -= 1
             self._turn = (index + 1) % count
+            self._virtual += head.width / len(waiting)
+            queue.served += head.width
             self._start(queue, head.width)
             head.granted.set_result(None)
+
+    def _virtual_finish(self, index: int) -> float:
+        """Where the queue's head would finish: its queue's service and its own seats."""
+        queue = self.queues[index]
+        return queue.served + queue.waiting[0].width
 
     def _choose(self, flow: str) -> _Queue:
         """The shortest queue (waiting and executing seats) of the hand dealt to ``flow``."""

@@ -1,7 +1,10 @@
 """One request's response on the wire, as Go's net/http writes it for kube-apiserver: a response whose length
 is known leaves in one write, its status line and headers with its body (uvicorn's cycle writes them apart:
 two system calls, and over TLS two records, for every GET), and ``send`` is a plain call that hands back a
-finished awaitable unless the transport asks it to wait (no coroutine per message).
+finished awaitable unless the transport asks it to wait (no coroutine per message). As Go's Write returns once
+the kernel has taken the bytes, a ``send`` of a response of known length that leaves the transport's buffer over
+its high-water mark returns only once the transport has passed it on: a handler, and the seats priority and
+fairness lets it hold, is done when its response is written, not when it was handed over.
 
 The ASGI messages, their checks and their answers (Content-Length kept, chunked framing when none is given,
 ``Connection: close``, HEAD) are uvicorn's (uvicorn/protocols/http/httptools_impl.py, RequestResponseCycle),
@@ -32,11 +35,21 @@ class ResponseCycle(RequestResponseCycle):
         if self.flow.write_paused and not self.disconnected:
             return self._send_drained(message)
         self._write(message)
+        if self._filled():
+            return self.flow.drain()
         return DONE
 
     async def _send_drained(self, message: Any) -> None:
         await self.flow.drain()
         self._write(message)
+        if self._filled():
+            await self.flow.drain()
+
+    def _filled(self) -> bool:
+        """Whether a response of known length has just filled the transport. A stream's send waits only
+        before writing: the watch writer relies on it (it drives a send by hand, and cuts off a client
+        that stopped reading rather than wait for it)."""
+        return self.flow.write_paused and not self.disconnected and not self.chunked_encoding
 
     def _write(self, message: Any) -> None:
         if self.disconnected:

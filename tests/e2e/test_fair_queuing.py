@@ -19,6 +19,8 @@ from tests.serverproc import ServerProcess, free_port
 pytestmark = pytest.mark.timeout(120)
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 WAIT_LIMIT = 1.0  # --request-timeout 4s / 4
+BIG_LIST_CONFIGMAPS = 12
+"""A list of ~11 MB: more than the kernel buffers for a client that reads nothing."""
 
 
 @pytest.fixture(scope="module")
@@ -116,3 +118,36 @@ def test_a_request_waiting_past_the_limit_is_429_with_retry_after(server: Server
     status, headers, seconds = answer
     assert status == 429 and headers["retry-after"] == "1"
     assert seconds >= WAIT_LIMIT * 0.9
+
+
+def test_a_list_holds_its_seat_until_its_body_is_written(server: ServerProcess) -> None:
+    """kube releases a request's seats when its handler returns, after the response is written (Go's Write
+    returns once the kernel has the bytes): a large LIST whose client reads nothing keeps its seat, so
+    another user's request waits past the limit and is answered 429, and once the LIST has been read the
+    seat is free again."""
+    namespace = f"big-{time.monotonic_ns()}"
+    with server.client(timeout=30) as admin:
+        assert admin.post("/api/v1/namespaces", json={"metadata": {"name": namespace}}).is_success
+        for index in range(BIG_LIST_CONFIGMAPS):
+            created = admin.post(
+                f"/api/v1/namespaces/{namespace}/configmaps",
+                json={"metadata": {"name": f"big-{index}"}, "data": {"blob": "x" * 900_000}},
+            )
+            assert created.status_code == 201, created.text
+    request = (
+        f"GET /api/v1/namespaces/{namespace}/configmaps HTTP/1.1\r\nhost: 127.0.0.1\r\n"
+        "impersonate-user: reader\r\naccept: application/json\r\nconnection: close\r\n\r\n"
+    ).encode()
+    with server.connect(timeout=30, receive_buffer=16 * 1024) as connection:
+        connection.sendall(request)
+        # its answer has begun (the handler runs, holding the seat) once its first bytes arrive
+        received = bytearray(connection.recv(1024))
+        answer = as_user(server, "bystander", "GET", CONFIGMAPS)
+        assert answer is not None and answer[0] == 429
+        while chunk := connection.recv(1 << 20):
+            received += chunk
+    head, _, body = bytes(received).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ")
+    assert len(json.loads(body)["items"]) == BIG_LIST_CONFIGMAPS
+    answer = as_user(server, "bystander", "GET", CONFIGMAPS)
+    assert answer is not None and answer[0] == 200

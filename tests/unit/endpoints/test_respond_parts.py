@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import asyncio
 
-from apiserver.endpoints.http import Message, respond, respond_parts, warning_header
+from apiserver.endpoints.http import (
+    WRITE_PIECE,
+    Message,
+    Send,
+    respond,
+    respond_parts,
+    warning_header,
+)
 
 HEADERS = [(b"etag", b'"1"')]
 WARNINGS = ['a "quoted" warning']
@@ -50,3 +57,24 @@ def test_a_warning_with_a_control_character_is_dropped_as_kubes_recorder_drops_i
     assert warning_header('fine \\ and "quoted"') == b'299 - "fine \\\\ and \\"quoted\\""'
     assert warning_header("line\nbreak") is None
     assert warning_header("c1 \x85 control") is None
+
+
+def test_two_large_bodies_leave_a_piece_at_a_time_in_turn() -> None:
+    """Two large responses written at once take turns piece by piece (each piece at most WRITE_PIECE), so
+    that neither, nor anything else on the loop, waits for a whole body."""
+    written: list[tuple[str, int]] = []
+
+    def sender(name: str) -> Send:
+        async def send(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                written.append((name, len(message["body"])))
+
+        return send
+
+    body = b"x" * (3 * WRITE_PIECE)
+
+    async def both() -> None:
+        await asyncio.gather(respond(sender("a"), 200, body), respond(sender("b"), 200, body))
+
+    asyncio.run(both())
+    assert written == [(name, WRITE_PIECE) for _ in range(3) for name in ("a", "b")]

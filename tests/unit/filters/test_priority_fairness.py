@@ -203,21 +203,37 @@ def test_freed_seats_go_to_the_flows_in_turn() -> None:
     run(scenario())
 
 
-def test_a_wide_request_waits_for_its_seats_and_narrow_ones_do_not_pass_it() -> None:
+def test_a_wide_request_waits_for_its_seats_and_narrow_ones_cannot_starve_it() -> None:
+    """Another flow's narrow requests, which would finish first in virtual time, go first (kube's
+    queueset.go, findDispatchQueueToBoundLocked), but only until their flow has had the wide one's share:
+    then the wide one is next, and the seats that free wait for it."""
+
     async def scenario() -> None:
         queues = QueueSet(10, 128, 6, 50, 5.0)
         narrow = [await acquire(queues, f"n{i}", 1) for i in range(3)]
         wide = asyncio.create_task(acquire(queues, "w", 10))
         await asyncio.sleep(0)
-        later = asyncio.create_task(acquire(queues, "late", 1))
-        await asyncio.sleep(0)
-        assert not wide.done() and not later.done()
-        for grant in narrow:
-            release(queues, grant, 1)
-        wide_grant = await wide
-        assert wide_grant[0] and queues.seats_in_use == 10 and not later.done()
-        release(queues, wide_grant, 10)
-        release(queues, await later, 1)
+        passed = 0
+        while not wide.done():
+            later = asyncio.create_task(acquire(queues, "late", 1))
+            await asyncio.sleep(0)
+            assert queues.waiting == 2
+            release(
+                queues, narrow.pop(0), 1
+            )  # a seat frees: the narrow one's, or the wide one's turn
+            if queues.waiting == 1:  # the narrow one went first
+                passed += 1
+                narrow.append(await later)
+                continue
+            # the wide one is next: the narrow seats left must free before it starts, and it goes first
+            for grant in narrow:
+                release(queues, grant, 1)
+            narrow = []
+            wide_grant = await wide
+            assert wide_grant[0] and queues.seats_in_use == 10 and not later.done()
+            release(queues, wide_grant, 10)
+            release(queues, await later, 1)
+        assert 1 <= passed <= 20  # narrow ones went first, until virtual time reached the wide one
         assert (await acquire(queues, "huge", 50))[0]  # wider than the level: runs alone
         assert queues.seats_in_use == 10
 
@@ -236,5 +252,32 @@ def test_a_waiting_request_whose_client_left_leaves_its_queue() -> None:
         assert queues.waiting == 0
         release(queues, held, 1)
         assert queues.seats_in_use == 0
+
+    run(scenario())
+
+
+def test_a_narrow_request_does_not_wait_for_a_turn_of_every_queue_a_flood_holds() -> None:
+    """A flow flooding the six queues of its hand with wide LISTs, and another flow's GET: the GET takes the
+    first seat that frees, ahead of every LIST still waiting (it would finish first in virtual time)."""
+
+    async def scenario() -> None:
+        queues = QueueSet(20, 128, 6, 50, 5.0)
+        running = [await acquire(queues, "flooder", 10) for _ in range(2)]
+        flood = [asyncio.create_task(acquire(queues, "flooder", 10)) for _ in range(24)]
+        await asyncio.sleep(0)
+        started: list[asyncio.Task[Grant]] = []
+        for _ in range(3):  # the flood is being served, a LIST at a time
+            release(queues, running.pop(0), 10)
+            while not (new := [task for task in flood if task.done() and task not in started]):
+                await asyncio.sleep(0)
+            started.extend(new)
+            running.extend([task.result() for task in new])
+        get = asyncio.create_task(acquire(queues, "bystander", 1))
+        await asyncio.sleep(0)
+        release(queues, running.pop(0), 10)
+        assert queues.seats_in_use == 11  # the GET and one LIST started: the GET went first
+        assert (await get)[0]
+        for task in flood:
+            task.cancel()
 
     run(scenario())

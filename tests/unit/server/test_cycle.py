@@ -123,3 +123,58 @@ def test_a_body_longer_than_its_length_is_refused() -> None:
 
     with pytest.raises(RuntimeError, match="longer than Content-Length"):
         asyncio.run(overlong())
+
+
+def filling_cycle() -> tuple[ResponseCycle, Transport, FlowControl]:
+    """A cycle whose transport's buffer passes its high-water mark with any write of more than 4 bytes."""
+    made, transport, _ = cycle()
+    flow = made.flow
+
+    def write(data: bytes) -> None:
+        transport.writes.append(data)
+        if len(data) > 4:
+            flow.pause_writing()  # what the transport does when its buffer passes the high-water mark
+
+    transport.write = write  # type: ignore[method-assign]
+    return made, transport, flow
+
+
+def test_a_send_that_fills_the_transport_returns_once_the_transport_took_it() -> None:
+    """Go's Write returns once the kernel has the bytes; a send that leaves the transport over its
+    high-water mark likewise returns only once it has drained, so that a handler (and the seats priority
+    and fairness lets it hold) is done when its response is written, not when it was handed over."""
+    made, transport, flow = filling_cycle()
+
+    async def run() -> None:
+        await made.send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"8")]}
+        )
+        for body, more in ((b"{}", True), (b"[1,2]\n", False)):
+            sent = asyncio.ensure_future(
+                made.send({"type": "http.response.body", "body": body, "more_body": more})
+            )
+            await asyncio.sleep(0)
+            assert not sent.done()  # handed over (and written), not yet taken
+            flow.resume_writing()
+            await sent
+
+    asyncio.run(run())
+    assert b"".join(transport.writes).endswith(b"{}[1,2]\n")
+
+
+def test_a_streams_send_that_fills_the_transport_returns_at_once() -> None:
+    """A watch's events: the send waits only before writing (the watch writer drives it by hand and cuts
+    off a client that stopped reading rather than wait for it)."""
+    made, transport, flow = filling_cycle()
+
+    async def run() -> None:
+        await made.send({"type": "http.response.start", "status": 200, "headers": []})
+        flow.resume_writing()
+        sending = asyncio.ensure_future(
+            made.send({"type": "http.response.body", "body": b"{}\n", "more_body": True})
+        )
+        await asyncio.sleep(0)
+        assert flow.write_paused and sending.done()  # written, and nothing waited for
+
+    asyncio.run(run())
+    assert transport.writes[-1] == b"3\r\n{}\n\r\n"
