@@ -446,7 +446,10 @@ class Store:
         if self._finalized(updated):
             deleted = await self.storage.delete(kv.key, kv.mod_revision)
             self._written.pop(kv.key, None)
-            gone = self.codec.decode(deleted)
+            # the answer is the update as made (its finalizers gone), at the revision it last had, as
+            # kube answers the update that finished a deletion (k8s.io/apiserver registry/generic/
+            # registry/store.go, Update's errEmptiedFinalizers path)
+            gone = codec.as_stored(updated, deleted)
             await self.strategy.after_delete(gone)
             return gone
         stored = await self.storage.update(
