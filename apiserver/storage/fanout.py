@@ -84,7 +84,8 @@ class WatchStream:
             return
         pending, prefix, last = self._pending, self._prefix, self._last
         for event in events:
-            if event.revision > last and event.kv.key.startswith(prefix):
+            kv = event.kv  # not event.revision: a property call per watcher and event
+            if kv.mod_revision > last and kv.key.startswith(prefix):
                 pending.append(event)
         if not pending:
             return
