@@ -128,6 +128,12 @@ class WatchStream:
             waiter.set_result(None)
 
     @property
+    def ready(self) -> bool:
+        """Whether the next event can be taken without waiting (the watch cache publishes the events
+        ready together in one batch)."""
+        return bool(self._page) if self._replaying else bool(self._pending)
+
+    @property
     def backlog(self) -> int:
         """Events published to this stream that its consumer has not taken yet (0: it has seen every write
         acknowledged so far, because the backends publish before they acknowledge)."""
