@@ -504,6 +504,34 @@ def test_a_version_that_cannot_hold_a_field_loses_it_in_conversion(tmp_path: Pat
     assert "does not survive conversion to v2 and back" in found[0].message
 
 
+def size_only(definition: Definition) -> None:
+    """BASE cut down to what crd_version("v1", True, "size") declares: spec.size."""
+    definition.pop("printerColumns")
+    schema = definition["versions"]["v1"]["schema"]
+    del schema["status"], schema["spec"]["x-kubernetes-validations"]
+    schema["spec"]["properties"] = {"size": {"type": "integer", "required": False}}
+
+
+COMPACT_GIZMO = change(size_only)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        pytest.param(COMPACT_GIZMO, crd(crd_version("v1", True, "size")), id="compact to CRD"),
+        pytest.param(crd(crd_version("v1", True, "size")), COMPACT_GIZMO, id="CRD to compact"),
+    ],
+)
+def test_the_same_kind_in_the_other_format_changes_nothing(
+    tmp_path: Path, old: Definition, new: Definition
+) -> None:
+    """A compact definition's schema declares apiVersion, kind and metadata at its root and this CRD's does
+    not; kube keeps them at the root either way (pruning's isResourceRoot,
+    staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning/algorithm.go), so nothing was
+    removed or added. The old revision is what `apiforge check --server` reads: a server's CRDs."""
+    assert [f.text() for f in findings(tmp_path, new, old)] == []
+
+
 def test_the_shipped_conversions_and_their_hooks_are_lossless() -> None:
     """Renames into and out of nested objects and the Ticket's hooks (tests/convertproject, imported from
     the repository's root as `apiforge check` imports a project's) bring every field back."""
