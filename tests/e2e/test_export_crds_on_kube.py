@@ -14,6 +14,7 @@ ResolveCluster) while verifying the certificate for ``<service>.<namespace>.svc`
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -31,6 +32,7 @@ from tests.convertproject import KINDS, SAMPLES, generate_project
 from tests.exportproc import (
     CRD_PATH,
     WebhookTLS,
+    apiforge,
     assert_unchanged,
     established,
     export,
@@ -317,3 +319,20 @@ def test_a_status_write_checks_the_scale_paths_alike_on_kube_and_apiforge(
         ".status.labelSelector",
     ]
     assert kube == ours
+
+
+@pytest.mark.parametrize("name", ["kube", "apiforge"])
+@pytest.mark.parametrize("project", PROJECTS)
+def test_check_finds_no_change_from_the_exported_crds_to_their_definitions(
+    servers: dict[str, Server], name: str, project: str
+) -> None:
+    """`apiforge check --kubeconfig` of the definitions against the server that holds their exported CRDs
+    (and the objects the tests above wrote): the same API, so no finding, and exit 0. Run from the
+    repository's root, where the convert project's hooks import."""
+    checked = apiforge(
+        "check",
+        f"--definitions={PROJECTS[project]}",
+        f"--kubeconfig={servers[name].kubeconfig}",
+        "--format=json",
+    )
+    assert json.loads(checked.stdout) == []
