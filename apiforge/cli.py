@@ -299,6 +299,7 @@ def check(
     """Report what changed from an old revision of the definitions to DEFINITIONS that breaks stored
     objects or clients; exit 1 when a finding is breaking."""
     from apiforge.evolution_check import run_check
+    from apiforge.stored_objects import ServerUnreadable
 
     if (ref is None) == (server is None and kubeconfig is None):
         raise click.UsageError("give either --against REF or --server URL/--kubeconfig FILE")
@@ -306,6 +307,9 @@ def check(
         findings = run_check(definitions_dir, ref, server, kubeconfig)
     except DefinitionErrors as failure:
         _refuse(failure, 2)
+    except ServerUnreadable as failure:
+        click.echo(f"error: cannot read the server: {failure}", err=True)
+        sys.exit(2)
     if output == "json":
         click.echo(json.dumps([finding.json() for finding in findings], indent=2))
     else:

@@ -21,6 +21,7 @@ from apiforge.cli import main
 from generator.evolution import Finding, compare
 from generator.evolution_revision import from_directory
 from tests.convertproject import DEFINITIONS as CONVERT_DEFINITIONS
+from tests.serverproc import free_port
 
 Definition = dict[str, Any]
 
@@ -615,6 +616,30 @@ def test_exactly_one_old_revision_is_named(args: list[str]) -> None:
     result = CliRunner().invoke(main, ["check", *args])
     assert result.exit_code == 2
     assert "give either --against REF or --server URL/--kubeconfig FILE" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "error"),
+    [
+        pytest.param("--server", "ConnectError: ", id="no answer"),
+        pytest.param(
+            "--kubeconfig", "ConfigError: kubeconfig: no context named ''", id="no context"
+        ),
+    ],
+)
+def test_a_server_that_cannot_be_read_is_an_error_not_a_finding(
+    tmp_path: Path, option: str, error: str
+) -> None:
+    """Exit 2, as for any revision that cannot be read: exit 1 would tell CI that the change breaks."""
+    write(tmp_path / "definitions", BASE)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: []\n")
+    value = f"http://127.0.0.1:{free_port()}" if option == "--server" else str(kubeconfig)
+    result = CliRunner().invoke(
+        main, ["check", "--definitions", str(tmp_path / "definitions"), option, value]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: cannot read the server: {error}")
 
 
 def test_what_a_git_ref_had_is_named_ref_colon_path(tmp_path: Path) -> None:
