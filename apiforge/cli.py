@@ -354,10 +354,14 @@ def conversion_webhook(
 ) -> None:
     """Serve the project's declared conversions as a CRD conversion webhook (POST /convert, GET /healthz)
     over TLS, until SIGTERM or SIGINT."""
+    from apiserver.conversionwebhook.server import StartFailure
     from apiserver.conversionwebhook.server import serve as run
 
     apis, _ = _project_api()
-    run(apis.scheme, tls_cert_file, tls_private_key_file, bind_address, port)
+    try:
+        run(apis.scheme, tls_cert_file, tls_private_key_file, bind_address, port)
+    except StartFailure as error:
+        raise click.ClickException(str(error)) from None
 
 
 def _serve_command() -> click.Command:
