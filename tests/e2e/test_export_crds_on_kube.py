@@ -15,6 +15,8 @@ ResolveCluster) while verifying the certificate for ``<service>.<namespace>.svc`
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -358,3 +360,62 @@ def test_every_golden_projects_crd_is_accepted_alike_on_kube_and_apiforge(
             answer = http.post(CRD_PATH, params={"dryRun": "All"}, json=sent)
         assert answer.status_code == 201, f"{name}: {answer.text}"
         assert answer.json()["spec"] == sent["spec"], name
+
+
+CHEAP_RULE = "self.size() < 10"
+COSTLY_RULE = "self.all(x, self.all(y, self.all(z, x + y + z != '')))"
+COSTLY = f"""\
+kind: Gizmo
+group: cost.example.com
+versions:
+  v1:
+    storage: true
+    schema:
+      spec:
+        required: false
+        type: object
+        properties:
+          items:
+            type: "[]string"
+            x-kubernetes-list-type: atomic
+            required: false
+            x-kubernetes-validations: [{{rule: "{COSTLY_RULE}"}}]
+"""
+"""A CEL rule over kube's cost budget: three nested all() over an unbounded list."""
+
+
+def test_a_rule_apiforge_check_finds_too_costly_is_refused_by_kube_as_it_says(
+    servers: dict[str, Server], tls: WebhookTLS, tmp_path: Path
+) -> None:
+    """`apiforge check` flags the rule (cel-cost, breaking) with kube's own words; the CRD with that rule
+    (exported with a cheap one, which `apiforge export` requires, then swapped) is refused by kube and by
+    apiforge alike, for the same causes."""
+    for name, text in (("definitions", COSTLY), ("cheap", COSTLY.replace(COSTLY_RULE, CHEAP_RULE))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "gizmo.yaml").write_text(text)
+    (tmp_path / "none").mkdir()
+    checked = subprocess.run(
+        [sys.executable, "-m", "apiforge", "check", "--against=none", "--format=json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert checked.returncode == 1, checked.stderr
+    flagged = {
+        f["message"].split(": ", 1)[1].removesuffix("; kube-apiserver refuses the CRD")
+        for f in json.loads(checked.stdout)
+        if (f["rule"], f["severity"]) == ("cel-cost", "breaking")
+    }
+    (file,) = export(tmp_path / "cheap", tmp_path / "crds", "cost", NAMESPACE, 443, tls.ca_file)
+    crd = yaml.safe_load(file.read_text().replace(CHEAP_RULE, COSTLY_RULE))
+    refusals = {}
+    for name, server in servers.items():
+        with server.client(timeout=30) as http:
+            answer = http.post(CRD_PATH, params={"dryRun": "All"}, json=crd)
+        assert answer.status_code == 422, f"{name}: {answer.text}"
+        refusals[name] = answer.json()
+    assert refusals["kube"] == refusals["apiforge"]
+    causes = refusals["kube"]["details"]["causes"]
+    assert flagged == {cause["message"] for cause in causes}
+    assert len(flagged) == 3
