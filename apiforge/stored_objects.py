@@ -23,6 +23,7 @@ from apiserver.schema.cel import validate_rules
 from apiserver.schema.defaulting import apply_defaults, prune_nulls
 from apiserver.schema.pruning import prune
 from apiserver.schema.validation import validate
+from builtin.apiextensions.strategy import stored_missing
 from generator.definition import Definition, Version
 from generator.evolution import Finding, compare
 from generator.evolution_revision import Revision, from_crds
@@ -80,9 +81,7 @@ def _typed_items(listed: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _stored_versions(new: Revision, crd: dict[str, Any]) -> list[Finding]:
     """The versions objects may still be stored in (the CRD's ``status.storedVersions``) that the new
-    revision drops: kube-apiserver refuses such a CRD update, in these words
-    (staging/src/k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation/validation.go,
-    ValidateCustomResourceDefinitionStoredVersions)."""
+    revision drops: kube-apiserver refuses such a CRD update, in these words (which say what to do)."""
     names = crd["spec"]["names"]
     definition = new.find(crd["spec"]["group"], names["kind"])
     if definition is None:
@@ -101,9 +100,7 @@ def _stored_versions(new: Revision, crd: dict[str, Any]) -> list[Finding]:
                     f"{definition.kind}.{definition.group}",
                     stored,
                     "",
-                    f'status.storedVersions[{index}]: Invalid value: "{stored}": must appear in '
-                    f"spec.versions: objects may still be stored in {stored}; rewrite them in the storage "
-                    f"version (a storage migration), then remove {stored} from status.storedVersions",
+                    f'status.storedVersions[{index}]: Invalid value: "{stored}": {stored_missing(stored)}',
                 )
             )
     return found

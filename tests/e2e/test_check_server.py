@@ -182,7 +182,7 @@ def test_a_version_objects_are_stored_in_cannot_be_dropped(
     assert result.returncode == 1, result.stderr
     assert (
         ': breaking: stored-version-removed: Gizmo.evo.example.com/v1: status.storedVersions[0]: Invalid value: "v1": '
-        "must appear in spec.versions" in result.stdout
+        "missing from spec.versions; v1 was previously a storage version" in result.stdout
     )
 
 

@@ -419,3 +419,68 @@ def test_a_rule_apiforge_check_finds_too_costly_is_refused_by_kube_as_it_says(
     causes = refusals["kube"]["details"]["causes"]
     assert flagged == {cause["message"] for cause in causes}
     assert len(flagged) == 3
+
+
+def dropping_crd(*versions: str) -> dict[str, Any]:
+    """A CRD of drop.example.com serving ``versions``, the last one stored."""
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    spec: dict[str, Any] = {"group": "drop.example.com", "scope": "Namespaced"}
+    spec["names"] = {"plural": "droplets", "kind": "Droplet"}
+    spec["versions"] = [
+        {"name": name, "served": True, "storage": name == versions[-1], "schema": schema}
+        for name in versions
+    ]
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition"}
+    return {**crd, "metadata": {"name": "droplets.drop.example.com"}, "spec": spec}
+
+
+def replaced(http: httpx.Client, crd: dict[str, Any]) -> httpx.Response:
+    """PUT ``crd`` over the stored one, read again while the server's controllers update its status (409),
+    as client-go's RetryOnConflict does."""
+    url = f"{CRD_PATH}/{crd['metadata']['name']}"
+    while True:
+        stored = http.get(url).json()
+        answer = http.put(url, json={**crd, "metadata": stored["metadata"]})
+        if answer.status_code != 409:
+            return answer
+
+
+@pytest.mark.parametrize("name", ["kube", "apiforge"])
+def test_dropping_a_stored_version_is_refused_as_check_says(
+    servers: dict[str, Server], name: str, tmp_path: Path
+) -> None:
+    """A new revision without the version objects are stored in: `apiforge check --kubeconfig` says that the
+    server will refuse it, in the words the server then refuses it with."""
+    (tmp_path / "definitions").mkdir()
+    (tmp_path / "definitions" / "droplets.yaml").write_text(yaml.safe_dump(dropping_crd("v2")))
+    with servers[name].client(timeout=30) as http:
+        created = http.post(CRD_PATH, json=dropping_crd("v1"))
+        assert created.status_code == 201, created.text
+        try:
+            checked = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "apiforge",
+                    "check",
+                    f"--kubeconfig={servers[name].kubeconfig}",
+                ],
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            refused = replaced(http, dropping_crd("v2"))
+        finally:
+            http.delete(f"{CRD_PATH}/droplets.drop.example.com")
+    assert refused.status_code == 422, refused.text
+    (cause,) = refused.json()["details"]["causes"]
+    words = f"{cause['field']}: {cause['message']}"
+    assert words.startswith(
+        'status.storedVersions[0]: Invalid value: "v1": missing from spec.versions'
+    )
+    assert checked.returncode == 1, checked.stderr
+    assert (
+        f": breaking: stored-version-removed: Droplet.drop.example.com/v1: {words}\n"
+        in checked.stdout
+    )
