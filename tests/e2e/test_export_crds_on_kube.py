@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -484,3 +485,102 @@ def test_dropping_a_stored_version_is_refused_as_check_says(
         f": breaking: stored-version-removed: Droplet.drop.example.com/v1: {words}\n"
         in checked.stdout
     )
+
+
+RATCHETS = "ratchets.ratchet.example.com"
+
+
+def ratcheting_crd(max_length: int) -> dict[str, Any]:
+    """A CRD of ratchet.example.com whose spec.name is at most ``max_length`` characters."""
+    fields = {"name": {"type": "string", "maxLength": max_length}, "size": {"type": "integer"}}
+    root = {"type": "object", "properties": {"spec": {"type": "object", "properties": fields}}}
+    version = {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": root}}
+    spec: dict[str, Any] = {
+        "group": "ratchet.example.com",
+        "scope": "Namespaced",
+        "versions": [version],
+    }
+    spec["names"] = {"plural": "ratchets", "kind": "Ratchet"}
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition"}
+    return {**crd, "metadata": {"name": RATCHETS}, "spec": spec}
+
+
+def refused_once_served(http: httpx.Client, objects: str, obj: dict[str, Any]) -> None:
+    """Wait until the CRD's new schema serves (a server installs it in the background): ``obj`` created
+    with dryRun is refused."""
+    for _ in range(300):
+        if http.post(objects, params={"dryRun": "All"}, json=obj).status_code == 422:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the tightened schema was not served within 300 tries")
+
+
+def ratcheted(server: Server, cache: Path) -> dict[str, int]:
+    """The answers, after spec.name's maxLength went from 20 to 10, to: reading an object stored with a
+    15-character name, updating another field of it, updating its name to another 15 characters, and
+    creating one with such a name."""
+    objects = f"/apis/ratchet.example.com/v1/namespaces/{NAMESPACE}/ratchets"
+    body = {"apiVersion": "ratchet.example.com/v1", "kind": "Ratchet", "metadata": {"name": "old"}}
+    answers = {}
+    with server.client(timeout=30) as http:
+        assert http.post(CRD_PATH, json=ratcheting_crd(20)).status_code == 201
+        try:
+            Kubectl(kubectl_binary(33), server.kubeconfig, cache).run(
+                "wait", "--for=condition=Established", "--timeout=60s", "crd/" + RATCHETS
+            )
+            stored = http.post(
+                objects, json={**body, "spec": {"name": "fifteen-letters", "size": 1}}
+            )
+            assert stored.status_code == 201, stored.text
+            assert replaced(http, ratcheting_crd(10)).status_code == 200
+            refused_once_served(http, objects, {**body, "spec": {"name": "fifteen-letters"}})
+            answers["read"] = http.get(f"{objects}/old").status_code
+            for name, spec in (
+                ("other field", {"size": 2}),
+                ("same field", {"name": "other-15-letter"}),
+            ):
+                current = http.get(f"{objects}/old").json()
+                changed = {**current, "spec": {**current["spec"], **spec}}
+                answers[name] = http.put(f"{objects}/old", json=changed).status_code
+            new = {**body, "metadata": {"name": "new"}, "spec": {"name": "fifteen-letters"}}
+            answers["create"] = http.post(objects, json=new).status_code
+        finally:
+            http.delete(f"{CRD_PATH}/{RATCHETS}")
+    return answers
+
+
+def test_a_tightened_bound_ratchets_on_kube_and_apiforge_as_check_says(
+    servers: dict[str, Server], tmp_path: Path
+) -> None:
+    """What `apiforge check`'s validation-tightened finding says (generator.evolution_schema.RATCHETING):
+    stored objects that fail the new bound still read, updates that leave the value unchanged pass, creates
+    and updates that change it are refused."""
+    answers = {name: ratcheted(server, tmp_path / name) for name, server in servers.items()}
+    assert answers["kube"] == {"read": 200, "other field": 200, "same field": 422, "create": 422}
+    assert answers["apiforge"] == answers["kube"]
+
+
+def stale_invalid_update(server: Server) -> tuple[int, str]:
+    """The answer to a PUT of a CronTab that is both invalid (negative replicas) and stale (the
+    resourceVersion of the object before another update)."""
+    path = f"/apis/stable.example.com/v1/namespaces/{NAMESPACE}/crontabs"
+    with server.client(timeout=30) as http:
+        created = http.post(path, json=crontab("stale"))
+        assert created.status_code == 201, created.text
+        first = created.json()
+        again = http.put(f"{path}/stale", json={**first, "spec": {**first["spec"], "image": "x"}})
+        assert again.status_code == 200, again.text
+        answer = http.put(
+            f"{path}/stale", json={**first, "spec": {**first["spec"], "replicas": -1}}
+        )
+        http.delete(f"{path}/stale")
+    return answer.status_code, answer.json()["reason"]
+
+
+def test_a_stale_invalid_update_is_a_conflict_on_kube_and_apiforge(
+    servers: dict[str, Server],
+) -> None:
+    """kube's GuaranteedUpdate checks the resourceVersion before the strategy validates a custom resource
+    (k8s.io/apiserver/pkg/registry/generic/registry/store.go, Update): 409, not 422."""
+    answers = {name: stale_invalid_update(server) for name, server in servers.items()}
+    assert answers == {"kube": (409, "Conflict"), "apiforge": (409, "Conflict")}
