@@ -299,6 +299,7 @@ def check(
     """Report what changed from an old revision of the definitions to DEFINITIONS that breaks stored
     objects or clients; exit 1 when a finding is breaking."""
     from apiforge.evolution_check import run_check
+    from apiforge.stored_objects import ServerUnreadable
 
     if (ref is None) == (server is None and kubeconfig is None):
         raise click.UsageError("give either --against REF or --server URL/--kubeconfig FILE")
@@ -306,6 +307,9 @@ def check(
         findings = run_check(definitions_dir, ref, server, kubeconfig)
     except DefinitionErrors as failure:
         _refuse(failure, 2)
+    except ServerUnreadable as failure:
+        click.echo(f"error: cannot read the server: {failure}", err=True)
+        sys.exit(2)
     if output == "json":
         click.echo(json.dumps([finding.json() for finding in findings], indent=2))
     else:
@@ -350,10 +354,14 @@ def conversion_webhook(
 ) -> None:
     """Serve the project's declared conversions as a CRD conversion webhook (POST /convert, GET /healthz)
     over TLS, until SIGTERM or SIGINT."""
+    from apiserver.conversionwebhook.server import StartFailure
     from apiserver.conversionwebhook.server import serve as run
 
     apis, _ = _project_api()
-    run(apis.scheme, tls_cert_file, tls_private_key_file, bind_address, port)
+    try:
+        run(apis.scheme, tls_cert_file, tls_private_key_file, bind_address, port)
+    except StartFailure as error:
+        raise click.ClickException(str(error)) from None
 
 
 def _serve_command() -> click.Command:

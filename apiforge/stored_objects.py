@@ -13,18 +13,23 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
+import httpx
+
 from apiclient import Config, Connection, load_kubeconfig
+from apiclient.config import ConfigError
+from apiclient.errors import APIStatusError
 from apiclient.requests import Request
 from apiserver.schema.cel import validate_rules
 from apiserver.schema.defaulting import apply_defaults, prune_nulls
 from apiserver.schema.pruning import prune
 from apiserver.schema.validation import validate
+from builtin.apiextensions.strategy import stored_missing
 from generator.definition import Definition, Version
 from generator.evolution import Finding, compare
 from generator.evolution_revision import Revision, from_crds
 from generator.evolution_roundtrip import HookFailed, losses
 
-__all__ = ["check_server"]
+__all__ = ["ServerUnreadable", "check_server"]
 
 CRDS: Final = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 PAGE: Final = 500
@@ -35,8 +40,20 @@ _REFUSED: Final = (
 )
 
 
+class ServerUnreadable(Exception):
+    """The old revision could not be read: the kubeconfig names no server, the server does not answer, or it
+    refuses (a 401 or 403). Not a finding: `apiforge check` exits 2, as for a revision it cannot read."""
+
+
 def check_server(new: Revision, server: str | None, kubeconfig: Path | None) -> list[Finding]:
     """The findings of the change from the server's CRDs to ``new``, and of its stored objects."""
+    try:
+        return _check_server(new, server, kubeconfig)
+    except (ConfigError, APIStatusError, httpx.HTTPError) as failure:
+        raise ServerUnreadable(f"{type(failure).__name__}: {failure}") from failure
+
+
+def _check_server(new: Revision, server: str | None, kubeconfig: Path | None) -> list[Finding]:
     config = load_kubeconfig(kubeconfig) if kubeconfig is not None else Config(server=server or "")
     if server:
         config = replace(config, server=server)
@@ -64,9 +81,7 @@ def _typed_items(listed: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _stored_versions(new: Revision, crd: dict[str, Any]) -> list[Finding]:
     """The versions objects may still be stored in (the CRD's ``status.storedVersions``) that the new
-    revision drops: kube-apiserver refuses such a CRD update, in these words
-    (staging/src/k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation/validation.go,
-    ValidateCustomResourceDefinitionStoredVersions)."""
+    revision drops: kube-apiserver refuses such a CRD update, in these words (which say what to do)."""
     names = crd["spec"]["names"]
     definition = new.find(crd["spec"]["group"], names["kind"])
     if definition is None:
@@ -85,9 +100,7 @@ def _stored_versions(new: Revision, crd: dict[str, Any]) -> list[Finding]:
                     f"{definition.kind}.{definition.group}",
                     stored,
                     "",
-                    f'status.storedVersions[{index}]: Invalid value: "{stored}": must appear in '
-                    f"spec.versions: objects may still be stored in {stored}; rewrite them in the storage "
-                    f"version (a storage migration), then remove {stored} from status.storedVersions",
+                    f'status.storedVersions[{index}]: Invalid value: "{stored}": {stored_missing(stored)}',
                 )
             )
     return found

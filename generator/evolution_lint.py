@@ -8,14 +8,12 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from generator.definition import JsonPath
-from generator.evolution_schema import Report, field_name
+from generator.evolution_schema import ROOT_FIELDS, Report, field_name
 
 __all__ = ["lint_added"]
 
 CONDITION_REQUIRED: Final = ("type", "status", "lastTransitionTime", "reason", "message")
 """metav1.Condition's required fields (staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go)."""
-
-_ROOT_FIELDS: Final = ("apiVersion", "kind", "metadata")
 
 Marked = Callable[[JsonPath], bool]
 """Whether the property at a schema path says explicitly that it is optional or required."""
@@ -83,7 +81,7 @@ class _Lint:
     def children(self, node: dict[str, Any], path: JsonPath) -> None:
         required = node.get("required", ())
         for key, child in (node.get("properties") or {}).items():
-            if isinstance(child, dict) and not (not path and key in _ROOT_FIELDS):
+            if isinstance(child, dict) and not (not path and key in ROOT_FIELDS):
                 self.node(child, (*path, "properties", key), key, key in required)
         for key in ("items", "additionalProperties"):
             if isinstance(node.get(key), dict):

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from generator.definition import JsonPath
 
-__all__ = ["RATCHETING", "Added", "Report", "diff_schema", "field_name"]
+__all__ = ["RATCHETING", "ROOT_FIELDS", "Added", "Report", "diff_schema", "field_name"]
 
 Report = Callable[[str, str, JsonPath, str], None]
 """(rule, severity, schema path in the new schema, message)."""
@@ -25,6 +25,11 @@ RATCHETING: Final = (
     "stored objects that fail it still read, and updates that leave the value unchanged pass (validation "
     "ratcheting, Kubernetes 1.30+); creates and updates that change it are refused"
 )
+
+ROOT_FIELDS: Final = ("apiVersion", "kind", "metadata")
+"""What every object has at its root whether its schema declares it or not: kube's pruning keeps them there
+(staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning/algorithm.go, isResourceRoot), so a
+compact definition declares them and a CRD may not, and neither adding nor dropping them changes anything."""
 
 _LARGER_IS_TIGHTER: Final = ("minLength", "minItems", "minProperties", "minimum")
 _SMALLER_IS_TIGHTER: Final = ("maxLength", "maxItems", "maxProperties", "maximum")
@@ -208,8 +213,11 @@ class _Diff:
         old_props: dict[str, Any] = old.get("properties") or {}
         new_props: dict[str, Any] = new.get("properties") or {}
         keeps_unknown = new.get("x-kubernetes-preserve-unknown-fields") is True
+        implicit = () if path else ROOT_FIELDS
         for key, child in old_props.items():
             child_path = (*path, "properties", key)
+            if key not in new_props and key in implicit:
+                continue
             if key not in new_props:
                 if not keeps_unknown:
                     self.report(
@@ -222,7 +230,7 @@ class _Diff:
             elif isinstance(child, dict) and isinstance(new_props[key], dict):
                 self.node(child, new_props[key], child_path)
         for key, child in new_props.items():
-            if key not in old_props and isinstance(child, dict):
+            if key not in old_props and key not in implicit and isinstance(child, dict):
                 self.added(child, (*path, "properties", key), key in new.get("required", ()))
         if old.get("x-kubernetes-preserve-unknown-fields") is True and not keeps_unknown:
             self.report(

@@ -102,12 +102,24 @@ class _TLSServer(ThreadingHTTPServer):
             connection.close()
 
 
+class StartFailure(Exception):
+    """The webhook cannot start, for a reason its operator can act on: the message says which."""
+
+
 def serve(scheme: Scheme, cert_file: Path, key_file: Path, bind_address: str, port: int) -> None:
-    """Serve until SIGTERM or SIGINT (then return)."""
+    """Serve until SIGTERM or SIGINT (then return); raises StartFailure when the certificate and key cannot
+    be loaded or the port is taken."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.load_cert_chain(cert_file, key_file)
-    httpd = _TLSServer((bind_address, port), _handler(scheme), context)
+    try:
+        context.load_cert_chain(cert_file, key_file)
+    except OSError as error:  # ssl.SSLError too: not PEM, or a key that does not match
+        raise StartFailure(f"cannot load {cert_file} and {key_file}: {error}") from error
+    try:
+        httpd = _TLSServer((bind_address, port), _handler(scheme), context)
+    except OSError as error:  # as Go words it: `bind: address already in use`
+        reason = (error.strerror or str(error)).lower()
+        raise StartFailure(f"failed to listen on {bind_address}:{port}: bind: {reason}") from error
 
     def stop(signum: int, frame: FrameType | None) -> None:
         raise SystemExit(0)

@@ -93,11 +93,14 @@ async def admit(
     options: WriteOptions,
     old: Object | None = None,
     heavy: bool = False,
+    precondition: Callable[[Object], None] | None = None,
 ) -> Object:
     """Prune, default, mutate (admission) and validate a versioned object; returns it in the hub version.
     ``old`` is the stored object in the same version on an update: what ratcheting and transition rules
     (``oldSelf``) compare against, and what field ownership is recorded against. ``heavy``: the CPU parts
-    run off the event loop (registry.offload), the admission plugins on it."""
+    run off the event loop (registry.offload), the admission plugins on it. ``precondition`` (an update's
+    resourceVersion) runs between mutation and validation, where kube's GuaranteedUpdate checks it: a stale
+    update is a 409 Conflict before it is judged invalid."""
     warnings: list[str] = []
     if heavy:
         await run_heavy(_prepare, obj, write, options, warnings)
@@ -108,6 +111,8 @@ async def admit(
         await admission.admit(attributes)
     # what the plugins returned still belongs to the request's namespace (BeforeCreate, BeforeUpdate)
     ensure_namespace(obj["metadata"], write.namespace, write.resource.namespaced)
+    if precondition is not None:
+        precondition(obj)
     if heavy:
         internal = await run_heavy(_finish, obj, old, write, options, warnings)
     else:

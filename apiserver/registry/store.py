@@ -494,10 +494,13 @@ class Store:
             current, old, proposed = await run_heavy(self._proposed, kv, try_update, write)
         else:
             current, old, proposed = self._proposed(kv, try_update, write)
-        desired = await admit(proposed, write, self.admission, options, old, heavy)
-        wanted_version = (desired.get("metadata") or {}).get("resourceVersion")
-        if wanted_version and wanted_version != current["metadata"]["resourceVersion"]:
-            raise self._conflict(write.name)
+
+        def precondition(obj: Object) -> None:
+            wanted_version = (obj.get("metadata") or {}).get("resourceVersion")
+            if wanted_version and wanted_version != current["metadata"]["resourceVersion"]:
+                raise self._conflict(write.name)
+
+        desired = await admit(proposed, write, self.admission, options, old, heavy, precondition)
         updated = self._go_printed(self._prepare_update(current, desired, write.subresource))
         if updated == current:
             return current, None, finish_nothing

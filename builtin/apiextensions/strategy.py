@@ -89,11 +89,12 @@ class CustomResourceDefinitionStrategy(Strategy):
         found += _immutable("spec.scope", spec.get("scope"), old_spec.get("scope"))
         served = {v.get("name") for v in spec.get("versions") or [] if isinstance(v, dict)}
         stored = (obj.get("status") or {}).get("storedVersions") or []
+        # kube's ValidateCustomResourceDefinitionStoredVersions
         for index, version in enumerate(stored):
             if version not in served:
                 found.append(
                     causes.invalid(
-                        f"status.storedVersions[{index}]", version, "must appear in spec.versions"
+                        f"status.storedVersions[{index}]", version, stored_missing(version)
                     )
                 )
         return found
@@ -106,3 +107,13 @@ class CustomResourceDefinitionStrategy(Strategy):
         finalizers = obj["metadata"].setdefault("finalizers", [])
         if FINALIZER not in finalizers:
             finalizers.append(FINALIZER)
+
+
+def stored_missing(version: str) -> str:
+    """kube's words for a version of status.storedVersions that the spec no longer lists
+    (staging/src/k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation/validation.go)."""
+    return (
+        f"missing from spec.versions; {version} was previously a storage version, and must remain in "
+        f"spec.versions until a storage migration ensures no data remains persisted in {version} and "
+        f"removes {version} from status.storedVersions"
+    )

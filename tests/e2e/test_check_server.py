@@ -82,9 +82,9 @@ def check(server: ServerProcess, project: Path, *args: str) -> subprocess.Comple
     )
 
 
-def install_old(server: ServerProcess, tmp_path: Path) -> None:
+def install_old(server: ServerProcess, tmp_path: Path, crd: dict[str, Any] = OLD) -> None:
     """The old revision's CRD, created and established."""
-    assert server.http("POST", CRDS, json=OLD).status_code == 201
+    assert server.http("POST", CRDS, json=crd).status_code == 201
     Kubectl(kubectl_binary(33), server.kubeconfig, tmp_path / "cache").run(
         "wait", "--for=condition=Established", "--timeout=30s", "crd/gizmos.evo.example.com"
     )
@@ -182,5 +182,68 @@ def test_a_version_objects_are_stored_in_cannot_be_dropped(
     assert result.returncode == 1, result.stderr
     assert (
         ': breaking: stored-version-removed: Gizmo.evo.example.com/v1: status.storedVersions[0]: Invalid value: "v1": '
-        "must appear in spec.versions" in result.stdout
+        "missing from spec.versions; v1 was previously a storage version" in result.stdout
+    )
+
+
+NOTE_ONLY = {"type": "object", "properties": {"note": {"type": "string"}}}
+
+HOOKED = """\
+group: evo.example.com
+kind: Gizmo
+versions:
+  v1:
+    storage: true
+    schema:
+      spec: {type: object, required: false, properties: {note: {type: string, required: false}}}
+  v1alpha1:
+    schema:
+      spec: {type: object, required: false, properties: {note: {type: string, required: false}}}
+    conversion: {toHub: "gizmohooks:to_hub", fromHub: "gizmohooks:from_hub"}
+"""
+"""The server's Gizmo (its spec holding a note alone) and a new version whose hooks convert it."""
+
+HOOKS = """\
+def to_hub(obj):
+    return obj
+
+
+def from_hub(obj):
+    if obj.get("spec", {}).get("note") == "unconvertible":
+        raise ValueError("a note this hook cannot carry")
+    return obj
+"""
+
+
+def test_a_hook_that_raises_on_a_stored_object_is_reported(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    """The new revision's fromHub hook (imported from the project directory, where `apiforge check` runs)
+    raises on one stored object: that object's conversion fails, the other's does not."""
+    old = copy.deepcopy(OLD)
+    old["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = NOTE_ONLY
+    install_old(server, tmp_path, old)
+    objects = "/apis/evo.example.com/v1/namespaces/default/gizmos"
+    for name, note in (("plain", "fine"), ("odd", "unconvertible")):
+        body = {"apiVersion": "evo.example.com/v1", "kind": "Gizmo", "metadata": {"name": name}}
+        body["spec"] = {"note": note}
+        assert server.http("POST", objects, json=body).status_code == 201
+    (tmp_path / "definitions").mkdir()
+    (tmp_path / "definitions" / "gizmo.yaml").write_text(HOOKED)
+    (tmp_path / "gizmohooks.py").write_text(HOOKS)
+
+    result = check(server, tmp_path, "--format=json")
+
+    assert result.returncode == 1, result.stderr
+    # nothing else: the server's CRD does not declare apiVersion, kind and metadata, and the compact
+    # definition does, which is no change
+    (failed,) = json.loads(result.stdout)
+    assert (failed["rule"], failed["severity"], failed["version"]) == (
+        "conversion-failed",
+        "breaking",
+        "v1",
+    )
+    assert (
+        failed["message"]
+        == "stored default/odd: v1alpha1: ValueError: a note this hook cannot carry"
     )

@@ -14,6 +14,9 @@ from __future__ import annotations
 import base64
 import shlex
 import shutil
+import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -379,6 +382,35 @@ def test_a_review_converts_in_either_review_version(
 def test_unknown_paths_are_404(webhook_client: httpx.Client) -> None:
     assert webhook_client.get("/convert").status_code == 404
     assert webhook_client.post("/healthz", json={}).status_code == 404
+
+
+def webhook_failure(certificate: Path, key: Path, port: int) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "apiforge", "conversion-webhook", "--bind-address=127.0.0.1"]
+    command += [f"--tls-cert-file={certificate}", f"--tls-private-key-file={key}", f"--port={port}"]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60)
+
+
+def test_a_webhook_without_a_usable_certificate_says_so(tls: WebhookTLS, tmp_path: Path) -> None:
+    """A key that is not PEM: one line, exit 1, as `apiforge serve` fails to start."""
+    (tmp_path / "tls.key").write_text("not a key\n")
+    failed = webhook_failure(tls.certificate, tmp_path / "tls.key", free_port())
+    assert failed.returncode == 1
+    assert failed.stderr.startswith(
+        f"Error: cannot load {tls.certificate} and {tmp_path / 'tls.key'}: "
+    )
+    assert "Traceback" not in failed.stderr
+
+
+def test_a_webhook_on_a_taken_port_says_so(tls: WebhookTLS) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        failed = webhook_failure(tls.certificate, tls.key, port)
+    assert failed.returncode == 1
+    assert failed.stderr == (
+        f"Error: failed to listen on 127.0.0.1:{port}: bind: address already in use\n"
+    )
 
 
 @pytest.mark.parametrize("minor", [27, 33], ids=lambda minor: f"kubectl-1.{minor}")

@@ -158,3 +158,29 @@ def test_a_projects_suite_configured_by_ini_options(pytester: pytest.Pytester) -
     )
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-W", "ignore")
     result.assert_outcomes(passed=2)
+
+
+def test_each_xdist_worker_serves_a_cluster_of_its_own(pytester: pytest.Pytester) -> None:
+    """Under pytest-xdist (``--dist each``: every worker runs the one test) each worker has its own server:
+    both create the same cluster-wide name, which one shared server would refuse the second time (409)."""
+    pytester.makeini(f"[pytest]\napiforge_project = {ROOT}\napiforge_tls = false\n")
+    pytester.makepyfile(
+        test_workers="""
+        from pathlib import Path
+
+
+        def test_a_cluster_wide_name(apiforge_server, worker_id):
+            with apiforge_server.http() as client:
+                created = client.post(
+                    "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+                    json={"metadata": {"name": "one-per-cluster"}, "rules": []},
+                )
+            assert created.status_code == 201, created.text
+            (Path.cwd() / f"{worker_id}.url").write_text(apiforge_server.url)
+        """
+    )
+    result = pytester.runpytest_subprocess("-n", "2", "--dist", "each", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    urls = {path.stem: path.read_text() for path in pytester.path.glob("*.url")}
+    assert sorted(urls) == ["gw0", "gw1"]
+    assert urls["gw0"] != urls["gw1"]

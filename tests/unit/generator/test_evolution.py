@@ -21,6 +21,7 @@ from apiforge.cli import main
 from generator.evolution import Finding, compare
 from generator.evolution_revision import from_directory
 from tests.convertproject import DEFINITIONS as CONVERT_DEFINITIONS
+from tests.serverproc import free_port
 
 Definition = dict[str, Any]
 
@@ -504,6 +505,34 @@ def test_a_version_that_cannot_hold_a_field_loses_it_in_conversion(tmp_path: Pat
     assert "does not survive conversion to v2 and back" in found[0].message
 
 
+def size_only(definition: Definition) -> None:
+    """BASE cut down to what crd_version("v1", True, "size") declares: spec.size."""
+    definition.pop("printerColumns")
+    schema = definition["versions"]["v1"]["schema"]
+    del schema["status"], schema["spec"]["x-kubernetes-validations"]
+    schema["spec"]["properties"] = {"size": {"type": "integer", "required": False}}
+
+
+COMPACT_GIZMO = change(size_only)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        pytest.param(COMPACT_GIZMO, crd(crd_version("v1", True, "size")), id="compact to CRD"),
+        pytest.param(crd(crd_version("v1", True, "size")), COMPACT_GIZMO, id="CRD to compact"),
+    ],
+)
+def test_the_same_kind_in_the_other_format_changes_nothing(
+    tmp_path: Path, old: Definition, new: Definition
+) -> None:
+    """A compact definition's schema declares apiVersion, kind and metadata at its root and this CRD's does
+    not; kube keeps them at the root either way (pruning's isResourceRoot,
+    staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning/algorithm.go), so nothing was
+    removed or added. The old revision is what `apiforge check --server` reads: a server's CRDs."""
+    assert [f.text() for f in findings(tmp_path, new, old)] == []
+
+
 def test_the_shipped_conversions_and_their_hooks_are_lossless() -> None:
     """Renames into and out of nested objects and the Ticket's hooks (tests/convertproject, imported from
     the repository's root as `apiforge check` imports a project's) bring every field back."""
@@ -587,6 +616,30 @@ def test_exactly_one_old_revision_is_named(args: list[str]) -> None:
     result = CliRunner().invoke(main, ["check", *args])
     assert result.exit_code == 2
     assert "give either --against REF or --server URL/--kubeconfig FILE" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "error"),
+    [
+        pytest.param("--server", "ConnectError: ", id="no answer"),
+        pytest.param(
+            "--kubeconfig", "ConfigError: kubeconfig: no context named ''", id="no context"
+        ),
+    ],
+)
+def test_a_server_that_cannot_be_read_is_an_error_not_a_finding(
+    tmp_path: Path, option: str, error: str
+) -> None:
+    """Exit 2, as for any revision that cannot be read: exit 1 would tell CI that the change breaks."""
+    write(tmp_path / "definitions", BASE)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: []\n")
+    value = f"http://127.0.0.1:{free_port()}" if option == "--server" else str(kubeconfig)
+    result = CliRunner().invoke(
+        main, ["check", "--definitions", str(tmp_path / "definitions"), option, value]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: cannot read the server: {error}")
 
 
 def test_what_a_git_ref_had_is_named_ref_colon_path(tmp_path: Path) -> None:

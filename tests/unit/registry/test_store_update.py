@@ -6,6 +6,8 @@ holds, so preconditions and conflicts answer as they would without any guess."""
 from __future__ import annotations
 
 import asyncio
+import copy
+import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -16,6 +18,7 @@ from apiserver.patch.jsonpatch import PatchError, apply_json_patch
 from apiserver.registry.cacher import WatchCache
 from apiserver.registry.keys import key_prefix, object_key
 from apiserver.registry.store import WRITTEN_CAPACITY, Store
+from apiserver.schema.validation import validate
 from apiserver.storage.interface import KeyValue
 from apiserver.storage.memory import MemoryStorage
 from tests.widgets import WIDGETS
@@ -225,3 +228,50 @@ def test_without_a_cache_the_own_writes_kept_are_bounded_and_the_oldest_go_first
             await storage.close()
 
     asyncio.run(asyncio.wait_for(body(), timeout=30))
+
+
+SIZE_SCHEMA: Object = {
+    "type": "object",
+    "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer", "minimum": 0}}}
+    },
+}
+SIZED = dataclasses.replace(
+    WIDGETS,
+    versions=(
+        dataclasses.replace(
+            WIDGETS.versions[0],
+            schema=SIZE_SCHEMA,
+            validator=lambda obj: validate(obj, SIZE_SCHEMA),
+        ),
+    ),
+)
+"""Widgets whose schema refuses a negative size."""
+
+
+def put(update: Callable[[Object], Object]) -> Callable[[Object], Object]:
+    """``update`` as a PUT makes it: on a body of its own, not on the stored object changed in place (which
+    validation ratcheting would let pass, unchanged)."""
+    return lambda current: update(copy.deepcopy(current))
+
+
+def test_a_stale_precondition_is_a_conflict_before_the_object_is_judged() -> None:
+    """kube's GuaranteedUpdate checks the resourceVersion before the strategy validates
+    (k8s.io/apiserver/pkg/registry/generic/registry/store.go, Update): a stale, invalid update is 409."""
+
+    async def body() -> None:
+        storage = MemoryStorage()
+        await storage.start()
+        store = Store(SIZED, storage)
+        try:
+            created = await store.create(None, widget("w", 1))
+            await store.update(None, "w", resize(2))
+            stale = created["metadata"]["resourceVersion"]
+            for precondition, code in ((stale, 409), ("", 422)):
+                with pytest.raises(errors.APIError) as refused:
+                    await store.update(None, "w", put(resize(-1, precondition)))
+                assert refused.value.code == code
+        finally:
+            await storage.close()
+
+    asyncio.run(asyncio.wait_for(body(), timeout=10))
