@@ -241,13 +241,24 @@ def list_body(
 def untyped_items(encoded: list[bytes], api_version: str, kind: str) -> list[bytes]:
     """Rendered items without their leading apiVersion and kind (as ``_untyped``): a prefix cut when they
     start with them, as the watch cache renders them, else decoded and encoded again."""
-    prefix = orjson.dumps({"apiVersion": api_version, "kind": kind})[:-1] + b","
+    prefix = _type_prefix(api_version, kind)
     return [
         b"{" + item[len(prefix) :]
         if item.startswith(prefix)
         else orjson.dumps(_untyped(orjson.loads(item)))
         for item in encoded
     ]
+
+
+def retyped_bytes(encoded: list[bytes], api_version: str, kind: str) -> int:
+    """The bytes of the items ``untyped_items`` must decode and encode again (those not starting with
+    their apiVersion and kind): the costly part of its work."""
+    prefix = _type_prefix(api_version, kind)
+    return sum(len(item) for item in encoded if not item.startswith(prefix))
+
+
+def _type_prefix(api_version: str, kind: str) -> bytes:
+    return orjson.dumps({"apiVersion": api_version, "kind": kind})[:-1] + b","
 
 
 def _untyped(item: Object) -> Object:
