@@ -234,8 +234,13 @@ WRITE_PIECE = 64 * 1024
 """The most of a body handed to the transport at once while others want the event loop (see ``Contention``):
 a larger body then goes out in pieces, one per turn of the loop (encrypting a piece takes ~0.1 ms), each sent
 once the transport has taken the last (``send`` waits on its flow control), so that many large responses
-written at once delay a probe's answer by a piece each, not by whole bodies. Alone, a body goes out whole:
-a piece and a turn of the loop each cost a LIST of 1,000 a tenth of its CPU for nobody's benefit."""
+written at once delay a probe's answer by a piece each, not by whole bodies."""
+
+ALONE_PIECE = 1024 * 1024
+"""The most of a body handed to the transport at once while nobody else wants the loop: the pieces then follow
+each other without a turn of the loop between them (a turn per 64 KiB cost a LIST of 1,000 a quarter of its
+CPU), and still each waits for the transport to take the last, so that a client that stops reading holds
+about a piece in memory, not the body (one write of a whole 10 MB body is taken by the kernel at once)."""
 
 
 @dataclass
@@ -286,8 +291,8 @@ async def respond_parts(
 
 
 async def _send_in_pieces(send: Send, parts: Sequence[bytes]) -> None:
-    """The parts in order, the last piece closing the body: each part whole, or cut into pieces of at most
-    WRITE_PIECE bytes with a turn of the loop between them while there is contention."""
+    """The parts in order, the last piece closing the body, cut into pieces of at most ALONE_PIECE bytes,
+    or of WRITE_PIECE bytes with a turn of the loop between them while there is contention."""
     pending: bytes | None = None  # held back one step, so that the last piece says more_body False
     CONTENTION.writing += 1
     try:
@@ -298,7 +303,7 @@ async def _send_in_pieces(send: Send, parts: Sequence[bytes]) -> None:
                     await send({"type": "http.response.body", "body": pending, "more_body": True})
                     if CONTENTION:
                         await asyncio.sleep(0)  # the loop's other work before the next piece
-                stop = start + WRITE_PIECE if CONTENTION else len(part)
+                stop = start + (WRITE_PIECE if CONTENTION else ALONE_PIECE)
                 pending = part if start == 0 and stop >= len(part) else part[start:stop]
                 start = stop
         await send({"type": "http.response.body", "body": pending or b""})

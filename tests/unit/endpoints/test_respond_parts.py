@@ -9,6 +9,7 @@ import asyncio
 import pytest
 
 from apiserver.endpoints.http import (
+    ALONE_PIECE,
     CONTENTION,
     WRITE_PIECE,
     Message,
@@ -83,12 +84,21 @@ def recorder(written: list[tuple[str, int]], name: str, pause: bool = False) -> 
 
 
 def test_a_large_body_alone_leaves_whole(uncontended: None) -> None:
-    """Nobody else wants the loop: no pieces, no turns of the loop given up for nothing."""
+    """Nobody else wants the loop: no small pieces, no turns of the loop given up for nothing; only a body
+    over ALONE_PIECE is cut, so that each piece waits for the transport to take the last."""
     written: list[tuple[str, int]] = []
     body = b"x" * (3 * WRITE_PIECE)
     asyncio.run(respond(recorder(written, "a"), 200, body))
     asyncio.run(respond_parts(recorder(written, "b"), 200, [b"[", body, b"]"]))
-    assert written == [("a", 3 * WRITE_PIECE), ("b", 1), ("b", 3 * WRITE_PIECE), ("b", 1)]
+    asyncio.run(respond(recorder(written, "c"), 200, b"x" * (ALONE_PIECE + 1)))
+    assert written == [
+        ("a", 3 * WRITE_PIECE),
+        ("b", 1),
+        ("b", 3 * WRITE_PIECE),
+        ("b", 1),
+        ("c", ALONE_PIECE),
+        ("c", 1),
+    ]
 
 
 def test_while_requests_wait_two_large_bodies_leave_a_piece_at_a_time_in_turn(
