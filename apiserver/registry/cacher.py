@@ -293,7 +293,7 @@ def _render(kv: KeyValue, decode: Decode) -> Rendered:
 def _type_meta_first(obj: dict[str, Any]) -> dict[str, Any]:
     """``obj`` with apiVersion and kind as its first keys (a copy when they are not): a typed list's items,
     which kube writes without them, are then this JSON with a prefix cut, not decoded and encoded again
-    for every LIST (endpoints/output.py, ``untyped_items``). JSON objects are unordered: only bytes move."""
+    for every LIST (endpoints/output.py, ``joined_untyped``). JSON objects are unordered: only bytes move."""
     keys = iter(obj)
     if next(keys, None) == "apiVersion" and next(keys, None) == "kind":
         return obj
