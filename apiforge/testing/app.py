@@ -9,11 +9,13 @@ from pathlib import Path
 
 from apiserver.authentication.authenticator import Authenticator
 from apiserver.authentication.token import TokenAuthentication
+from apiserver.filters.impersonation import ImpersonationKinds
 from apiserver.server.apis import APIs
 from apiserver.server.app import APIServer
 from apiserver.server.chain import HandlerChain, build_handler_chain
 from apiserver.server.options import ChainOptions
 from apiserver.storage import MemoryStorage, Storage
+from builtin.authentication.impersonation import IMPERSONATION_KINDS
 
 
 def build_app(
@@ -31,7 +33,8 @@ def build_app(
     ``--authorization-mode``, the ``authenticators`` given and ``tokens`` as its bearer-token authentication
     (no token issued by default). ``insecure``: a request without credentials is ``system:unsecured`` in
     ``system:masters`` (``--insecure-serving``); ``secure_port`` is the port the ``kubernetes`` Service
-    names."""
+    names. The built-in kinds hand the impersonation filter its kinds, as `apiforge serve`'s do, whatever
+    ``apis`` serves; the other kind options keep their defaults."""
     options = ChainOptions(authorization_mode=authorization_mode)
     server = APIServer(
         apis,
@@ -39,6 +42,7 @@ def build_app(
         openapi_dir,
         authorization_modes=options.authorization_modes,
         tokens=tokens,
+        kind_options={ImpersonationKinds: IMPERSONATION_KINDS},
         secure_port=secure_port,
     )
     return build_handler_chain(server, options, authenticators, insecure=insecure)

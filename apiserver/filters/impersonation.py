@@ -1,11 +1,16 @@
 """The impersonation filter (kube's WithImpersonation): `Impersonate-User`, `-Group`, `-Uid` and `-Extra-<key>`
 headers make the request act as another user, once the authorizer allows the sender to `impersonate` each
-of them (users, groups, uids, userextras; serviceaccounts for a `system:serviceaccount:<ns>:<name>` user)."""
+of them (users, groups, uids, userextras; serviceaccounts for a `system:serviceaccount:<ns>:<name>` user).
+
+kube's filter takes the resource of service accounts and the group of uids and extras from the API types
+(corev1's ServiceAccount, authenticationv1.SchemeGroupVersion); the runtime names no kind, so the layer that
+defines those kinds hands them over as ``ImpersonationKinds`` (builtin/authentication/impersonation.py)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from urllib.parse import unquote
 
 from apiserver.authentication.user import (
@@ -25,15 +30,29 @@ USER = b"impersonate-user"
 GROUP = b"impersonate-group"
 UID = b"impersonate-uid"
 EXTRA = b"impersonate-extra-"
-AUTHENTICATION_GROUP = "authentication.k8s.io"
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
+@dataclass(frozen=True, slots=True)
+class ImpersonationKinds:
+    """Where the API types put what is impersonated besides users and groups (core's, always)."""
+
+    service_accounts: str
+    """The core resource a `system:serviceaccount:<ns>:<name>` user is impersonated as, in its namespace."""
+    user_attributes_group: str
+    """The group of the `uids` and `userextras` resources a uid and each extra value are impersonated as."""
+
+
 class ImpersonationFilter:
-    def __init__(self, authorizer: Authorizer) -> None:
+    """``kinds`` None: a server without the kinds that define service accounts and user attributes
+    impersonates users and groups only, and refuses a service account, uid or extra as kube refuses an
+    impersonation request of a type it does not know (403)."""
+
+    def __init__(self, authorizer: Authorizer, kinds: ImpersonationKinds | None) -> None:
         self.authorizer = authorizer
+        self.kinds = kinds
 
     def before(self, exchange: Exchange) -> Awaitable[bool] | None:
         for name, _ in exchange.scope["headers"]:
@@ -59,7 +78,7 @@ class ImpersonationFilter:
     async def _impersonated(self, scope: Scope) -> UserInfo | None:
         """The user to act as, once every part of it is allowed; None when no impersonation header asks for
         anything."""
-        requests = _impersonation_requests(scope["headers"], scope[SCOPE_USER])
+        requests = _impersonation_requests(scope["headers"], scope[SCOPE_USER], self.kinds)
         if not requests:
             return None
         groups_specified = any(request.resource == "groups" for request in requests)
@@ -67,21 +86,21 @@ class ImpersonationFilter:
         groups: list[str] = []
         extra: dict[str, list[str]] = {}
         for request in requests:
-            if request.resource == "serviceaccounts":
+            if request.resource == "users":
+                username = request.name
+            elif request.resource == "groups":
+                groups.append(request.name)
+            elif request.resource == "userextras":
+                extra.setdefault(request.subresource, []).append(request.name)
+            elif request.resource == "uids":
+                uid = request.name
+            else:  # the service account
                 username = f"{SERVICE_ACCOUNT_PREFIX}{request.namespace}:{request.name}"
                 if not groups_specified:
                     groups = [
                         "system:serviceaccounts",
                         f"system:serviceaccounts:{request.namespace}",
                     ]
-            elif request.resource == "users":
-                username = request.name
-            elif request.resource == "groups":
-                groups.append(request.name)
-            elif request.resource == "userextras":
-                extra.setdefault(request.subresource, []).append(request.name)
-            else:
-                uid = request.name
             decision, reason = await authorize(self.authorizer, request)
             if decision is not Decision.ALLOW:
                 raise forbidden(request, reason)
@@ -96,11 +115,11 @@ class ImpersonationFilter:
 
 
 def _impersonation_requests(
-    headers: list[tuple[bytes, bytes]], requestor: UserInfo
+    headers: list[tuple[bytes, bytes]], requestor: UserInfo, kinds: ImpersonationKinds | None
 ) -> list[Attributes]:
     """kube's buildImpersonationRequests, each as the attributes of the `impersonate` request that allows
     it: the user (or service account) first, then each group, each extra value, and the uid. Groups, extras
-    or a uid without a user are refused."""
+    or a uid without a user are refused, and so is what ``kinds`` (None) cannot place."""
 
     def impersonate(
         resource: str, name: str, group: str = "", namespace: str = "", subresource: str = ""
@@ -126,22 +145,38 @@ def _impersonation_requests(
         elif raw_name.startswith(EXTRA):
             # the key is percent-encoded in the header name (kube's unescapeExtraKey)
             key = unquote(raw_name[len(EXTRA) :].decode("latin-1"))
-            extras.append(impersonate("userextras", value, AUTHENTICATION_GROUP, subresource=key))
+            group = _placed(kinds, f"extra {key!r}").user_attributes_group
+            extras.append(impersonate("userextras", value, group, subresource=key))
     requests: list[Attributes] = []
     if user:
         namespace, account = _service_account(user)
         if account:
-            requests.append(impersonate("serviceaccounts", account, namespace=namespace))
+            resource = _placed(kinds, "service account").service_accounts
+            requests.append(impersonate(resource, account, namespace=namespace))
         else:
             requests.append(impersonate("users", user))
     requests += groups + extras
     if uid:
-        requests.append(impersonate("uids", uid, AUTHENTICATION_GROUP))
+        group = _placed(kinds, "uid").user_attributes_group
+        requests.append(impersonate("uids", uid, group))
     if (groups or extras or uid) and not user:
         # kube answers this with a 500; it is the client's mistake, so it is a 400 here
         asked = ", ".join(f'{request.resource} "{request.name}"' for request in requests)
         raise errors.bad_request(f"requested {asked} without impersonating a user")
     return requests
+
+
+def _placed(kinds: ImpersonationKinds | None, what: str) -> ImpersonationKinds:
+    """``kinds``, or kube's 403 for an impersonation request of a type it does not know (its switch's
+    default case)."""
+    if kinds is None:
+        raise errors.forbidden(
+            "",
+            "",
+            "",
+            f"unknown impersonation request type: {what} (the server was handed no kinds that define it)",
+        )
+    return kinds
 
 
 def _service_account(user: str) -> tuple[str, str]:

@@ -82,6 +82,8 @@ class Write:
     dry_run: bool = False
     name_rule: NameFunc = name_is_dns_subdomain
     """The kind's rule for ``metadata.name`` (kube's ValidateNameFunc), from its strategy."""
+    defaults: Track | None = None
+    """The kind's decode-time defaults (``Strategy.default``), run after the schema's."""
 
 
 async def admit(
@@ -139,6 +141,8 @@ def _prepare(obj: Object, write: Write, options: WriteOptions, warnings: list[st
         metadata.pop("namespace", None)
     if write.operation is Operation.UPDATE and not metadata.get("name"):
         metadata["name"] = write.name
+    if write.defaults is not None:
+        write.defaults(obj)
 
 
 def _finish(

@@ -298,6 +298,7 @@ class Store:
             subresource,
             dry_run,
             self.strategy.name_rule,
+            self.strategy.default,
         )
 
     async def create(

@@ -69,6 +69,13 @@ class Strategy:
         which this default, as every kind that needs nothing of the server, ignores; a kind that does (its
         storage, the authorizer) takes it as the narrow Protocol of what it uses."""
 
+    def default(self, obj: Object) -> None:
+        """kube's scheme defaulting (``SetDefaults_<Kind>``) and the conversion to the internal version, which
+        kube runs as it decodes a body: on every write's object as written, before the mutating admission and
+        before field ownership is recorded, so that the writer owns what they set (a Service's
+        ``internalTrafficPolicy``, a namespace's name label). It sees the body before any validation, so it
+        must leave a value of the wrong type as it is for validation to refuse."""
+
     def prepare_for_create(self, obj: Object) -> None:
         """Runs once when an object is created."""
 

@@ -246,7 +246,8 @@ def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
     return is_dns1123_subdomain(mask_trailing_dash(name) if prefix else name)
 
 
-def _namespace_name(name: str, prefix: bool) -> list[str]:
+def name_is_dns_label(name: str, prefix: bool) -> list[str]:
+    """apimachinery's NameIsDNSLabel (ValidateNamespaceName): the name rule of namespaces."""
     return is_dns1123_label(mask_trailing_dash(name) if prefix else name)
 
 
@@ -355,7 +356,7 @@ def validate_object_meta(
         if not namespace:
             errs.append(causes.required(f"{path}.namespace"))
         else:
-            for msg in _namespace_name(namespace, False):
+            for msg in name_is_dns_label(namespace, False):
                 errs.append(causes.invalid(f"{path}.namespace", namespace, msg))
     elif namespace:
         errs.append(causes.forbidden(f"{path}.namespace", "not allowed on this type"))

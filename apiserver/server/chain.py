@@ -21,7 +21,7 @@ from apiserver.filters.auditinit import AuditInitFilter
 from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.authorization import AuthorizationFilter
 from apiserver.filters.fairness import PriorityAndFairnessFilter
-from apiserver.filters.impersonation import ImpersonationFilter
+from apiserver.filters.impersonation import ImpersonationFilter, ImpersonationKinds
 from apiserver.filters.maxinflight import MaxInFlightFilter
 from apiserver.filters.metrics import MetricsFilter
 from apiserver.filters.pipeline import Pipeline, Step
@@ -84,7 +84,10 @@ def build_handler_chain(
     ]
     if auditor is not None:
         steps.append(AuditFilter(auditor))
-    steps.append(ImpersonationFilter(authorizer))
+    # what is impersonated besides users and groups, from the kinds that define it (builtin/ hands it over)
+    steps.append(
+        ImpersonationFilter(authorizer, server.context.kind_option(ImpersonationKinds, None))
+    )
     server_limit = options.max_requests_inflight + options.max_mutating_requests_inflight
     if server_limit and options.enable_priority_and_fairness:
         steps.append(

@@ -42,7 +42,8 @@ class ServerConfig:
     (``--proxy-client-cert-file``, ``--proxy-client-key-file``; kubeadm's front-proxy-client by default)."""
     kind_options: Mapping[type, object] = field(default_factory=dict)
     """What the kinds' own serve flags parsed to, by type (``options.KindFlags``: the Service ranges of
-    --service-cluster-ip-range and --service-node-port-range); see ``kind_option``."""
+    --service-cluster-ip-range and --service-node-port-range), and what the kinds tell the runtime's generic
+    code with no flag (the impersonation filter's ``ImpersonationKinds``); see ``kind_option``."""
     secure_port: int = 6443
     """The port the server serves on (--secure-port), which the `kubernetes` Service targets."""
     audit: InternalAudit = field(default_factory=InternalAudit)
@@ -60,10 +61,12 @@ class ServerConfig:
     def store(self, group: str, plural: str) -> Store:
         return self.stores[(group, plural)]
 
-    def kind_option(self, of: type[T], default: T) -> T:
-        """The value of type ``of`` that a kind's own flags parsed to, else ``default`` (a server not
+    def kind_option(self, of: type[T], default: D) -> T | D:
+        """The value of type ``of`` that the kinds handed the server, else ``default`` (a server not
         started by `apiforge serve`, or whose command line lacked those flags)."""
-        found = self.kind_options.get(of, default)
+        if of not in self.kind_options:
+            return default
+        found = self.kind_options[of]
         if not isinstance(found, of):
             raise TypeError(f"kind option {of.__name__} is a {type(found).__name__}")
         return found
@@ -78,3 +81,4 @@ class ServerConfig:
 
 
 T = TypeVar("T")
+D = TypeVar("D")

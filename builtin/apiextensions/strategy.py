@@ -69,12 +69,11 @@ class CustomResourceDefinitionStrategy(Strategy):
     sets_generation: ClassVar[bool | None] = True
     """kube's CRD strategy keeps metadata.generation (the controller serves each generation once)."""
 
-    def prepare_for_create(self, obj: Object) -> None:
+    def default(self, obj: Object) -> None:
         _set_defaults(obj)
-        obj["status"] = _initial_status(obj)
 
-    def prepare_for_update(self, obj: Object, old: Object) -> None:
-        _set_defaults(obj)
+    def prepare_for_create(self, obj: Object) -> None:
+        obj["status"] = _initial_status(obj)
 
     def validate(self, obj: Object) -> list[Cause]:
         return judge(obj)[1]

@@ -15,9 +15,7 @@ from apiserver.machinery.objects import Object
 from apiserver.registry.keys import object_key
 from apiserver.registry.store import ListOptions, Store
 from apiserver.registry.strategy import Strategy
-from apiserver.schema import causes
-from apiserver.schema.causes import Cause
-from apiserver.schema.objectmeta import is_dns1123_label
+from apiserver.schema.objectmeta import name_is_dns_label
 from apiserver.storage.interface import StorageError
 from builtin.deletion import delete_all
 from builtin.wants import WantsStores
@@ -50,6 +48,14 @@ class NamespaceStrategy(Strategy):
         PrepareForUpdate keeps the stored ones)."""
         _keep_finalizers(obj, old)
 
+    def default(self, obj: Object) -> None:
+        """SetDefaults_Namespace: the name label, on a body that has its name (not a generateName), so that
+        the writer owns it; ``canonicalize`` sets it on every namespace once the name is final."""
+        metadata = obj["metadata"]
+        name, labels = metadata.get("name"), metadata.get("labels")
+        if name and isinstance(name, str) and isinstance(labels, dict | None):
+            metadata["labels"] = {**(labels or {}), NAME_LABEL: name}
+
     def prepare_for_create(self, obj: Object) -> None:
         obj["status"] = {"phase": "Active"}
         spec = obj.setdefault("spec", {})
@@ -57,11 +63,12 @@ class NamespaceStrategy(Strategy):
         if "kubernetes" not in finalizers:
             finalizers.append("kubernetes")
 
-    def validate(self, obj: Object) -> list[Cause]:
+    @staticmethod
+    def name_rule(name: str, prefix: bool) -> list[str]:
         """A namespace's name is a DNS label, not a subdomain (kube's ValidateNamespaceName): a name with a
-        dot or over 63 characters could not be used in the names of what lives in it."""
-        name = (obj.get("metadata") or {}).get("name") or ""
-        return [causes.invalid("metadata.name", name, error) for error in is_dns1123_label(name)]
+        dot or over 63 characters could not be used in the names of what lives in it. Checked with the rest
+        of the metadata, so its causes come before the labels' (the name label holds the name)."""
+        return name_is_dns_label(name, prefix)
 
     def canonicalize(self, obj: Object) -> None:
         """The ``kubernetes.io/metadata.name`` label always equals the name (kube's namespace strategy

@@ -20,11 +20,12 @@ class SecretStrategy(Strategy):
     (``field.TooLong(dataPath, "", core.MaxSecretSize)``); its keys are config keys and its type's
     required keys are there. The type never changes, and an immutable Secret's data never does."""
 
-    def prepare_for_create(self, obj: Object) -> None:
+    def default(self, obj: Object) -> None:
+        """kube's Convert_v1_Secret_To_core_Secret, run as the body is decoded: ``stringData`` merged into
+        ``data`` before field ownership is recorded, so the writer owns those keys of ``data``."""
         _merge_string_data(obj)
 
     def prepare_for_update(self, obj: Object, old: Object) -> None:
-        _merge_string_data(obj)
         if not obj.get(
             "type"
         ):  # kube's ValidateSecretUpdate keeps the stored type when none is sent
@@ -43,8 +44,14 @@ class SecretStrategy(Strategy):
 
 
 def _merge_string_data(obj: Object) -> None:
-    string_data = obj.pop("stringData", None)
+    """A ``stringData`` of strings merged into a ``data`` map; any other is left for validation to refuse."""
+    string_data, data = obj.get("stringData"), obj.get("data")
+    if not isinstance(string_data, dict) or not isinstance(data, dict | None):
+        return
+    if not all(isinstance(value, str) for value in string_data.values()):
+        return
+    del obj["stringData"]
     if string_data:
-        data = obj.setdefault("data", {})
+        merged = obj["data"] = data if data is not None else {}
         for key, value in string_data.items():
-            data[key] = base64.b64encode(str(value).encode()).decode()
+            merged[key] = base64.b64encode(value.encode()).decode()

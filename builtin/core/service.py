@@ -36,13 +36,18 @@ class ServiceStrategy(Strategy):
         super().__init__()
         self.allocators = ServiceAllocators(server.storage, service_ranges(server))
 
+    def default(self, obj: Object) -> None:
+        spec = obj.setdefault("spec", {})
+        if isinstance(spec, dict):
+            _set_defaults(spec)
+
     def prepare_for_create(self, obj: Object) -> None:
-        _set_defaults(obj.setdefault("spec", {}))
+        _cluster_ips_from_cluster_ip(obj.setdefault("spec", {}))
         _empty_status(obj)
 
     def prepare_for_update(self, obj: Object, old: Object) -> None:
         spec, old_spec = obj.setdefault("spec", {}), old.get("spec") or {}
-        _set_defaults(spec)
+        _cluster_ips_from_cluster_ip(spec)
         _empty_status(obj)
         _patch_allocated_values(spec, old_spec)
         _drop_type_dependent_fields(spec, old_spec)
@@ -74,15 +79,19 @@ def _empty_status(obj: Object) -> None:
 
 
 def _set_defaults(spec: dict[str, Any]) -> None:
-    """SetDefaults_Service, and the v1 conversion that fills clusterIPs from clusterIP (and back)."""
+    """SetDefaults_Service (pkg/apis/core/v1/defaults.go), run as kube's decoder runs it: before validation,
+    so a value of the wrong type is left for validation to refuse."""
     spec.setdefault("type", "ClusterIP")
     spec.setdefault("sessionAffinity", "None")
     if spec["sessionAffinity"] == "None":
         spec.pop("sessionAffinityConfig", None)
     elif spec["sessionAffinity"] == "ClientIP":
-        config = spec.setdefault("sessionAffinityConfig", {}).setdefault("clientIP", {})
-        config.setdefault("timeoutSeconds", DEFAULT_CLIENT_IP_TIMEOUT)
-    for port in spec.get("ports") or []:
+        config = spec.setdefault("sessionAffinityConfig", {})
+        client_ip = config.setdefault("clientIP", {}) if isinstance(config, dict) else None
+        if isinstance(client_ip, dict):
+            client_ip.setdefault("timeoutSeconds", DEFAULT_CLIENT_IP_TIMEOUT)
+    ports = spec.get("ports")
+    for port in ports if isinstance(ports, list) else []:
         if isinstance(port, dict):
             port.setdefault("protocol", "TCP")
             if port.get("targetPort") in (None, 0, ""):
@@ -94,6 +103,11 @@ def _set_defaults(spec: dict[str, Any]) -> None:
         spec.setdefault("internalTrafficPolicy", "Cluster")
     if kind == "LoadBalancer":
         spec.setdefault("allocateLoadBalancerNodePorts", True)
+
+
+def _cluster_ips_from_cluster_ip(spec: dict[str, Any]) -> None:
+    """kube's REST fills clusterIPs from a lone clusterIP (pkg/registry/core/service/storage
+    normalizeClusterIPs)."""
     if spec.get("clusterIP") and not spec.get("clusterIPs"):
         spec["clusterIPs"] = [spec["clusterIP"]]
 

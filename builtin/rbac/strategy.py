@@ -66,10 +66,7 @@ class RoleBindingStrategy(_RBACStrategy):
     role_kinds: tuple[str, ...] = ("Role", "ClusterRole")
     namespaced_subjects = True
 
-    def prepare_for_create(self, obj: Object) -> None:
-        _default_binding(obj)
-
-    def prepare_for_update(self, obj: Object, old: Object) -> None:
+    def default(self, obj: Object) -> None:
         _default_binding(obj)
 
     def validate(self, obj: Object) -> list[Cause]:

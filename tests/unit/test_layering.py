@@ -15,16 +15,6 @@ from pathlib import Path
 from generator.load import load_checked
 
 ROOT = Path(__file__).resolve().parents[2]
-# Where kube's own generic code names a kind as a word of its own grammar, so does ours; each exemption says
-# which code. (Objects and types of fixed APIs the runtime names by apiVersion and kind, fields of other API
-# types, and values compared with a path's segments pass by the rules of wire_objects_and_fields.)
-EXEMPT = {
-    # WithImpersonation authorizes userextras and uids in authentication.k8s.io (authenticationv1), and
-    # service accounts as core's serviceaccounts resource (corev1.SchemeGroupVersion there). Left until
-    # filters/ may change: the chain would take both from the Scheme, as authentication_info does.
-    ("apiserver/filters/impersonation.py", "authentication.k8s.io"),
-    ("apiserver/filters/impersonation.py", "serviceaccounts"),
-}
 LAYERS: tuple[tuple[str, ...], ...] = (
     # k8s.io/apimachinery/pkg/runtime/serializer: the wire codecs, which the Scheme's versions name
     ("encoding",),
@@ -168,10 +158,14 @@ def wire_objects_and_fields(tree: ast.Module) -> set[int]:
 
 
 def test_the_runtime_names_no_shipped_kind() -> None:
-    """Nor is any exemption left that nothing needs."""
+    """With no exemption: where kube's generic code takes a kind's names from k8s.io/api (the impersonation
+    filter's serviceaccounts and authentication.k8s.io), the layer defining the kinds hands them over.
+    Objects and types of fixed APIs named by apiVersion and kind, fields of other API types, and values
+    compared with a path's segments pass by the rules of wire_objects_and_fields."""
     names = shipped_names()
     assert {"Namespace", "namespaces", "ConfigMap", "SelfSubjectAccessReview"} <= names
-    found, exempted = [], set()
+    assert {"serviceaccounts", "authentication.k8s.io"} <= names
+    found = []
     for where, tree in modules("apiserver"):
         allowed = docstrings(tree) | wire_objects_and_fields(tree)
         for node in ast.walk(tree):
@@ -181,12 +175,8 @@ def test_the_runtime_names_no_shipped_kind() -> None:
                 and node.value in names
                 and id(node) not in allowed
             ):
-                if (where, node.value) in EXEMPT:
-                    exempted.add((where, node.value))
-                else:
-                    found.append(f"{where}:{node.lineno}: {node.value!r}")
+                found.append(f"{where}:{node.lineno}: {node.value!r}")
     assert found == []
-    assert exempted == EXEMPT
 
 
 def test_the_rules_tell_wire_objects_and_fields_from_kinds() -> None:

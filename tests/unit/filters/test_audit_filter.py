@@ -23,6 +23,7 @@ from apiserver.filters.impersonation import ImpersonationFilter
 from apiserver.filters.pipeline import Pipeline
 from apiserver.filters.requestinfo import RequestInfoFilter
 from apiserver.machinery import errors
+from builtin.authentication.impersonation import IMPERSONATION_KINDS
 from tests.unit.filters.support import RuleAuthorizer, TokenFile, echo, request, run
 
 
@@ -70,7 +71,7 @@ def chain(
         RequestInfoFilter(),
         AuthenticationFilter(request_authenticator([TOKENS]), auditor),
         AuditFilter(auditor),
-        ImpersonationFilter(authorizer),
+        ImpersonationFilter(authorizer, IMPERSONATION_KINDS),
         AuthorizationFilter(authorizer),
     ]
     return Pipeline(steps, app)

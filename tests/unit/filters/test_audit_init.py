@@ -32,6 +32,7 @@ from apiserver.filters.maxinflight import MaxInFlightFilter
 from apiserver.filters.pipeline import Pipeline
 from apiserver.filters.requestinfo import RequestInfoFilter
 from apiserver.filters.timeout import TimeoutFilter
+from builtin.authentication.impersonation import IMPERSONATION_KINDS
 from tests.unit.filters.support import RuleAuthorizer, TokenFile, request, run
 from tests.unit.filters.test_audit_filter import Recorder
 
@@ -55,7 +56,7 @@ def chain(timeout: float = 0.05) -> ASGIApp:
         RequestInfoFilter(),
         TimeoutFilter(timeout, 1800.0),
         AuthenticationFilter(request_authenticator([TOKENS])),
-        ImpersonationFilter(authorizer),
+        ImpersonationFilter(authorizer, IMPERSONATION_KINDS),
         MaxInFlightFilter(1, 1),
         AuthorizationFilter(authorizer),
     ]

@@ -6,31 +6,37 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from apiserver.authentication.authenticator import request_authenticator
 from apiserver.authorization.authorizer import AlwaysAllow, Attributes, Authorizer
 from apiserver.endpoints.http import ASGIApp
 from apiserver.filters.authentication import AuthenticationFilter
-from apiserver.filters.impersonation import ImpersonationFilter
+from apiserver.filters.impersonation import ImpersonationFilter, ImpersonationKinds
 from apiserver.filters.pipeline import Pipeline
 from apiserver.filters.requestinfo import RequestInfoFilter
+from builtin.authentication.impersonation import IMPERSONATION_KINDS
 from tests.unit.filters.support import FailingAuthorizer, RuleAuthorizer, echo, request
 
 
-def chain(authorizer: Authorizer) -> ASGIApp:
+def chain(authorizer: Authorizer, kinds: ImpersonationKinds | None) -> ASGIApp:
     return Pipeline(
         [
             RequestInfoFilter(),
             AuthenticationFilter(request_authenticator(())),
-            ImpersonationFilter(authorizer),
+            ImpersonationFilter(authorizer, kinds),
         ],
         echo,
     )
 
 
 def impersonating(
-    headers: list[tuple[str, str]], authorizer: Authorizer | None = None
+    headers: list[tuple[str, str]],
+    authorizer: Authorizer | None = None,
+    kinds: ImpersonationKinds | None = IMPERSONATION_KINDS,
 ) -> tuple[int, Any]:
-    response = request(chain(authorizer or AlwaysAllow()), "GET", "/api/v1/pods", headers)
+    """As a server built with the built-in kinds (``kinds``) impersonates."""
+    response = request(chain(authorizer or AlwaysAllow(), kinds), "GET", "/api/v1/pods", headers)
     return response.status_code, response.json()
 
 
@@ -130,7 +136,7 @@ def test_impersonating_anonymous_keeps_it_unauthenticated() -> None:
 def test_a_refused_impersonation_is_403_worded_as_kube() -> None:
     authorizer = RuleAuthorizer(lambda a: a.resource != "groups", reason="not in the team")
     response = request(
-        chain(authorizer),
+        chain(authorizer, IMPERSONATION_KINDS),
         "GET",
         "/api/v1/pods",
         [("Impersonate-User", "jane"), ("Impersonate-Group", "admins")],
@@ -152,7 +158,7 @@ def test_a_refused_impersonation_is_403_worded_as_kube() -> None:
 def test_a_refused_extra_names_its_key_as_subresource() -> None:
     authorizer = RuleAuthorizer(lambda a: a.resource != "userextras")
     response = request(
-        chain(authorizer),
+        chain(authorizer, IMPERSONATION_KINDS),
         "GET",
         "/api/v1/pods",
         [("Impersonate-User", "jane"), ("Impersonate-Extra-Scopes", "admin")],
@@ -167,7 +173,12 @@ def test_a_refused_extra_names_its_key_as_subresource() -> None:
 
 def test_groups_without_a_user_are_a_bad_request() -> None:
     # kube answers 500 (InternalError); user input never yields a 500 here
-    response = request(chain(AlwaysAllow()), "GET", "/api/v1/pods", [("Impersonate-Group", "devs")])
+    response = request(
+        chain(AlwaysAllow(), IMPERSONATION_KINDS),
+        "GET",
+        "/api/v1/pods",
+        [("Impersonate-Group", "devs")],
+    )
     assert response.status_code == 400
     assert response.json()["reason"] == "BadRequest"
     assert response.json()["message"] == ('requested groups "devs" without impersonating a user')
@@ -175,9 +186,64 @@ def test_groups_without_a_user_are_a_bad_request() -> None:
 
 def test_an_authorizer_that_fails_refuses_the_impersonation_with_a_500_status() -> None:
     response = request(
-        chain(FailingAuthorizer()), "GET", "/api/v1/pods", [("Impersonate-User", "jane")]
+        chain(FailingAuthorizer(), IMPERSONATION_KINDS),
+        "GET",
+        "/api/v1/pods",
+        [("Impersonate-User", "jane")],
     )
     assert response.status_code == 500
     assert response.json()["message"] == (
         "Internal error occurred: authorization failed: ConnectionError"
     )
+
+
+def test_service_accounts_uids_and_extras_are_authorized_where_the_kinds_say() -> None:
+    """The filter names none of them: the resource and group come from the kinds handed to it."""
+    authorizer = RuleAuthorizer(lambda _: True)
+    status, body = impersonating(
+        [
+            ("Impersonate-User", "system:serviceaccount:team-a:builder"),
+            ("Impersonate-Uid", "1234"),
+            ("Impersonate-Extra-Scopes", "view"),
+        ],
+        authorizer,
+        ImpersonationKinds(service_accounts="robots", user_attributes_group="identity.example.com"),
+    )
+    assert status == 200
+    assert body["user"]["username"] == "system:serviceaccount:team-a:builder"
+    assert [(a.api_group, a.resource, a.subresource, a.namespace) for a in authorizer.asked] == [
+        ("", "robots", "", "team-a"),
+        ("identity.example.com", "userextras", "scopes", ""),
+        ("identity.example.com", "uids", "", ""),
+    ]
+
+
+def test_without_kinds_users_and_groups_are_impersonated() -> None:
+    status, body = impersonating(
+        [("Impersonate-User", "jane"), ("Impersonate-Group", "devs")], kinds=None
+    )
+    assert status == 200
+    assert body["user"] == {"username": "jane", "groups": ["devs", "system:authenticated"]}
+
+
+@pytest.mark.parametrize(
+    ("headers", "what"),
+    [
+        ([("Impersonate-User", "system:serviceaccount:a:b")], "service account"),
+        ([("Impersonate-User", "jane"), ("Impersonate-Uid", "1")], "uid"),
+        ([("Impersonate-User", "jane"), ("Impersonate-Extra-Scopes", "v")], "extra 'scopes'"),
+    ],
+)
+def test_without_kinds_what_they_define_is_refused_as_an_unknown_type(
+    headers: list[tuple[str, str]], what: str
+) -> None:
+    """kube's WithImpersonation answers an impersonation request of a type it does not know with 403."""
+    authorizer = RuleAuthorizer(lambda _: True)
+    status, body = impersonating(headers, authorizer, kinds=None)
+    assert status == 403
+    assert body["reason"] == "Forbidden"
+    assert body["message"] == (
+        f"forbidden: unknown impersonation request type: {what} (the server was handed no kinds that"
+        " define it)"
+    )
+    assert authorizer.asked == []

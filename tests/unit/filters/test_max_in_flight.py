@@ -17,6 +17,7 @@ from apiserver.filters.impersonation import ImpersonationFilter
 from apiserver.filters.maxinflight import MaxInFlightFilter
 from apiserver.filters.pipeline import Pipeline
 from apiserver.filters.requestinfo import RequestInfoFilter
+from builtin.authentication.impersonation import IMPERSONATION_KINDS
 from tests.unit.filters.support import RuleAuthorizer, echo, run
 
 COLLECTION = "/api/v1/namespaces/default/configmaps"
@@ -40,7 +41,7 @@ def chain(app: ASGIApp, read_only: int, mutating: int) -> ASGIApp:
     steps = [
         RequestInfoFilter(),
         AuthenticationFilter(request_authenticator(())),
-        ImpersonationFilter(RuleAuthorizer(lambda _: True)),
+        ImpersonationFilter(RuleAuthorizer(lambda _: True), IMPERSONATION_KINDS),
         MaxInFlightFilter(read_only, mutating),
     ]
     return Pipeline(steps, app)

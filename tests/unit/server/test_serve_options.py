@@ -9,7 +9,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from apiforge.cli import main
+from apiserver.filters.impersonation import ImpersonationKinds
 from apiserver.server.options import ServeOptions
+from builtin.authentication.impersonation import IMPERSONATION_KINDS
 from builtin.core.eventttl import EventTTL
 from builtin.core.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges, parse_service_ranges
 
@@ -60,14 +62,18 @@ def test_defaults(served: list[ServeOptions]) -> None:
             etcd_compaction_interval=300.0,
             workers=1,
             log_level="warning",
-            kind_options={ServiceRanges: DEFAULT_SERVICE_RANGES, EventTTL: EventTTL(3600.0)},
+            kind_options={
+                ServiceRanges: DEFAULT_SERVICE_RANGES,
+                EventTTL: EventTTL(3600.0),
+                ImpersonationKinds: IMPERSONATION_KINDS,
+            },
         )
     ]
 
 
 def test_the_kinds_own_flags_reach_the_server_as_kind_options(served: list[ServeOptions]) -> None:
     """The Service ranges and the events' TTL are core's flags (builtin/), handed through the runtime's
-    generic hook."""
+    generic hook, beside the impersonation filter's kinds, which no flag changes."""
     arguments = (
         "--service-cluster-ip-range",
         "10.96.0.0/12",
@@ -77,7 +83,11 @@ def test_the_kinds_own_flags_reach_the_server_as_kind_options(served: list[Serve
     assert _serve(*arguments, "--event-ttl", "2m30s").exit_code == 0
     (options,) = served
     ranges = parse_service_ranges("10.96.0.0/12", "40000-40100")
-    assert options.kind_options == {ServiceRanges: ranges, EventTTL: EventTTL(150.0)}
+    assert options.kind_options == {
+        ServiceRanges: ranges,
+        EventTTL: EventTTL(150.0),
+        ImpersonationKinds: IMPERSONATION_KINDS,
+    }
     assert ranges.node_ports == range(40000, 40101)
 
 
