@@ -15,7 +15,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qsl
 
 import orjson
@@ -192,6 +192,32 @@ def transport_of(send: Send) -> Any:
     method of an object with the same ``transport`` attribute: the watch writer cuts off a client that
     stopped reading through it."""
     return getattr(getattr(send, "__self__", None), "transport", None)
+
+
+class ChunkStream(Protocol):
+    """A started chunked response that framed chunks may be written to directly, skipping the ASGI
+    messages: a watch writes every event to every watcher, and a message's checks and framing per write
+    cost as much as the write itself."""
+
+    def write_chunk(self, framed: bytes) -> bool:
+        """Write one chunk framed by ``frame_chunk`` if the connection takes it without waiting (nothing
+        queued in its transport); False, and nothing written, otherwise."""
+        ...
+
+
+def chunk_stream(send: Send) -> ChunkStream | None:
+    """The started chunked response under ``send`` when nothing between the handler and the connection
+    needs to see its chunks (the server's own send, or a filter's that declares so through a
+    ``chunk_stream`` method of its own); None when every chunk must go through ``send``."""
+    opener = getattr(getattr(send, "__self__", None), "chunk_stream", None)
+    stream: ChunkStream | None = opener() if opener is not None else None
+    return stream
+
+
+def frame_chunk(body: bytes) -> bytes:
+    """``body`` as one HTTP/1.1 chunk (RFC 9112 §7.1): its size in hex, CRLF, the bytes, CRLF. Framed once,
+    the same bytes go to every watcher of an event."""
+    return b"%x\r\n%b\r\n" % (len(body), body)
 
 
 def parse_query(query_string: bytes) -> dict[str, str]:

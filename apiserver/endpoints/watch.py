@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.http import Request, Send
-from apiserver.endpoints.output import Negotiated, stream_type
+from apiserver.endpoints.output import Negotiated
 from apiserver.endpoints.watchwriter import StalledClient, WatchWriter
 from apiserver.machinery import errors
 from apiserver.registry.store import (
@@ -56,12 +56,8 @@ async def serve_watch(
     start = None if resource_version in ("", "0") else parse_resource_version(resource_version)
     writer = WatchWriter(send, target, negotiated, request.query.get("includeObject", ""), sent)
     if start is not None:
-        writer.last_revision = str(start)  # what the client has seen: a bookmark may say so
-    headers = [
-        (b"content-type", stream_type(negotiated)),
-        (b"cache-control", b"no-cache, private"),
-    ]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
+        writer.last_revision = start  # what the client has seen: a bookmark may say so
+    await writer.start()
     gone = asyncio.create_task(_disconnected(request))
     try:
         await _stream(request, store, target, predicate, start, deadline, writer, gone)
@@ -109,7 +105,7 @@ async def _stream(
             if initial is not None:
                 for offset in range(0, len(initial), WATCH_BATCH):
                     await writer.events(initial[offset : offset + WATCH_BATCH])
-                writer.last_revision = str(start)
+                writer.last_revision = start
                 if request.flag("sendInitialEvents"):
                     await writer.bookmark(initial_events_end=True)
             await _follow(request, changes, deadline, writer, gone)

@@ -21,8 +21,14 @@ from typing import Any
 import orjson
 
 from apiserver.endpoints.decode import Target
-from apiserver.endpoints.http import Send
-from apiserver.endpoints.output import Negotiated, Output, event_frame, render_event_object
+from apiserver.endpoints.http import ChunkStream, Send, chunk_stream, frame_chunk
+from apiserver.endpoints.output import (
+    Negotiated,
+    Output,
+    event_frame,
+    render_event_object,
+    stream_type,
+)
 from apiserver.registry.store import WatchEvent
 from apiserver.registry.versioning import converted, to_version
 
@@ -33,8 +39,14 @@ STALL_SECONDS = 1.0
 WATCH_SEND_BUFFER = 256 * 1024
 _TCP_FAMILIES = (socket.AF_INET, socket.AF_INET6)
 _RESET_ON_CLOSE = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends RST
-# Lines rendered for one event are the same for every watcher asking for the same view of it: render once.
+# Lines rendered for one event are the same for every watcher asking for the same view of it: render once,
+# and frame once the chunk of a write that carries that event alone (the usual write of a fan-out).
 _RENDERED: dict[tuple[Any, ...], bytes] = {}
+_FRAMED: dict[tuple[Any, ...], bytes] = {}
+# A view (what the bytes of an event depend on besides the event) stands in those caches' keys as one object
+# hashed by identity: hashing the view itself (a dataclass, an enum) per watcher and event costs more than
+# the lookup.
+_VIEWS: dict[tuple[Any, ...], object] = {}
 _RENDERED_CAPACITY = 4096
 
 
@@ -96,18 +108,27 @@ class WatchWriter:
         self._sent = sent
         """Told how many events each write carried (bookmarks and errors are not events)."""
         self._connection = _Connection(send)
+        self._direct: ChunkStream | None = None
+        """The started stream, written to without ASGI messages where the server allows it."""
         self._target = target
         self._negotiated = negotiated
         self._include_object = include_object
-        self._view = (
-            target.resource.group_resource,
-            target.version.name,
-            negotiated,
-            include_object,
+        self._view = _view(
+            (target.resource.group_resource, target.version.name, negotiated, include_object)
         )
         # a Table's first event carries the columns
         self._table_header_due = negotiated.output is Output.TABLE
-        self.last_revision = ""
+        self.last_revision = 0
+        """The revision of the last event sent (0: none yet), which a bookmark may carry."""
+
+    async def start(self) -> None:
+        """Send the response's head; its chunks then go straight to the connection when they can."""
+        headers = [
+            (b"content-type", stream_type(self._negotiated)),
+            (b"cache-control", b"no-cache, private"),
+        ]
+        await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+        self._direct = chunk_stream(self._send)
 
     async def events(self, events: list[WatchEvent]) -> None:
         """Everything ready goes out in one write: one wake-up and one syscall per batch."""
@@ -121,34 +142,32 @@ class WatchWriter:
                 WatchEvent(e.type, obj, e.revision) for e, obj in zip(events, objects, strict=True)
             ]
         await self.write(b"".join([self._event_line(event) for event in events]))
-        self.last_revision = str(events[-1].revision)
+        self.last_revision = events[-1].revision
         self._sent(len(events))
 
     @property
     def writes_at_once(self) -> bool:
-        """Whether ``events_now`` can ever write: only when the connection's buffer can be seen."""
-        return self._connection.transport is not None
+        """Whether ``events_now`` can ever write: only to a stream the server lets it write to directly."""
+        return self._direct is not None
 
     def events_now(self, events: list[WatchEvent]) -> bool:
         """Write the events at once if the connection can take them without waiting; False (nothing
-        written) otherwise. Saves the watch's task a wake-up per event while it is idle."""
-        if not self._connection.idle() or self._target.resource.converter is not None:
+        written) otherwise. Saves the watch's task a wake-up per event while it is idle: the events
+        are rendered and framed once for every watcher of the same view, and each watcher's share is
+        the write."""
+        direct = self._direct
+        if direct is None or self._target.resource.converter is not None:
             return False  # a converter is awaited: the watch's task writes them
         table_header_due = self._table_header_due
         try:
-            body = b"".join([self._event_line(event) for event in events])
-            # driven by hand: the server's send only waits while flow control pauses writing, and
-            # hands back a finished awaitable (or a coroutine) otherwise
-            sending = self._send(
-                {"type": "http.response.body", "body": body, "more_body": True}
-            ).__await__()
-            try:
-                sending.send(None)
-            except StopIteration:
-                self.last_revision = str(events[-1].revision)
+            if len(events) == 1:
+                framed = self._framed_event(events[0])
+            else:
+                framed = frame_chunk(b"".join([self._event_line(event) for event in events]))
+            if direct.write_chunk(framed):
+                self.last_revision = events[-1].revision
                 self._sent(len(events))
                 return True
-            sending.close()  # it waited before writing anything: the events stay queued
         except BaseException:
             self._table_header_due = table_header_due
             raise
@@ -159,9 +178,8 @@ class WatchWriter:
         """A BOOKMARK at the last revision sent, or at ``processed`` (every change up to it has been sent
         or hidden by the selector) when that is later; kopf and client-go end their initial listing at
         the one annotated ``k8s.io/initial-events-end`` (§8.2)."""
-        if processed > int(self.last_revision or 0):
-            self.last_revision = str(processed)
-        event = bookmark(self._target, self.last_revision)
+        self.last_revision = max(self.last_revision, processed)
+        event = bookmark(self._target, str(self.last_revision))
         if initial_events_end:
             event["object"]["metadata"]["annotations"] = {"k8s.io/initial-events-end": "true"}
         await self.write(self.event_bytes("BOOKMARK", event["object"]))
@@ -173,6 +191,11 @@ class WatchWriter:
         return line({"type": event_type, "object": obj})
 
     async def write(self, body: bytes) -> None:
+        """``body`` as one chunk: at once when the connection takes it without waiting, else through
+        ``send``, watched for a client that stopped reading."""
+        direct = self._direct
+        if direct is not None and direct.write_chunk(frame_chunk(body)):
+            return
         message = {"type": "http.response.body", "body": body, "more_body": True}
         if self._connection.idle():
             await self._send(message)
@@ -198,11 +221,13 @@ class WatchWriter:
         finally:
             sending.cancel()  # a no-op once sent; else (cut off, or this task cancelled) stop waiting
 
-    def _event_line(self, event: WatchEvent) -> bytes:
+    def _key(self, event: WatchEvent) -> tuple[Any, ...]:
+        """What the bytes of an event depend on: the event, this watch's view of it, and whether it is
+        the Table's first (which carries the columns, and is due no more once keyed)."""
         metadata = event.object.get("metadata", {})
         table_header = self._table_header_due
         self._table_header_due = False
-        key = (
+        return (
             metadata.get("namespace"),
             metadata.get("name"),
             event.revision,
@@ -210,6 +235,21 @@ class WatchWriter:
             self._view,
             table_header,
         )
+
+    def _framed_event(self, event: WatchEvent) -> bytes:
+        """One event's chunk, framed once for every watcher of the same view."""
+        key = self._key(event)
+        framed = _FRAMED.get(key)
+        if framed is None:
+            framed = _remember(_FRAMED, key, frame_chunk(self._rendered(event, key)))
+        return framed
+
+    def _event_line(self, event: WatchEvent) -> bytes:
+        key = self._key(event)
+        return self._rendered(event, key)
+
+    def _rendered(self, event: WatchEvent, key: tuple[Any, ...]) -> bytes:
+        """The event's line (or protobuf frame), rendered once for every watcher of the same view."""
         rendered = _RENDERED.get(key)
         if rendered is None:
             target = self._target
@@ -218,13 +258,30 @@ class WatchWriter:
                 rendered = event_frame(event.type, versioned, self._negotiated, target)
             else:
                 shown = render_event_object(
-                    versioned, self._negotiated, target, self._include_object, table_header
+                    versioned, self._negotiated, target, self._include_object, key[-1]
                 )
                 rendered = line({"type": event.type, "object": shown})
-            if len(_RENDERED) >= _RENDERED_CAPACITY:
-                _RENDERED.clear()
-            _RENDERED[key] = rendered
+            _remember(_RENDERED, key, rendered)
         return rendered
+
+
+def _view(view: tuple[Any, ...]) -> object:
+    """The object that stands for ``view`` in the caches' keys: the same for every watch of that view
+    (a new one after the table of views was emptied, which only costs renders)."""
+    found = _VIEWS.get(view)
+    if found is None:
+        if len(_VIEWS) >= _RENDERED_CAPACITY:
+            _VIEWS.clear()
+        found = _VIEWS[view] = object()
+    return found
+
+
+def _remember(cache: dict[tuple[Any, ...], bytes], key: tuple[Any, ...], value: bytes) -> bytes:
+    """Keep ``value`` for the other watchers of the same view; the cache is emptied when full."""
+    if len(cache) >= _RENDERED_CAPACITY:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def bookmark(target: Target, revision: str) -> dict[str, Any]:

@@ -178,6 +178,10 @@ class Recording:
             self.request_body.add(message.get("body", b""))
         return message
 
+    @property
+    def sees_chunks(self) -> bool:
+        return self.response_body is not None or self.error_status_due
+
     def see(self, message: Message) -> None:
         event = self.event
         if message["type"] == "http.response.start":

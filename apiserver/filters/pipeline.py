@@ -17,7 +17,17 @@ from typing import Any, Protocol
 
 from apiserver.audit.event import Event
 from apiserver.authentication.user import UserInfo
-from apiserver.endpoints.http import DONE, ASGIApp, Message, Receive, Scope, Send, transport_of
+from apiserver.endpoints.http import (
+    DONE,
+    ASGIApp,
+    ChunkStream,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    chunk_stream,
+    transport_of,
+)
 from apiserver.endpoints.routing import RequestInfo
 
 
@@ -28,6 +38,11 @@ class Recording(Protocol):
     event: Event
 
     def see(self, message: Message) -> None: ...
+
+    @property
+    def sees_chunks(self) -> bool:
+        """Whether ``see`` records anything of a stream's chunks (the response's body, or its error)."""
+        ...
 
 
 AUDIT_ID_HEADER = b"audit-id"
@@ -86,6 +101,13 @@ class Exchange:
             return DONE
         self.started = True
         return self.send_outer(message)
+
+    def chunk_stream(self) -> ChunkStream | None:
+        """The server's stream under ``send`` (``http.chunk_stream``) when no step needs its chunks:
+        audit records none of a long-running request's, and a stream past its deadline has none."""
+        if self.expired or (self.recording is not None and self.recording.sees_chunks):
+            return None
+        return chunk_stream(self.send_to)
 
     def send_outer(self, message: Message) -> Awaitable[None]:
         """``send`` as it is outside the deadline's step: how its 504 leaves."""

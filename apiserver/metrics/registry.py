@@ -17,7 +17,6 @@ from typing import Final
 
 from prometheus_client import (
     CollectorRegistry,
-    Counter,
     ProcessCollector,
     disable_created_metrics,
     generate_latest,
@@ -79,12 +78,13 @@ class Metrics:
         )
         self.registry.register(self._requests)
         self.registry.register(self._latencies)
-        self._watch_events = Counter(
-            "apiserver_watch_events_total",
+        # counted by every write to every watcher: a lock-free series, as the requests' are
+        self._watch_events = series.CounterFamily(
+            "apiserver_watch_events",
             "Number of events sent in watch clients",
             ("group", "version", "kind"),
-            registry=self.registry,
         )
+        self.registry.register(self._watch_events)
         self._storage = series.HistogramFamily(  # timed on the event loop's thread too
             "etcd_request_duration_seconds",
             "Etcd request latency in seconds for each operation and object type."
@@ -131,7 +131,7 @@ class Metrics:
         events it sends."""
         self.watchers[kind] = self.watchers.get(kind, 0) + 1
         try:
-            yield self._watch_events.labels(*kind).inc
+            yield self._watch_events.child(kind).add
         finally:
             self.watchers[kind] -= 1
 

@@ -41,6 +41,9 @@ class Counter:
     def inc(self) -> None:
         self.value += 1
 
+    def add(self, amount: int) -> None:
+        self.value += amount
+
 
 class CounterFamily(Collector):
     """A counter's series by label values (``name`` without ``_total``, as the client names it)."""

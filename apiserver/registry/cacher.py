@@ -97,10 +97,16 @@ class WatchCache:
             try:
                 stream = self.storage.watch(self.prefix, self.revision, with_prev=False)
                 self._local = stream if isinstance(stream, WatchStream) else None
+                ready: list[StorageEvent] = []
                 try:
                     async for event in stream:
-                        self._apply(event)
+                        ready.append(self._apply(event))
+                        if not getattr(stream, "ready", False):
+                            self._hub.publish(ready)
+                            ready = []
                 finally:
+                    if ready:
+                        self._hub.publish(ready)
                     self._local = None
                     await stream.close()
                 return  # the storage closed
@@ -146,9 +152,10 @@ class WatchCache:
         entry = self._rendered[key] = _render(self.objects[key], decode)
         return entry
 
-    def _apply(self, event: StorageEvent) -> None:
-        """One storage event into the objects; on the write path, so a key that already exists costs no
-        work on the sorted keys."""
+    def _apply(self, event: StorageEvent) -> StorageEvent:
+        """One storage event into the objects, and the event to publish; on the write path, so a key
+        that already exists costs no work on the sorted keys. Events the storage watch has ready together
+        are published together (``_follow``): each watcher gets them in one write."""
         key = event.kv.key
         self._rendered.pop(key, None)
         current = self.objects.get(key)
@@ -167,7 +174,7 @@ class WatchCache:
             self._floor = self._history[0].revision
         self._history.append(event)
         self.revision = event.revision
-        self._hub.publish([event])
+        return event
 
     def forget_before(self, revision: int) -> None:
         """Storage compacted at ``revision``: drop the history before it too, so resuming there is 410 on

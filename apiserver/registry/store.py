@@ -152,6 +152,9 @@ class Store:
         self.terminating = False
         """Its CustomResourceDefinition is being deleted: creates are refused (kube's crdHandler, 405)."""
         self._decoded: dict[tuple[str, int], Object] = {}
+        self._last_change: tuple[StorageEvent, WatchEvent] | None = None
+        """The watch event of the last storage event published, as every watcher without a selector
+        sees it: the same storage event reaches each of them in turn."""
         # oldest write first, so that pruning what the cache has applied stops at the first it has not
         self._written: OrderedDict[str, KeyValue] = OrderedDict()
 
@@ -161,6 +164,7 @@ class Store:
         self.resource = resource
         self.codec = codec.Codec(resource)
         self._decoded.clear()
+        self._last_change = None
         if self.cache is not None:
             self.cache.forget_renders()
 
@@ -744,6 +748,20 @@ class Store:
             obj = self._decoded[memo_key] = self.codec.decode(kv)
         return obj
 
+    def shared_change(self, event: StorageEvent) -> WatchEvent:
+        """The watch event of ``event`` for a watcher without a selector, made once for all of them."""
+        last = self._last_change
+        if last is not None and last[0] is event:
+            return last[1]
+        obj = self.shared_decode(event.kv)
+        if event.type is EventType.DELETE:
+            change = WatchEvent("DELETED", obj, event.kv.mod_revision)
+        else:
+            kind = "ADDED" if event.prev is None else "MODIFIED"
+            change = WatchEvent(kind, obj, event.kv.mod_revision)
+        self._last_change = (event, change)
+        return change
+
     async def current_revision(self) -> int:
         return await self.storage.current_revision()
 
@@ -802,24 +820,24 @@ class StoreWatch:
 
     def _change(self, event: StorageEvent) -> WatchEvent | None:
         """The watch event this watcher sees for a storage event, or None when its selector hides it."""
-        decode, predicate = self._store.shared_decode, self._predicate
+        predicate = self._predicate
+        if predicate is None:
+            return self._store.shared_change(event)
+        decode = self._store.shared_decode
         obj = decode(event.kv)
         if event.type is EventType.DELETE:
-            if predicate is not None and not predicate(obj):
-                return None
-            return WatchEvent("DELETED", obj, event.revision)
+            return WatchEvent("DELETED", obj, event.revision) if predicate(obj) else None
         kind = "ADDED" if event.prev is None else "MODIFIED"
-        if predicate is not None:
-            now = predicate(obj)
-            previous = decode(event.prev) if event.prev else None
-            before = previous is not None and predicate(previous)
-            if not now and not before:
-                return None
-            if before and not now and previous is not None:
-                # kube's cacheWatcher: an object leaving the selection is DELETED, carrying its previous
-                # content (which matched) at the event's resourceVersion
-                metadata = {**previous["metadata"], "resourceVersion": str(event.revision)}
-                return WatchEvent("DELETED", {**previous, "metadata": metadata}, event.revision)
-            if now and not before:
-                kind = "ADDED"
+        now = predicate(obj)
+        previous = decode(event.prev) if event.prev else None
+        before = previous is not None and predicate(previous)
+        if not now and not before:
+            return None
+        if before and not now and previous is not None:
+            # kube's cacheWatcher: an object leaving the selection is DELETED, carrying its previous
+            # content (which matched) at the event's resourceVersion
+            metadata = {**previous["metadata"], "resourceVersion": str(event.revision)}
+            return WatchEvent("DELETED", {**previous, "metadata": metadata}, event.revision)
+        if now and not before:
+            kind = "ADDED"
         return WatchEvent(kind, obj, event.revision)

@@ -23,7 +23,7 @@ from uvicorn.protocols.http.httptools_impl import (
     RequestResponseCycle,
 )
 
-from apiserver.endpoints.http import DONE
+from apiserver.endpoints.http import DONE, ChunkStream, frame_chunk
 
 
 class ResponseCycle(RequestResponseCycle):
@@ -38,6 +38,20 @@ class ResponseCycle(RequestResponseCycle):
         if self._filled():
             return self.flow.drain()
         return DONE
+
+    def chunk_stream(self) -> ChunkStream | None:
+        """This response once it has started as a stream (``http.chunk_stream``): its chunks may then be
+        written straight to the transport."""
+        streaming = self.response_started and self.chunked_encoding and not self.response_complete
+        return self if streaming else None
+
+    def write_chunk(self, framed: bytes) -> bool:
+        """A stream's chunk, written at once when nothing waits in the transport: no ASGI message, no
+        check that a started stream has passed already (``chunk_stream``)."""
+        if self.disconnected or self.response_complete or self.transport.get_write_buffer_size():
+            return False
+        self.transport.write(framed)
+        return True
 
     async def _send_drained(self, message: Any) -> None:
         await self.flow.drain()
@@ -80,10 +94,8 @@ class ResponseCycle(RequestResponseCycle):
             self.expected_content_length = 0
             self._flush(b"")
         elif self.chunked_encoding:
-            framed = [b"%x\r\n" % len(body), body, b"\r\n"] if body else []
-            if not more_body:
-                framed.append(b"0\r\n\r\n")
-            self.transport.write(b"".join(framed))
+            framed = frame_chunk(body) if body else b""
+            self.transport.write(framed if more_body else framed + b"0\r\n\r\n")
         elif len(body) > self.expected_content_length:
             raise RuntimeError("Response content longer than Content-Length")
         else:

@@ -678,6 +678,13 @@ class EtcdWatch:
     def __aiter__(self) -> EtcdWatch:
         return self
 
+    @property
+    def ready(self) -> bool:
+        """Whether the next event (or the end) can be taken without waiting: etcd sends the events of
+        several writes in one response when they come quickly, and the watch cache publishes them in one
+        batch."""
+        return bool(self._events) or not self._queue.empty()
+
     async def __anext__(self) -> StorageEvent:
         while True:
             if self._closed:

@@ -84,7 +84,8 @@ class WatchStream:
             return
         pending, prefix, last = self._pending, self._prefix, self._last
         for event in events:
-            if event.revision > last and event.kv.key.startswith(prefix):
+            kv = event.kv  # not event.revision: a property call per watcher and event
+            if kv.mod_revision > last and kv.key.startswith(prefix):
                 pending.append(event)
         if not pending:
             return
@@ -125,6 +126,12 @@ class WatchStream:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+
+    @property
+    def ready(self) -> bool:
+        """Whether the next event can be taken without waiting (the watch cache publishes the events
+        ready together in one batch)."""
+        return bool(self._page) if self._replaying else bool(self._pending)
 
     @property
     def backlog(self) -> int:

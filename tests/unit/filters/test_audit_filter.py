@@ -14,7 +14,7 @@ from apiserver.audit.policy import AuditConfig
 from apiserver.authentication.authenticator import request_authenticator
 from apiserver.authentication.user import UserInfo
 from apiserver.authorization.authorizer import AlwaysAllow, Attributes, Authorizer
-from apiserver.endpoints.http import ASGIApp, Receive, Scope, Send, respond_error
+from apiserver.endpoints.http import ASGIApp, Receive, Scope, Send, chunk_stream, respond_error
 from apiserver.filters.audit import AuditFilter, Auditor
 from apiserver.filters.auditinit import AuditInitFilter
 from apiserver.filters.authentication import AuthenticationFilter
@@ -238,3 +238,59 @@ def test_an_error_status_is_recorded_with_its_reason() -> None:
         "details": {"name": "cm", "kind": "configmaps"},
         "code": 409,
     }
+
+
+class ServerStream:
+    """The server's side of a response that can be written to directly once started (as uvicorn's cycle
+    is in apiserver/server/cycle.py), forwarding every message to the in-process client."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.forward: Send | None = None
+        self.started = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.forward = send
+        await self.app(scope, receive, self.send)
+
+    async def send(self, message: Any) -> None:
+        assert self.forward is not None
+        self.started = self.started or message["type"] == "http.response.start"
+        await self.forward(message)
+
+    def chunk_stream(self) -> ServerStream | None:
+        return self if self.started else None
+
+    def write_chunk(self, framed: bytes) -> bool:
+        return True
+
+
+def streamed(seen: list[object]) -> ASGIApp:
+    """An app that starts its response, notes whether it may write the rest directly, and ends it."""
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        seen.append(chunk_stream(send))
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    return app
+
+
+class ResponseBodies:
+    def evaluate(self, attributes: Attributes) -> AuditConfig:
+        return AuditConfig(Level.REQUEST_RESPONSE)
+
+
+def test_a_watch_writes_its_chunks_directly_as_audit_records_none_of_them() -> None:
+    """Audit records a watch's start and completion, never its chunks: the watch may write them straight
+    to the connection. A response whose body is recorded goes through ``send``, chunk by chunk."""
+    for path, policy, direct in (
+        ("/api/v1/configmaps?watch=1", ResponseBodies(), True),
+        ("/api/v1/configmaps", ResponseBodies(), False),
+        ("/api/v1/configmaps", Everything(), True),
+    ):
+        recorder, seen = Recorder(), []
+        server = ServerStream(chain(recorder, app=streamed(seen), policy=policy))
+        request(server, "GET", path)
+        assert seen == [server if direct else None], path
+        assert [event["stage"] for event in recorder.events][-1] == "ResponseComplete"

@@ -10,7 +10,7 @@ import pytest
 
 from apiserver.registry import cacher
 from apiserver.registry.cacher import WatchCache
-from apiserver.storage.fanout import WatchOverflowError
+from apiserver.storage.fanout import WatchOverflowError, WatchStream
 from apiserver.storage.interface import (
     CompactedError,
     ListResult,
@@ -203,6 +203,34 @@ def test_a_watch_from_the_current_revision_needs_no_history() -> None:
             assert not cache.covers(watch_start := cache.revision - 9)  # history rolled past
             events = await take(watch, 10)
             assert [e.revision for e in events] == list(range(watch_start, watch_start + 10))
+            await watch.close()
+        finally:
+            await cache.stop()
+            await storage.close()
+
+    run(body)
+
+
+def test_changes_ready_together_reach_a_watcher_in_one_batch() -> None:
+    """Writes the cache's storage watch has ready at once are published together: an idle watcher takes
+    them in one hand-over (one write to its connection), in order, rather than one per change."""
+
+    async def body() -> None:
+        storage = MemoryStorage()
+        await storage.start()
+        cache = WatchCache(storage, PREFIX)
+        await cache.start()
+        try:
+            watch = cache.watch(PREFIX, cache.revision)
+            assert isinstance(watch, WatchStream)
+            handed: list[list[int]] = []
+            watch.listener = lambda events: handed.append([e.revision for e in events]) or True
+            parked = asyncio.create_task(watch.batch(10))
+            await asyncio.sleep(0)  # the consumer parks: the listener may take live events
+            written = [await storage.create(f"{PREFIX}k{index}", b"v") for index in range(3)]
+            await settle(cache, storage)
+            assert handed == [[kv.mod_revision for kv in written]]
+            parked.cancel()
             await watch.close()
         finally:
             await cache.stop()

@@ -9,7 +9,7 @@ import logging
 import pytest
 from uvicorn.protocols.http.flow_control import FlowControl
 
-from apiserver.endpoints.http import respond
+from apiserver.endpoints.http import chunk_stream, frame_chunk, respond
 from apiserver.server.cycle import ResponseCycle
 
 
@@ -19,6 +19,8 @@ class Transport:
     def __init__(self) -> None:
         self.writes: list[bytes] = []
         self.closed = False
+        self.buffered = 0
+        """Bytes the transport holds, not yet taken by the kernel."""
 
     def write(self, data: bytes) -> None:
         self.writes.append(data)
@@ -28,6 +30,9 @@ class Transport:
 
     def is_closing(self) -> bool:
         return self.closed
+
+    def get_write_buffer_size(self) -> int:
+        return self.buffered
 
     def pause_reading(self) -> None: ...
 
@@ -178,3 +183,37 @@ def test_a_streams_send_that_fills_the_transport_returns_at_once() -> None:
 
     asyncio.run(run())
     assert transport.writes[-1] == b"3\r\n{}\n\r\n"
+
+
+def test_a_started_stream_takes_framed_chunks_directly_while_its_transport_is_idle() -> None:
+    """A watch writes each event's chunk, framed once for all its watchers, straight to the transport; it
+    falls back to ``send`` (flow control, the stall cut-off) whenever the transport holds anything."""
+    made, transport, completed = cycle()
+
+    async def stream() -> None:
+        assert chunk_stream(made.send) is None  # not started: the head must go first
+        await made.send({"type": "http.response.start", "status": 200, "headers": []})
+        direct = chunk_stream(made.send)
+        assert direct is not None
+        assert direct.write_chunk(frame_chunk(b'{"type":"ADDED"}\n'))
+        transport.buffered = 1
+        assert not direct.write_chunk(frame_chunk(b"{}\n"))  # nothing written past waiting bytes
+        transport.buffered = 0
+        await made.send({"type": "http.response.body", "body": b"", "more_body": False})
+        assert chunk_stream(made.send) is None and not direct.write_chunk(frame_chunk(b"{}\n"))
+
+    asyncio.run(stream())
+    assert transport.writes[1:] == [b'11\r\n{"type":"ADDED"}\n\r\n', b"0\r\n\r\n"]
+    assert completed == [1]
+
+
+def test_a_response_of_known_length_is_no_stream() -> None:
+    made, _, _ = cycle()
+
+    async def start() -> None:
+        await made.send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]}
+        )
+
+    asyncio.run(start())
+    assert chunk_stream(made.send) is None
