@@ -257,10 +257,35 @@ def _start(
 
 
 WRITE_PIECE = 64 * 1024
-"""The most of a body handed to the transport at once. A larger body goes out in pieces, one per turn of the
-event loop (encrypting a piece takes ~0.1 ms), each sent once the transport has taken the last (``send``
-waits on its flow control): many large responses written at once then delay a probe's answer by a piece
-each, not by whole bodies, and a slow reader keeps one piece waiting in memory, not the whole body."""
+"""The most of a body handed to the transport at once while others want the event loop (see ``Contention``):
+a larger body then goes out in pieces, one per turn of the loop (encrypting a piece takes ~0.1 ms), each sent
+once the transport has taken the last (``send`` waits on its flow control), so that many large responses
+written at once delay a probe's answer by a piece each, not by whole bodies."""
+
+ALONE_PIECE = 4 * 1024 * 1024
+"""The most of a body handed to the transport at once while nobody else wants the loop, the pieces following
+each other without a turn of the loop between them: a LIST of 1,000 CronTabs (1.6 MB) leaves in one write, as
+it would from Go (64 KiB pieces with a turn after each, and the worker thread's join, had made it cost 1.7x
+the CPU). Still cut, so that a client that stops reading holds its request (and its seats) until it has
+read all but about a piece: on loopback the kernel takes a single write of a 10 MB body whole, and the
+handler would be done at once."""
+
+
+@dataclass
+class Contention:
+    """Whether a large body should give up the event loop between pieces: while requests wait for seats
+    (the flow-control queues count them in ``waiting``) or another large body is being written. uvloop does
+    not show its ready queue, so these are what says that someone else wants a turn."""
+
+    waiting: int = 0
+    writing: int = 0
+
+    def __bool__(self) -> bool:
+        return self.waiting > 0 or self.writing > 1
+
+
+CONTENTION = Contention()
+"""The process's one event loop's: what its flow-control queues and large bodies report."""
 
 
 async def respond(
@@ -294,16 +319,24 @@ async def respond_parts(
 
 
 async def _send_in_pieces(send: Send, parts: Sequence[bytes]) -> None:
-    """The parts in order, each cut into pieces of at most WRITE_PIECE bytes, the last one closing the body."""
+    """The parts in order, the last piece closing the body, cut into pieces of at most ALONE_PIECE bytes,
+    or of WRITE_PIECE bytes with a turn of the loop between them while there is contention."""
     pending: bytes | None = None  # held back one step, so that the last piece says more_body False
-    for part in parts:
-        for start in range(0, len(part), WRITE_PIECE) if len(part) > WRITE_PIECE else (0,):
-            piece = part[start : start + WRITE_PIECE] if len(part) > WRITE_PIECE else part
-            if pending is not None:
-                await send({"type": "http.response.body", "body": pending, "more_body": True})
-                await asyncio.sleep(0)  # the loop's other work before the next piece
-            pending = piece
-    await send({"type": "http.response.body", "body": pending or b""})
+    CONTENTION.writing += 1
+    try:
+        for part in parts:
+            start = 0
+            while start < len(part):
+                if pending is not None:
+                    await send({"type": "http.response.body", "body": pending, "more_body": True})
+                    if CONTENTION:
+                        await asyncio.sleep(0)  # the loop's other work before the next piece
+                stop = start + (WRITE_PIECE if CONTENTION else ALONE_PIECE)
+                pending = part if start == 0 and stop >= len(part) else part[start:stop]
+                start = stop
+        await send({"type": "http.response.body", "body": pending or b""})
+    finally:
+        CONTENTION.writing -= 1
 
 
 async def respond_json(

@@ -238,16 +238,35 @@ def list_body(
     return JSON_TYPE, orjson.dumps(document)
 
 
-def untyped_items(encoded: list[bytes], api_version: str, kind: str) -> list[bytes]:
-    """Rendered items without their leading apiVersion and kind (as ``_untyped``): a prefix cut when they
-    start with them, as the watch cache renders them, else decoded and encoded again."""
-    prefix = orjson.dumps({"apiVersion": api_version, "kind": kind})[:-1] + b","
-    return [
-        b"{" + item[len(prefix) :]
+def joined_untyped(encoded: list[bytes], api_version: str, kind: str) -> bytes:
+    """Rendered items comma-joined without their leading apiVersion and kind (as ``_untyped``): a prefix cut
+    when they start with them, as the watch cache renders them, else decoded and encoded again. The cut items
+    are views, copied once, into the join: cutting each (a copy) and joining the cuts (another) cost a 4 MB
+    list 5 ms against 1 for the join alone."""
+    prefix = _type_prefix(api_version, kind)
+    cut = len(prefix)
+    # each item without its opening brace: the separator brings it back
+    rests: list[bytes | memoryview] = [
+        memoryview(item)[cut:]
         if item.startswith(prefix)
-        else orjson.dumps(_untyped(orjson.loads(item)))
+        else memoryview(orjson.dumps(_untyped(orjson.loads(item))))[1:]
         for item in encoded
     ]
+    if not rests:
+        return b""
+    rests[0] = b"{" + rests[0]
+    return b",{".join(rests)
+
+
+def retyped_bytes(encoded: list[bytes], api_version: str, kind: str) -> int:
+    """The bytes of the items ``joined_untyped`` must decode and encode again (those not starting with
+    their apiVersion and kind): the costly part of its work."""
+    prefix = _type_prefix(api_version, kind)
+    return sum(len(item) for item in encoded if not item.startswith(prefix))
+
+
+def _type_prefix(api_version: str, kind: str) -> bytes:
+    return orjson.dumps({"apiVersion": api_version, "kind": kind})[:-1] + b","
 
 
 def _untyped(item: Object) -> Object:

@@ -21,7 +21,8 @@ APIService: ``Spec XSpec `json:"spec"```).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from apiserver.encoding.protobuf import STRUCT_SCALARS, Field, Message, decode_message
@@ -30,13 +31,17 @@ from apiserver.machinery.scheme import ResourceType, VersionType
 __all__ = ["go_view", "stored_go_type", "top_level_structs", "zero_object"]
 
 
+@functools.cache
 def zero_object(message: Message) -> dict[str, Any]:
-    """The Go zero value of the kind, as encoding/json prints it (non-pointer structs as ``{}``)."""
+    """The Go zero value of the kind, as encoding/json prints it (non-pointer structs as ``{}``). Made once
+    per kind (a message hashes in constant time), so shared: read it, never change it."""
     return decode_message(message, b"")
 
 
-def top_level_structs(kind: str, go_types: Iterable[tuple[str, str]]) -> Message | None:
-    """A message of the kind's top-level Go structs alone, from its ``openapiTypes`` (None: there are none)."""
+@functools.cache
+def top_level_structs(kind: str, go_types: tuple[tuple[str, str], ...]) -> Message | None:
+    """A message of the kind's top-level Go structs alone, from its ``openapiTypes`` (None: there are none);
+    made once per kind, not on every write."""
     fields = tuple(
         Field(0, path, Message(name, ()))
         for path, name in go_types

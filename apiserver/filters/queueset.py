@@ -20,6 +20,8 @@ import hashlib
 from collections import deque
 from dataclasses import dataclass, field
 
+from apiserver.endpoints.http import CONTENTION
+
 _HANDS_REMEMBERED = 4096
 """Flows whose hand of queues is kept rather than dealt again (a flow is a user: there are few)."""
 
@@ -84,6 +86,7 @@ class QueueSet:
         queue.waiting.append(waiter)
         queue.waiting_seats += width
         self.waiting += 1
+        CONTENTION.waiting += 1  # large bodies meanwhile leave in pieces (endpoints/http.py)
         try:
             await asyncio.wait_for(asyncio.shield(waiter.granted), self.wait_limit)
         except TimeoutError:
@@ -117,6 +120,7 @@ class QueueSet:
         waiter.queue.waiting.remove(waiter)
         waiter.queue.waiting_seats -= waiter.width
         self.waiting -= 1
+        CONTENTION.waiting -= 1
         if self.waiting:
             self._dispatch()  # the head it left may fit where it did not
 
@@ -140,6 +144,7 @@ class QueueSet:
             queue.waiting.popleft()
             queue.waiting_seats -= head.width
             self.waiting -= 1
+            CONTENTION.waiting -= 1
             self._turn = (index + 1) % count
             self._virtual += head.width / len(waiting)
             queue.served += head.width

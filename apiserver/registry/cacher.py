@@ -294,7 +294,19 @@ class WatchCache:
 
 def _render(kv: KeyValue, decode: Decode) -> Rendered:
     obj = decode(kv)
-    return kv.mod_revision, obj, orjson.dumps(obj)
+    return kv.mod_revision, obj, orjson.dumps(_type_meta_first(obj))
+
+
+def _type_meta_first(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with apiVersion and kind as its first keys (a copy when they are not): a typed list's items,
+    which kube writes without them, are then this JSON with a prefix cut, not decoded and encoded again
+    for every LIST (endpoints/output.py, ``joined_untyped``). JSON objects are unordered: only bytes move."""
+    keys = iter(obj)
+    if next(keys, None) == "apiVersion" and next(keys, None) == "kind":
+        return obj
+    if "apiVersion" not in obj or "kind" not in obj:
+        return obj
+    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], **obj}
 
 
 def _prefix_end(prefix: str) -> str | None:

@@ -6,17 +6,32 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from apiserver.endpoints.output import untyped_items
+from apiserver.endpoints.output import joined_untyped
+
+ITEMS = [
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v"}},
+    {"metadata": {"name": "b"}, "kind": "ConfigMap", "data": {"k": "v"}, "apiVersion": "v1"},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}},
+]
+UNTYPED = [
+    {"metadata": {"name": "a"}, "data": {"k": "v"}},
+    {"metadata": {"name": "b"}, "data": {"k": "v"}},
+    {"metadata": {"name": "c"}},
+]
 
 
 @pytest.mark.parametrize(
-    "item",
-    [
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v"}},
-        {"metadata": {"name": "a"}, "kind": "ConfigMap", "data": {"k": "v"}, "apiVersion": "v1"},
-    ],
-    ids=["rendered with apiVersion and kind first", "in another order"],
+    "order",
+    [[0], [1], [0, 2], [1, 0, 2], [0, 1]],
+    ids=["first", "in another order", "all first", "other order first", "other order last"],
 )
-def test_untyped_items(item: dict[str, object]) -> None:
-    [untyped] = untyped_items([orjson.dumps(item)], "v1", "ConfigMap")
-    assert orjson.loads(untyped) == {"metadata": {"name": "a"}, "data": {"k": "v"}}
+def test_joined_untyped(order: list[int]) -> None:
+    """Rendered with apiVersion and kind first (a cut) or in another order (encoded again), alone or
+    mixed: the join is the untyped items, in order."""
+    encoded = [orjson.dumps(ITEMS[index]) for index in order]
+    joined = joined_untyped(encoded, "v1", "ConfigMap")
+    assert orjson.loads(b"[" + joined + b"]") == [UNTYPED[index] for index in order]
+
+
+def test_no_items_join_to_nothing() -> None:
+    assert joined_untyped([], "v1", "ConfigMap") == b""
