@@ -316,6 +316,20 @@ def _string(meta: dict[str, Any], key: str, path: str, errs: list[Cause]) -> str
     return value
 
 
+def label_causes(labels: dict[str, str], path: str) -> list[Cause]:
+    """apimachinery's ValidateLabels: each key a qualified name, each value a label value."""
+    if is_qualified_name.valid.issuperset(labels) and is_label_value.valid.issuperset(
+        labels.values()
+    ):
+        return []
+    errs: list[Cause] = []
+    for key, value in labels.items():
+        errs.extend(causes.invalid(path, key, msg) for msg in is_qualified_name(key))
+        if isinstance(value, str):
+            errs.extend(causes.invalid(path, value, msg) for msg in is_label_value(value))
+    return errs
+
+
 def validate_object_meta(
     metadata: Any,
     namespaced: bool,
@@ -367,16 +381,7 @@ def validate_object_meta(
             causes.invalid(f"{path}.generation", generation, "must be greater than or equal to 0")
         )
 
-    labels = _string_map(metadata, "labels", path, errs)
-    if not (
-        is_qualified_name.valid.issuperset(labels)
-        and is_label_value.valid.issuperset(labels.values())
-    ):
-        for key, value in labels.items():
-            for msg in is_qualified_name(key):
-                errs.append(causes.invalid(f"{path}.labels", key, msg))
-            for msg in is_label_value(value):
-                errs.append(causes.invalid(f"{path}.labels", value, msg))
+    errs.extend(label_causes(_string_map(metadata, "labels", path, errs), f"{path}.labels"))
 
     annotations = _string_map(metadata, "annotations", path, errs)
     valid_names = is_qualified_name.valid

@@ -10,14 +10,14 @@ from typing import Any, Protocol
 from apiserver.machinery.objects import Object
 from apiserver.registry.strategy import Finish, Strategy
 from apiserver.schema import Cause
-from apiserver.schema.causes import forbidden, invalid, required
+from apiserver.schema.causes import invalid
 from builtin.core.serviceallocation import (
-    NONE,
     ServiceAllocators,
     needs_cluster_ip,
     needs_node_ports,
 )
 from builtin.core.serviceranges import service_ranges
+from builtin.core.servicevalidation import externally_accessible, service_causes
 from builtin.wants import WantsKindOptions, WantsStorage
 
 DEFAULT_CLIENT_IP_TIMEOUT = 10800  # v1.DefaultClientIPServiceAffinitySeconds
@@ -62,11 +62,11 @@ class ServiceStrategy(Strategy):
         await self.allocators.release(obj)
 
     def validate(self, obj: Object) -> list[Cause]:
-        return _validate(obj.get("spec") or {})
+        return service_causes(obj.get("spec") or {})
 
     def validate_update(self, obj: Object, old: Object) -> list[Cause]:
         spec, old_spec = obj.get("spec") or {}, old.get("spec") or {}
-        return _cluster_ips_unchanged(spec, old_spec) + _validate(spec)
+        return _cluster_ips_unchanged(spec, old_spec) + service_causes(spec)
 
 
 def _empty_status(obj: Object) -> None:
@@ -97,7 +97,7 @@ def _set_defaults(spec: dict[str, Any]) -> None:
             if port.get("targetPort") in (None, 0, ""):
                 port["targetPort"] = port.get("port")
     kind = spec["type"]
-    if _externally_accessible(spec) and not spec.get("externalTrafficPolicy"):
+    if externally_accessible(spec) and not spec.get("externalTrafficPolicy"):
         spec["externalTrafficPolicy"] = "Cluster"
     if kind in ("NodePort", "LoadBalancer", "ClusterIP"):
         spec.setdefault("internalTrafficPolicy", "Cluster")
@@ -144,7 +144,7 @@ def _drop_type_dependent_fields(spec: dict[str, Any], old: dict[str, Any]) -> No
         for port in spec.get("ports") or []:
             if isinstance(port, dict):
                 port.pop("nodePort", None)
-    if not _externally_accessible(spec) and spec.get("externalTrafficPolicy") == old.get(
+    if not externally_accessible(spec) and spec.get("externalTrafficPolicy") == old.get(
         "externalTrafficPolicy"
     ):
         spec.pop("externalTrafficPolicy", None)
@@ -157,47 +157,8 @@ def _drop_type_dependent_fields(spec: dict[str, Any], old: dict[str, Any]) -> No
                 spec.pop(key, None)
 
 
-def _externally_accessible(spec: dict[str, Any]) -> bool:
-    """kube's service.ExternallyAccessible: reachable from outside the cluster."""
-    kind = spec.get("type")
-    return kind in ("NodePort", "LoadBalancer") or (
-        kind == "ClusterIP" and bool(spec.get("externalIPs"))
-    )
-
-
 def _node_port_list(spec: dict[str, Any]) -> list[object]:
     return [p.get("nodePort") for p in spec.get("ports") or [] if isinstance(p, dict)]
-
-
-def _validate(spec: dict[str, Any]) -> list[Cause]:
-    """The parts of ValidateService a schema cannot say."""
-    found: list[Cause] = []
-    kind = spec.get("type")
-    ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
-    headless = (spec.get("clusterIPs") or [""])[0] == NONE
-    if kind == "ExternalName":
-        found.extend(
-            forbidden(f"spec.{key}", "may not be set for ExternalName services")
-            for key in ("clusterIPs", "ipFamilies", "ipFamilyPolicy")
-            if spec.get(key)
-        )
-        if not str(spec.get("externalName") or "").rstrip("."):
-            found.append(required("spec.externalName"))
-    elif not ports and not headless:
-        found.append(required("spec.ports"))
-    if len(ports) > 1:
-        found.extend(
-            required(f"spec.ports[{i}].name")
-            for i, port in enumerate(ports)
-            if not port.get("name")
-        )
-    if kind in ("ClusterIP", "ExternalName"):
-        found.extend(
-            forbidden(f"spec.ports[{i}].nodePort", f"may not be used when `type` is '{kind}'")
-            for i, port in enumerate(ports)
-            if port.get("nodePort")
-        )
-    return found
 
 
 def _cluster_ips_unchanged(spec: dict[str, Any], old: dict[str, Any]) -> list[Cause]:

@@ -112,22 +112,22 @@ class SessionAffinity(StrEnum):
 
 class Type(StrEnum):
     cluster_ip = "ClusterIP"
-    node_port = "NodePort"
-    load_balancer = "LoadBalancer"
     external_name = "ExternalName"
+    load_balancer = "LoadBalancer"
+    node_port = "NodePort"
 
 
 class Protocol(StrEnum):
+    sctp = "SCTP"
     tcp = "TCP"
     udp = "UDP"
-    sctp = "SCTP"
 
 
 class ServiceSpecPortsItem(ResourceModel):
     app_protocol: Annotated[str | None, Field(alias="appProtocol")] = None
     name: str | None = None
     node_port: Annotated[int | None, Field(alias="nodePort")] = None
-    port: Annotated[int, Field(ge=1, le=65535)]
+    port: int
     protocol: Protocol | None = Protocol.tcp
     target_port: Annotated[int | str | None, Field(alias="targetPort")] = None
 
