@@ -30,7 +30,6 @@ from apiserver.schema.objectmeta import NameFunc, name_is_dns_subdomain
 from apiserver.schema.ratchet import ratchet
 from apiserver.schema.scalepaths import scale_spec_causes, scale_status_causes
 
-FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
 _C1_AND_DEL = re.compile("[\x7f-\x9f]")  # the control characters JSON leaves as they are
 Track = Callable[[Object], None]
 

@@ -116,6 +116,7 @@ async def watch(
     request: Request, send: Send, store: Store, target: Target, metrics: Metrics
 ) -> None:
     """A list with ``watch``: the stream of events (kube's ListResource hands it to serveWatch)."""
+    validate_list_options(request.query, watch=True)
     options = list_options(request, target, store)
     asked = negotiated(request, target)
     if asked.yaml:  # kube streams only what has a stream serializer, which YAML has not

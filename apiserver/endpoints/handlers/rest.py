@@ -15,6 +15,8 @@ from apiserver.machinery.selectors import matcher, parse_field_selector, parse_l
 from apiserver.registry.admit import Track, WriteOptions
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.store import ListOptions, Store, parse_resource_version
+from apiserver.schema import causes, options
+from apiserver.schema.causes import Cause
 
 
 @dataclass
@@ -59,11 +61,32 @@ def write_options(
     return WriteOptions(request.user, mode, request.warnings, tracker, is_heavy(request.body_size))
 
 
-def dry_run(request: Request) -> bool:
-    value = request.query.get("dryRun", "")
-    if value and value != "All":
-        raise errors.bad_request(f'unsupported dry run directive: "{value}"; supported values: All')
-    return value == "All"
+@dataclass(frozen=True, slots=True)
+class WriteQuery:
+    """A write's options from its query, once kube's checks passed: the fieldValidation mode (empty read as
+    Warn) and whether it is a dry run."""
+
+    mode: str
+    dry_run: bool
+
+
+def write_query(request: Request, kind: str, *, apply: bool = False) -> WriteQuery:
+    """The query's CreateOptions, UpdateOptions or PatchOptions, refused as kube's handlers refuse them
+    before reading the body: one 422 of ``<kind>.meta.k8s.io`` with every cause (ValidatePatchOptions adds
+    the fieldManager an apply needs and the force only an apply may carry)."""
+    query = request.query
+    found: list[Cause] = []
+    if kind == options.PATCH:
+        if apply and not query.get("fieldManager"):
+            found.append(causes.required("fieldManager", "is required for apply patch"))
+        if not apply and "force" in query:
+            found.append(causes.forbidden("force", "may not be specified for non-apply patch"))
+    found += options.field_manager_causes(query.get("fieldManager", ""))
+    dry = [query["dryRun"]] if "dryRun" in query else []
+    found += options.dry_run_causes(dry)
+    found += options.field_validation_causes(query.get("fieldValidation", ""))
+    options.refuse(kind, found)
+    return WriteQuery(query.get("fieldValidation") or "Warn", bool(dry))
 
 
 def list_options(request: Request, target: Target, store: Store) -> ListOptions:
