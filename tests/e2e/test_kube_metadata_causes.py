@@ -1,7 +1,8 @@
-"""A built-in kind of kube's own groups refuses a finalizer name without a '/' that is not a standard one
+"""Metadata causes worded as kube words them. A built-in kind of kube's own groups refuses a finalizer name without a '/' that is not a standard one
 (k8s.io/kubernetes/pkg/apis/core/validation/validation.go validateKubeFinalizerName), on create and update;
 a Lease, validated by apimachinery's ValidateObjectMeta alone (pkg/apis/coordination/validation), keeps it.
-Through a real server process."""
+Owner references print in metav1.OwnerReference's Go field order (apimachinery pkg/api/validation/objectmeta.go
+ValidateOwnerReferences). Through a real server process."""
 
 from __future__ import annotations
 
@@ -57,3 +58,24 @@ def test_which_groups_check_it(client: httpx.Client, path: str, kind: str, refus
     assert response.status_code == (422 if refused else 201), response.text
     if refused:
         assert NEITHER in response.json()["message"]
+
+
+def test_owner_references_print_in_go_field_order(client: httpx.Client) -> None:
+    """Sent with their keys sorted and an unknown one; printed as kube's Go struct marshals them."""
+    refs = [
+        {"apiVersion": "v1", "controller": True, "kind": "ConfigMap", "name": "a", "uid": "u1"},
+        {"blockOwnerDeletion": False, "controller": True, "kind": "ConfigMap", "uid": "u2", "x": 1},
+    ]
+    response = client.post(
+        CONFIGMAPS, json={"metadata": {"name": "twoctl", "ownerReferences": refs}}
+    )
+    assert response.status_code == 422, response.text
+    printed = (
+        '[{"apiVersion":"v1","kind":"ConfigMap","name":"a","uid":"u1","controller":true},'
+        '{"apiVersion":"","kind":"ConfigMap","name":"","uid":"u2","controller":true,"blockOwnerDeletion":false}]'
+    )
+    messages = [c["message"] for c in response.json()["details"]["causes"]]
+    assert (
+        f"Invalid value: {printed}: Only one reference can have Controller set to true. "
+        'Found "true" in references for ConfigMap/a and ConfigMap/'
+    ) in messages
