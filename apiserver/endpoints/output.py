@@ -15,8 +15,8 @@ from __future__ import annotations
 import enum
 import functools
 import logging
-from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 import yaml
@@ -84,15 +84,43 @@ _META_VERSIONS = ("v1", "v1beta1")
 _PARTIAL_KINDS = ("PartialObjectMetadata", "PartialObjectMetadataList")
 
 
-def _media_ranges(accept: str) -> Iterator[tuple[str, dict[str, str]]]:
-    """Each media range of ``accept``: its type and its parameters."""
+def _media_ranges(accept: str) -> list[tuple[str, dict[str, str]]]:
+    """The media ranges of ``accept`` (type, parameters but ``q``) in the order kube tries them:
+    goautoneg's ParseAccept sorts by quality, then a concrete type or subtype before a wildcard, with
+    Go's insertion sort (what sort.Sort runs on the dozen ranges a header holds), whose order this
+    comparison, not a strict one, decides."""
+    ranges: list[tuple[float, str, dict[str, str]]] = []
     for media_range in accept.split(","):
         media_type, *raw_parameters = media_range.split(";")
         parameters = {
             key.strip(): value.strip()
             for key, _, value in (part.partition("=") for part in raw_parameters)
         }
-        yield media_type.strip(), parameters
+        ranges.append((_quality(parameters.pop("q", "1")), media_type.strip(), parameters))
+    for i in range(1, len(ranges)):
+        j = i
+        while j > 0 and _goautoneg_less(ranges[j], ranges[j - 1]):
+            ranges[j], ranges[j - 1] = ranges[j - 1], ranges[j]
+            j -= 1
+    return [(media_type, parameters) for _, media_type, parameters in ranges]
+
+
+def _quality(text: str) -> float:
+    """``q`` as Go's strconv.ParseFloat reads it; goautoneg takes 0 where it cannot."""
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0
+
+
+def _goautoneg_less(a: tuple[float, str, Any], b: tuple[float, str, Any]) -> bool:
+    if a[0] > b[0]:
+        return True
+    main_a, _, sub_a = a[1].partition("/")
+    main_b, _, sub_b = b[1].partition("/")
+    if main_a != "*" and main_b == "*":
+        return True
+    return sub_a != "*" and sub_b == "*"
 
 
 def _transform_served(media_type: str, parameters: dict[str, str]) -> bool:

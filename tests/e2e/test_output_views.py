@@ -68,3 +68,14 @@ def test_partial_metadata_of_the_wrong_shape(client: httpx.Client, path: str, go
         client.get(f"{path}/view", headers={"Accept": one}).json()["kind"]
         == "PartialObjectMetadata"
     )
+
+
+def test_a_range_of_lower_quality_comes_after(client: httpx.Client) -> None:
+    """goautoneg's ParseAccept sorts the ranges by q: the 404 of a missing object is JSON here."""
+    accept = f"{PB};q=0.5,application/json"
+    response = client.get(f"{CONFIGMAPS}/missing", headers={"Accept": accept})
+    assert response.status_code == 404
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["reason"] == "NotFound"
+    ok = client.get(f"{CONFIGMAPS}/view", headers={"Accept": accept})
+    assert (ok.headers["content-type"], ok.json()["kind"]) == ("application/json", "ConfigMap")

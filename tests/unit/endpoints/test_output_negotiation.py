@@ -71,6 +71,15 @@ def target(codec: KindCodec | None) -> Target:
             Negotiated(Output.TABLE, meta_version="v1beta1"),
         ),
         ("application/json;as=Widget;v=v1;g=meta.k8s.io,*/*", True, Negotiated(Output.OBJECT)),
+        # goautoneg's order: quality first, then a concrete type before a wildcard
+        (f"{PB};q=0.5,application/json", True, Negotiated(Output.OBJECT)),
+        (f"application/json;q=0.5,{PB}", True, Negotiated(Output.OBJECT, protobuf=True)),
+        (f"*/*,{PB}", True, Negotiated(Output.OBJECT, protobuf=True)),
+        (
+            "application/yaml;q=0.9,application/json;q=0.8",
+            True,
+            Negotiated(Output.OBJECT, yaml=True),
+        ),
     ],
 )
 def test_negotiation(accept: str, has_codec: bool, expected: Negotiated) -> None:
