@@ -11,7 +11,7 @@ from apiserver.encoding.protobuf_meta import DELETE_OPTIONS
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.handlers.response import accept, negotiated, send_object
 from apiserver.endpoints.handlers.rest import list_options
-from apiserver.endpoints.http import Request, Send, respond
+from apiserver.endpoints.http import Request, Send, query_bool, respond
 from apiserver.endpoints.output import Negotiated, Output, list_body, prefers_protobuf, status_body
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
@@ -111,13 +111,6 @@ async def delete_options(request: Request) -> Object:
     return options
 
 
-# the spellings Go's strconv.ParseBool accepts
-_GO_BOOLS = {
-    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
-    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
-}
-
-
 def _query_delete_options(request: Request) -> Object:
     """DeleteOptions from the query, which kube reads when the body is empty (ParameterCodec): the
     propagation fields are what clients such as curl users and the Python client's query style send."""
@@ -127,10 +120,6 @@ def _query_delete_options(request: Request) -> Object:
     policy = request.query.get("propagationPolicy")
     if policy is not None:
         options["propagationPolicy"] = policy
-    orphan = request.query.get("orphanDependents")
-    if orphan is not None:
-        value = _GO_BOOLS.get(orphan)
-        if value is None:  # Go's strconv.ParseBool, as the parameter codec reads it
-            raise errors.bad_request(f'strconv.ParseBool: parsing "{orphan}": invalid syntax')
-        options["orphanDependents"] = value
+    if "orphanDependents" in request.query:  # a *bool: set when present
+        options["orphanDependents"] = query_bool(request.query["orphanDependents"])
     return options
