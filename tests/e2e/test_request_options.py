@@ -184,3 +184,37 @@ def test_the_python_client_reads_the_invalid_dry_run(server: ServerProcess) -> N
     assert refused.value.status == 422
     assert "dryRun: Unsupported value" in refused.value.body
     assert created.metadata.name == "py-dry"
+
+
+@pytest.mark.parametrize(
+    ("limit", "error"),
+    [
+        ("many", "invalid syntax"),
+        ("9223372036854775808", "value out of range"),
+        ("1.5", "invalid syntax"),
+    ],
+)
+def test_a_limit_that_is_not_an_int64(client: httpx.Client, limit: str, error: str) -> None:
+    """Parsed with strconv.ParseInt by kube's parameter codec, whose error is the 400's message."""
+    response = client.get(CONFIGMAPS, params={"limit": limit})
+    assert response.status_code == 400
+    assert response.json()["message"] == f'strconv.ParseInt: parsing "{limit}": {error}'
+
+
+def test_a_continued_page_takes_no_resource_version(client: httpx.Client) -> None:
+    """k8s.io/apiserver/pkg/storage/interfaces.go ValidateListOptions: only "" or "0" beside continue."""
+    for name in ("page-a", "page-b"):
+        assert client.post(CONFIGMAPS, json={"metadata": {"name": name}}).status_code == 201
+    first = client.get(CONFIGMAPS, params={"limit": "1"}).json()
+    token, revision = first["metadata"]["continue"], first["metadata"]["resourceVersion"]
+    refused = client.get(
+        CONFIGMAPS, params={"limit": "1", "continue": token, "resourceVersion": revision}
+    )
+    assert refused.status_code == 400
+    assert (
+        refused.json()["message"]
+        == "specifying resource version is not allowed when using continue"
+    )
+    page = client.get(CONFIGMAPS, params={"limit": "1", "continue": token, "resourceVersion": "0"})
+    assert page.status_code == 200
+    assert page.json()["items"]

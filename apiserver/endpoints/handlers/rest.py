@@ -3,6 +3,7 @@ dryRun directive, list options and waiting for a resourceVersion."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -16,7 +17,7 @@ from apiserver.registry.admit import Track, WriteOptions
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.store import ListOptions, Store, parse_resource_version
 from apiserver.schema import causes, options
-from apiserver.schema.causes import Cause
+from apiserver.schema.causes import Cause, go_quote
 
 
 @dataclass
@@ -100,12 +101,15 @@ def list_options(request: Request, target: Target, store: Store) -> ListOptions:
         builtin=target.resource.builtin,
         labels=store.strategy.field_labels,
     )
-    try:
-        limit = int(request.query.get("limit") or 0)
-        if not -(2**63) <= limit < 2**63:  # kube reads it as an int64
-            raise ValueError(limit)
-    except ValueError:
-        raise errors.bad_request(f"invalid limit: {request.query['limit']!r}") from None
+    limit = _int64(request.query.get("limit") or "0")
+    resource_version = request.query.get("resourceVersion", "")
+    if (
+        request.query.get("continue")
+        and resource_version not in ("", "0")
+        and not request.flag("watch")
+    ):
+        # k8s.io/apiserver/pkg/storage/interfaces.go ValidateListOptions: a page continues at its token's
+        raise errors.bad_request("specifying resource version is not allowed when using continue")
     revision = 0
     if request.query.get("resourceVersionMatch") == "Exact":
         revision = parse_resource_version(request.query.get("resourceVersion", ""))
@@ -117,6 +121,16 @@ def list_options(request: Request, target: Target, store: Store) -> ListOptions:
         revision,
         any_version,
     )
+
+
+def _int64(text: str) -> int:
+    """An int64 query parameter as kube's parameter codec parses it (strconv.ParseInt), with its error."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        raise errors.bad_request(f"strconv.ParseInt: parsing {go_quote(text)}: invalid syntax")
+    value = int(text)
+    if not -(2**63) <= value < 2**63:
+        raise errors.bad_request(f"strconv.ParseInt: parsing {go_quote(text)}: value out of range")
+    return value
 
 
 async def wait_until_fresh_for(request: Request, store: Store) -> None:
