@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-from apiserver.machinery.errors import APIError, bad_request
+from apiserver.machinery.errors import bad_request
+from apiserver.schema.causes import go_quote
 
 _REQUIREMENT = re.compile(
     r"\s*(?P<neg>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
@@ -126,32 +127,55 @@ def field_selector_terms(text: str) -> list[tuple[str, str, str]]:
     return terms
 
 
+KINDS_WITH_FIELD_LABELS: Final = frozenset(
+    (
+        ("", "Event"),
+        ("", "Namespace"),
+        ("", "Node"),
+        ("", "Pod"),
+        ("", "ReplicationController"),
+        ("", "Secret"),
+        ("", "Service"),
+        ("apps", "StatefulSet"),
+        ("batch", "Job"),
+        ("certificates.k8s.io", "CertificateSigningRequest"),
+        ("certificates.k8s.io", "ClusterTrustBundle"),
+        ("events.k8s.io", "Event"),
+        ("resource.k8s.io", "ResourceSlice"),
+    )
+)
+"""The built-in kinds kube registers a field label conversion for (AddFieldLabelConversionFunc in
+k8s.io/kubernetes/pkg/apis/*/v*/conversion.go); every other built-in kind gets apimachinery's
+DefaultMetaV1FieldSelectorConversion."""
+
+
 def parse_field_selector(
     text: str,
     allowed: Iterable[str],
     *,
-    builtin: bool = False,
+    meta_only: bool = False,
     labels: Mapping[str, tuple[str, ...]] | None = None,
 ) -> tuple[FieldRequirement, ...]:
-    """Parse a field selector, refusing fields the resource does not make selectable (400, as kube does:
-    for a built-in kind in the words of its field label conversion function, pkg/apis/core/v1/conversion.go;
-    for a custom resource in those of the apiextensions handler). ``labels`` are the fields a strategy
-    selects on beyond ``allowed``, each with the stored fields that give its value (kube's field label
-    conversion, as events.k8s.io's ``regarding.name`` selects the stored ``involvedObject.name``)."""
+    """Parse a field selector, refusing fields the resource does not make selectable with kube's 400:
+    ``meta_only``, a built-in kind outside KINDS_WITH_FIELD_LABELS, in the words of
+    DefaultMetaV1FieldSelectorConversion (k8s.io/apimachinery/pkg/runtime/conversion.go); others in
+    those of their conversion function (pkg/apis/core/v1/conversion.go, apiextensions' crConverter):
+    ``field label not supported``. ``labels`` are the fields a strategy selects on beyond ``allowed``,
+    each with the stored fields that give its value (kube's field label conversion, as events.k8s.io's
+    ``regarding.name`` selects the stored ``involvedObject.name``)."""
     if not text.strip():
         return ()
     labels = labels or {}
     allowed_fields = set(allowed) | set(labels)
     requirements = []
     for field, operator, value in field_selector_terms(text):
-        if field not in allowed_fields and builtin:
-            raise bad_request(f"field label not supported: {field}")
-        if field not in allowed_fields:
-            raise APIError(
-                400,
-                "BadRequest",
-                f'"{field}" is not a known field selector: only "{", ".join(sorted(allowed_fields))}"',
+        if field not in allowed_fields and meta_only:
+            raise bad_request(
+                f'{go_quote(field)} is not a known field selector: only "metadata.name", '
+                '"metadata.namespace"'
             )
+        if field not in allowed_fields:
+            raise bad_request(f"field label not supported: {field}")
         paths = tuple(tuple(path.split(".")) for path in labels.get(field, (field,)))
         requirements.append(FieldRequirement(paths, operator != "!=", value))
     return tuple(requirements)

@@ -12,7 +12,12 @@ from apiserver.endpoints.http import Request
 from apiserver.endpoints.resourceversion import EXACT, wait_until_fresh
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.machinery.selectors import matcher, parse_field_selector, parse_label_selector
+from apiserver.machinery.selectors import (
+    KINDS_WITH_FIELD_LABELS,
+    matcher,
+    parse_field_selector,
+    parse_label_selector,
+)
 from apiserver.registry.admit import Track, WriteOptions
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.store import ListOptions, Store, parse_resource_version
@@ -98,7 +103,8 @@ def list_options(request: Request, target: Target, store: Store) -> ListOptions:
     fields = parse_field_selector(
         request.query.get("fieldSelector", ""),
         selectable,
-        builtin=target.resource.builtin,
+        meta_only=target.resource.builtin
+        and (target.resource.group, target.resource.kind) not in KINDS_WITH_FIELD_LABELS,
         labels=store.strategy.field_labels,
     )
     limit = _int64(request.query.get("limit") or "0")
