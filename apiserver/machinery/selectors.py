@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from apiserver.machinery.errors import bad_request
 from apiserver.schema.causes import go_quote
+from apiserver.schema.objectmeta import is_label_value, is_qualified_name
 
 _REQUIREMENT = re.compile(
     r"\s*(?P<neg>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
@@ -66,6 +67,35 @@ def _split_top_level(text: str) -> Iterable[str]:
     yield text[start:]
 
 
+def _check_requirement(match: re.Match[str]) -> None:
+    """kube's NewRequirement (k8s.io/apimachinery/pkg/labels/selector.go): the key a qualified name, a Gt or
+    Lt value an int64, every value (in sorted order, as the parser's set lists them) a label value; its
+    errors, aggregated, are the 400's ``unable to parse requirement: ...``."""
+    key = match.group("key")
+    found: list[str] = []
+    if key_errors := is_qualified_name(key):
+        found.append(f"key: Invalid value: {go_quote(key)}: {'; '.join(key_errors)}")
+    if match.group("setop"):
+        values = sorted({v.strip() for v in match.group("values").split(",")})
+    elif match.group("op"):
+        values = [match.group("value")]
+    else:
+        values = []
+    if match.group("op") in (">", "<") and not re.fullmatch(r"[+-]?[0-9]+", values[0]):
+        found.append(
+            f"values[0]: Invalid value: {go_quote(values[0])}: for 'Gt', 'Lt' operators, the value "
+            "must be an integer"
+        )
+    for index, value in enumerate(values):
+        if value_errors := is_label_value(value):
+            found.append(
+                f"values[{index}][{key}]: Invalid value: {go_quote(value)}: {'; '.join(value_errors)}"
+            )
+    if found:
+        joined = found[0] if len(found) == 1 else "[" + ", ".join(found) + "]"
+        raise bad_request(f"unable to parse requirement: {joined}")
+
+
 def parse_label_selector(text: str) -> tuple[Requirement, ...]:
     if not text.strip():
         return ()
@@ -77,17 +107,12 @@ def parse_label_selector(text: str) -> tuple[Requirement, ...]:
                 f"unable to parse requirement: {part.strip()!r}: invalid label selector"
             )
         key = match.group("key")
+        _check_requirement(match)
         if match.group("neg"):
             requirements.append(Requirement(key, "!", frozenset()))
         elif match.group("op") in (">", "<"):
-            value = match.group("value")
-            if not value.lstrip("-").isdigit():  # kube's NewRequirement
-                raise bad_request(
-                    f"unable to parse requirement: {part.strip()!r}: for 'Gt', 'Lt' operators, the "
-                    "value must be an integer"
-                )
             operator = "gt" if match.group("op") == ">" else "lt"
-            requirements.append(Requirement(key, operator, frozenset([value])))
+            requirements.append(Requirement(key, operator, frozenset([match.group("value")])))
         elif match.group("op"):
             operator = "!=" if match.group("op") == "!=" else "="
             requirements.append(Requirement(key, operator, frozenset([match.group("value")])))

@@ -218,3 +218,32 @@ def test_a_continued_page_takes_no_resource_version(client: httpx.Client) -> Non
     page = client.get(CONFIGMAPS, params={"limit": "1", "continue": token, "resourceVersion": "0"})
     assert page.status_code == 200
     assert page.json()["items"]
+
+
+@pytest.mark.parametrize(
+    ("selector", "error"),
+    [
+        (
+            "a=" + "b" * 64,
+            f'values[0][a]: Invalid value: "{"b" * 64}": must be no more than 63 characters',
+        ),
+        (
+            "a>b",
+            "values[0]: Invalid value: \"b\": for 'Gt', 'Lt' operators, the value must be an integer",
+        ),
+        (
+            "a in (x,-bad)",
+            'values[0][a]: Invalid value: "-bad": a valid label must be an empty string or consist of '
+            "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+            "character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+        ),
+    ],
+)
+def test_a_label_selector_requirement_kube_refuses(
+    client: httpx.Client, selector: str, error: str
+) -> None:
+    """kube's labels.NewRequirement validates each key and value (k8s.io/apimachinery/pkg/labels)."""
+    response = client.get(CONFIGMAPS, params={"labelSelector": selector})
+    assert response.status_code == 400
+    assert response.json()["message"] == f"unable to parse requirement: {error}"
