@@ -370,9 +370,8 @@ def _failures(
 def _bind_old_self(context: Any, s: Schema, old: Any, *, optional: bool) -> None:
     plain = None if old is _ABSENT else _cel_value(s, old)
     if optional:
-        optional = evaluator().OptionalValue
-        none, of = optional.none, optional.of
-        context.add_variable("oldSelf", none() if old is _ABSENT else of(plain))
+        value = evaluator().OptionalValue
+        context.add_variable("oldSelf", value.none() if old is _ABSENT else value.of(plain))
     else:
         context.add_variable("oldSelf", plain)
 
