@@ -12,9 +12,7 @@ from typing import Any
 import orjson
 
 from apiserver.schema import Cause
-from generator.check import check_definitions
 from generator.definition import Definition, DefinitionError, DefinitionErrors
-from generator.load_crd import load_crd
 from generator.sourcemap import SourceMap
 from generator.yamlsource import LineIndex, YamlDocument
 
@@ -104,6 +102,11 @@ def judge(crd: dict[str, Any]) -> tuple[Definition | None, list[Cause]]:
 
 
 def _judge(crd: dict[str, Any]) -> tuple[Definition | None, list[Cause]]:
+    # the generator's loader and checks, imported by the first CRD judged: a server that has none yet
+    # (a test fixture's first start, `apiforge serve`) starts without them
+    from generator.check import check_definitions
+    from generator.load_crd import load_crd
+
     name = str((crd.get("metadata") or {}).get("name", ""))
     document = YamlDocument(Path(name), crd, LineIndex({}))
     definition, source, reader = load_crd(document)
