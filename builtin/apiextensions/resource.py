@@ -13,7 +13,6 @@ from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType, VersionType
 from apiserver.schema import Cause, apply_defaults, prune, validate
 from generator.definition import Definition, Version
-from generator.plan import build_plan
 
 __all__ = ["resource_type"]
 
@@ -80,6 +79,9 @@ def _version_type(
 def resource_type(definition: Definition) -> ResourceType:
     """The served resource of a checked CRD Definition (conversion strategy None: the apiVersion is
     rewritten, each version's schema prunes what it does not declare)."""
+    # the generator's planner, imported by the first CRD served
+    from generator.plan import build_plan
+
     (group,) = build_plan([definition]).groups
     versions = tuple(
         _version_type(
