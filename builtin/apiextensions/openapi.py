@@ -4,10 +4,12 @@ from a definition file does."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from generator.definition import Definition
 from generator.naming import openapi_path_key
+
+if TYPE_CHECKING:
+    from generator.definition import Definition
 
 __all__ = ["group_documents"]
 

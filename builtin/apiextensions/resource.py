@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apiserver.machinery.convert import deep_copy
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType, VersionType
 from apiserver.schema import Cause, apply_defaults, prune, validate
-from generator.definition import Definition, Version
+
+if TYPE_CHECKING:
+    from generator.definition import Definition, Version
 
 __all__ = ["resource_type"]
 
