@@ -265,7 +265,7 @@ def _embedded_json(data: bytes, where: str) -> Any:
         raise ProtobufError(f"{where}: embedded value is not JSON") from None
 
 
-def _zero(kind: Value) -> Any:
+def go_zero(kind: Value) -> Any:
     """Go's zero value of a field as encoding/json prints it."""
     if isinstance(kind, Message):
         return decode_message(kind, b"")
@@ -324,7 +324,7 @@ def _decode_value(kind: Value, wire: int, value: int | bytes, where: str) -> Any
 def _decode_map(kind: MapOf, entries: list[bytes], where: str) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for entry in entries:
-        key, value = "", _zero(kind.value)
+        key, value = "", go_zero(kind.value)
         for number, wire, item in wire_fields(entry):
             if number == 1:
                 key = _decode_value("string", wire, item, where)
@@ -356,10 +356,10 @@ def _decode_field(spec: Field, values: list[tuple[int, int | bytes]], where: str
         if spec.pointer:
             return ... if spec.omitempty else None  # a nil pointer
         if isinstance(kind, Message) or kind in STRUCT_SCALARS:
-            return _zero(kind)  # Go prints structs even when empty; a zero Time as null
+            return go_zero(kind)  # Go prints structs even when empty; a zero Time as null
         if kind == "bytes" or kind == "fieldsv1":
             return ... if spec.omitempty else None  # a nil slice
-        return ... if spec.omitempty else _zero(kind)
+        return ... if spec.omitempty else go_zero(kind)
     if isinstance(kind, Message):  # repeated occurrences of a message merge, as in proto2
         if any(wire != LENGTH for wire, _ in values):
             raise ProtobufError(f"{where}: wire type is not length-delimited")

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from apiserver.encoding.protobuf import Message
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.http import Request
-from apiserver.fieldmanager import apply, set_managed_fields, update_managed_fields
-from apiserver.fieldmanager.gotyped import top_level_structs
+from apiserver.fieldmanager import apply, gotyped, set_managed_fields, update_managed_fields
 from apiserver.machinery import errors
 from apiserver.machinery.convert import deep_copy
 from apiserver.machinery.objects import Object
@@ -39,16 +37,6 @@ def ignored_fields(target: Target, subresource: str) -> tuple[str, ...]:
     return ("status",) if target.version.status_subresource else ()
 
 
-def _go_type(target: Target) -> Message | None:
-    """A built-in kind's Go struct as the field manager needs it: its protobuf message, else its top-level
-    structs; None for a custom resource (kube types it from its schema alone)."""
-    codec = target.version.protobuf
-    if codec is not None:
-        return codec.message
-    resource = target.resource
-    return top_level_structs(resource.kind, resource.go_types) if resource.builtin else None
-
-
 def tracker(
     request: Request,
     target: Target,
@@ -67,7 +55,7 @@ def tracker(
     now = now_rfc3339()
     ignored = ignored_fields(target, subresource)
     previous = deep_copy(old) if old is not None and shared else old
-    go_type = _go_type(target)
+    go_type = gotyped.go_type(target.resource, target.version)
 
     def track(new: Object) -> None:
         entries = update_managed_fields(

@@ -22,11 +22,13 @@ APIService: ``Spec XSpec `json:"spec"```).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from apiserver.encoding.protobuf import STRUCT_SCALARS, Field, Message, decode_message
+from apiserver.machinery.scheme import ResourceType, VersionType
 
-__all__ = ["go_view", "top_level_structs", "zero_object"]
+__all__ = ["go_view", "stored_go_type", "top_level_structs", "zero_object"]
 
 
 @functools.cache
@@ -46,6 +48,26 @@ def top_level_structs(kind: str, go_types: tuple[tuple[str, str], ...]) -> Messa
         if "." not in path and not path.endswith("[]")
     )
     return Message(kind, fields) if fields else None
+
+
+def go_type(resource: ResourceType, version: VersionType) -> Message | None:
+    """A built-in kind's Go struct in ``version``: its protobuf message, else its top-level structs; None for
+    a custom resource (kube types it from its schema alone)."""
+    if version.protobuf is not None:
+        return version.protobuf.message
+    return top_level_structs(resource.kind, resource.go_types) if resource.builtin else None
+
+
+def stored_go_type(
+    resource: ResourceType, lookup: Callable[[str, str], ResourceType | None]
+) -> Message | None:
+    """The Go struct a built-in kind's objects are stored as: its storage version's, or for another
+    resource's view (``stored_as``: events.k8s.io Events are core Events) that resource's, found by
+    ``lookup`` (the Scheme's)."""
+    if resource.stored_as is None:
+        return go_type(resource, resource.storage_version)
+    stored = lookup(*resource.stored_as)
+    return None if stored is None else go_type(stored, stored.storage_version)
 
 
 def _dropped(spec: Field, value: Any) -> bool:

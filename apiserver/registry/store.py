@@ -19,6 +19,8 @@ import orjson
 
 from apiserver.admission.chain import AdmissionChain
 from apiserver.admission.interface import Operation
+from apiserver.encoding.goprint import go_printed
+from apiserver.encoding.protobuf import Message
 from apiserver.machinery import errors
 from apiserver.machinery.convert import deep_copy
 from apiserver.machinery.objects import Object
@@ -142,9 +144,13 @@ class Store:
         strategy: Strategy | None = None,
         cache: WatchCache | None = None,
         admission: AdmissionChain | None = None,
+        go_type: Message | None = None,
     ) -> None:
+        """``go_type``: the Go struct a built-in kind's objects are stored as (fieldmanager.gotyped's
+        ``stored_go_type``), which shapes what is stored and answered; None for custom resources."""
         self.resource = resource
         self.codec = codec.Codec(resource)
+        self._go_type = go_type
         self.storage = storage
         self.strategy = strategy if strategy is not None else Strategy()
         self.cache = cache
@@ -345,6 +351,7 @@ class Store:
         try:
             self._refuse_invalid(obj, self.strategy.validate(obj))
             self.strategy.canonicalize(obj)
+            obj = self._go_printed(obj)
             await validate_admission(obj, None, write, self.admission, options)
             created = await self._store_new(namespace, obj, generated, dry_run)
             stored = not dry_run
@@ -494,7 +501,7 @@ class Store:
                 raise self._conflict(write.name)
 
         desired = await admit(proposed, write, self.admission, options, old, heavy, precondition)
-        updated = self._prepare_update(current, desired, write.subresource)
+        updated = self._go_printed(self._prepare_update(current, desired, write.subresource))
         if updated == current:
             return current, None, finish_nothing
         await validate_admission(updated, current, write, self.admission, options)
@@ -549,6 +556,11 @@ class Store:
                 del written[key]
         if len(written) > WRITTEN_CAPACITY:  # the cache is not following (restarting)
             written.popitem(last=False)
+
+    def _go_printed(self, obj: Object) -> Object:
+        """A built-in kind's object as kube stores and answers it: through its Go struct (encoding.goprint),
+        so that a non-omitempty field left out is printed at its zero value, as kube's answer shows it."""
+        return obj if self._go_type is None else go_printed(obj, self._go_type)
 
     def _refuse_invalid(self, obj: Object, causes: Sequence[Cause]) -> None:
         """422 Invalid for what the strategy's Validate or ValidateUpdate found (kube's BeforeCreate and

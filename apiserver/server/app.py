@@ -33,6 +33,7 @@ from apiserver.endpoints.openapi import OpenAPIDocuments
 from apiserver.endpoints.openid import serve_openid
 from apiserver.endpoints.resource import ResourceHandler
 from apiserver.endpoints.routing import ResourcePath, parse_resource_path
+from apiserver.fieldmanager.gotyped import stored_go_type
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import Scheme, ServerConverter
 from apiserver.metrics.registry import Metrics
@@ -119,7 +120,10 @@ class APIServer:
         for resource in scheme:
             key = (resource.group, resource.plural)
             strategy = self.rest.get(key, DEFAULT_OPTIONS).new_strategy(self.context)
-            self.stores[key] = Store(resource, storage, strategy, admission=self.admission)
+            go_type = stored_go_type(resource, scheme.resource)
+            self.stores[key] = Store(
+                resource, storage, strategy, admission=self.admission, go_type=go_type
+            )
         parts = [apis.parts.get((r.group, r.plural), NO_PARTS) for r in scheme]
         for part in parts:
             for plugin in part.admission:

@@ -16,9 +16,17 @@ from tests.inprocess import InProcessServer
 from tests.kindsamples import CASES, NAMESPACE, Case, sample
 
 # kube writes these as null when unset: their Go fields have no omitempty (a create's status before the
-# controllers fill it in). k8s.io/apiextensions-apiserver pkg/apis/apiextensions/v1/types.go:
-# CustomResourceDefinitionStatus.Conditions `json:"conditions"`
-KUBE_NULLS = {"customresourcedefinitions.apiextensions.k8s.io": {"status.conditions"}}
+# controllers fill it in), or are a non-pointer metav1.Time / MicroTime, whose zero value marshals to null.
+# k8s.io/apiextensions-apiserver pkg/apis/apiextensions/v1/types.go:
+# CustomResourceDefinitionStatus.Conditions `json:"conditions"`; k8s.io/api core/v1 Event's FirstTimestamp,
+# LastTimestamp (metav1.Time) and EventTime (metav1.MicroTime), events/v1 Event's DeprecatedFirstTimestamp and
+# DeprecatedLastTimestamp (as recorded from kube-apiserver 1.34 in tests/differential/golden/verbs-core.yaml
+# and validation.yaml)
+KUBE_NULLS = {
+    "customresourcedefinitions.apiextensions.k8s.io": {"status.conditions"},
+    "events": {"eventTime", "firstTimestamp", "lastTimestamp"},
+    "events.events.k8s.io": {"deprecatedFirstTimestamp", "deprecatedLastTimestamp"},
+}
 
 
 def nulls(value: Any, path: str = "") -> Iterator[str]:

@@ -13,8 +13,8 @@ _LEASE_SPEC = Message(
     (
         Field(1, "holderIdentity", "string", pointer=True),
         Field(2, "leaseDurationSeconds", "int32", pointer=True),
-        Field(3, "acquireTime", "microtime"),
-        Field(4, "renewTime", "microtime"),
+        Field(3, "acquireTime", "microtime", pointer=True),
+        Field(4, "renewTime", "microtime", pointer=True),
         Field(5, "leaseTransitions", "int32", pointer=True),
         Field(6, "strategy", "string", pointer=True),
         Field(7, "preferredHolder", "string", pointer=True),
