@@ -1,9 +1,10 @@
 """`python -m bench testing`: what apiforge.testing's fixtures cost a test, as a suite pays it: the session's
 server in a new process (importing apiforge.testing, then its first start, which imports the project's
-generated package: `python -m bench` has imported everything already, so this is measured in a child
-process), and in this process a server of a test's own (``apiforge_fresh_server``: forked from the session
-server's storage) and a namespace of a test's own (``apiforge_namespace``: created, then deleted). Target: a
-test's own server starts in under 0.3 s."""
+generated package: `python -m bench` has imported everything already, so this is measured in child
+processes, the median of three), and in this process a server of a test's own (``apiforge_fresh_server``:
+forked from the session server's storage) and a namespace of a test's own (``apiforge_namespace``: created,
+then deleted). Target: a test's own server, and the session's server in a new process once
+apiforge.testing is imported, start in under 0.3 s."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from bench.common import REPO, Row, median, print_rows
 
 ROUNDS = 10
+COLD_ROUNDS = 3
 TARGET_SECONDS = 0.3
 COLD_START = """
 import json, sys, tempfile, time
@@ -38,10 +40,17 @@ def cold_start() -> tuple[float, float]:
     return imported, first
 
 
+def cold_starts() -> tuple[float, float]:
+    """The medians of COLD_ROUNDS new processes' ``cold_start`` (one process is at the mercy of a load
+    spike on a shared machine)."""
+    rounds = [cold_start() for _ in range(COLD_ROUNDS)]
+    return median([imported for imported, _ in rounds]), median([first for _, first in rounds])
+
+
 def run() -> list[Row]:
     from apiforge.testing import Settings, TestServer
 
-    imported, first = cold_start()
+    imported, first = cold_starts()
     with tempfile.TemporaryDirectory() as scratch:
         server = TestServer(Settings(project=REPO), Path(scratch) / "session")
         server.start()
@@ -65,11 +74,15 @@ def run() -> list[Row]:
             server.stop()
     fork_seconds = median(forks)
     result = [
-        Row("testing", "a new process imports apiforge.testing (s)", f"{imported:.2f}"),
+        Row(
+            "testing", "a new process imports apiforge.testing, median of 3 (s)", f"{imported:.2f}"
+        ),
         Row(
             "testing",
-            "then the session server's first start, generated package imported (s)",
+            "then the session server's first start (generated package imported), median (s)",
             f"{first:.2f}",
+            f"< {TARGET_SECONDS} s",
+            first < TARGET_SECONDS,
         ),
         Row(
             "testing",

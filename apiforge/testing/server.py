@@ -29,7 +29,7 @@ import httpx
 import uvicorn
 import yaml
 
-from apiclient import Config, load_kubeconfig
+from apiclient.config import Config, load_kubeconfig
 from apiforge.testing.app import build_app
 from apiserver.authentication.authenticator import Authenticator
 from apiserver.server.apis import APIs

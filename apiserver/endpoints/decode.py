@@ -14,7 +14,7 @@ from apiserver.encoding import kubeyaml, limits, protobuf
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType, VersionType
-from apiserver.registry.admit import FIELD_VALIDATION, cannot_handle
+from apiserver.registry.admit import cannot_handle
 
 JSON_TYPES = ("", "application/json", "*/*")
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
@@ -138,12 +138,3 @@ def _number_text(value: int | float) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-def field_validation(query: dict[str, str]) -> str:
-    mode = query.get("fieldValidation", "Warn") or "Warn"
-    if mode not in FIELD_VALIDATION:
-        raise errors.bad_request(
-            f"fieldValidation must be one of Strict, Warn, Ignore (or empty), got {mode!r}"
-        )
-    return mode

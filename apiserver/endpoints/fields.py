@@ -74,25 +74,6 @@ def tracker(
     return track
 
 
-def apply_manager(request: Request) -> str:
-    """Apply requires an explicit fieldManager (kube answers 422 without one)."""
-    manager = request.query.get("fieldManager", "")
-    if not manager:
-        raise errors.invalid(
-            "PatchOptions",
-            "meta.k8s.io",
-            "",
-            [
-                errors.StatusCause(
-                    "FieldValueRequired",
-                    "Required value: is required for apply patch",
-                    "fieldManager",
-                )
-            ],
-        )
-    return manager_name(request)
-
-
 def server_side_apply(
     request: Request,
     target: Target,

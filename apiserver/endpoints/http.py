@@ -51,8 +51,6 @@ MAX_BODY_BYTES = (
 )  # kube-apiserver's default request size limit for JSON bodies is 3 MiB
 JSON = b"application/json"
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # Unicode's control characters (category Cc)
-_TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))
-_FALSE = frozenset(("", "0", "f", "F", "FALSE", "false", "False"))
 
 
 class Headers(Mapping[str, str]):
@@ -159,14 +157,8 @@ class Request:
         return b"".join(chunks)
 
     def flag(self, name: str) -> bool:
-        """A boolean query parameter as Go's strconv.ParseBool reads it (kube's query decoding): anything
-        else is a 400, never silently false."""
-        value = self.query.get(name, "")
-        if value in _TRUE:
-            return True
-        if value in _FALSE:
-            return False
-        raise APIError(400, "BadRequest", f'strconv.ParseBool: parsing "{value}": invalid syntax')
+        """A boolean query parameter as kube's parameter codec reads it: see query_bool."""
+        return query_bool(self.query.get(name))
 
     @property
     def content_type(self) -> str:
@@ -218,6 +210,14 @@ def frame_chunk(body: bytes) -> bytes:
     """``body`` as one HTTP/1.1 chunk (RFC 9112 §7.1): its size in hex, CRLF, the bytes, CRLF. Framed once,
     the same bytes go to every watcher of an event."""
     return b"%x\r\n%b\r\n" % (len(body), body)
+
+
+def query_bool(value: str | None) -> bool:
+    """A boolean query parameter as kube's parameter codec converts it (k8s.io/apimachinery/pkg/runtime/
+    conversion.go Convert_Slice_string_To_bool and _To_Pointer_bool): absent, ``0`` or any case of
+    ``false`` is false, and every other value true, ``watch=maybe`` and an empty one included; never a 400.
+    """
+    return value is not None and value != "0" and value.lower() != "false"
 
 
 def parse_query(query_string: bytes) -> dict[str, str]:

@@ -16,6 +16,7 @@ import enum
 import functools
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 import yaml
@@ -56,10 +57,13 @@ class Negotiated:
     output: Output
     protobuf: bool = False
     yaml: bool = False
+    """The object or list as YAML (``Accept: application/yaml``), as kube serves it."""
     meta_version: str = "v1"
     """The meta.k8s.io version a Table and its rows' PartialObjectMetadata are written in: kube serves v1 and
     v1beta1 Tables (asTable in staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go)."""
-    """The object or list as YAML (``Accept: application/yaml``), as kube serves it."""
+    as_list: bool = False
+    """PartialObjectMetadataList was asked for (kube answers 406 when the object is not a list, and
+    PartialObjectMetadata of a list likewise)."""
 
 
 JSON_TYPE = b"application/json"
@@ -76,19 +80,71 @@ YAML_OBJECT = Negotiated(Output.OBJECT, yaml=True)
 YAML_TYPE = b"application/yaml"
 
 
-@functools.lru_cache(maxsize=256)  # a client sends the same Accept header on every request
-def negotiate(accept: str, has_codec: bool = False) -> Negotiated:
-    """The first media range of ``accept`` that can be served; ``has_codec``: the kind can be protobuf."""
+_META_VERSIONS = ("v1", "v1beta1")
+_PARTIAL_KINDS = ("PartialObjectMetadata", "PartialObjectMetadataList")
+
+
+def _media_ranges(accept: str) -> list[tuple[str, dict[str, str]]]:
+    """The media ranges of ``accept`` (type, parameters but ``q``) in the order kube tries them:
+    goautoneg's ParseAccept sorts by quality, then a concrete type or subtype before a wildcard, with
+    Go's insertion sort (what sort.Sort runs on the dozen ranges a header holds), whose order this
+    comparison, not a strict one, decides."""
+    ranges: list[tuple[float, str, dict[str, str]]] = []
     for media_range in accept.split(","):
         media_type, *raw_parameters = media_range.split(";")
-        media_type = media_type.strip()
         parameters = {
             key.strip(): value.strip()
             for key, _, value in (part.partition("=") for part in raw_parameters)
         }
-        as_kind = parameters.get("as")
+        ranges.append((_quality(parameters.pop("q", "1")), media_type.strip(), parameters))
+    for i in range(1, len(ranges)):
+        j = i
+        while j > 0 and _goautoneg_less(ranges[j], ranges[j - 1]):
+            ranges[j], ranges[j - 1] = ranges[j - 1], ranges[j]
+            j -= 1
+    return [(media_type, parameters) for _, media_type, parameters in ranges]
+
+
+def _quality(text: str) -> float:
+    """``q`` as Go's strconv.ParseFloat reads it; goautoneg takes 0 where it cannot."""
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0
+
+
+def _goautoneg_less(a: tuple[float, str, Any], b: tuple[float, str, Any]) -> bool:
+    if a[0] > b[0]:
+        return True
+    main_a, _, sub_a = a[1].partition("/")
+    main_b, _, sub_b = b[1].partition("/")
+    if main_a != "*" and main_b == "*":
+        return True
+    return sub_a != "*" and sub_b == "*"
+
+
+def _transform_served(media_type: str, parameters: dict[str, str]) -> bool:
+    """Whether a range's as/g/v name a view kube serves (RequestScope.AllowsMediaTypeTransform in
+    k8s.io/apiserver/pkg/endpoints/handlers/rest.go): meta.k8s.io v1 or v1beta1's Table (not as
+    protobuf) or PartialObjectMetadata(List); any other as, g or v skips the range."""
+    if parameters.get("g") != "meta.k8s.io" or parameters.get("v") not in _META_VERSIONS:
+        return False
+    as_kind = parameters.get("as")
+    if as_kind == "Table":
+        return media_type != protobuf.CONTENT_TYPE
+    return as_kind in _PARTIAL_KINDS
+
+
+def _converts(parameters: dict[str, str]) -> bool:
+    return "as" in parameters or "g" in parameters or "v" in parameters
+
+
+@functools.lru_cache(maxsize=256)  # a client sends the same Accept header on every request
+def negotiate(accept: str, has_codec: bool = False) -> Negotiated:
+    """The first media range of ``accept`` that can be served; ``has_codec``: the kind can be protobuf."""
+    for media_type, parameters in _media_ranges(accept):
         is_protobuf = media_type == protobuf.CONTENT_TYPE
-        if as_kind is None:
+        if not _converts(parameters):
             if media_type in _ANY_JSON:
                 return JSON_OBJECT
             if media_type == "application/yaml":
@@ -96,27 +152,29 @@ def negotiate(accept: str, has_codec: bool = False) -> Negotiated:
             if is_protobuf and has_codec:
                 return Negotiated(Output.OBJECT, protobuf=True)
             continue
-        if parameters.get("g") != "meta.k8s.io":
+        if not _transform_served(media_type, parameters):
             continue
-        if as_kind == "Table" and not is_protobuf:  # Tables are served as JSON only
-            version = "v1beta1" if parameters.get("v") == "v1beta1" else "v1"
-            return Negotiated(Output.TABLE, meta_version=version)
-        if as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
-            return Negotiated(Output.PARTIAL, protobuf=is_protobuf)
+        if parameters["as"] == "Table":  # Tables are served as JSON
+            return Negotiated(Output.TABLE, meta_version=parameters["v"])
+        return Negotiated(
+            Output.PARTIAL, protobuf=is_protobuf, as_list=parameters["as"] == _PARTIAL_KINDS[1]
+        )
     return JSON_OBJECT
 
 
 _KNOWN_TYPES = frozenset((*_ANY_JSON, "application/yaml", protobuf.CONTENT_TYPE))
 
 
+@functools.lru_cache(maxsize=256)
 def acceptable(accept: str) -> bool:
     """Whether any media range of ``accept`` names a type the server speaks (YAML is answered as JSON, its
-    subset); kube answers 406 when none does."""
-    if not accept or "application/json" in accept or "*/*" in accept:  # every client's, cheaply
-        return True
+    subset) in a view it serves; kube answers 406 when none does."""
+    if not accept or (";" not in accept and ("application/json" in accept or "*/*" in accept)):
+        return True  # every plain client's, cheaply
     return any(
-        media_range.split(";", 1)[0].strip().lower() in _KNOWN_TYPES
-        for media_range in accept.split(",")
+        media_type.lower() in _KNOWN_TYPES
+        and (not _converts(parameters) or _transform_served(media_type, parameters))
+        for media_type, parameters in _media_ranges(accept)
     )
 
 

@@ -10,6 +10,7 @@ wire form and the internal (hub) form that the registry works on.
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -84,10 +85,22 @@ class VersionType:
     from_internal: Converter = _identity
     defaulter: Callable[[Object], None] | None = None
     validator: Callable[[Object], list[Any]] | None = None
-    model: type | None = None
+    model_ref: str = ""
+    """The version's generated pydantic model (``package.module:Name``), imported when ``model`` is first
+    read: the server never reads it, and importing every group's models would cost a new process tens of
+    milliseconds at start (a test fixture's first server, `apiforge serve`)."""
     protobuf: KindCodec | None = (
         None  # built-in kinds: the messages of the numbers their definition declares
     )
+
+    @property
+    def model(self) -> type | None:
+        """The model ``model_ref`` names (None without one)."""
+        if not self.model_ref:
+            return None
+        module, _, name = self.model_ref.partition(":")
+        model: type = getattr(importlib.import_module(module), name)
+        return model
 
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")

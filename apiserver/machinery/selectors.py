@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-from apiserver.machinery.errors import APIError, bad_request
+from apiserver.machinery.errors import bad_request
+from apiserver.schema.causes import go_quote
+from apiserver.schema.objectmeta import is_label_value, is_qualified_name
 
 _REQUIREMENT = re.compile(
     r"\s*(?P<neg>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
@@ -65,6 +67,35 @@ def _split_top_level(text: str) -> Iterable[str]:
     yield text[start:]
 
 
+def _check_requirement(match: re.Match[str]) -> None:
+    """kube's NewRequirement (k8s.io/apimachinery/pkg/labels/selector.go): the key a qualified name, a Gt or
+    Lt value an int64, every value (in sorted order, as the parser's set lists them) a label value; its
+    errors, aggregated, are the 400's ``unable to parse requirement: ...``."""
+    key = match.group("key")
+    found: list[str] = []
+    if key_errors := is_qualified_name(key):
+        found.append(f"key: Invalid value: {go_quote(key)}: {'; '.join(key_errors)}")
+    if match.group("setop"):
+        values = sorted({v.strip() for v in match.group("values").split(",")})
+    elif match.group("op"):
+        values = [match.group("value")]
+    else:
+        values = []
+    if match.group("op") in (">", "<") and not re.fullmatch(r"[+-]?[0-9]+", values[0]):
+        found.append(
+            f"values[0]: Invalid value: {go_quote(values[0])}: for 'Gt', 'Lt' operators, the value "
+            "must be an integer"
+        )
+    for index, value in enumerate(values):
+        if value_errors := is_label_value(value):
+            found.append(
+                f"values[{index}][{key}]: Invalid value: {go_quote(value)}: {'; '.join(value_errors)}"
+            )
+    if found:
+        joined = found[0] if len(found) == 1 else "[" + ", ".join(found) + "]"
+        raise bad_request(f"unable to parse requirement: {joined}")
+
+
 def parse_label_selector(text: str) -> tuple[Requirement, ...]:
     if not text.strip():
         return ()
@@ -76,17 +107,12 @@ def parse_label_selector(text: str) -> tuple[Requirement, ...]:
                 f"unable to parse requirement: {part.strip()!r}: invalid label selector"
             )
         key = match.group("key")
+        _check_requirement(match)
         if match.group("neg"):
             requirements.append(Requirement(key, "!", frozenset()))
         elif match.group("op") in (">", "<"):
-            value = match.group("value")
-            if not value.lstrip("-").isdigit():  # kube's NewRequirement
-                raise bad_request(
-                    f"unable to parse requirement: {part.strip()!r}: for 'Gt', 'Lt' operators, the "
-                    "value must be an integer"
-                )
             operator = "gt" if match.group("op") == ">" else "lt"
-            requirements.append(Requirement(key, operator, frozenset([value])))
+            requirements.append(Requirement(key, operator, frozenset([match.group("value")])))
         elif match.group("op"):
             operator = "!=" if match.group("op") == "!=" else "="
             requirements.append(Requirement(key, operator, frozenset([match.group("value")])))
@@ -126,32 +152,55 @@ def field_selector_terms(text: str) -> list[tuple[str, str, str]]:
     return terms
 
 
+KINDS_WITH_FIELD_LABELS: Final = frozenset(
+    (
+        ("", "Event"),
+        ("", "Namespace"),
+        ("", "Node"),
+        ("", "Pod"),
+        ("", "ReplicationController"),
+        ("", "Secret"),
+        ("", "Service"),
+        ("apps", "StatefulSet"),
+        ("batch", "Job"),
+        ("certificates.k8s.io", "CertificateSigningRequest"),
+        ("certificates.k8s.io", "ClusterTrustBundle"),
+        ("events.k8s.io", "Event"),
+        ("resource.k8s.io", "ResourceSlice"),
+    )
+)
+"""The built-in kinds kube registers a field label conversion for (AddFieldLabelConversionFunc in
+k8s.io/kubernetes/pkg/apis/*/v*/conversion.go); every other built-in kind gets apimachinery's
+DefaultMetaV1FieldSelectorConversion."""
+
+
 def parse_field_selector(
     text: str,
     allowed: Iterable[str],
     *,
-    builtin: bool = False,
+    meta_only: bool = False,
     labels: Mapping[str, tuple[str, ...]] | None = None,
 ) -> tuple[FieldRequirement, ...]:
-    """Parse a field selector, refusing fields the resource does not make selectable (400, as kube does:
-    for a built-in kind in the words of its field label conversion function, pkg/apis/core/v1/conversion.go;
-    for a custom resource in those of the apiextensions handler). ``labels`` are the fields a strategy
-    selects on beyond ``allowed``, each with the stored fields that give its value (kube's field label
-    conversion, as events.k8s.io's ``regarding.name`` selects the stored ``involvedObject.name``)."""
+    """Parse a field selector, refusing fields the resource does not make selectable with kube's 400:
+    ``meta_only``, a built-in kind outside KINDS_WITH_FIELD_LABELS, in the words of
+    DefaultMetaV1FieldSelectorConversion (k8s.io/apimachinery/pkg/runtime/conversion.go); others in
+    those of their conversion function (pkg/apis/core/v1/conversion.go, apiextensions' crConverter):
+    ``field label not supported``. ``labels`` are the fields a strategy selects on beyond ``allowed``,
+    each with the stored fields that give its value (kube's field label conversion, as events.k8s.io's
+    ``regarding.name`` selects the stored ``involvedObject.name``)."""
     if not text.strip():
         return ()
     labels = labels or {}
     allowed_fields = set(allowed) | set(labels)
     requirements = []
     for field, operator, value in field_selector_terms(text):
-        if field not in allowed_fields and builtin:
-            raise bad_request(f"field label not supported: {field}")
-        if field not in allowed_fields:
-            raise APIError(
-                400,
-                "BadRequest",
-                f'"{field}" is not a known field selector: only "{", ".join(sorted(allowed_fields))}"',
+        if field not in allowed_fields and meta_only:
+            raise bad_request(
+                f'{go_quote(field)} is not a known field selector: only "metadata.name", '
+                '"metadata.namespace"'
             )
+        if field not in allowed_fields:
+            raise bad_request(f"field label not supported: {field}")
         paths = tuple(tuple(path.split(".")) for path in labels.get(field, (field,)))
         requirements.append(FieldRequirement(paths, operator != "!=", value))
     return tuple(requirements)

@@ -26,11 +26,11 @@ from apiserver.schema.causes import TYPE_INVALID
 from apiserver.schema.cel import validate_rules
 from apiserver.schema.godecode import decode_error
 from apiserver.schema.gointegers import integer_causes
+from apiserver.schema.kubefinalizers import kube_finalizer_causes
 from apiserver.schema.objectmeta import NameFunc, name_is_dns_subdomain
 from apiserver.schema.ratchet import ratchet
 from apiserver.schema.scalepaths import scale_spec_causes, scale_status_causes
 
-FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
 _C1_AND_DEL = re.compile("[\x7f-\x9f]")  # the control characters JSON leaves as they are
 Track = Callable[[Object], None]
 
@@ -218,6 +218,8 @@ def _validate(
         if resource.persisted
         else []
     )
+    if resource.persisted and resource.builtin:
+        causes.extend(kube_finalizer_causes(metadata, resource.group))
     # kube decodes ObjectMeta into Go types before any validation: a wrong JSON type there is a 400
     _refuse_undecodable(causes, resource, version, obj if resource.builtin else None)
     if version.validator is not None:

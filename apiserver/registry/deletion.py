@@ -11,6 +11,7 @@ from enum import Enum
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.schema import causes
+from apiserver.schema.options import DELETE, dry_run_causes, refuse
 
 ORPHAN_FINALIZER = "orphan"  # metav1.FinalizerOrphanDependents
 FOREGROUND_FINALIZER = "foregroundDeletion"  # metav1.FinalizerDeleteDependents
@@ -36,8 +37,8 @@ class Propagation:
     @classmethod
     def from_options(cls, options: Object) -> Propagation:
         """The propagation of a DeleteOptions body (or query), validated as kube's ValidateDeleteOptions:
-        a value of the wrong type cannot be decoded (400), a policy kube does not know and both fields set
-        are a 422 on DeleteOptions.meta.k8s.io."""
+        a value of the wrong type cannot be decoded (400), a policy kube does not know, both fields set and
+        a dryRun other than ``All`` are one 422 on DeleteOptions.meta.k8s.io."""
         policy = options.get("propagationPolicy")
         orphan = options.get("orphanDependents")
         if policy is not None and not isinstance(policy, str):
@@ -55,13 +56,8 @@ class Propagation:
             )
         if policy is not None and policy not in POLICIES:
             found.append(causes.not_supported("propagationPolicy", policy, [*POLICIES, "nil"]))
-        if found:
-            raise errors.invalid(
-                "DeleteOptions",
-                "meta.k8s.io",
-                "",
-                [errors.StatusCause(c.reason, c.message, c.field) for c in found],
-            )
+        found += dry_run_causes(options.get("dryRun") or [])
+        refuse(DELETE, found)
         return cls(policy, orphan)
 
     def orphans(self, finalizers: list[str], default: GarbageCollectionPolicy) -> bool:

@@ -19,6 +19,7 @@ __all__ = [
     "NIL_FIELD",
     "OMIT",
     "Cause",
+    "GoStruct",
     "duplicate",
     "forbidden",
     "format_bad_value",
@@ -209,8 +210,13 @@ def _json_string(text: str) -> str:
     return "".join(out)
 
 
+class GoStruct(dict[str, Any]):
+    """A Go struct's fields in declaration order: ``json.Marshal`` writes a struct's fields so, where it
+    sorts a map's keys."""
+
+
 def go_json(value: Any) -> str:
-    """Go's ``json.Marshal`` of a decoded JSON value: sorted keys, no spaces, HTML-safe escapes,
+    """Go's ``json.Marshal`` of a decoded JSON value: sorted keys (a GoStruct's in its order), no spaces, HTML-safe escapes,
     integral floats without a fraction (``1.0`` is ``1``)."""
     if value is None:
         return "null"
@@ -223,7 +229,7 @@ def go_json(value: Any) -> str:
     if isinstance(value, str):
         return _json_string(value)
     if isinstance(value, dict):
-        items = sorted(value.items())
+        items = value.items() if isinstance(value, GoStruct) else sorted(value.items())
         return "{" + ",".join(f"{_json_string(str(k))}:{go_json(v)}" for k, v in items) + "}"
     if isinstance(value, list | tuple):
         return "[" + ",".join(go_json(v) for v in value) + "]"

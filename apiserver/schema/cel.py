@@ -34,8 +34,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-import cel
-
 from apiserver.schema import causes
 from apiserver.schema.causes import Cause
 from apiserver.schema.celbudget import Budget, Metered, meter
@@ -45,6 +43,7 @@ from apiserver.schema.cellibs import LIBRARIES, ROOTS
 from apiserver.schema.celmacros import rewrite
 from apiserver.schema.celnames import escape
 from apiserver.schema.celrefs import STANDARD, undeclared
+from apiserver.schema.celruntime import evaluator
 from apiserver.schema.openapi import deep_equal
 from apiserver.schema.ratchet import index_map_list, map_list_key
 from apiserver.schema.structural import Schema, compile_schema
@@ -83,12 +82,12 @@ def compile_rule(text: str) -> Any:
     rewritten first, :mod:`apiserver.schema.celmacros`)."""
     rewritten = rewrite(text)
     try:
-        return cel.compile(rewritten)
+        return evaluator().compile(rewritten)
     except ValueError as error:
         failure = error
     if rewritten != text:
         try:  # the parser's words about the rule as written
-            cel.compile(text)
+            evaluator().compile(text)
         except ValueError as error:
             failure = error
     raise RuleSyntaxError(str(failure)) from None
@@ -371,8 +370,8 @@ def _failures(
 def _bind_old_self(context: Any, s: Schema, old: Any, *, optional: bool) -> None:
     plain = None if old is _ABSENT else _cel_value(s, old)
     if optional:
-        none, of = cel.OptionalValue.none, cel.OptionalValue.of
-        context.add_variable("oldSelf", none() if old is _ABSENT else of(plain))
+        value = evaluator().OptionalValue
+        context.add_variable("oldSelf", value.none() if old is _ABSENT else value.of(plain))
     else:
         context.add_variable("oldSelf", plain)
 
@@ -391,7 +390,7 @@ def _context(functions: frozenset[str], variables: dict[str, Any]) -> Any:
         contexts = _PER_THREAD.contexts = {}
     context = contexts.get(functions)
     if context is None:
-        context = contexts[functions] = cel.Context()
+        context = contexts[functions] = evaluator().Context()
         for name in functions:
             context.add_function(name, LIBRARIES[name])
         for name, root in ROOTS.items():

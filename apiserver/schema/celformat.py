@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
+from apiserver.schema.celruntime import evaluator
 from apiserver.schema.formats import check_format
 from apiserver.schema.objectmeta import (
     is_dns1035_label,
@@ -121,22 +122,14 @@ def _format(name: str) -> Callable[[Any], dict[str, str]]:
     return constant
 
 
-def _optional() -> Any:
-    """cel-rust's optional type, imported when a rule runs: ``import cel`` also loads its command line
-    (prompt_toolkit, ~0.2 s), which the generator, importing this module to check rules, must not pay."""
-    import cel
-
-    return cel.OptionalValue
-
-
 def _named(receiver: Any, name: Any) -> Any:
     """format.named(name): optional.of(the format), or optional.none() for a name kube does not have."""
     _root(receiver)
     if not isinstance(name, str):
         raise TypeError("no such overload")
     if name not in CHECKS:
-        return _optional().none()
-    return _optional().of({TYPE: "format", "name": name})
+        return evaluator().OptionalValue.none()
+    return evaluator().OptionalValue.of({TYPE: "format", "name": name})
 
 
 def _validate(receiver: Any, text: Any) -> Any:
@@ -148,7 +141,8 @@ def _validate(receiver: Any, text: Any) -> Any:
     ):
         raise TypeError("no such overload")
     errors = CHECKS[str(receiver["name"])](text)
-    return _optional().of(list(errors)) if errors else _optional().none()
+    optional = evaluator().OptionalValue
+    return optional.of(list(errors)) if errors else optional.none()
 
 
 FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {

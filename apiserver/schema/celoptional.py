@@ -14,20 +14,16 @@ import json
 from collections.abc import Callable
 from typing import Any, Final
 
+from apiserver.schema.celruntime import evaluator
+
 SELECT: Final = "__opt_select__"
 INDEX: Final = "__opt_index__"
 Token = tuple[str, str]
 
 
-def _optional() -> Any:
-    import cel  # the evaluator's optional type, as celformat imports it (its command line is slow to load)
-
-    return cel.OptionalValue
-
-
 def _present(receiver: Any) -> tuple[bool, Any]:
     """The value under an optional receiver (absent: False), or a plain receiver."""
-    optional = _optional()
+    optional = evaluator().OptionalValue
     if isinstance(receiver, optional):
         return (True, receiver.value()) if receiver.has_value() else (False, None)
     return True, receiver
@@ -36,18 +32,18 @@ def _present(receiver: Any) -> tuple[bool, Any]:
 def _select(receiver: Any, name: Any) -> Any:
     present, value = _present(receiver)
     if present and isinstance(value, dict) and name in value:
-        return _optional().of(value[name])
-    return _optional().none()
+        return evaluator().OptionalValue.of(value[name])
+    return evaluator().OptionalValue.none()
 
 
 def _index(receiver: Any, key: Any) -> Any:
     present, value = _present(receiver)
     if present and isinstance(value, dict) and key in value:
-        return _optional().of(value[key])
+        return evaluator().OptionalValue.of(value[key])
     is_index = isinstance(key, int) and not isinstance(key, bool)
     if present and isinstance(value, list) and is_index and 0 <= key < len(value):
-        return _optional().of(value[key])
-    return _optional().none()
+        return evaluator().OptionalValue.of(value[key])
+    return evaluator().OptionalValue.none()
 
 
 FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {SELECT: _select, INDEX: _index}

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from apiserver.schema import causes
-from apiserver.schema.causes import Cause
+from apiserver.schema.causes import Cause, GoStruct
 from apiserver.schema.structural import Schema
 
 __all__ = [
@@ -433,7 +433,9 @@ def _owner_references(refs: Any, path: str, errs: list[Cause]) -> None:
             )  # schema.GroupVersionKind's String()
             errs.append(
                 causes.invalid(
-                    field, ref, f"{group}/{version}, Kind={kind} is disallowed from being an owner"
+                    field,
+                    _go_owner_reference(ref),
+                    f"{group}/{version}, Kind={kind} is disallowed from being an owner",
                 )
             )
         if ref.get("controller") is True:
@@ -442,13 +444,23 @@ def _owner_references(refs: Any, path: str, errs: list[Cause]) -> None:
                 errs.append(
                     causes.invalid(
                         field,
-                        refs,
+                        [_go_owner_reference(r) if isinstance(r, dict) else r for r in refs],
                         'Only one reference can have Controller set to true. Found "true" in references for '
                         f"{first_controller} and {current}",
                     )
                 )
             else:
                 first_controller = current
+
+
+def _go_owner_reference(ref: dict[str, Any]) -> GoStruct:
+    """An owner reference as kube prints it in a cause: metav1.OwnerReference's fields in Go struct order,
+    the four strings always (no omitempty), the two *bool only when set, anything else dropped."""
+    printed = GoStruct((key, ref.get(key) or "") for key in ("apiVersion", "kind", "name", "uid"))
+    for key in ("controller", "blockOwnerDeletion"):
+        if ref.get(key) is not None:
+            printed[key] = ref[key]
+    return printed
 
 
 def _finalizers(finalizers: Any, path: str, errs: list[Cause]) -> None:

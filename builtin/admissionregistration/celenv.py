@@ -16,12 +16,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-import cel
 import orjson
 
 from apiserver.schema.cel import compile_rule
 from apiserver.schema.cellibs import LIBRARIES, ROOTS
 from apiserver.schema.celrefs import undeclared
+from apiserver.schema.celruntime import evaluator
 from builtin.admissionregistration.authz import FUNCTIONS as AUTHORIZER
 
 
@@ -41,7 +41,7 @@ class _Slot:
     __slots__ = ("bound", "context")
 
     def __init__(self, functions: frozenset[str]) -> None:
-        self.context = cel.Context()
+        self.context = evaluator().Context()
         for name in functions:
             self.context.add_function(name, FUNCTIONS[name])
         for name, root in ROOTS.items():

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import cel
-
 from apiserver.machinery.objects import Object
 from apiserver.schema.cel import compile_rule
 from apiserver.schema.celerrors import error_text
 from apiserver.schema.cellibs import LIBRARIES, ROOTS
+from apiserver.schema.celruntime import evaluator
 
 
 class ConditionError(Exception):
@@ -24,7 +23,7 @@ def conditions_match(
     conditions = hook.get("matchConditions") or []
     if not conditions:
         return True
-    context = cel.Context()
+    context = evaluator().Context()
     context.add_variable("object", obj)
     context.add_variable("oldObject", old)
     context.add_variable("request", request)

@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import logging
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
@@ -33,7 +33,9 @@ from builtin.apiextensions.strategy import FINALIZER
 from builtin.deletion import delete_all
 from builtin.wants import WantsServed, WantsStores
 from builtin.webhook.client import WebhookClients
-from generator.definition import Definition
+
+if TYPE_CHECKING:
+    from generator.definition import Definition
 
 __all__ = ["CustomResourceDefinitionController"]
 

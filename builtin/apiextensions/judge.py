@@ -7,16 +7,14 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from apiserver.schema import Cause
-from generator.check import check_definitions
-from generator.definition import Definition, DefinitionError, DefinitionErrors
-from generator.load_crd import load_crd
-from generator.sourcemap import SourceMap
-from generator.yamlsource import LineIndex, YamlDocument
+
+if TYPE_CHECKING:
+    from generator.definition import Definition, DefinitionError
 
 __all__ = ["judge", "remembered"]
 
@@ -104,6 +102,14 @@ def judge(crd: dict[str, Any]) -> tuple[Definition | None, list[Cause]]:
 
 
 def _judge(crd: dict[str, Any]) -> tuple[Definition | None, list[Cause]]:
+    # the generator's loader and checks, imported by the first CRD judged: a server that has none yet
+    # (a test fixture's first start, `apiforge serve`) starts without them
+    from generator.check import check_definitions
+    from generator.definition import DefinitionErrors
+    from generator.load_crd import load_crd
+    from generator.sourcemap import SourceMap
+    from generator.yamlsource import LineIndex, YamlDocument
+
     name = str((crd.get("metadata") or {}).get("name", ""))
     document = YamlDocument(Path(name), crd, LineIndex({}))
     definition, source, reader = load_crd(document)

@@ -4,13 +4,12 @@ from a definition file does."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from generator.definition import Definition
 from generator.naming import openapi_path_key
-from generator.openapi import group_version_document
-from generator.openapi_v2 import swagger_document
-from generator.plan import build_plan
+
+if TYPE_CHECKING:
+    from generator.definition import Definition
 
 __all__ = ["group_documents"]
 
@@ -22,6 +21,12 @@ def group_documents(
     empty for none."""
     if not definitions:
         return {}, {}
+    # the generator's planner and emitters, imported by the first CRD served: a server without one yet (a
+    # test fixture's first start, `apiforge serve`) starts without them
+    from generator.openapi import group_version_document
+    from generator.openapi_v2 import swagger_document
+    from generator.plan import build_plan
+
     v3: dict[str, dict[str, Any]] = {}
     for group in build_plan(definitions).groups:
         for version in group.versions:

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apiserver.machinery.convert import deep_copy
 from apiserver.machinery.objects import Object
 from apiserver.machinery.scheme import ResourceType, VersionType
 from apiserver.schema import Cause, apply_defaults, prune, validate
-from generator.definition import Definition, Version
-from generator.plan import build_plan
+
+if TYPE_CHECKING:
+    from generator.definition import Definition, Version
 
 __all__ = ["resource_type"]
 
@@ -80,6 +81,9 @@ def _version_type(
 def resource_type(definition: Definition) -> ResourceType:
     """The served resource of a checked CRD Definition (conversion strategy None: the apiVersion is
     rewritten, each version's schema prunes what it does not declare)."""
+    # the generator's planner, imported by the first CRD served
+    from generator.plan import build_plan
+
     (group,) = build_plan([definition]).groups
     versions = tuple(
         _version_type(

@@ -2,7 +2,8 @@
 """REST bindings of the admissionregistration.k8s.io group: one ResourceType per resource (each version's schema,
 defaulter, validator, conversions and model, for the Scheme), each resource's storage wiring for the registry
 (REST: its strategy and create subresources) and what its definition brings to the server (PARTS: admission
-plugins, controllers, token authenticators)."""
+plugins, controllers, token authenticators). The models are named, not imported: the server never reads
+them, and a fresh process starts tens of milliseconds sooner without them."""
 
 import builtin.admissionregistration.mutating
 import builtin.admissionregistration.mutatingstrategy
@@ -18,12 +19,10 @@ from apiserver.server.apis import ServerParts
 
 from .v1 import conversion as v1_conversion
 from .v1 import defaults as v1_defaults
-from .v1 import models as v1_models
 from .v1 import schemas as v1_schemas
 from .v1 import validation as v1_validation
 from .v1beta1 import conversion as v1beta1_conversion
 from .v1beta1 import defaults as v1beta1_defaults
-from .v1beta1 import models as v1beta1_models
 from .v1beta1 import schemas as v1beta1_schemas
 from .v1beta1 import validation as v1beta1_validation
 
@@ -93,7 +92,7 @@ MUTATING_ADMISSION_POLICY = ResourceType(
             from_internal=v1beta1_conversion.mutating_admission_policy_from_internal,
             defaulter=v1beta1_defaults.default_mutating_admission_policy,
             validator=v1beta1_validation.validate_mutating_admission_policy,
-            model=v1beta1_models.MutatingAdmissionPolicy,
+            model_ref=f"{__package__}.v1beta1.models:MutatingAdmissionPolicy",
         ),
     ),
 )
@@ -158,7 +157,7 @@ MUTATING_ADMISSION_POLICY_BINDING = ResourceType(
             from_internal=v1beta1_conversion.mutating_admission_policy_binding_from_internal,
             defaulter=v1beta1_defaults.default_mutating_admission_policy_binding,
             validator=v1beta1_validation.validate_mutating_admission_policy_binding,
-            model=v1beta1_models.MutatingAdmissionPolicyBinding,
+            model_ref=f"{__package__}.v1beta1.models:MutatingAdmissionPolicyBinding",
         ),
     ),
 )
@@ -221,7 +220,7 @@ MUTATING_WEBHOOK_CONFIGURATION = ResourceType(
             from_internal=v1_conversion.mutating_webhook_configuration_from_internal,
             defaulter=v1_defaults.default_mutating_webhook_configuration,
             validator=v1_validation.validate_mutating_webhook_configuration,
-            model=v1_models.MutatingWebhookConfiguration,
+            model_ref=f"{__package__}.v1.models:MutatingWebhookConfiguration",
         ),
     ),
 )
@@ -303,7 +302,7 @@ VALIDATING_ADMISSION_POLICY = ResourceType(
             from_internal=v1_conversion.validating_admission_policy_from_internal,
             defaulter=v1_defaults.default_validating_admission_policy,
             validator=v1_validation.validate_validating_admission_policy,
-            model=v1_models.ValidatingAdmissionPolicy,
+            model_ref=f"{__package__}.v1.models:ValidatingAdmissionPolicy",
         ),
     ),
 )
@@ -374,7 +373,7 @@ VALIDATING_ADMISSION_POLICY_BINDING = ResourceType(
             from_internal=v1_conversion.validating_admission_policy_binding_from_internal,
             defaulter=v1_defaults.default_validating_admission_policy_binding,
             validator=v1_validation.validate_validating_admission_policy_binding,
-            model=v1_models.ValidatingAdmissionPolicyBinding,
+            model_ref=f"{__package__}.v1.models:ValidatingAdmissionPolicyBinding",
         ),
     ),
 )
@@ -436,7 +435,7 @@ VALIDATING_WEBHOOK_CONFIGURATION = ResourceType(
             from_internal=v1_conversion.validating_webhook_configuration_from_internal,
             defaulter=v1_defaults.default_validating_webhook_configuration,
             validator=v1_validation.validate_validating_webhook_configuration,
-            model=v1_models.ValidatingWebhookConfiguration,
+            model_ref=f"{__package__}.v1.models:ValidatingWebhookConfiguration",
         ),
     ),
 )

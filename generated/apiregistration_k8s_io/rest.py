@@ -2,7 +2,8 @@
 """REST bindings of the apiregistration.k8s.io group: one ResourceType per resource (each version's schema,
 defaulter, validator, conversions and model, for the Scheme), each resource's storage wiring for the registry
 (REST: its strategy and create subresources) and what its definition brings to the server (PARTS: admission
-plugins, controllers, token authenticators)."""
+plugins, controllers, token authenticators). The models are named, not imported: the server never reads
+them, and a fresh process starts tens of milliseconds sooner without them."""
 
 import builtin.apiregistration.aggregator
 import builtin.apiregistration.autoregister
@@ -15,7 +16,6 @@ from apiserver.server.apis import ServerParts
 
 from .v1 import conversion as v1_conversion
 from .v1 import defaults as v1_defaults
-from .v1 import models as v1_models
 from .v1 import schemas as v1_schemas
 from .v1 import validation as v1_validation
 
@@ -81,7 +81,7 @@ API_SERVICE = ResourceType(
             from_internal=v1_conversion.api_service_from_internal,
             defaulter=v1_defaults.default_api_service,
             validator=v1_validation.validate_api_service,
-            model=v1_models.APIService,
+            model_ref=f"{__package__}.v1.models:APIService",
         ),
     ),
 )

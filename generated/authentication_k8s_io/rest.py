@@ -2,7 +2,8 @@
 """REST bindings of the authentication.k8s.io group: one ResourceType per resource (each version's schema,
 defaulter, validator, conversions and model, for the Scheme), each resource's storage wiring for the registry
 (REST: its strategy and create subresources) and what its definition brings to the server (PARTS: admission
-plugins, controllers, token authenticators)."""
+plugins, controllers, token authenticators). The models are named, not imported: the server never reads
+them, and a fresh process starts tens of milliseconds sooner without them."""
 
 import builtin.authentication.reviews
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
@@ -11,13 +12,11 @@ from apiserver.server.apis import ServerParts
 
 from .v1 import conversion as v1_conversion
 from .v1 import defaults as v1_defaults
-from .v1 import models as v1_models
 from .v1 import protobuf as v1_protobuf
 from .v1 import schemas as v1_schemas
 from .v1 import validation as v1_validation
 from .v1beta1 import conversion as v1beta1_conversion
 from .v1beta1 import defaults as v1beta1_defaults
-from .v1beta1 import models as v1beta1_models
 from .v1beta1 import protobuf as v1beta1_protobuf
 from .v1beta1 import schemas as v1beta1_schemas
 from .v1beta1 import validation as v1beta1_validation
@@ -50,7 +49,7 @@ SELF_SUBJECT_REVIEW = ResourceType(
             to_internal=v1_conversion.self_subject_review_to_internal,
             from_internal=v1_conversion.self_subject_review_from_internal,
             validator=v1_validation.validate_self_subject_review,
-            model=v1_models.SelfSubjectReview,
+            model_ref=f"{__package__}.v1.models:SelfSubjectReview",
             protobuf=v1_protobuf.SELF_SUBJECT_REVIEW,
         ),
         VersionType(
@@ -67,7 +66,7 @@ SELF_SUBJECT_REVIEW = ResourceType(
             to_internal=v1beta1_conversion.self_subject_review_to_internal,
             from_internal=v1beta1_conversion.self_subject_review_from_internal,
             validator=v1beta1_validation.validate_self_subject_review,
-            model=v1beta1_models.SelfSubjectReview,
+            model_ref=f"{__package__}.v1beta1.models:SelfSubjectReview",
             protobuf=v1beta1_protobuf.SELF_SUBJECT_REVIEW,
         ),
     ),
@@ -107,7 +106,7 @@ TOKEN_REQUEST = ResourceType(
             from_internal=v1_conversion.token_request_from_internal,
             defaulter=v1_defaults.default_token_request,
             validator=v1_validation.validate_token_request,
-            model=v1_models.TokenRequest,
+            model_ref=f"{__package__}.v1.models:TokenRequest",
             protobuf=v1_protobuf.TOKEN_REQUEST,
         ),
     ),
@@ -145,7 +144,7 @@ TOKEN_REVIEW = ResourceType(
             to_internal=v1_conversion.token_review_to_internal,
             from_internal=v1_conversion.token_review_from_internal,
             validator=v1_validation.validate_token_review,
-            model=v1_models.TokenReview,
+            model_ref=f"{__package__}.v1.models:TokenReview",
             protobuf=v1_protobuf.TOKEN_REVIEW,
         ),
     ),

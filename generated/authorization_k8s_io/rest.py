@@ -2,7 +2,8 @@
 """REST bindings of the authorization.k8s.io group: one ResourceType per resource (each version's schema,
 defaulter, validator, conversions and model, for the Scheme), each resource's storage wiring for the registry
 (REST: its strategy and create subresources) and what its definition brings to the server (PARTS: admission
-plugins, controllers, token authenticators)."""
+plugins, controllers, token authenticators). The models are named, not imported: the server never reads
+them, and a fresh process starts tens of milliseconds sooner without them."""
 
 import builtin.authorization.reviews
 import builtin.authorization.subjectreviews
@@ -12,7 +13,6 @@ from apiserver.server.apis import ServerParts
 
 from .v1 import conversion as v1_conversion
 from .v1 import defaults as v1_defaults
-from .v1 import models as v1_models
 from .v1 import protobuf as v1_protobuf
 from .v1 import schemas as v1_schemas
 from .v1 import validation as v1_validation
@@ -68,7 +68,7 @@ LOCAL_SUBJECT_ACCESS_REVIEW = ResourceType(
             to_internal=v1_conversion.local_subject_access_review_to_internal,
             from_internal=v1_conversion.local_subject_access_review_from_internal,
             validator=v1_validation.validate_local_subject_access_review,
-            model=v1_models.LocalSubjectAccessReview,
+            model_ref=f"{__package__}.v1.models:LocalSubjectAccessReview",
             protobuf=v1_protobuf.LOCAL_SUBJECT_ACCESS_REVIEW,
         ),
     ),
@@ -125,7 +125,7 @@ SELF_SUBJECT_ACCESS_REVIEW = ResourceType(
             to_internal=v1_conversion.self_subject_access_review_to_internal,
             from_internal=v1_conversion.self_subject_access_review_from_internal,
             validator=v1_validation.validate_self_subject_access_review,
-            model=v1_models.SelfSubjectAccessReview,
+            model_ref=f"{__package__}.v1.models:SelfSubjectAccessReview",
             protobuf=v1_protobuf.SELF_SUBJECT_ACCESS_REVIEW,
         ),
     ),
@@ -164,7 +164,7 @@ SELF_SUBJECT_RULES_REVIEW = ResourceType(
             to_internal=v1_conversion.self_subject_rules_review_to_internal,
             from_internal=v1_conversion.self_subject_rules_review_from_internal,
             validator=v1_validation.validate_self_subject_rules_review,
-            model=v1_models.SelfSubjectRulesReview,
+            model_ref=f"{__package__}.v1.models:SelfSubjectRulesReview",
             protobuf=v1_protobuf.SELF_SUBJECT_RULES_REVIEW,
         ),
     ),
@@ -221,7 +221,7 @@ SUBJECT_ACCESS_REVIEW = ResourceType(
             to_internal=v1_conversion.subject_access_review_to_internal,
             from_internal=v1_conversion.subject_access_review_from_internal,
             validator=v1_validation.validate_subject_access_review,
-            model=v1_models.SubjectAccessReview,
+            model_ref=f"{__package__}.v1.models:SubjectAccessReview",
             protobuf=v1_protobuf.SUBJECT_ACCESS_REVIEW,
         ),
     ),

@@ -2,7 +2,8 @@
 """REST bindings of the coordination.k8s.io group: one ResourceType per resource (each version's schema,
 defaulter, validator, conversions and model, for the Scheme), each resource's storage wiring for the registry
 (REST: its strategy and create subresources) and what its definition brings to the server (PARTS: admission
-plugins, controllers, token authenticators)."""
+plugins, controllers, token authenticators). The models are named, not imported: the server never reads
+them, and a fresh process starts tens of milliseconds sooner without them."""
 
 import builtin.coordination.election
 import builtin.coordination.lease
@@ -13,7 +14,6 @@ from apiserver.server.apis import ServerParts
 
 from .v1 import conversion as v1_conversion
 from .v1 import defaults as v1_defaults
-from .v1 import models as v1_models
 from .v1 import protobuf as v1_protobuf
 from .v1 import schemas as v1_schemas
 from .v1 import validation as v1_validation
@@ -62,7 +62,7 @@ LEASE = ResourceType(
             to_internal=v1_conversion.lease_to_internal,
             from_internal=v1_conversion.lease_from_internal,
             validator=v1_validation.validate_lease,
-            model=v1_models.Lease,
+            model_ref=f"{__package__}.v1.models:Lease",
             protobuf=v1_protobuf.LEASE,
         ),
     ),

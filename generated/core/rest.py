@@ -2,7 +2,8 @@
 """REST bindings of the core group: one ResourceType per resource (each version's schema,
 defaulter, validator, conversions and model, for the Scheme), each resource's storage wiring for the registry
 (REST: its strategy and create subresources) and what its definition brings to the server (PARTS: admission
-plugins, controllers, token authenticators)."""
+plugins, controllers, token authenticators). The models are named, not imported: the server never reads
+them, and a fresh process starts tens of milliseconds sooner without them."""
 
 import builtin.core.configmap
 import builtin.core.eventttl
@@ -22,7 +23,6 @@ from apiserver.server.apis import ServerParts
 
 from .v1 import conversion as v1_conversion
 from .v1 import defaults as v1_defaults
-from .v1 import models as v1_models
 from .v1 import protobuf as v1_protobuf
 from .v1 import schemas as v1_schemas
 from .v1 import validation as v1_validation
@@ -71,7 +71,7 @@ CONFIG_MAP = ResourceType(
             to_internal=v1_conversion.config_map_to_internal,
             from_internal=v1_conversion.config_map_from_internal,
             validator=v1_validation.validate_config_map,
-            model=v1_models.ConfigMap,
+            model_ref=f"{__package__}.v1.models:ConfigMap",
             protobuf=v1_protobuf.CONFIG_MAP,
         ),
     ),
@@ -212,7 +212,7 @@ EVENT = ResourceType(
             to_internal=v1_conversion.event_to_internal,
             from_internal=v1_conversion.event_from_internal,
             validator=v1_validation.validate_event,
-            model=v1_models.Event,
+            model_ref=f"{__package__}.v1.models:Event",
             protobuf=v1_protobuf.EVENT,
         ),
     ),
@@ -271,7 +271,7 @@ NAMESPACE = ResourceType(
             to_internal=v1_conversion.namespace_to_internal,
             from_internal=v1_conversion.namespace_from_internal,
             validator=v1_validation.validate_namespace,
-            model=v1_models.Namespace,
+            model_ref=f"{__package__}.v1.models:Namespace",
             protobuf=v1_protobuf.NAMESPACE,
         ),
     ),
@@ -331,7 +331,7 @@ SECRET = ResourceType(
             from_internal=v1_conversion.secret_from_internal,
             defaulter=v1_defaults.default_secret,
             validator=v1_validation.validate_secret,
-            model=v1_models.Secret,
+            model_ref=f"{__package__}.v1.models:Secret",
             protobuf=v1_protobuf.SECRET,
         ),
     ),
@@ -386,7 +386,7 @@ SERVICE_ACCOUNT = ResourceType(
             to_internal=v1_conversion.service_account_to_internal,
             from_internal=v1_conversion.service_account_from_internal,
             validator=v1_validation.validate_service_account,
-            model=v1_models.ServiceAccount,
+            model_ref=f"{__package__}.v1.models:ServiceAccount",
             protobuf=v1_protobuf.SERVICE_ACCOUNT,
         ),
     ),
@@ -493,7 +493,7 @@ SERVICE = ResourceType(
             from_internal=v1_conversion.service_from_internal,
             defaulter=v1_defaults.default_service,
             validator=v1_validation.validate_service,
-            model=v1_models.Service,
+            model_ref=f"{__package__}.v1.models:Service",
             protobuf=v1_protobuf.SERVICE,
         ),
     ),

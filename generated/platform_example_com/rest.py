@@ -2,7 +2,8 @@
 """REST bindings of the platform.example.com group: one ResourceType per resource (each version's schema,
 defaulter, validator, conversions and model, for the Scheme), each resource's storage wiring for the registry
 (REST: its strategy and create subresources) and what its definition brings to the server (PARTS: admission
-plugins, controllers, token authenticators)."""
+plugins, controllers, token authenticators). The models are named, not imported: the server never reads
+them, and a fresh process starts tens of milliseconds sooner without them."""
 
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
 from apiserver.registry.rest import RESTOptions
@@ -10,7 +11,6 @@ from apiserver.server.apis import ServerParts
 
 from .v1alpha1 import conversion as v1alpha1_conversion
 from .v1alpha1 import defaults as v1alpha1_defaults
-from .v1alpha1 import models as v1alpha1_models
 from .v1alpha1 import schemas as v1alpha1_schemas
 from .v1alpha1 import validation as v1alpha1_validation
 
@@ -88,7 +88,7 @@ COMPUTE_CLUSTER = ResourceType(
             from_internal=v1alpha1_conversion.compute_cluster_from_internal,
             defaulter=v1alpha1_defaults.default_compute_cluster,
             validator=v1alpha1_validation.validate_compute_cluster,
-            model=v1alpha1_models.ComputeCluster,
+            model_ref=f"{__package__}.v1alpha1.models:ComputeCluster",
         ),
     ),
 )

@@ -2,7 +2,8 @@
 """REST bindings of the rbac.authorization.k8s.io group: one ResourceType per resource (each version's schema,
 defaulter, validator, conversions and model, for the Scheme), each resource's storage wiring for the registry
 (REST: its strategy and create subresources) and what its definition brings to the server (PARTS: admission
-plugins, controllers, token authenticators)."""
+plugins, controllers, token authenticators). The models are named, not imported: the server never reads
+them, and a fresh process starts tens of milliseconds sooner without them."""
 
 import builtin.printers
 import builtin.rbac.aggregation
@@ -17,7 +18,6 @@ from apiserver.server.apis import ServerParts
 
 from .v1 import conversion as v1_conversion
 from .v1 import defaults as v1_defaults
-from .v1 import models as v1_models
 from .v1 import protobuf as v1_protobuf
 from .v1 import schemas as v1_schemas
 from .v1 import validation as v1_validation
@@ -94,7 +94,7 @@ CLUSTER_ROLE_BINDING = ResourceType(
             to_internal=v1_conversion.cluster_role_binding_to_internal,
             from_internal=v1_conversion.cluster_role_binding_from_internal,
             validator=v1_validation.validate_cluster_role_binding,
-            model=v1_models.ClusterRoleBinding,
+            model_ref=f"{__package__}.v1.models:ClusterRoleBinding",
             protobuf=v1_protobuf.CLUSTER_ROLE_BINDING,
         ),
     ),
@@ -151,7 +151,7 @@ CLUSTER_ROLE = ResourceType(
             to_internal=v1_conversion.cluster_role_to_internal,
             from_internal=v1_conversion.cluster_role_from_internal,
             validator=v1_validation.validate_cluster_role,
-            model=v1_models.ClusterRole,
+            model_ref=f"{__package__}.v1.models:ClusterRole",
             protobuf=v1_protobuf.CLUSTER_ROLE,
         ),
     ),
@@ -229,7 +229,7 @@ ROLE_BINDING = ResourceType(
             to_internal=v1_conversion.role_binding_to_internal,
             from_internal=v1_conversion.role_binding_from_internal,
             validator=v1_validation.validate_role_binding,
-            model=v1_models.RoleBinding,
+            model_ref=f"{__package__}.v1.models:RoleBinding",
             protobuf=v1_protobuf.ROLE_BINDING,
         ),
     ),
@@ -271,7 +271,7 @@ ROLE = ResourceType(
             to_internal=v1_conversion.role_to_internal,
             from_internal=v1_conversion.role_from_internal,
             validator=v1_validation.validate_role,
-            model=v1_models.Role,
+            model_ref=f"{__package__}.v1.models:Role",
             protobuf=v1_protobuf.ROLE,
         ),
     ),

@@ -2,7 +2,8 @@
 """REST bindings of the stable.example.com group: one ResourceType per resource (each version's schema,
 defaulter, validator, conversions and model, for the Scheme), each resource's storage wiring for the registry
 (REST: its strategy and create subresources) and what its definition brings to the server (PARTS: admission
-plugins, controllers, token authenticators)."""
+plugins, controllers, token authenticators). The models are named, not imported: the server never reads
+them, and a fresh process starts tens of milliseconds sooner without them."""
 
 from apiserver.machinery.scheme import PrinterColumn, ResourceType, ScaleSpec, VersionType
 from apiserver.registry.rest import RESTOptions
@@ -10,12 +11,10 @@ from apiserver.server.apis import ServerParts
 
 from .v1 import conversion as v1_conversion
 from .v1 import defaults as v1_defaults
-from .v1 import models as v1_models
 from .v1 import schemas as v1_schemas
 from .v1 import validation as v1_validation
 from .v1beta1 import conversion as v1beta1_conversion
 from .v1beta1 import defaults as v1beta1_defaults
-from .v1beta1 import models as v1beta1_models
 from .v1beta1 import schemas as v1beta1_schemas
 from .v1beta1 import validation as v1beta1_validation
 
@@ -81,7 +80,7 @@ CRON_TAB = ResourceType(
             to_internal=v1_conversion.cron_tab_to_internal,
             from_internal=v1_conversion.cron_tab_from_internal,
             validator=v1_validation.validate_cron_tab,
-            model=v1_models.CronTab,
+            model_ref=f"{__package__}.v1.models:CronTab",
         ),
         VersionType(
             name="v1beta1",
@@ -128,7 +127,7 @@ CRON_TAB = ResourceType(
             from_internal=v1beta1_conversion.cron_tab_from_internal,
             defaulter=v1beta1_defaults.default_cron_tab,
             validator=v1beta1_validation.validate_cron_tab,
-            model=v1beta1_models.CronTab,
+            model_ref=f"{__package__}.v1beta1.models:CronTab",
         ),
     ),
 )

@@ -9,6 +9,7 @@ import dataclasses
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -19,7 +20,7 @@ from apiclient.errors import Forbidden, NotFound
 from apiforge.testing import Settings, TestServer
 from apiforge.testing.plugin import namespace_name
 from generated.meta.v1.models import ObjectMeta
-from generated.stable_example_com.v1.client import crontabs
+from generated.stable_example_com.v1.client import CRON_TAB, crontabs
 from generated.stable_example_com.v1.models import CronTab, CronTabSpec
 from tests.kubectl import kubectl_binary
 
@@ -184,3 +185,37 @@ def test_each_xdist_worker_serves_a_cluster_of_its_own(pytester: pytest.Pytester
     urls = {path.stem: path.read_text() for path in pytester.path.glob("*.url")}
     assert sorted(urls) == ["gw0", "gw1"]
     assert urls["gw0"] != urls["gw1"]
+
+
+COLD_START = """
+import json, sys, tempfile
+from pathlib import Path
+from apiforge.testing import Settings, TestServer
+with tempfile.TemporaryDirectory() as scratch:
+    with TestServer(Settings(project=Path(sys.argv[1])), Path(scratch)):
+        print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_the_session_server_starts_without_what_only_some_requests_need() -> None:
+    """A new process's first server start (what each pytest-xdist worker pays) imports neither the generated
+    pydantic models, nor the typed clients' machinery, nor cel-rust (whose import loads its command line),
+    nor the generator's CRD checks: each is imported when first used."""
+    argv = [sys.executable, "-c", COLD_START, str(ROOT)]
+    output = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=True, timeout=60)
+    started = set(json.loads(output.stdout.splitlines()[-1]))
+    assert "generated.server" in started  # the project's API was served
+    assert not {name for name in started if name.endswith(".models") and "generated" in name}
+    assert not started & {"pydantic", "cel", "apiclient.connection", "generator.check"}
+
+
+def test_the_scheme_names_the_model_the_typed_client_uses() -> None:
+    """A version's model is named in the generated REST bindings (imported when first read): the name
+    leads to the very class the typed client decodes into."""
+    from generated.stable_example_com.rest import RESOURCES
+
+    (resource,) = [r for r in RESOURCES if r.kind == "CronTab"]
+    served = resource.version("v1")
+    assert served is not None
+    assert served.model_ref == "generated.stable_example_com.v1.models:CronTab"
+    assert served.model is CRON_TAB.model is CronTab

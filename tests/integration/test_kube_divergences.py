@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,21 +31,36 @@ def test_deletecollection_is_not_served_on_the_all_namespaces_path(client: httpx
     assert client.get(NAMESPACED + "/kd-keep").status_code == 200  # nothing was deleted
 
 
-@pytest.mark.parametrize("value", ["maybe", "yes", "2"])
-def test_a_boolean_query_parameter_that_is_not_one_is_a_400(
+@pytest.mark.parametrize("value", ["maybe", "yes", "2", ""])
+def test_a_boolean_query_parameter_is_true_unless_false_or_0(
     client: httpx.Client, value: str
 ) -> None:
-    # kube decodes query parameters with strconv.ParseBool
+    # kube's parameter codec (apimachinery runtime/conversion.go Convert_Slice_string_To_bool): only
+    # "0" and "false" in any case are false, so watch=maybe is a watch and force=maybe forces
+    assert client.post(NAMESPACED, json=configmap(f"kd-apply{value}")).status_code == 201
     response = client.patch(
-        NAMESPACED + "/kd-apply",
+        f"{NAMESPACED}/kd-apply{value}",
         params={"fieldManager": "t", "force": value},
-        content=b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kd-apply}\n",
+        content=f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: kd-apply{value}}}\ndata: {{k: w}}\n",
         headers={"content-type": "application/apply-patch+yaml"},
     )
-    assert response.status_code == 400
-    assert f'parsing "{value}": invalid syntax' in response.json()["message"]
+    assert response.status_code == 200, response.text  # forced: no conflict over data.k
+    assert response.json()["data"] == {"k": "w"}
+    params = {
+        "watch": value,
+        "timeoutSeconds": "1",
+        "fieldSelector": f"metadata.name=kd-apply{value}",
+    }
+    with client.stream("GET", NAMESPACED, params=params) as watched:
+        assert watched.status_code == 200
+        first = json.loads(next(watched.iter_lines()))
+    assert (first["type"], first["object"]["metadata"]["name"]) == ("ADDED", f"kd-apply{value}")
+
+
+@pytest.mark.parametrize("value", ["0", "false", "FALSE", "False"])
+def test_false_is_0_or_false_in_any_case(client: httpx.Client, value: str) -> None:
     listed = client.get(NAMESPACED, params={"watch": value})
-    assert listed.status_code == 400
+    assert (listed.status_code, listed.json()["kind"]) == (200, "ConfigMapList")
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from apiserver.admission.chain import AdmissionChain
 from apiserver.admission.interface import Attributes, Operation
-from apiserver.endpoints.decode import Target, field_validation
+from apiserver.endpoints.decode import Target
 from apiserver.endpoints.fields import tracker
 from apiserver.endpoints.handlers.response import send_object
-from apiserver.endpoints.handlers.rest import dry_run, read_body, write_options
+from apiserver.endpoints.handlers.rest import read_body, write_options, write_query
 from apiserver.endpoints.http import Request, Send
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import ResourceType, VersionType
@@ -18,6 +18,7 @@ from apiserver.registry.admit import Write, WriteOptions, admit
 from apiserver.registry.identity import check_namespace
 from apiserver.registry.store import Store
 from apiserver.registry.subresource import NamedCreater
+from apiserver.schema.options import CREATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,15 +35,15 @@ async def create(request: Request, send: Send, store: Store, target: Target) -> 
         raise errors.method_not_allowed()
     if store.terminating:
         raise errors.terminating_create(target.resource.group, target.resource.plural)
-    mode = field_validation(request.query)
+    query = write_query(request, CREATE)
     obj = (await read_body(request, target)).parsed
     request.audit_request_object(obj["metadata"])
     check_namespace(obj["metadata"], target.namespace)
-    options = write_options(request, mode, lambda old: tracker(request, target, old))
+    options = write_options(request, query.mode, lambda old: tracker(request, target, old))
     created = await store.create(
         target.namespace,
         obj,
-        dry_run=dry_run(request),
+        dry_run=query.dry_run,
         version=target.version,
         options=options,
     )
@@ -57,14 +58,14 @@ async def create_subresource(
     if target.resource.namespaced and target.namespace is None:
         raise errors.method_not_allowed()
     body_target = Target(creater.body, creater.version, target.namespace, target.name)
-    mode = field_validation(request.query)
+    query = write_query(request, CREATE)
     obj = (await read_body(request, body_target)).parsed
-    dry = dry_run(request)
+    dry = query.dry_run
     namespace = target.namespace or ""
     write = Write(
         creater.body, creater.version, namespace, target.name, Operation.CREATE, name, dry
     )
-    options = WriteOptions(request.user, mode, request.warnings)
+    options = WriteOptions(request.user, query.mode, request.warnings)
     # pruned, defaulted and validated as its kind; no admission plugin judges these bodies yet
     internal = await admit(obj, write, AdmissionChain(), options)
     attributes = Attributes(

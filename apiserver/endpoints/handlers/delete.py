@@ -10,8 +10,8 @@ from apiserver.encoding.limits import load_json
 from apiserver.encoding.protobuf_meta import DELETE_OPTIONS
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.handlers.response import accept, negotiated, send_object
-from apiserver.endpoints.handlers.rest import dry_run, list_options
-from apiserver.endpoints.http import Request, Send, respond
+from apiserver.endpoints.handlers.rest import list_options
+from apiserver.endpoints.http import Request, Send, query_bool, respond
 from apiserver.endpoints.output import Negotiated, Output, list_body, prefers_protobuf, status_body
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
@@ -30,7 +30,7 @@ async def delete(request: Request, send: Send, store: Store, target: Target) -> 
         target.name,
         uid_precondition=str(preconditions.get("uid") or ""),
         version_precondition=str(preconditions.get("resourceVersion") or ""),
-        dry_run=dry_run(request) or "All" in (options.get("dryRun") or []),
+        dry_run=bool(options.get("dryRun")),  # kube's dryrun.IsDryRun, once every value is All
         options=WriteOptions(user=request.user, warnings=request.warnings),
         propagation=propagation,
     )
@@ -59,7 +59,8 @@ async def delete(request: Request, send: Send, store: Store, target: Target) -> 
 
 
 async def delete_collection(request: Request, send: Send, store: Store, target: Target) -> None:
-    propagation = Propagation.from_options(await delete_options(request))
+    options = await delete_options(request)
+    propagation = Propagation.from_options(options)
     page = await store.list(target.namespace, list_options(request, target, store))
     deleted = []
     for obj in page.items:
@@ -68,7 +69,7 @@ async def delete_collection(request: Request, send: Send, store: Store, target: 
             gone, _ = await store.delete(
                 metadata.get("namespace"),
                 metadata["name"],
-                dry_run=dry_run(request),
+                dry_run=bool(options.get("dryRun")),
                 options=WriteOptions(user=request.user, warnings=request.warnings),
                 propagation=propagation,
             )
@@ -110,24 +111,15 @@ async def delete_options(request: Request) -> Object:
     return options
 
 
-# the spellings Go's strconv.ParseBool accepts
-_GO_BOOLS = {
-    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
-    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
-}
-
-
 def _query_delete_options(request: Request) -> Object:
     """DeleteOptions from the query, which kube reads when the body is empty (ParameterCodec): the
     propagation fields are what clients such as curl users and the Python client's query style send."""
     options: Object = {}
+    if "dryRun" in request.query:
+        options["dryRun"] = [request.query["dryRun"]]
     policy = request.query.get("propagationPolicy")
     if policy is not None:
         options["propagationPolicy"] = policy
-    orphan = request.query.get("orphanDependents")
-    if orphan is not None:
-        value = _GO_BOOLS.get(orphan)
-        if value is None:  # Go's strconv.ParseBool, as the parameter codec reads it
-            raise errors.bad_request(f'strconv.ParseBool: parsing "{orphan}": invalid syntax')
-        options["orphanDependents"] = value
+    if "orphanDependents" in request.query:  # a *bool: set when present
+        options["orphanDependents"] = query_bool(request.query["orphanDependents"])
     return options

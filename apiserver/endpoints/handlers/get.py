@@ -7,6 +7,7 @@ import orjson
 from apiserver.encoding import protobuf
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.handlers.response import (
+    check_partial_shape,
     is_json_object,
     negotiated,
     plain_json,
@@ -49,12 +50,13 @@ async def list_objects(request: Request, send: Send, store: Store, target: Targe
     options = list_options(request, target, store)
     await wait_until_fresh_for(request, store)
     page = await store.list(target.namespace, options)
+    asked = negotiated(request, target)
+    check_partial_shape(asked, target, is_list=True)
     metadata: Object = {"resourceVersion": str(page.revision)}
     if page.continue_token:
         metadata["continue"] = page.continue_token
         if page.remaining:
             metadata["remainingItemCount"] = page.remaining
-    asked = negotiated(request, target)
     if (
         page.encoded is not None
         and is_json_object(asked)
@@ -116,6 +118,7 @@ async def watch(
     request: Request, send: Send, store: Store, target: Target, metrics: Metrics
 ) -> None:
     """A list with ``watch``: the stream of events (kube's ListResource hands it to serveWatch)."""
+    validate_list_options(request.query, watch=True)
     options = list_options(request, target, store)
     asked = negotiated(request, target)
     if asked.yaml:  # kube streams only what has a stream serializer, which YAML has not

@@ -8,10 +8,10 @@ from typing import Any
 import orjson
 
 from apiserver.encoding.limits import load_json
-from apiserver.endpoints.decode import Target, check_type_meta, field_validation, parse_body
-from apiserver.endpoints.fields import apply_manager, server_side_apply, tracker
+from apiserver.endpoints.decode import Target, check_type_meta, parse_body
+from apiserver.endpoints.fields import manager_name, server_side_apply, tracker
 from apiserver.endpoints.handlers.response import send_object
-from apiserver.endpoints.handlers.rest import dry_run, write_options
+from apiserver.endpoints.handlers.rest import WriteQuery, write_options, write_query
 from apiserver.endpoints.http import Request, Send
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
@@ -21,6 +21,7 @@ from apiserver.patch.strategic import apply_strategic_merge_patch
 from apiserver.registry.identity import check_name
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.store import Store
+from apiserver.schema.options import PATCH
 
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -34,11 +35,15 @@ race means someone else's write landed, so a few tries are ample (the last error
 async def patch(
     request: Request, send: Send, store: Store, target: Target, subresource: str
 ) -> None:
-    mode = field_validation(request.query)
     if request.content_type == APPLY_PATCH:
-        await apply(request, send, store, target, subresource, mode)
+        await apply(
+            request, send, store, target, subresource, write_query(request, PATCH, apply=True)
+        )
         return
-    patcher = patcher_of(request.content_type, target.version)
+    patcher = patcher_of(
+        request.content_type, target.version
+    )  # kube's 415 comes before the options
+    query = write_query(request, PATCH)
     raw = await request.body()
     try:
         document = await run_heavy(load_json, raw) if is_heavy(len(raw)) else load_json(raw)
@@ -56,13 +61,15 @@ async def patch(
         return patched
 
     # the patched object shares what the patch left alone with the stored one: tracked on a copy
-    options = write_options(request, mode, lambda old: tracker(request, target, old, subresource))
+    options = write_options(
+        request, query.mode, lambda old: tracker(request, target, old, subresource)
+    )
     updated = await store.update(
         target.namespace,
         target.name,
         try_update,
         subresource=subresource,
-        dry_run=dry_run(request),
+        dry_run=query.dry_run,
         version=target.version,
         options=options,
     )
@@ -70,10 +77,10 @@ async def patch(
 
 
 async def apply(
-    request: Request, send: Send, store: Store, target: Target, subresource: str, mode: str
+    request: Request, send: Send, store: Store, target: Target, subresource: str, query: WriteQuery
 ) -> None:
     """Server-side apply: create when missing (201), else merge into the live object (200)."""
-    manager = apply_manager(request)
+    manager = manager_name(request)  # write_query made sure there is a fieldManager
     raw = await request.body()
     applied = (
         await run_heavy(parse_body, raw, "application/yaml", target)
@@ -91,8 +98,8 @@ async def apply(
     def merged(live: Object | None) -> Object:
         return server_side_apply(request, target, live, applied, manager, subresource)
 
-    options = write_options(request, mode, None)  # apply records ownership itself
-    dry = dry_run(request)
+    options = write_options(request, query.mode, None)  # apply records ownership itself
+    dry = query.dry_run
     # kube's apply is an update that may create (forceAllowCreate): a create that lost a race to
     # another writer becomes a merge into the winner, an update whose object was deleted under it
     # becomes a create (GuaranteedUpdate retries on the state it finds), never AlreadyExists

@@ -20,9 +20,10 @@ async def send_object(
     request: Request, send: Send, status: int, obj: Object, target: Target
 ) -> None:
     """One object in the version, form and encoding the client asked for."""
+    asked = negotiated(request, target)
+    check_partial_shape(asked, target, is_list=False)
     (obj,) = await converted([obj], target.resource, target.version)
     versioned = to_version(obj, target.resource, target.version)
-    asked = negotiated(request, target)
     include_object = request.query.get("includeObject", "")
     if asked.yaml:  # ~0.8 ms per KiB on the loop: every YAML answer is rendered off it
         content_type, body = await run_heavy(object_body, versioned, asked, target, include_object)
@@ -54,6 +55,26 @@ def check_acceptable(request: Request, target: Target) -> None:
             f"Unable to convert to Table as requested: includeObject: Invalid value: "
             f"{go_quoted(include)}: must be 'Metadata', 'Object', 'None', or empty"
         )
+
+
+def check_partial_shape(asked: Negotiated, target: Target, *, is_list: bool) -> None:
+    """406 for PartialObjectMetadataList of one object or PartialObjectMetadata of a list, as kube's
+    asPartialObjectMetadata(List) refuse them (endpoints/handlers/response.go), naming the Go type."""
+    if asked.output is not Output.PARTIAL or asked.as_list == is_list:
+        return
+    resource = target.resource
+    if resource.builtin:  # the internal types' package: core for core and events.k8s.io kinds
+        package = (
+            "core" if resource.group in ("", "events.k8s.io") else resource.group.split(".")[0]
+        )
+        go_type = f"*{package}.{resource.kind}"
+    else:
+        go_type = "*unstructured.Unstructured"
+    if is_list:
+        detail = f"you requested PartialObjectMetadata, but the requested object is a list ({go_type}List)"
+    else:
+        detail = f"you requested PartialObjectMetadataList, but the requested object is not a list ({go_type})"
+    raise errors.APIError(406, "NotAcceptable", detail)
 
 
 def is_json_object(asked: Negotiated) -> bool:

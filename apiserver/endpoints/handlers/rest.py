@@ -3,6 +3,7 @@ dryRun directive, list options and waiting for a resourceVersion."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -11,10 +12,17 @@ from apiserver.endpoints.http import Request
 from apiserver.endpoints.resourceversion import EXACT, wait_until_fresh
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
-from apiserver.machinery.selectors import matcher, parse_field_selector, parse_label_selector
+from apiserver.machinery.selectors import (
+    KINDS_WITH_FIELD_LABELS,
+    matcher,
+    parse_field_selector,
+    parse_label_selector,
+)
 from apiserver.registry.admit import Track, WriteOptions
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.store import ListOptions, Store, parse_resource_version
+from apiserver.schema import causes, options
+from apiserver.schema.causes import Cause, go_quote
 
 
 @dataclass
@@ -59,11 +67,32 @@ def write_options(
     return WriteOptions(request.user, mode, request.warnings, tracker, is_heavy(request.body_size))
 
 
-def dry_run(request: Request) -> bool:
-    value = request.query.get("dryRun", "")
-    if value and value != "All":
-        raise errors.bad_request(f'unsupported dry run directive: "{value}"; supported values: All')
-    return value == "All"
+@dataclass(frozen=True, slots=True)
+class WriteQuery:
+    """A write's options from its query, once kube's checks passed: the fieldValidation mode (empty read as
+    Warn) and whether it is a dry run."""
+
+    mode: str
+    dry_run: bool
+
+
+def write_query(request: Request, kind: str, *, apply: bool = False) -> WriteQuery:
+    """The query's CreateOptions, UpdateOptions or PatchOptions, refused as kube's handlers refuse them
+    before reading the body: one 422 of ``<kind>.meta.k8s.io`` with every cause (ValidatePatchOptions adds
+    the fieldManager an apply needs and the force only an apply may carry)."""
+    query = request.query
+    found: list[Cause] = []
+    if kind == options.PATCH:
+        if apply and not query.get("fieldManager"):
+            found.append(causes.required("fieldManager", "is required for apply patch"))
+        if not apply and "force" in query:
+            found.append(causes.forbidden("force", "may not be specified for non-apply patch"))
+    found += options.field_manager_causes(query.get("fieldManager", ""))
+    dry = [query["dryRun"]] if "dryRun" in query else []
+    found += options.dry_run_causes(dry)
+    found += options.field_validation_causes(query.get("fieldValidation", ""))
+    options.refuse(kind, found)
+    return WriteQuery(query.get("fieldValidation") or "Warn", bool(dry))
 
 
 def list_options(request: Request, target: Target, store: Store) -> ListOptions:
@@ -74,15 +103,19 @@ def list_options(request: Request, target: Target, store: Store) -> ListOptions:
     fields = parse_field_selector(
         request.query.get("fieldSelector", ""),
         selectable,
-        builtin=target.resource.builtin,
+        meta_only=target.resource.builtin
+        and (target.resource.group, target.resource.kind) not in KINDS_WITH_FIELD_LABELS,
         labels=store.strategy.field_labels,
     )
-    try:
-        limit = int(request.query.get("limit") or 0)
-        if not -(2**63) <= limit < 2**63:  # kube reads it as an int64
-            raise ValueError(limit)
-    except ValueError:
-        raise errors.bad_request(f"invalid limit: {request.query['limit']!r}") from None
+    limit = _int64(request.query.get("limit") or "0")
+    resource_version = request.query.get("resourceVersion", "")
+    if (
+        request.query.get("continue")
+        and resource_version not in ("", "0")
+        and not request.flag("watch")
+    ):
+        # k8s.io/apiserver/pkg/storage/interfaces.go ValidateListOptions: a page continues at its token's
+        raise errors.bad_request("specifying resource version is not allowed when using continue")
     revision = 0
     if request.query.get("resourceVersionMatch") == "Exact":
         revision = parse_resource_version(request.query.get("resourceVersion", ""))
@@ -94,6 +127,16 @@ def list_options(request: Request, target: Target, store: Store) -> ListOptions:
         revision,
         any_version,
     )
+
+
+def _int64(text: str) -> int:
+    """An int64 query parameter as kube's parameter codec parses it (strconv.ParseInt), with its error."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        raise errors.bad_request(f"strconv.ParseInt: parsing {go_quote(text)}: invalid syntax")
+    value = int(text)
+    if not -(2**63) <= value < 2**63:
+        raise errors.bad_request(f"strconv.ParseInt: parsing {go_quote(text)}: value out of range")
+    return value
 
 
 async def wait_until_fresh_for(request: Request, store: Store) -> None:

@@ -11,7 +11,7 @@ from apiserver.encoding.limits import load_json
 from apiserver.endpoints.decode import Target, parse_body
 from apiserver.endpoints.fields import tracker
 from apiserver.endpoints.handlers.patch import patch_failure, patcher_of
-from apiserver.endpoints.handlers.rest import dry_run
+from apiserver.endpoints.handlers.rest import write_query
 from apiserver.endpoints.http import Request, Send, respond_json
 from apiserver.endpoints.scale import apply_scale, scale_of
 from apiserver.machinery import errors
@@ -21,6 +21,7 @@ from apiserver.patch.jsonpatch import PatchError
 from apiserver.registry.admit import WriteOptions
 from apiserver.registry.store import Store
 from apiserver.registry.versioning import converted, to_version
+from apiserver.schema.options import PATCH, UPDATE
 
 
 async def scale(request: Request, send: Send, store: Store, target: Target) -> None:
@@ -35,12 +36,14 @@ async def scale(request: Request, send: Send, store: Store, target: Target) -> N
         return
     body = await request.body()
     if request.method == "PUT":
+        query = write_query(request, UPDATE)
         desired = parse_body(body, request.content_type, target)
         if not isinstance(desired, dict):
             raise errors.bad_request("the body must be a Scale object")
         change: Callable[[Object], Object] = lambda _scale: desired  # noqa: E731
     else:
         patcher = patcher_of(request.content_type, target.version)
+        query = write_query(request, PATCH)
         try:
             patch = load_json(body)
         except orjson.JSONDecodeError as error:
@@ -70,7 +73,7 @@ async def scale(request: Request, send: Send, store: Store, target: Target) -> N
         target.name,
         try_update,
         subresource="scale",  # admission sees the write as kube's: a rule on */scale selects it
-        dry_run=dry_run(request),
+        dry_run=query.dry_run,
         version=target.version,
         options=options,
     )

@@ -278,21 +278,22 @@ def test_field_selectors_kube_supports_per_kind(
 
 
 @pytest.mark.parametrize(
-    ("path", "selector", "field"),
+    ("path", "selector", "message"),
     [
-        (NAMESPACES, "spec.finalizers=kubernetes", "spec.finalizers"),
-        ("/api/v1/secrets", "data=x", "data"),
-        (CONFIGMAPS, "immutable=true", "immutable"),
-        ("/api/v1/services", "spec.ports=80", "spec.ports"),
+        (NAMESPACES, "spec.finalizers=kubernetes", "field label not supported: spec.finalizers"),
+        ("/api/v1/secrets", "data=x", "field label not supported: data"),
+        ("/api/v1/services", "spec.ports=80", "field label not supported: spec.ports"),
+        # no field label conversion registered for a ConfigMap: apimachinery's default one words it
+        (
+            CONFIGMAPS,
+            "immutable=true",
+            '"immutable" is not a known field selector: only "metadata.name", "metadata.namespace"',
+        ),
     ],
 )
 def test_an_unsupported_field_selector_is_kubes_bad_request(
-    client: httpx.Client, path: str, selector: str, field: str
+    client: httpx.Client, path: str, selector: str, message: str
 ) -> None:
     response = client.get(path, params={"fieldSelector": selector})
     body = response.json()
-    assert (response.status_code, body["reason"], body["message"]) == (
-        400,
-        "BadRequest",
-        f"field label not supported: {field}",
-    )
+    assert (response.status_code, body["reason"], body["message"]) == (400, "BadRequest", message)

@@ -13,6 +13,7 @@ from apiserver.endpoints.decode import Target
 from apiserver.endpoints.output import (
     Negotiated,
     Output,
+    acceptable,
     event_frame,
     list_body,
     negotiate,
@@ -62,12 +63,43 @@ def target(codec: KindCodec | None) -> Target:
         (
             f"{PB};as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
             False,  # metadata is a meta/v1 message: protobuf for custom resources too
-            Negotiated(Output.PARTIAL, protobuf=True),
+            Negotiated(Output.PARTIAL, protobuf=True, as_list=True),
+        ),
+        (  # kube's AllowsMediaTypeTransform: meta.k8s.io v1 or v1beta1 only, else the next range
+            "application/json;as=Table;v=v9;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io",
+            True,
+            Negotiated(Output.TABLE, meta_version="v1beta1"),
+        ),
+        ("application/json;as=Widget;v=v1;g=meta.k8s.io,*/*", True, Negotiated(Output.OBJECT)),
+        # goautoneg's order: quality first, then a concrete type before a wildcard
+        (f"{PB};q=0.5,application/json", True, Negotiated(Output.OBJECT)),
+        (f"application/json;q=0.5,{PB}", True, Negotiated(Output.OBJECT, protobuf=True)),
+        (f"*/*,{PB}", True, Negotiated(Output.OBJECT, protobuf=True)),
+        (
+            "application/yaml;q=0.9,application/json;q=0.8",
+            True,
+            Negotiated(Output.OBJECT, yaml=True),
         ),
     ],
 )
 def test_negotiation(accept: str, has_codec: bool, expected: Negotiated) -> None:
     assert negotiate(accept, has_codec) == expected
+
+
+@pytest.mark.parametrize(
+    ("accept", "served"),
+    [
+        ("application/json;as=Table;v=v9;g=meta.k8s.io", False),
+        (f"{PB};as=Table;v=v1;g=meta.k8s.io", False),
+        ("application/json;as=Table;v=v1", False),
+        ("application/json;v=v1", False),
+        ("application/json;as=PartialObjectMetadata;v=v1beta1;g=meta.k8s.io", True),
+        (f"{PB};as=Table;v=v1;g=meta.k8s.io,application/json", True),
+        ("application/json", True),
+    ],
+)
+def test_a_view_kube_does_not_serve_is_not_acceptable(accept: str, served: bool) -> None:
+    assert acceptable(accept) is served
 
 
 def test_status_goes_out_as_the_request_negotiated() -> None:

@@ -54,4 +54,14 @@ def test_field_labels_select_on_their_stored_fields() -> None:
     assert not match({"source": {"component": "kubelet"}, "reportingComponent": "ctl"})
     assert not match({"source": {"component": "ctl"}, "ref": {"name": "x"}})
     with pytest.raises(errors.APIError, match=r"field label not supported: ref\.name"):
-        parse_field_selector("ref.name=x", ["reason"], builtin=True, labels=labels)
+        parse_field_selector("ref.name=x", ["reason"], labels=labels)
+
+
+def test_a_kind_without_field_labels_words_the_refusal_as_apimachinery() -> None:
+    """DefaultMetaV1FieldSelectorConversion (k8s.io/apimachinery/pkg/runtime/conversion.go)."""
+    with pytest.raises(errors.APIError) as refused:
+        parse_field_selector("data.a=1", ["metadata.name", "metadata.namespace"], meta_only=True)
+    assert refused.value.code == 400
+    assert refused.value.message == (
+        '"data.a" is not a known field selector: only "metadata.name", "metadata.namespace"'
+    )
