@@ -9,13 +9,12 @@ from pathlib import Path
 
 from apiserver.authentication.authenticator import Authenticator
 from apiserver.authentication.token import TokenAuthentication
-from apiserver.filters.impersonation import ImpersonationKinds
 from apiserver.server.apis import APIs
 from apiserver.server.app import APIServer
 from apiserver.server.chain import HandlerChain, build_handler_chain
 from apiserver.server.options import ChainOptions
 from apiserver.storage import MemoryStorage, Storage
-from builtin.authentication.impersonation import IMPERSONATION_KINDS
+from builtin.kindfacts import KIND_FACTS
 
 
 def build_app(
@@ -42,7 +41,7 @@ def build_app(
         openapi_dir,
         authorization_modes=options.authorization_modes,
         tokens=tokens,
-        kind_options={ImpersonationKinds: IMPERSONATION_KINDS},
+        kind_options=dict(KIND_FACTS),
         secure_port=secure_port,
     )
     return build_handler_chain(server, options, authenticators, insecure=insecure)

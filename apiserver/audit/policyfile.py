@@ -17,8 +17,8 @@ from apiserver.audit.event import Level, Stage
 from apiserver.audit.policy import GroupResources, PolicyRule, RulePolicy
 from apiserver.encoding import kubeyaml, limits
 from apiserver.machinery.gojson import go_json_kind
+from apiserver.machinery.names import is_dns1123_subdomain
 from apiserver.schema.causes import go_quote
-from apiserver.schema.objectmeta import is_dns1123_subdomain
 
 log = logging.getLogger(__name__)
 

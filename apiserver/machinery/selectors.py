@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from apiserver.machinery.errors import bad_request
-from apiserver.schema.causes import go_quote
-from apiserver.schema.objectmeta import is_label_value, is_qualified_name
+from apiserver.machinery.gojson import go_quote
+from apiserver.machinery.names import is_label_value, is_qualified_name
 
 _REQUIREMENT = re.compile(
     r"\s*(?P<neg>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
@@ -152,28 +152,6 @@ def field_selector_terms(text: str) -> list[tuple[str, str, str]]:
     return terms
 
 
-KINDS_WITH_FIELD_LABELS: Final = frozenset(
-    (
-        ("", "Event"),
-        ("", "Namespace"),
-        ("", "Node"),
-        ("", "Pod"),
-        ("", "ReplicationController"),
-        ("", "Secret"),
-        ("", "Service"),
-        ("apps", "StatefulSet"),
-        ("batch", "Job"),
-        ("certificates.k8s.io", "CertificateSigningRequest"),
-        ("certificates.k8s.io", "ClusterTrustBundle"),
-        ("events.k8s.io", "Event"),
-        ("resource.k8s.io", "ResourceSlice"),
-    )
-)
-"""The built-in kinds kube registers a field label conversion for (AddFieldLabelConversionFunc in
-k8s.io/kubernetes/pkg/apis/*/v*/conversion.go); every other built-in kind gets apimachinery's
-DefaultMetaV1FieldSelectorConversion."""
-
-
 def parse_field_selector(
     text: str,
     allowed: Iterable[str],
@@ -182,7 +160,7 @@ def parse_field_selector(
     labels: Mapping[str, tuple[str, ...]] | None = None,
 ) -> tuple[FieldRequirement, ...]:
     """Parse a field selector, refusing fields the resource does not make selectable with kube's 400:
-    ``meta_only``, a built-in kind outside KINDS_WITH_FIELD_LABELS, in the words of
+    ``meta_only``, a built-in kind without a field label conversion (no field of its own to select by), in the words of
     DefaultMetaV1FieldSelectorConversion (k8s.io/apimachinery/pkg/runtime/conversion.go); others in
     those of their conversion function (pkg/apis/core/v1/conversion.go, apiextensions' crConverter):
     ``field label not supported``. ``labels`` are the fields a strategy selects on beyond ``allowed``,

@@ -26,7 +26,6 @@ from apiserver.schema.causes import TYPE_INVALID
 from apiserver.schema.cel import validate_rules
 from apiserver.schema.godecode import decode_error
 from apiserver.schema.gointegers import integer_causes
-from apiserver.schema.kubefinalizers import kube_finalizer_causes
 from apiserver.schema.objectmeta import NameFunc, name_is_dns_subdomain
 from apiserver.schema.ratchet import ratchet
 from apiserver.schema.scalepaths import scale_spec_causes, scale_status_causes
@@ -84,6 +83,9 @@ class Write:
     """The kind's rule for ``metadata.name`` (kube's ValidateNameFunc), from its strategy."""
     defaults: Track | None = None
     """The kind's decode-time defaults (``Strategy.default``), run after the schema's."""
+    metadata_rule: Callable[[Object], list[Cause]] | None = None
+    """What the kind checks of its metadata beyond ObjectMeta's rules (kube's core ValidateObjectMeta: the
+    finalizer names of schema.kubefinalizers), reported after them."""
 
 
 async def admit(
@@ -218,8 +220,8 @@ def _validate(
         if resource.persisted
         else []
     )
-    if resource.persisted and resource.builtin:
-        causes.extend(kube_finalizer_causes(metadata, resource.group))
+    if resource.persisted and write.metadata_rule is not None:
+        causes.extend(write.metadata_rule(metadata))
     # kube decodes ObjectMeta into Go types before any validation: a wrong JSON type there is a 400
     _refuse_undecodable(causes, resource, version, obj if resource.builtin else None)
     if version.validator is not None:

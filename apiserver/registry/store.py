@@ -145,12 +145,15 @@ class Store:
         cache: WatchCache | None = None,
         admission: AdmissionChain | None = None,
         go_type: Message | None = None,
+        metadata_rule: Callable[[Object], list[Cause]] | None = None,
     ) -> None:
         """``go_type``: the Go struct a built-in kind's objects are stored as (fieldmanager.gotyped's
-        ``stored_go_type``), which shapes what is stored and answered; None for custom resources."""
+        ``stored_go_type``), which shapes what is stored and answered; None for custom resources.
+        ``metadata_rule``: what the kind checks of its metadata beyond ObjectMeta's rules (``Write``)."""
         self.resource = resource
         self.codec = codec.Codec(resource)
         self._go_type = go_type
+        self._metadata_rule = metadata_rule
         self.storage = storage
         self.strategy = strategy if strategy is not None else Strategy()
         self.cache = cache
@@ -309,6 +312,7 @@ class Store:
             dry_run,
             self.strategy.name_rule,
             self.strategy.default,
+            self._metadata_rule,
         )
 
     async def create(

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
+from apiserver.machinery.gojson import go_quote
+
 __all__ = [
     "NIL_FIELD",
     "OMIT",
@@ -145,33 +147,6 @@ def go_value(value: bool | int | float) -> str:
     if isinstance(value, int):
         return str(value)
     return _format_float(value, json_style=False)
-
-
-# Go strconv.Quote escapes for the ASCII control characters that have a short form.
-_SHORT_ESCAPES: Final = {7: "\\a", 8: "\\b", 12: "\\f", 10: "\\n", 13: "\\r", 9: "\\t", 11: "\\v"}
-
-
-def go_quote(text: str) -> str:
-    """Go's ``strconv.Quote`` (``%q``): printable runes stay, others become ``\\x``/``\\u`` escapes."""
-    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
-        return f'"{text}"'
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch == '"' or ch == "\\":
-            out.append("\\" + ch)
-        elif code in _SHORT_ESCAPES:
-            out.append(_SHORT_ESCAPES[code])
-        elif ch.isprintable():
-            out.append(ch)
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        elif code < 0x10000:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
 
 
 _JSON_ESCAPES: Final = {

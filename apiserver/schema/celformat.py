@@ -15,16 +15,16 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from apiserver.schema.celruntime import evaluator
-from apiserver.schema.formats import check_format
-from apiserver.schema.objectmeta import (
+from apiserver.machinery.names import (
     is_dns1035_label,
     is_dns1123_label,
     is_dns1123_subdomain,
     is_label_value,
     is_qualified_name,
-    mask_trailing_dash,
 )
+from apiserver.schema.celruntime import evaluator
+from apiserver.schema.formats import check_format
+from apiserver.schema.objectmeta import mask_trailing_dash
 
 TYPE: Final = "@type"
 ROOT: Final = {TYPE: "format-library"}

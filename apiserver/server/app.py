@@ -42,6 +42,7 @@ from apiserver.registry.cacher import WatchCache
 from apiserver.registry.keys import key_prefix
 from apiserver.registry.rest import DEFAULT_OPTIONS, RESTOptions
 from apiserver.registry.store import Store
+from apiserver.schema.kubefinalizers import KubeFinalizerGroups, kube_finalizer_causes
 from apiserver.server.apis import NO_PARTS, APIs, ServerParts
 from apiserver.server.compactor import Compactor
 from apiserver.server.config import ServerConfig
@@ -117,12 +118,21 @@ class APIServer:
         self.stores: dict[tuple[str, str], Store] = self.context.stores
         self._converters = self._bind_converters(scheme)
         self.admission = AdmissionChain()
+        core_validated = self.context.kind_option(
+            KubeFinalizerGroups, KubeFinalizerGroups(frozenset())
+        )
         for resource in scheme:
             key = (resource.group, resource.plural)
             strategy = self.rest.get(key, DEFAULT_OPTIONS).new_strategy(self.context)
             go_type = stored_go_type(resource, scheme.resource)
+            kube_validated = resource.builtin and resource.group in core_validated.groups
             self.stores[key] = Store(
-                resource, storage, strategy, admission=self.admission, go_type=go_type
+                resource,
+                storage,
+                strategy,
+                admission=self.admission,
+                go_type=go_type,
+                metadata_rule=kube_finalizer_causes if kube_validated else None,
             )
         parts = [apis.parts.get((r.group, r.plural), NO_PARTS) for r in scheme]
         for part in parts:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from apiserver.machinery.names import is_dns1123_subdomain
 from apiserver.machinery.objects import Object
 from apiserver.registry.strategy import Strategy
 from apiserver.schema import Cause, causes
-from apiserver.schema.objectmeta import is_dns1123_subdomain
 from apiserver.schema.webhookurl import webhook_url_causes
 from builtin.admissionregistration.celenv import WEBHOOK_VARIABLES, Environment
 

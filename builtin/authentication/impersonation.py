@@ -5,35 +5,15 @@ authenticationv1.SchemeGroupVersion; staging/src/k8s.io/apiserver/pkg/endpoints/
 
 They hold whether or not a server serves those kinds, as kube's generic filter asks the same of an
 aggregated server that serves neither: impersonating a service account never needs the account to exist.
-Every server built with the built-in kinds is handed them: `apiforge serve` through ``impersonation_kinds``
+Every server built with the built-in kinds is handed them (builtin/kindfacts.py): `apiforge serve` through ``kind_facts``
 (one of ``builtin.flags.KIND_FLAGS``, with no flag of its own), apiforge.testing's app directly."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-
 from apiserver.filters.impersonation import ImpersonationKinds
 
-__all__ = ["IMPERSONATION_KINDS", "impersonation_kinds"]
+__all__ = ["IMPERSONATION_KINDS"]
 
 IMPERSONATION_KINDS = ImpersonationKinds(
     service_accounts="serviceaccounts", user_attributes_group="authentication.k8s.io"
 )
-
-
-def impersonation_kinds(parsed: Callable[..., None]) -> Callable[..., None]:
-    """Hands ``parsed`` ``IMPERSONATION_KINDS`` in its ``kind_options`` (apiserver/server/options.py's
-    KindFlags), whatever the command line says."""
-
-    @functools.wraps(parsed)
-    def with_impersonation_kinds(
-        *args: object, kind_options: dict[type, object], **kwargs: object
-    ) -> None:
-        parsed(
-            *args,
-            kind_options={**kind_options, ImpersonationKinds: IMPERSONATION_KINDS},
-            **kwargs,
-        )
-
-    return with_impersonation_kinds

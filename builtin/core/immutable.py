@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from apiserver.machinery.names import is_config_map_key
 from apiserver.machinery.objects import Object
 from apiserver.schema import Cause
 from apiserver.schema.causes import forbidden, invalid
-from apiserver.schema.objectmeta import is_config_map_key
 
 IMMUTABLE_DETAIL = "field is immutable when `immutable` is set"
 

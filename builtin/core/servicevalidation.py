@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from apiserver.machinery.names import is_dns1123_label, is_dns1123_subdomain
 from apiserver.schema import Cause
 from apiserver.schema.causes import duplicate, forbidden, invalid, not_supported, required
-from apiserver.schema.objectmeta import is_dns1123_label, is_dns1123_subdomain, label_causes
+from apiserver.schema.objectmeta import label_causes
 from builtin.core.serviceallocation import NONE
 
 IP_FAMILIES = ("IPv4", "IPv6")

@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from apiserver.machinery.names import is_qualified_name
 from apiserver.machinery.objects import Object
 from apiserver.schema import Cause
 from apiserver.schema.causes import format_bad_value, go_quote, invalid, required
-from apiserver.schema.objectmeta import is_qualified_name
 
 __all__ = ["validate_create", "validate_legacy", "validate_update"]
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.machinery.names import is_dns1123_subdomain
 from apiserver.machinery.objects import Object
 from apiserver.registry.strategy import Strategy
 from apiserver.schema import causes
 from apiserver.schema.causes import Cause
-from apiserver.schema.objectmeta import is_dns1123_subdomain, path_segment_name
+from apiserver.schema.objectmeta import path_segment_name
 
 GROUP = "rbac.authorization.k8s.io"
 SUBJECT_KINDS = ("ServiceAccount", "User", "Group")

@@ -73,6 +73,16 @@ NO_OBJECT: Final = "the document holds no object (only comments, or nothing)"
 # Recordings that are not kube-apiserver's answer (kubectl-validate's own InternalErrors, or a built-in kind's
 # decode error): kube-apiserver's answer is asserted instead.
 KUBE_ANSWERS: Final = {
+    # recorded as a success by kubectl-validate, whose validators are apimachinery's; kube-apiserver's core
+    # ValidateObjectMeta also runs validateKubeFinalizerName (pkg/apis/core/validation/validation.go), which
+    # refuses a finalizer without a "/" that is not a standard one (the oracle's finalizers-gc golden, "create
+    # with an invalid finalizer", records kube-apiserver v1.34.4 doing so)
+    "configmap": (
+        422,
+        "Invalid",
+        'ConfigMap "myapp" is invalid: metadata.finalizers[0]: Invalid value: "finalizers.compute.linkedin'
+        '.com": name is neither a standard finalizer name nor is it fully qualified',
+    ),
     # the kind "configmap" is not registered: the decoder fails before validation
     "error_invalid_kind": (400, "BadRequest", ""),
     # not an InternalError, but kube-apiserver's answer differs from kubectl-validate's (module docstring);

@@ -63,10 +63,9 @@ def check_partial_shape(asked: Negotiated, target: Target, *, is_list: bool) -> 
     if asked.output is not Output.PARTIAL or asked.as_list == is_list:
         return
     resource = target.resource
-    if resource.builtin:  # the internal types' package: core for core and events.k8s.io kinds
-        package = (
-            "core" if resource.group in ("", "events.k8s.io") else resource.group.split(".")[0]
-        )
+    if resource.builtin:  # the internal types' package: the one of the resource it is stored as
+        group = resource.stored_as[0] if resource.stored_as else resource.group
+        package = group.split(".")[0] if group else "core"
         go_type = f"*{package}.{resource.kind}"
     else:
         go_type = "*unstructured.Unstructured"

@@ -13,7 +13,6 @@ from apiserver.endpoints.resourceversion import EXACT, wait_until_fresh
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.machinery.selectors import (
-    KINDS_WITH_FIELD_LABELS,
     matcher,
     parse_field_selector,
     parse_label_selector,
@@ -103,8 +102,10 @@ def list_options(request: Request, target: Target, store: Store) -> ListOptions:
     fields = parse_field_selector(
         request.query.get("fieldSelector", ""),
         selectable,
+        # a built-in kind with no field of its own to select by has kube's default field label conversion
         meta_only=target.resource.builtin
-        and (target.resource.group, target.resource.kind) not in KINDS_WITH_FIELD_LABELS,
+        and not target.version.selectable_fields
+        and not store.strategy.field_labels,
         labels=store.strategy.field_labels,
     )
     limit = _int64(request.query.get("limit") or "0")

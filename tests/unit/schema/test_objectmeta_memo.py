@@ -8,14 +8,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apiserver.schema import objectmeta
-from apiserver.schema.objectmeta import (
+from apiserver.machinery import names
+from apiserver.machinery.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
     is_label_value,
     is_qualified_name,
-    validate_object_meta,
 )
+from apiserver.schema.objectmeta import validate_object_meta
 
 CHECKS = (is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name)
 
@@ -59,7 +59,7 @@ def test_causes_do_not_depend_on_what_was_seen_before(meta: Any, namespaced: boo
 
 
 def test_only_passes_are_remembered_and_the_memory_is_bounded(monkeypatch: Any) -> None:
-    monkeypatch.setattr(objectmeta, "_MEMO_SIZE", 4)
+    monkeypatch.setattr(names, "_MEMO_SIZE", 4)
     is_label_value.valid.clear()
     assert is_label_value("-bad") and "-bad" not in is_label_value.valid
     for i in range(10):

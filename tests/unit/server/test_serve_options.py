@@ -9,11 +9,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from apiforge.cli import main
-from apiserver.filters.impersonation import ImpersonationKinds
 from apiserver.server.options import ServeOptions
-from builtin.authentication.impersonation import IMPERSONATION_KINDS
 from builtin.core.eventttl import EventTTL
 from builtin.core.serviceranges import DEFAULT_SERVICE_RANGES, ServiceRanges, parse_service_ranges
+from builtin.kindfacts import KIND_FACTS
 
 FLAGS = (
     "--data-dir",
@@ -65,7 +64,7 @@ def test_defaults(served: list[ServeOptions]) -> None:
             kind_options={
                 ServiceRanges: DEFAULT_SERVICE_RANGES,
                 EventTTL: EventTTL(3600.0),
-                ImpersonationKinds: IMPERSONATION_KINDS,
+                **KIND_FACTS,
             },
         )
     ]
@@ -73,7 +72,7 @@ def test_defaults(served: list[ServeOptions]) -> None:
 
 def test_the_kinds_own_flags_reach_the_server_as_kind_options(served: list[ServeOptions]) -> None:
     """The Service ranges and the events' TTL are core's flags (builtin/), handed through the runtime's
-    generic hook, beside the impersonation filter's kinds, which no flag changes."""
+    generic hook, beside what the kinds tell the runtime (builtin/kindfacts.py), which no flag changes."""
     arguments = (
         "--service-cluster-ip-range",
         "10.96.0.0/12",
@@ -86,7 +85,7 @@ def test_the_kinds_own_flags_reach_the_server_as_kind_options(served: list[Serve
     assert options.kind_options == {
         ServiceRanges: ranges,
         EventTTL: EventTTL(150.0),
-        ImpersonationKinds: IMPERSONATION_KINDS,
+        **KIND_FACTS,
     }
     assert ranges.node_ports == range(40000, 40101)
 
