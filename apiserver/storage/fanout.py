@@ -62,7 +62,7 @@ class WatchStream:
         capacity: int,
         unsubscribe: Callable[[WatchStream], None],
     ) -> None:
-        self._prefix = prefix
+        self.prefix = prefix
         self._last = after_revision
         self._replay = replay
         self._capacity = capacity
@@ -82,7 +82,7 @@ class WatchStream:
         """Queue the committed events under this watch's prefix; runs on the loop, never waits."""
         if self._ended:
             return
-        pending, prefix, last = self._pending, self._prefix, self._last
+        pending, prefix, last = self._pending, self.prefix, self._last
         for event in events:
             kv = event.kv  # not event.revision: a property call per watcher and event
             if kv.mod_revision > last and kv.key.startswith(prefix):
@@ -228,24 +228,56 @@ class WatchStream:
 
 
 class WatchHub:
-    """The set of live watchers of one store; the store publishes each committed batch here once."""
+    """The set of live watchers of one store; the store publishes each committed batch here once.
+
+    Watchers are indexed by prefix, and a key finds its watchers by looking up its own leading characters
+    at each length some prefix has: a write costs a few dictionary lookups, not a call per watcher (every
+    resource's watch cache watches its own prefix of one shared storage)."""
 
     def __init__(self, capacity: int = DEFAULT_WATCH_CAPACITY) -> None:
         self._capacity = capacity
-        self._streams: set[WatchStream] = set()
+        self._by_prefix: dict[str, set[WatchStream]] = {}
+        self._lengths: tuple[int, ...] = ()
 
     def subscribe(self, prefix: str, after_revision: int, replay: Replay) -> WatchStream:
-        stream = WatchStream(prefix, after_revision, replay, self._capacity, self._streams.discard)
-        self._streams.add(stream)
+        stream = WatchStream(prefix, after_revision, replay, self._capacity, self._unsubscribe)
+        streams = self._by_prefix.get(prefix)
+        if streams is None:
+            streams = self._by_prefix[prefix] = set()
+            self._lengths = tuple(sorted({len(p) for p in self._by_prefix}))
+        streams.add(stream)
         return stream
 
+    def _unsubscribe(self, stream: WatchStream) -> None:
+        prefix = stream.prefix
+        streams = self._by_prefix.get(prefix)
+        if streams is None:
+            return
+        streams.discard(stream)
+        if not streams:
+            del self._by_prefix[prefix]
+            self._lengths = tuple(sorted({len(p) for p in self._by_prefix}))
+
     def publish(self, events: list[StorageEvent]) -> None:
-        for stream in list(self._streams):
-            stream.publish(events)
+        by_prefix = self._by_prefix
+        targets: dict[str, set[WatchStream]] = {}
+        for event in events:
+            key = event.kv.key
+            for length in self._lengths:
+                if length > len(key):
+                    break
+                prefix = key[:length]
+                streams = by_prefix.get(prefix)
+                if streams is not None:
+                    targets[prefix] = streams
+        for streams in targets.values():
+            for stream in list(streams):  # a stream that overflows unsubscribes itself
+                stream.publish(events)
 
     def end_all(self) -> None:
-        for stream in list(self._streams):
-            stream.end()
+        for streams in list(self._by_prefix.values()):
+            for stream in list(streams):
+                stream.end()
 
 
 class PumpedStream(WatchStream):

@@ -103,6 +103,52 @@ async def go_live(stream: WatchStream) -> None:
     assert await asyncio.wait_for(task, TIMEOUT) == []
 
 
+# ------------------------------------------------------------------------- WatchHub.publish
+
+
+async def test_the_hub_gives_each_watcher_the_events_under_its_prefix_and_only_those() -> None:
+    """Watchers are found by the key's leading characters: nested, disjoint, shared and empty prefixes,
+    a prefix that is not cut at a slash, and a batch whose keys reach different watchers."""
+    hub = WatchHub(100)
+    prefixes = [
+        "",
+        "/registry/",
+        PREFIX,
+        PREFIX,
+        "/registry/widgets/ns-a/",
+        "/registry/w",
+        "/other/",
+    ]
+    streams = [hub.subscribe(prefix, 0, History([])) for prefix in prefixes]
+    for stream in streams:
+        await go_live(stream)
+    events = [
+        put("ns-a/one", 1),
+        put("ns-b/two", 2),
+        put("x", 3, prefix="/registry/gadgets/"),
+        put("y", 4, prefix="/elsewhere/"),
+    ]
+    hub.publish(events)
+    expected = [[1, 2, 3, 4], [1, 2, 3], [1, 2], [1, 2], [1], [1, 2], []]
+    for stream, wanted in zip(streams, expected, strict=True):
+        assert stream.backlog == len(wanted)
+        if wanted:
+            assert revisions(await asyncio.wait_for(stream.batch(100), TIMEOUT)) == wanted
+
+
+async def test_an_ended_watcher_leaves_the_hub_and_its_prefix_still_serves_the_others() -> None:
+    hub = WatchHub(100)
+    first, second = hub.subscribe(PREFIX, 0, History([])), hub.subscribe(PREFIX, 0, History([]))
+    alone = hub.subscribe("/registry/gadgets/", 0, History([]))
+    for stream in (first, second, alone):
+        await go_live(stream)
+    await first.close()
+    await alone.close()
+    hub.publish([put("a", 1), put("b", 2, prefix="/registry/gadgets/")])
+    assert first.backlog == 0 and alone.backlog == 0
+    assert revisions(await asyncio.wait_for(second.batch(100), TIMEOUT)) == [1]
+
+
 # ------------------------------------------------------------------------- WatchStream.batch
 
 
