@@ -56,6 +56,7 @@ from apiserver.fieldmanager.managed import (
 from apiserver.fieldmanager.typed import (
     TypedError,
     compare_objects,
+    created_fields,
     field_set_of,
     merge_objects,
     prune_disowned,
@@ -110,7 +111,11 @@ def _record_update(
     leave every set; the manager's entry keeps its earlier fields and gets ``now`` as its time, but
     only when the request took something.
     """
-    added, modified, removed = compare_objects(live, new, root, ignored)
+    created = created_fields(live, new, root, ignored)
+    if created is not None:
+        added, modified, removed = created, {}, {}
+    else:
+        added, modified, removed = compare_objects(live, new, root, ignored)
     if not (added or modified or removed):
         return
     taken = c_union(added, modified)
@@ -142,7 +147,9 @@ def _record_update(
         return
     previous = managed.get(key)
     if previous is None:
-        managed[key] = Entry(manager, UPDATE, api_version, subresource, now, current)
+        # a set that created_fields built is in FieldsV1's order: it is its own encoding
+        source = current if current is created else None
+        managed[key] = Entry(manager, UPDATE, api_version, subresource, now, current, source)
     else:
         managed[key] = previous.with_fields(c_union(previous.fields, current), now)
 

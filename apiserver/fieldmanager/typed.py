@@ -30,6 +30,7 @@ from apiserver.fieldmanager.fieldpath import (
     has_children,
     is_member,
     path_string,
+    pe_order,
     pe_string,
 )
 from apiserver.fieldmanager.typeinfo import LEAF, MAP, OBJECT_META, SET, TypeNode
@@ -40,6 +41,7 @@ __all__ = [
     "STRIPPED_ROOT",
     "TypedError",
     "compare_objects",
+    "created_fields",
     "field_set_of",
     "item_pes",
     "merge_objects",
@@ -387,6 +389,68 @@ def _cmp_list(
     for pe, j in right_first.items():
         if pe not in left_first:
             added[pe] = _all(item_type, rhs[j])
+
+
+def created_fields(
+    live: dict[str, Any], new: dict[str, Any], root: TypeNode, ignored: Collection[str] = ()
+) -> Node | None:
+    """``Compare(live, new)``'s added set when ``live`` holds nothing a set can name (a create: the empty
+    object, or a built-in kind's zero value, whose only member is the stripped ``creationTimestamp``),
+    else None. Everything in ``new`` is then added and nothing modified or removed, and the set is built
+    in FieldsV1's order (``"."`` first, then path elements as ``fieldpath.encode_fields_v1`` sorts them),
+    so that it is its own encoding: a create walks its object once, without a sort afterwards.
+
+    Raises :class:`TypedError` when a list item of ``new`` cannot be keyed.
+    """
+    skip = _root_skip(ignored)
+    live_meta = live.get(_METADATA)
+    if not live.keys() <= skip or (
+        isinstance(live_meta, dict) and not live_meta.keys() <= STRIPPED_META
+    ):
+        return None
+    meta = new.get(_METADATA)
+    meta_node: Node = {}
+    if isinstance(meta, dict):
+        meta_node = _created_members(OBJECT_META, meta, STRIPPED_META)
+    out: Node = {}
+    for key in sorted(key for key in new if key not in skip or (key == _METADATA and meta_node)):
+        if key == _METADATA:
+            out[_F_METADATA] = meta_node
+        else:
+            out["f:" + key] = _created(root.fields.get(key) or root.other, new[key])
+    return out
+
+
+def _created_members(t: TypeNode, value: dict[str, Any], skip: Collection[str]) -> Node:
+    fields = t.fields
+    other = t.other
+    return {
+        "f:" + key: _created(fields.get(key) or other, value[key])
+        for key in sorted(value)
+        if key not in skip
+    }
+
+
+def _created(t: TypeNode, value: Any) -> Node:
+    """``_all(t, value)``, in FieldsV1's order."""
+    if t.leaf:
+        return {}
+    how = t.how(value)
+    if how == LEAF or not value:
+        return {}
+    node: Node = {SELF: {}}
+    if how == MAP:
+        fields = t.fields
+        other = t.other
+        leaf_values = t.leaf_values
+        for key in sorted(value):
+            node["f:" + key] = {} if leaf_values else _created(fields.get(key) or other, value[key])
+        return node
+    item_type = t.item_type()
+    first = _first_index(item_pes(t, value), strict=False)
+    for pe in sorted(first, key=pe_order):  # a repeated item keeps its first place, as in _all
+        node[pe] = {} if item_type.leaf else _created(item_type, value[first[pe]])
+    return node
 
 
 def compare_objects(

@@ -5,7 +5,9 @@
 * ``compare_objects`` skips equal containers and compares leaf-typed members inline; the reference is
   a literal transcription of SMD compare.go's walk (every member visited, ``value.Equals`` on leaves);
 * ``update_managed_fields`` keeps the set of a manager that only changed fields it owns; the
-  reference is ``(fields - lost) | (taken - removed)`` computed every time.
+  reference is ``(fields - lost) | (taken - removed)`` computed every time;
+* a create builds its set in FieldsV1's order in one walk (``created_fields``); the reference is
+  ``compare_objects`` against the empty object, encoded.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from apiserver.fieldmanager.fieldpath import (
 from apiserver.fieldmanager.typed import (
     STRIPPED_META,
     STRIPPED_ROOT,
+    TypedError,
     compare_objects,
+    created_fields,
     item_pes,
 )
 from apiserver.fieldmanager.typeinfo import LEAF, MAP, OBJECT_META, TypeNode, compile_types
@@ -229,6 +233,49 @@ def test_compare_matches_a_literal_walk(live: dict[str, Any], new: dict[str, Any
     got = compare_objects(live, new, ROOT, ("status",))
     want = reference_compare(live, new)
     assert all(_same(g, w) for g, w in zip(got, want, strict=True)), (got, want)
+
+
+# --- created_fields --------------------------------------------------------------------------------
+
+BLANK_LIVES = [{}, {"metadata": {"creationTimestamp": None}}, {"apiVersion": "v1", "kind": "K"}]
+"""What a create compares with: nothing, a built-in kind's Go zero value, or type meta alone."""
+
+
+def _compared(live: dict[str, Any], new: dict[str, Any], ignored: tuple[str, ...]) -> Any:
+    try:
+        added, modified, removed = compare_objects(live, new, ROOT, ignored)
+    except TypedError as error:
+        return type(error)
+    assert not modified and not removed
+    return json.dumps(encode_fields_v1(added))
+
+
+@settings(max_examples=300, deadline=None)
+@given(objects, st.sampled_from(BLANK_LIVES), st.sampled_from([(), ("status",), ("spec",)]))
+def test_a_create_builds_the_compared_set_in_its_encoded_order(
+    new: dict[str, Any], live: dict[str, Any], ignored: tuple[str, ...]
+) -> None:
+    try:
+        created = created_fields(live, new, ROOT, ignored)
+    except TypedError as error:
+        assert _compared(live, new, ignored) is type(error)
+        return
+    assert created is not None
+    # the same members in the same order: the set is its own encoding
+    assert (
+        json.dumps(created)
+        == json.dumps(encode_fields_v1(created))
+        == _compared(live, new, ignored)
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(objects, objects)
+def test_a_live_object_with_anything_a_set_names_is_compared_instead(
+    live: dict[str, Any], new: dict[str, Any]
+) -> None:
+    owned = compare_objects({}, live, ROOT, ("status",))[0]
+    assert (created_fields(live, new, ROOT, ("status",)) is None) == bool(owned)
 
 
 # --- update_managed_fields -------------------------------------------------------------------------
