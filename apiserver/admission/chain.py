@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from apiserver.admission.interface import (
     Attributes,
     MutationInterface,
+    Operation,
     Plugin,
     ValidationInterface,
 )
@@ -27,6 +28,11 @@ class AdmissionChain:
             self.mutating.append(plugin)
         if isinstance(plugin, ValidationInterface):
             self.validating.append(plugin)
+
+    def mutates(self, operation: Operation) -> bool:
+        """Whether a mutating plugin handles ``operation``: a write no plugin would see needs no
+        attributes built for it (mutating policies and webhooks handle writes only once bound)."""
+        return any(plugin.handles(operation) for plugin in self.mutating)
 
     async def admit(self, attributes: Attributes) -> None:
         for plugin in self.mutating:

@@ -108,7 +108,7 @@ async def admit(
         await run_heavy(_prepare, obj, write, options, warnings)
     else:
         _prepare(obj, write, options, warnings)
-    if admission.mutating:
+    if admission.mutates(write.operation):
         attributes = admission_attributes(write, obj, old, options, warnings)
         await admission.admit(attributes)
     # what the plugins returned still belongs to the request's namespace (BeforeCreate, BeforeUpdate)

@@ -75,11 +75,16 @@ class WriteQuery:
     dry_run: bool
 
 
+_NO_QUERY = WriteQuery("Warn", False)
+
+
 def write_query(request: Request, kind: str, *, apply: bool = False) -> WriteQuery:
     """The query's CreateOptions, UpdateOptions or PatchOptions, refused as kube's handlers refuse them
     before reading the body: one 422 of ``<kind>.meta.k8s.io`` with every cause (ValidatePatchOptions adds
     the fieldManager an apply needs and the force only an apply may carry)."""
     query = request.query
+    if not query and not apply:
+        return _NO_QUERY  # nothing to refuse: kube's defaults
     found: list[Cause] = []
     if kind == options.PATCH:
         if apply and not query.get("fieldManager"):
