@@ -88,8 +88,8 @@ class Codec:
         value = orjson.dumps(stored)
         version = _read_version(self.resource, stored)
         self._pruned.pop(key, None)
-        # the bytes parsed back, as a read parses them (a tuple in ``obj`` is a list there)
-        if version is not None and is_pruned(orjson.loads(value), version.schema):
+        # asked of the object itself: the check walks a tuple as the list a read parses it as
+        if version is not None and is_pruned(stored, version.schema):
             self._pruned[key] = value
             if len(self._pruned) > self._capacity:
                 self._pruned.popitem(last=False)

@@ -72,7 +72,7 @@ def _object_meta_is_pruned(metadata: Any) -> bool:
         return False
     for key, fields in _LISTS.items():
         items = metadata.get(key)
-        if isinstance(items, list):
+        if isinstance(items, list | tuple):  # a tuple the server built is a list once stored
             for item in items:
                 if isinstance(item, dict) and not item.keys() <= fields:
                     return False

@@ -375,7 +375,7 @@ def _walk(x: Any, s: Schema, path: str) -> Iterator[tuple[dict[str, Any], str]]:
             elif s.additional_properties is not None:
                 yield from _walk(value, s.additional_properties, f"{path}[{key}]")
     elif (
-        isinstance(x, list)
+        isinstance(x, list | tuple)  # a tuple the server built is a list once stored
         and s.items is not None
         and (s.items.embedded_resource or s.items.has_embedded_below)
     ):

@@ -19,6 +19,9 @@ __all__ = ["tree_is_pruned"]
 Check = Callable[[Any], bool]
 
 _META_FIELDS: Final = frozenset({"apiVersion", "kind", "metadata"})
+_ARRAYS: Final = (list, tuple)
+"""What JSON encodes as an array: a value the server built may hold a tuple, which a read parses as a list."""
+_CONTAINERS: Final = (dict, list, tuple)
 
 
 def _always(_x: Any) -> bool:
@@ -29,8 +32,8 @@ def _empty(x: Any) -> bool:
     """``_prune(x, None)``: an object without a schema loses every member, arrays are walked."""
     if isinstance(x, dict):
         return not x
-    if isinstance(x, list):
-        return all(_empty(item) for item in x if isinstance(item, dict | list))
+    if isinstance(x, _ARRAYS):
+        return all(_empty(item) for item in x if isinstance(item, _CONTAINERS))
     return True
 
 
@@ -39,7 +42,7 @@ def _children_clean(
 ) -> bool:
     """Every container member of ``x`` is clean by its property's check (else ``other``'s, if any)."""
     for key, value in x.items():
-        if isinstance(value, dict | list) and key not in skipped:
+        if isinstance(value, _CONTAINERS) and key not in skipped:
             child = children.get(key, other)
             if child is not None and not child(value):
                 return False
@@ -78,8 +81,8 @@ class _Compiler:
         def check(x: Any) -> bool:
             if isinstance(x, dict):
                 return members(x)
-            if isinstance(x, list):
-                return all(items(item) for item in x if isinstance(item, dict | list))
+            if isinstance(x, _ARRAYS):
+                return all(items(item) for item in x if isinstance(item, _CONTAINERS))
             return True
 
         return check
@@ -120,8 +123,8 @@ class _Compiler:
         def check(x: Any) -> bool:
             if isinstance(x, dict):
                 return _children_clean(x, children, other, skipped)
-            if isinstance(x, list):
-                return all(items(item) for item in x if isinstance(item, dict | list))
+            if isinstance(x, _ARRAYS):
+                return all(items(item) for item in x if isinstance(item, _CONTAINERS))
             return True
 
         return check
@@ -134,7 +137,7 @@ class _Compiler:
         def check(obj: Any) -> bool:
             if isinstance(obj, dict):
                 return members(obj)
-            if isinstance(obj, list):
+            if isinstance(obj, _ARRAYS):
                 return items(obj)
             return True
 
