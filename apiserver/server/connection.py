@@ -47,7 +47,8 @@ MAX_HEADER_BYTES = 1 << 20
 _HEADER_SLACK = 4096
 MAX_HEADERS = 2000
 REPLAYS_KEPT = 4
-"""The answers a connection keeps for replay (endpoints/replay.py): a client polls a few objects."""
+"""The requests a connection remembers, and the answers it keeps for replay (endpoints/replay.py): a client
+polls a few objects."""
 _BODY_HEADERS = frozenset((b"content-length", b"transfer-encoding"))
 _OK = STATUS_LINE[200]
 _TLS_VERSIONS = {"TLSv1": 0x0301, "TLSv1.1": 0x0302, "TLSv1.2": 0x0303, "TLSv1.3": 0x0304}
@@ -88,7 +89,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._timer: asyncio.TimerHandle | None = None
         self._extensions: dict[str, Any] | None = None
         self._idle = idle_sweep(self.loop)
-        self._replays: dict[tuple[bytes, tuple[tuple[bytes, bytes], ...]], Replay] = {}
+        self._replays: dict[tuple[bytes, tuple[tuple[bytes, bytes], ...]], Replay | None] = {}
+        """The last requests seen (a GET's line and headers), each with its kept answer once it has one."""
         self._replayed = False
         """The request being parsed was answered by a replay: no cycle was made for it."""
 
@@ -215,22 +217,26 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def _may_replay(self) -> bool:
         """A GET without a body on a kept-alive connection with nothing before it: answered here and now
-        if this connection kept the answer to the same request and it still holds (True), else its answer
-        is offered for keeping (endpoints/replay.py) and it goes the full way."""
+        if this connection kept the answer to the same request and it still holds (True). Otherwise it goes
+        the full way, and its answer is offered for keeping (endpoints/replay.py) when the connection has
+        seen the same request before: a client that never repeats one pays for no keeping."""
         headers = self.headers
         if any(name in _BODY_HEADERS for name, _ in headers):
             return False
         key = (self.url, tuple(headers))
         replays = self._replays
-        kept = replays.get(key)
+        if key not in replays:  # seen for the first time (of late)
+            if len(replays) >= REPLAYS_KEPT:
+                del replays[next(iter(replays))]
+            replays[key] = None
+            return False
+        kept = replays[key]
         if kept is not None and kept.ready and not self.flow.write_paused:
             started = time.perf_counter()
             if kept.holds():
                 self._replay(kept)
                 kept.recorded(started)
                 return True
-        if kept is None and len(replays) >= REPLAYS_KEPT:
-            del replays[next(iter(replays))]
         replay = replays[key] = Replay()
         self.scope[SCOPE_REPLAY] = replay  # type: ignore[literal-required]
         return False
