@@ -5,8 +5,9 @@ kube-apiserver does."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+import math
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any, Protocol, cast
 
 from apiserver.authentication.user import (
     ANONYMOUS,
@@ -15,6 +16,18 @@ from apiserver.authentication.user import (
     UNAUTHENTICATED_GROUP,
     UserInfo,
 )
+
+SCOPE_STABLE_CREDENTIALS = "apiforge.stable_credentials"
+"""Set on a request's scope by the authenticator that found its user when the same credentials, on the same
+connection, will prove the same user until a known time (``time.time()``; infinity for as long as the server
+runs: a static token, no credentials at all; a client certificate's end of validity): the request's answer
+may then be replayed (endpoints/replay.py) until then. An authenticator that asks someone (a webhook) or whose
+verdict can lapse at a time it cannot tell (a deleted service account) leaves it unset."""
+
+
+def vouch_stable(scope: Mapping[str, Any], until: float = math.inf) -> None:
+    """The user found for this request's credentials is the same until ``until`` (epoch seconds)."""
+    cast(MutableMapping[str, Any], scope)[SCOPE_STABLE_CREDENTIALS] = until
 
 
 class AuthenticationError(Exception):
@@ -86,6 +99,7 @@ class AnonymousAuthenticator:
         self.user = user
 
     async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
+        vouch_stable(scope)  # no authenticator before it recognised the request's credentials
         return self.user
 
 

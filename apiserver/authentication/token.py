@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from apiserver.authentication.authenticator import AuthenticationError
+from apiserver.authentication.authenticator import AuthenticationError, vouch_stable
 from apiserver.authentication.jwtkeys import JWTKeys
 from apiserver.authentication.user import UserInfo
 
@@ -19,6 +19,9 @@ class TokenResponse:
 
     user: UserInfo
     audiences: tuple[str, ...] = ()
+    stable: bool = False
+    """The token proves this user for as long as the server runs (the token file's): see
+    authenticator.SCOPE_STABLE_CREDENTIALS."""
 
 
 class TokenAuthenticator(Protocol):
@@ -72,7 +75,7 @@ class AudienceAgnostic:
         response = await self.authenticator.authenticate_token(token, audiences)
         if response is None:
             return None
-        return TokenResponse(response.user, self.api_audiences)
+        return TokenResponse(response.user, self.api_audiences, response.stable)
 
 
 class BearerTokenAuthenticator:
@@ -91,6 +94,8 @@ class BearerTokenAuthenticator:
         response = await self.authenticator.authenticate_token(token, ())
         if response is None:
             raise AuthenticationError("invalid bearer token")
+        if response.stable:
+            vouch_stable(scope)
         return response.user
 
 

@@ -48,7 +48,7 @@ class TokenFileAuthenticator:
         found = self._users.get(_digest(token))
         if found is None or not hmac.compare_digest(found[0], token.encode()):
             return None
-        return TokenResponse(found[1])
+        return TokenResponse(found[1], stable=True)  # kube reads the file once, at start
 
 
 def parse_token_csv(text: str, path: str) -> dict[str, UserInfo]:

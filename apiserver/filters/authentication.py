@@ -5,11 +5,18 @@ the scope and its Authorization header goes away, so that nothing after this poi
 from __future__ import annotations
 
 import logging
+import math
+import time
 
 import orjson
 
-from apiserver.authentication.authenticator import AuthenticationError, Authenticator
+from apiserver.authentication.authenticator import (
+    SCOPE_STABLE_CREDENTIALS,
+    AuthenticationError,
+    Authenticator,
+)
 from apiserver.endpoints.http import SCOPE_REQUEST_INFO, SCOPE_USER, respond
+from apiserver.endpoints.replay import Replay
 from apiserver.filters.audit import Auditor
 from apiserver.filters.pipeline import Exchange
 from apiserver.machinery import errors
@@ -49,3 +56,11 @@ class AuthenticationFilter:
                 scope["headers"] = [header for header in headers if header[0] != b"authorization"]
                 break
         return True
+
+    def replay(self, exchange: Exchange, replay: Replay) -> None:
+        """Replayed only while the authenticator vouched that these credentials prove this user."""
+        until = exchange.scope.get(SCOPE_STABLE_CREDENTIALS)
+        if until is None:
+            replay.refuse()
+        elif until != math.inf:
+            replay.check(lambda: time.time() <= until)

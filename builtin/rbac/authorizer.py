@@ -74,6 +74,10 @@ class RBACAuthorizer:
         for informer in self.informers:
             await informer.stop()
 
+    def revision(self) -> int:
+        """The policy's revision (authorizer.Revisioned): decisions hold while it is current."""
+        return self.index.revision
+
     async def authorize(self, attributes: Attributes) -> tuple[Decision, str]:
         """kube's RBACAuthorizer.Authorize: Allow with the binding that allowed it, else NoOpinion with the
         bindings that could not be resolved (`RBAC: clusterrole... "x" not found`)."""

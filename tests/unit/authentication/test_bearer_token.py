@@ -87,5 +87,6 @@ def test_audience_agnostic_tokens_are_for_the_api_audiences_only() -> None:
     agnostic = AudienceAgnostic(TokenFileAuthenticator({"good": ALICE}), ("https://api",))
     for asked in ((), ("https://api",), ("other", "https://api")):
         response = asyncio.run(agnostic.authenticate_token("good", asked))
-        assert response == TokenResponse(ALICE, ("https://api",))
+        # a token file's verdict stands while the server runs (what lets an answer be replayed)
+        assert response == TokenResponse(ALICE, ("https://api",), stable=True)
     assert asyncio.run(agnostic.authenticate_token("good", ("vault",))) is None
