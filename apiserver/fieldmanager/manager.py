@@ -112,10 +112,12 @@ def _record_update(
     only when the request took something.
     """
     created = created_fields(live, new, root, ignored)
-    if created is not None:
-        added, modified, removed = created, {}, {}
-    else:
-        added, modified, removed = compare_objects(live, new, root, ignored)
+    nothing: Node = {}
+    added, modified, removed = (
+        (created, nothing, nothing)
+        if created is not None
+        else compare_objects(live, new, root, ignored)
+    )
     if not (added or modified or removed):
         return
     taken = c_union(added, modified)

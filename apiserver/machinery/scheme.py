@@ -139,16 +139,21 @@ class ResourceType:
     """A CRD with conversion strategy Webhook: converts between versions (the versions' ``to_internal`` and
     ``from_internal`` are then the identity); see registry.versioning.converted."""
     _by_version: dict[str, VersionType] = field(init=False, repr=False, compare=False)
+    _storage: VersionType | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_version", {v.name: v for v in self.versions})
+        # looked up several times by every write: found once
+        object.__setattr__(self, "_storage", next((v for v in self.versions if v.storage), None))
 
     def version(self, name: str) -> VersionType | None:
         return self._by_version.get(name)
 
     @property
     def storage_version(self) -> VersionType:
-        return next(v for v in self.versions if v.storage)
+        if self._storage is None:  # no version is stored: StopIteration, as ever
+            return next(v for v in self.versions if v.storage)
+        return self._storage
 
     @property
     def served_versions(self) -> tuple[VersionType, ...]:

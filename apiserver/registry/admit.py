@@ -174,13 +174,11 @@ async def validate_admission(
     """The validating admission plugins, on the final object in the hub version."""
     if admission.validating:
         storage = write.resource.storage_version
-        attributes = admission_attributes(
-            Write(
-                write.resource, storage, write.namespace, write.name, write.operation,
-                write.subresource, write.dry_run,
-            ),
-            internal, old, options, [],
+        hub = write if write.version is storage else Write(
+            write.resource, storage, write.namespace, write.name, write.operation,
+            write.subresource, write.dry_run,
         )  # fmt: skip
+        attributes = admission_attributes(hub, internal, old, options, [])
         attributes.request_version = write.version
         await admission.validate(attributes)
         options.warn(attributes.warnings)
