@@ -210,6 +210,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             on_response=self.on_response_complete,
         )
         if existing is None or existing.response_complete:
+            # busy again: a replay earlier in this read handed the connection to the idle sweep
+            self._idle.discard(self)
             self._start_asgi_task(self.cycle, self.app)
         else:  # a pipelined request waits for the one before it
             self.flow.pause_reading()

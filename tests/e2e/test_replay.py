@@ -379,3 +379,77 @@ def test_an_audit_log_records_every_repeat(tmp_path: Path) -> None:
     logged = log.read_text()
     for audit_id in ids:
         assert logged.count(f'"auditID":"{audit_id}"') >= 1
+
+
+# -- the connection around a replay ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def short_idle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A server that closes a kept-alive connection after one idle second; its administrator's client
+    certificate vouches for replays as a token does."""
+    process = ServerProcess(
+        tmp_path_factory.mktemp("short-idle"),
+        free_port(),
+        storage="memory",
+        extra_args=("--idle-timeout", "1"),
+    )
+    process.start()
+    with process.client() as admin:
+        created = admin.post("/api/v1/namespaces", json={"metadata": {"name": NAMESPACE}})
+        assert created.status_code == 201, created.text
+    yield process
+    process.stop()
+
+
+def _admin_get(path: str, *extra: str) -> bytes:
+    return ("\r\n".join([f"GET {path} HTTP/1.1", "host: 127.0.0.1", *extra]) + "\r\n\r\n").encode()
+
+
+def test_a_watch_pipelined_after_a_replay_is_not_cut_at_the_idle_timeout(
+    short_idle: ServerProcess,
+) -> None:
+    """Go's IdleTimeout closes a connection that waits for its next request, never one serving a watch;
+    a replay answered in the middle of a read leaves the connection busy with the request after it."""
+    with short_idle.client() as admin:
+        _configmap(admin, "beside-a-watch", "1")
+        polled = _get_raw_path("beside-a-watch")
+        watch = _admin_get(f"{CONFIGMAPS}?watch=true&fieldSelector=metadata.name%3Dbeside-a-watch")
+        with short_idle.connect(timeout=30) as connection:
+            for _ in range(2):  # seen, then kept
+                connection.sendall(polled)
+                assert _responses(connection, 1)[0][0] == 200
+            connection.sendall(polled + watch)  # the repeat, and a watch in the same read
+            assert _responses(connection, 1)[0][0] == 200
+            received = b""
+            while b'"ADDED"' not in received:
+                chunk = connection.recv(65536)
+                assert chunk, "the watch was closed before its first event"
+                received += chunk
+            # more than the idle timeout passes (the idle sweep runs every quarter second)
+            assert _still_open_after(connection, seconds=3.0)
+            body = {"metadata": {"name": "beside-a-watch"}, "data": {"value": "2"}}
+            assert admin.put(f"{CONFIGMAPS}/beside-a-watch", json=body).status_code == 200
+            while b'"MODIFIED"' not in received:
+                chunk = connection.recv(65536)
+                assert chunk, "the watch was closed at the idle timeout"
+                received += chunk
+
+
+def _get_raw_path(name: str) -> bytes:
+    return _admin_get(f"{CONFIGMAPS}/{name}")
+
+
+def _still_open_after(connection: socket.socket, seconds: float) -> bool:
+    """Whether ``connection`` stays open and silent for ``seconds`` (nothing is due on it meanwhile)."""
+    connection.settimeout(seconds)
+    try:
+        received = connection.recv(65536)
+    except TimeoutError:
+        return True
+    except (ssl.SSLEOFError, ConnectionResetError):
+        return False
+    finally:
+        connection.settimeout(30)
+    assert not received, f"nothing was due on the connection: {received!r}"
+    return False
