@@ -453,3 +453,40 @@ def _still_open_after(connection: socket.socket, seconds: float) -> bool:
         connection.settimeout(30)
     assert not received, f"nothing was due on the connection: {received!r}"
     return False
+
+
+PADDING = 1_000_000
+"""A header value just under Go's MaxHeaderBytes (a mebibyte): served, as kube serves it."""
+
+
+def _resident_bytes(server: ServerProcess) -> int:
+    assert server.process is not None
+    status = Path(f"/proc/{server.process.pid}/status").read_text()
+    return int(re.search(r"^VmRSS:\s+(\d+) kB$", status, re.MULTILINE)[1]) * 1024  # type: ignore[index]
+
+
+def test_idle_connections_that_sent_huge_headers_hold_no_memory_for_them(
+    server: ServerProcess,
+) -> None:
+    """Go keeps nothing of an answered request on an idle connection; the requests a connection
+    remembers for replay must not let clients pin their megabyte header blocks on idle connections."""
+    connections, requests_each = 16, 4
+    pinned = connections * requests_each * PADDING
+    with server.client() as admin:
+        _configmap(admin, "padded", "1")
+    open_connections = [server.connect(timeout=30) for _ in range(connections)]
+    try:
+        before = _resident_bytes(server)
+        for connection in open_connections:
+            for index in range(requests_each):  # four distinct requests: each one remembered
+                pad = f"x-pad: {str(index) * PADDING}"
+                connection.sendall(_admin_get(f"{CONFIGMAPS}/padded", pad))
+                assert _responses(connection, 1)[0][0] == 200
+            # a small request last: what uvicorn holds of the connection's latest request is that one
+            connection.sendall(_admin_get(f"{CONFIGMAPS}/padded"))
+            assert _responses(connection, 1)[0][0] == 200
+        grown = _resident_bytes(server) - before
+    finally:
+        for connection in open_connections:
+            connection.close()
+    assert grown < pinned / 2, f"{grown / 2**20:.0f} MiB held for {pinned / 2**20:.0f} MiB sent"
