@@ -30,6 +30,12 @@ def vouch_stable(scope: Mapping[str, Any], until: float = math.inf) -> None:
     cast(MutableMapping[str, Any], scope)[SCOPE_STABLE_CREDENTIALS] = until
 
 
+def _withdraw_stable(scope: Mapping[str, Any]) -> None:
+    """What an authenticator vouched for on its way to finding no user (the request-header one vouches for
+    the proxy's certificate, then finds no user header) does not speak for the one that finds it."""
+    cast(MutableMapping[str, Any], scope).pop(SCOPE_STABLE_CREDENTIALS, None)
+
+
 class AuthenticationError(Exception):
     """Credentials were presented and are bad (an unknown token, an expired certificate): the request is
     refused (401), never served as anonymous."""
@@ -59,12 +65,14 @@ class UnionAuthenticator:
             try:
                 user = await authenticator.authenticate(scope)
             except AuthenticationError as error:
+                _withdraw_stable(scope)
                 if self.fail_on_error:
                     raise
                 failures.append(error)
                 continue
             if user is not None:
                 return user
+            _withdraw_stable(scope)
         if failures:
             raise AuthenticationError("; ".join(str(failure) for failure in failures))
         return None

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests import certs
 from tests.serverproc import CA_FILE, ServerProcess, free_port
 from tests.webhookserver import wait_for
 
@@ -164,22 +165,28 @@ def test_a_removed_rolebinding_refuses_the_next_get(
         )
 
 
+def _service_account_token(admin: httpx.Client, name: str) -> dict[str, str]:
+    """A new service account allowed to view the namespace, and the header of a token it was issued."""
+    accounts = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts"
+    assert admin.post(accounts, json={"metadata": {"name": name}}).status_code == 201
+    subject = {"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}
+    binding = _binding(f"{name}-view", "view", subject)
+    assert (
+        admin.post(f"{RBAC}/namespaces/{NAMESPACE}/rolebindings", json=binding).status_code == 201
+    )
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest"}
+    issued = admin.post(f"{accounts}/{name}/token", json=request)
+    assert issued.status_code == 201, issued.text
+    return {"authorization": f"Bearer {issued.json()['status']['token']}"}
+
+
 def test_a_token_of_a_deleted_service_account_is_refused_on_the_next_get(
     server: ServerProcess, admin: httpx.Client
 ) -> None:
     """A service account's token is checked against the account on every request (kube's
     serviceaccount token authenticator), so it is never replayed on the strength of an earlier check."""
     accounts = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts"
-    assert admin.post(accounts, json={"metadata": {"name": "poller"}}).status_code == 201
-    subject = {"kind": "ServiceAccount", "name": "poller", "namespace": NAMESPACE}
-    binding = _binding("poller-view", "view", subject)
-    assert (
-        admin.post(f"{RBAC}/namespaces/{NAMESPACE}/rolebindings", json=binding).status_code == 201
-    )
-    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest"}
-    issued = admin.post(f"{accounts}/poller/token", json=request)
-    assert issued.status_code == 201, issued.text
-    token = {"authorization": f"Bearer {issued.json()['status']['token']}"}
+    token = _service_account_token(admin, "poller")
     _configmap(admin, "sa-polled", "1")
     path = f"{CONFIGMAPS}/sa-polled"
     with user_client(server) as poller:
@@ -490,3 +497,43 @@ def test_idle_connections_that_sent_huge_headers_hold_no_memory_for_them(
         for connection in open_connections:
             connection.close()
     assert grown < pinned / 2, f"{grown / 2**20:.0f} MiB held for {pinned / 2**20:.0f} MiB sent"
+
+
+def test_a_proxy_certificate_without_user_headers_does_not_vouch_for_a_service_account_token(
+    tmp_path: Path,
+) -> None:
+    """A client certificate the request-header authenticator trusts, with no X-Remote-User, authenticates
+    nobody (kube's requestheader authenticator returns no user), so the bearer token after it decides, and a
+    service account's token is checked on every request: deleting the account refuses the next GET."""
+    front_proxy_ca = certs.ca("front-proxy-ca")
+    ca_file, _ = front_proxy_ca.write(tmp_path, "front-proxy-ca")
+    proxy = certs.client(front_proxy_ca, "front-proxy-client").write(tmp_path, "proxy")
+    process = ServerProcess(
+        tmp_path / "data",
+        free_port(),
+        storage="memory",
+        extra_args=(
+            "--requestheader-client-ca-file",
+            str(ca_file),
+            "--requestheader-username-headers",
+            "X-Remote-User",
+        ),
+    )
+    process.start()
+    try:
+        with process.client() as admin:
+            assert admin.post("/api/v1/namespaces", json={"metadata": {"name": NAMESPACE}})
+            token = _service_account_token(admin, "proxied")
+            _configmap(admin, "proxied", "1")
+            path = f"{CONFIGMAPS}/proxied"
+            tls = ssl.create_default_context(cafile=str(process.data_dir / CA_FILE))
+            tls.load_cert_chain(*proxy)
+            with httpx.Client(base_url=process.url, verify=tls, timeout=10) as poller:
+                assert eventually(lambda: poller.get(path, headers=token).status_code == 200)
+                assert poller.get(path, headers=token).status_code == 200
+                accounts = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts"
+                assert admin.delete(f"{accounts}/proxied").status_code == 200
+                assert eventually(lambda: poller.get(path, headers=token).status_code == 401)
+                assert poller.get(path, headers=token).json()["reason"] == "Unauthorized"
+    finally:
+        process.stop()
