@@ -71,6 +71,8 @@ class UnionAuthenticator:
                 failures.append(error)
                 continue
             if user is not None:
+                if failures:  # an earlier failure may end with time (a certificate not valid yet)
+                    _withdraw_stable(scope)
                 return user
             _withdraw_stable(scope)
         if failures:

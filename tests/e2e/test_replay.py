@@ -7,6 +7,7 @@ pipelined, bodied, closing and HTTP/1.0 requests are answered as the full path a
 
 from __future__ import annotations
 
+import datetime
 import re
 import socket
 import ssl
@@ -537,3 +538,31 @@ def test_a_proxy_certificate_without_user_headers_does_not_vouch_for_a_service_a
                 assert poller.get(path, headers=token).json()["reason"] == "Unauthorized"
     finally:
         process.stop()
+
+
+CERTIFICATE_DELAY = 6.0
+"""Seconds until a client certificate becomes valid: ample for the two requests before it does."""
+
+
+def test_a_client_certificate_that_becomes_valid_takes_over_from_the_token_beside_it(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    """kube verifies a client certificate on every request (k8s.io/apiserver pkg/authentication/request/
+    x509/x509.go, at the request's time) before any token: one not valid yet fails, and the bearer token
+    beside it decides (carol, allowed), until the certificate's notBefore passes and it decides (alice, who
+    may do nothing). A failure of an earlier authenticator can end with time: it vouches for nothing."""
+    pki = server.data_dir / "pki"
+    cluster_ca = certs.load(pki / "ca.crt", pki / "ca.key")
+    with server.client() as admin:
+        _configmap(admin, "certified", "1")
+    soon = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=CERTIFICATE_DELAY)
+    alice = certs.client(cluster_ca, "alice", not_before=soon).write(tmp_path, "alice")
+    tls = ssl.create_default_context(cafile=str(server.data_dir / CA_FILE))
+    tls.load_cert_chain(*alice)
+    path = f"{CONFIGMAPS}/certified"
+    with httpx.Client(base_url=server.url, verify=tls, timeout=10) as both:
+        assert both.get(path, headers=CAROL).status_code == 200
+        assert both.get(path, headers=CAROL).status_code in (200, 403)  # the clock may have passed
+        wait_for(lambda: both.get(path, headers=CAROL).status_code == 403, CERTIFICATE_DELAY * 3)
+        forbidden = both.get(path, headers=CAROL).json()
+    assert forbidden["message"].startswith('configmaps "certified" is forbidden: User "alice"')
