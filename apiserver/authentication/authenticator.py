@@ -40,6 +40,12 @@ class AuthenticationError(Exception):
     """Credentials were presented and are bad (an unknown token, an expired certificate): the request is
     refused (401), never served as anonymous."""
 
+    def __init__(self, message: str = "", lasting: bool = False) -> None:
+        super().__init__(message)
+        self.lasting = lasting
+        """The same credentials fail the same way on every later request (an expired certificate, one of
+        an unknown CA): the user another authenticator finds after this failure may be vouched for."""
+
 
 class Authenticator(Protocol):
     async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
@@ -71,7 +77,8 @@ class UnionAuthenticator:
                 failures.append(error)
                 continue
             if user is not None:
-                if failures:  # an earlier failure may end with time (a certificate not valid yet)
+                # an earlier failure that may end (a certificate not valid yet) would decide instead
+                if not all(failure.lasting for failure in failures):
                     _withdraw_stable(scope)
                 return user
             _withdraw_stable(scope)

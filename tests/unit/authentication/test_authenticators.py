@@ -5,16 +5,20 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
 from apiserver.authentication.authenticator import (
+    SCOPE_STABLE_CREDENTIALS,
     AnonymousAuthenticator,
     AuthenticatedGroupAdder,
     AuthenticationError,
     Authenticator,
     UnionAuthenticator,
     request_authenticator,
+    vouch_stable,
 )
 from apiserver.authentication.user import ANONYMOUS, UserInfo
 from tests.unit.filters.support import TokenFile
@@ -78,3 +82,52 @@ def test_a_fail_on_error_union_stops_at_the_first_error() -> None:
 
 def test_the_group_adder_leaves_anonymous_alone() -> None:
     assert authenticate(AuthenticatedGroupAdder(AnonymousAuthenticator())) == ANONYMOUS
+
+
+class _Refusing:
+    """Refuses every request, the refusal ``lasting`` or not."""
+
+    def __init__(self, lasting: bool) -> None:
+        self.lasting = lasting
+
+    async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
+        raise AuthenticationError("refused", lasting=self.lasting)
+
+
+class _Vouching:
+    """Vouches for the request's credentials, and finds ``user`` (None: nobody, as the request-header
+    authenticator does for a proxy's certificate without user headers)."""
+
+    def __init__(self, user: UserInfo | None) -> None:
+        self.user = user
+
+    async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
+        vouch_stable(scope)
+        return self.user
+
+
+class _Anyone:
+    """Finds the same user for every request, and vouches for nothing (as a webhook's token)."""
+
+    async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
+        return ALICE
+
+
+def vouched(authenticator: Authenticator) -> bool:
+    """Whether the request's user was vouched for (endpoints/replay.py may replay its answer)."""
+    scope: dict[str, Any] = {"type": "http", "headers": []}
+    assert asyncio.run(authenticator.authenticate(scope)) is not None
+    return SCOPE_STABLE_CREDENTIALS in scope
+
+
+def test_only_the_authenticator_that_finds_the_user_vouches_for_it() -> None:
+    alice, nobody = _Vouching(ALICE), _Vouching(None)
+    assert vouched(UnionAuthenticator([nobody, alice]))
+    assert not vouched(UnionAuthenticator([nobody, _Anyone()]))  # found by one that vouches not
+    assert vouched(request_authenticator([nobody]))  # then anonymous, which vouches
+
+
+def test_a_user_found_after_a_refusal_that_may_end_is_not_vouched_for() -> None:
+    """A certificate not valid yet decides once it is valid: the token after it decides until then."""
+    assert vouched(UnionAuthenticator([_Refusing(lasting=True), _Vouching(ALICE)]))
+    assert not vouched(UnionAuthenticator([_Refusing(lasting=False), _Vouching(ALICE)]))
