@@ -114,26 +114,33 @@ class PolicyIndex:
         self.cluster_roles: dict[str, tuple[Rule, ...]] = {}
         self.bindings: dict[BindingKey, Binding] = {}
         self._by_subject: dict[tuple[str, str], dict[str, set[BindingKey]]] = {}
+        self.revision = 0
+        """Moves with every change, so that what was decided from the index is decided again."""
 
     # -- updates (from the informers) ----------------------------------------------------------------
 
     def set_role(self, obj: dict[str, Any]) -> None:
+        self.revision += 1
         metadata = obj["metadata"]
         self.roles[(metadata.get("namespace") or "", metadata["name"])] = compile_rules(
             obj.get("rules")
         )
 
     def delete_role(self, obj: dict[str, Any]) -> None:
+        self.revision += 1
         metadata = obj["metadata"]
         self.roles.pop((metadata.get("namespace") or "", metadata["name"]), None)
 
     def set_cluster_role(self, obj: dict[str, Any]) -> None:
+        self.revision += 1
         self.cluster_roles[obj["metadata"]["name"]] = compile_rules(obj.get("rules"))
 
     def delete_cluster_role(self, obj: dict[str, Any]) -> None:
+        self.revision += 1
         self.cluster_roles.pop(obj["metadata"]["name"], None)
 
     def set_binding(self, obj: dict[str, Any]) -> None:
+        self.revision += 1
         binding = Binding.from_json(obj)
         self._unindex(binding.key)
         self.bindings[binding.key] = binding
@@ -143,6 +150,7 @@ class PolicyIndex:
             )
 
     def delete_binding(self, obj: dict[str, Any]) -> None:
+        self.revision += 1
         self._unindex(Binding.from_json(obj).key)
 
     def _unindex(self, key: BindingKey) -> None:
@@ -163,6 +171,7 @@ class PolicyIndex:
 
     def clear(self, kind: str) -> None:
         """Forget every object of one kind before its informer lists again."""
+        self.revision += 1
         if kind == "Role":
             self.roles.clear()
         elif kind == "ClusterRole":
