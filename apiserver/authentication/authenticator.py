@@ -59,14 +59,24 @@ class UnionAuthenticator:
 
 class AuthenticatedGroupAdder:
     """Adds ``system:authenticated`` to every user but the anonymous one, unless the user already carries it
-    or ``system:unauthenticated`` (kube's group.AuthenticatedGroupAdder)."""
+    or ``system:unauthenticated`` (kube's group.AuthenticatedGroupAdder). The last user it was given is
+    remembered with its answer: a remembered token's or a connection's certificate's user is the same object
+    request after request, and the next request gets the same answer without building it again."""
 
     def __init__(self, authenticator: Authenticator) -> None:
         self.authenticator = authenticator
+        self._last: tuple[UserInfo | None, UserInfo | None] = (None, None)
 
     async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
         user = await self.authenticator.authenticate(scope)
-        return None if user is None else with_authenticated_group(user)
+        if user is None:
+            return None
+        last, grouped = self._last
+        if user is last:
+            return grouped
+        grouped = with_authenticated_group(user)
+        self._last = (user, grouped)
+        return grouped
 
 
 def with_authenticated_group(user: UserInfo) -> UserInfo:

@@ -78,3 +78,14 @@ def test_a_fail_on_error_union_stops_at_the_first_error() -> None:
 
 def test_the_group_adder_leaves_anonymous_alone() -> None:
     assert authenticate(AuthenticatedGroupAdder(AnonymousAuthenticator())) == ANONYMOUS
+
+
+def test_the_group_adder_answers_the_same_user_alike_and_another_afresh() -> None:
+    """The adder remembers its last user: the same object (a remembered token's user) gets the same answer,
+    and the next user is never given the previous one's."""
+    adder = AuthenticatedGroupAdder(TOKENS)
+    first = authenticate(adder, "alice-token")
+    assert authenticate(adder, "alice-token") is first
+    assert authenticate(adder, "robot") == UserInfo("robot", groups=("system:authenticated",))
+    assert authenticate(adder, "alice-token") == first
+    assert first == UserInfo("alice", "u-1", ("devs", "system:authenticated"), {"scopes": ("a",)})
