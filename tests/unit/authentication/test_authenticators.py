@@ -10,10 +10,8 @@ import pytest
 
 from apiserver.authentication.authenticator import (
     AnonymousAuthenticator,
-    AuthenticatedGroupAdder,
     AuthenticationError,
     Authenticator,
-    UnionAuthenticator,
     request_authenticator,
 )
 from apiserver.authentication.user import ANONYMOUS, UserInfo
@@ -61,31 +59,30 @@ def test_rejected_credentials_are_never_anonymous() -> None:
         authenticate(request_authenticator([TOKENS]), "forged")
 
 
-def test_a_union_tries_the_next_authenticator_after_an_error() -> None:
+def test_the_next_authenticator_is_asked_after_an_error() -> None:
     other = TokenFile({"forged": UserInfo("mallory")})
-    union = UnionAuthenticator([TOKENS, other])
-    assert authenticate(union, "forged") == UserInfo("mallory")
+    authenticator = request_authenticator([TOKENS, other])
+    assert authenticate(authenticator, "forged") == UserInfo(
+        "mallory", groups=("system:authenticated",)
+    )
     with pytest.raises(AuthenticationError, match="invalid bearer token; invalid bearer token"):
-        authenticate(union, "unknown")
+        authenticate(authenticator, "unknown")
+    with pytest.raises(AuthenticationError, match="invalid bearer token; invalid bearer token"):
+        authenticate(request_authenticator([TOKENS, other], anonymous=False), "unknown")
 
 
-def test_a_fail_on_error_union_stops_at_the_first_error() -> None:
-    union = UnionAuthenticator([TOKENS, AnonymousAuthenticator()], fail_on_error=True)
-    with pytest.raises(AuthenticationError):
-        authenticate(union, "forged")
-    assert authenticate(union, "") == ANONYMOUS
+def test_the_anonymous_user_is_left_alone() -> None:
+    assert authenticate(request_authenticator([AnonymousAuthenticator()])) == ANONYMOUS
 
 
-def test_the_group_adder_leaves_anonymous_alone() -> None:
-    assert authenticate(AuthenticatedGroupAdder(AnonymousAuthenticator())) == ANONYMOUS
-
-
-def test_the_group_adder_answers_the_same_user_alike_and_another_afresh() -> None:
-    """The adder remembers its last user: the same object (a remembered token's user) gets the same answer,
-    and the next user is never given the previous one's."""
-    adder = AuthenticatedGroupAdder(TOKENS)
-    first = authenticate(adder, "alice-token")
-    assert authenticate(adder, "alice-token") is first
-    assert authenticate(adder, "robot") == UserInfo("robot", groups=("system:authenticated",))
-    assert authenticate(adder, "alice-token") == first
+def test_the_same_user_is_answered_alike_and_another_afresh() -> None:
+    """The last user found is remembered: the same object (a remembered token's user) gets the same
+    answer, and the next user is never given the previous one's."""
+    authenticator = request_authenticator([TOKENS])
+    first = authenticate(authenticator, "alice-token")
+    assert authenticate(authenticator, "alice-token") is first
+    assert authenticate(authenticator, "robot") == UserInfo(
+        "robot", groups=("system:authenticated",)
+    )
+    assert authenticate(authenticator, "alice-token") == first
     assert first == UserInfo("alice", "u-1", ("devs", "system:authenticated"), {"scopes": ("a",)})
