@@ -97,8 +97,15 @@ class _Rule:
         return False
 
 
-_Match = tuple["PriorityLevel", str, bool]
-"""A level, its flow and whether the request's namespace ends the flow's name (a flow by namespace)."""
+@dataclass(frozen=True, slots=True)
+class _ByNamespace:
+    """A classification whose flow is named by the request's namespace: the level and the flow's prefix."""
+
+    level: PriorityLevel
+    prefix: str
+
+
+_Match = tuple["PriorityLevel", str] | _ByNamespace
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,10 +157,9 @@ class Classifier:
             if len(memo) >= self.limit:
                 memo.clear()
             found = memo[key] = self._match(user, info)
-        if found is None:
-            return None
-        level, flow, by_namespace = found
-        return (level, flow + namespace) if by_namespace else (level, flow)
+        if isinstance(found, _ByNamespace):
+            return found.level, found.prefix + namespace
+        return found
 
     def _match(self, user: UserInfo, info: RequestInfo) -> _Match | None:
         """The first matching schema's level and flow (for a flow by namespace, its prefix)."""
@@ -162,10 +168,10 @@ class Classifier:
                 if schema.level is None:
                     return None
                 if schema.distinguisher == "ByUser":
-                    return schema.level, f"{schema.name}/{user.name}", False
+                    return schema.level, f"{schema.name}/{user.name}"
                 if schema.distinguisher == "ByNamespace":
-                    return schema.level, f"{schema.name}/", True
-                return schema.level, schema.name, False
+                    return _ByNamespace(schema.level, f"{schema.name}/")
+                return schema.level, schema.name
         return None
 
     def nominal_seats(self, server_limit: int) -> dict[str, int]:
