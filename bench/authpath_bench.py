@@ -48,19 +48,29 @@ from apiserver.server.app import APIServer
 from apiserver.server.chain import HandlerChain, build_handler_chain
 from apiserver.server.options import ChainOptions
 from apiserver.storage import MemoryStorage
-from bench.chain_bench import KUBECTL_HEADERS, PATH, as_served, cpu_per_request, seed
-from bench.common import Row, interleaved, median, print_rows, spread
+from bench.chain_bench import (
+    KUBECTL_HEADERS,
+    PATH,
+    as_served,
+    cpu_per_request,
+    per_get_rows,
+    seed,
+)
+from bench.common import Row, interleaved, print_rows, spread
 from bench.compare import BENCH_USER, TOKEN, TOKEN_LINE
 from generated.server import OPENAPI_DIR, build_apis
 
 ROUNDS = 7
 RBAC_GROUP = "rbac.authorization.k8s.io"
 TOKEN_HEADERS = [*KUBECTL_HEADERS, (b"authorization", f"Bearer {TOKEN}".encode())]
+GET_INFO = RequestInfo(
+    PATH, "get", True, "apis", "stable.example.com", "v1", "default", "crontabs", "", "bench-get"
+)
+CALLS = 20_000
 
 
 async def token_server() -> APIServer:
-    """A server with RBAC, the bench's token file and the bench user bound to cluster-admin, with its
-    authorizer's informers caught up."""
+    """A server with RBAC, the bench's token file and the bench user bound to cluster-admin."""
     tokens = TokenAuthentication()
     users = parse_token_csv(TOKEN_LINE, "tokens.csv")
     tokens.authenticators.append(AudienceAgnostic(TokenFileAuthenticator(users), ()))
@@ -81,6 +91,7 @@ async def token_server() -> APIServer:
 
 
 def chains(server: APIServer) -> dict[str, tuple[HandlerChain, list[tuple[bytes, bytes]]]]:
+    """Each variant's chain over ``server``, and the headers its GETs carry."""
     return {
         "masters": (build_handler_chain(server, ChainOptions(), insecure=True), KUBECTL_HEADERS),
         "token": (build_handler_chain(server, ChainOptions()), TOKEN_HEADERS),
@@ -115,12 +126,6 @@ async def measure() -> tuple[dict[str, list[float]], dict[str, list[float]]]:
         return await interleaved(variants, ROUNDS), await steps(server)
     finally:
         await server.stop()
-
-
-GET_INFO = RequestInfo(
-    PATH, "get", True, "apis", "stable.example.com", "v1", "default", "crontabs", "", "bench-get"
-)
-CALLS = 20_000
 
 
 async def per_call(call: Callable[[], Awaitable[object]]) -> float:
@@ -189,16 +194,7 @@ async def profiled(path: str) -> None:
 
 def run() -> list[Row]:
     samples, by_step = as_served(measure())
-    base = median(samples["masters"])
-    rows = [
-        Row("authpath", f"{name}: CPU µs per GET", spread(values, ",.1f"))
-        for name, values in samples.items()
-    ]
-    rows += [
-        Row("authpath", f"{name}: added µs per GET", f"{median(values) - base:,.1f}")
-        for name, values in samples.items()
-        if name != "masters"
-    ]
+    rows = per_get_rows("authpath", samples, "masters")
     rows += [
         Row("authpath", f"{name}: CPU µs per call", spread(values, ",.2f"))
         for name, values in by_step.items()
