@@ -45,10 +45,11 @@ class DecisionMemo:
 
     def decide(self, attributes: Attributes) -> Answer:
         revision = self.revision()
-        answers = self._answers
         if revision != self._revision:
-            answers.clear()
-            self._revision = revision
+            # a new table, not the old one cleared: a decision an admission check on a worker thread worked
+            # out meanwhile goes to the table of the revision it started at, which nobody reads any more
+            self._answers, self._revision = {}, revision
+        answers = self._answers
         user = attributes.user
         # the path is what a non-resource request asks for; a resource request's path says nothing more
         key = (
