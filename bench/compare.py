@@ -10,7 +10,8 @@ on top, the ceiling of any GET). Every load goes over real sockets from the uvlo
   and is not in ``system:masters``, so every request is authorized by the RBAC rules); skipped for a REF
   that cannot serve it.
 
-Loads: GET of one ~1.6 KiB CronTab; LIST of 100 and of 1,000; CREATE; UPDATE (PUT of ConfigMaps);
+Loads: GET of one ~1.6 KiB CronTab (the same request again and again, which a connection may answer from
+its kept answer); GETMANY, GETs of 100 such CronTabs in turn (every one the whole way); LIST of 100 and of 1,000; CREATE; UPDATE (PUT of ConfigMaps);
 PATCH (merge patch of a CronTab's labels); WATCH fan-out (watchers on one collection, one paced writer).
 Rounds are interleaved with a rotated order, so load on the machine falls on both sides alike; a row gives
 the median rate of each side, their ratio, and each side's server CPU per request (the figure noise
@@ -45,10 +46,21 @@ from bench.server_bench import crontab
 from bench.storage_bench import raw_sqlite_rate
 from bench.watch_fanout import fan_out
 
-LOADS = ("get", "list100", "list1000", "create", "update", "patch", "watch")
+LOADS = ("get", "getmany", "list100", "list1000", "create", "update", "patch", "watch")
 MODES = ("plain", "tls")
 STORAGES = ("memory", "sqlite", "etcd")
-CONNECTIONS = {"get": 32, "list100": 8, "list1000": 4, "create": 16, "update": 16, "patch": 16}
+CONNECTIONS = {
+    "get": 32,
+    "getmany": 32,
+    "list100": 8,
+    "list1000": 4,
+    "create": 16,
+    "update": 16,
+    "patch": 16,
+}
+GET_SPREAD = 100
+"""Objects that GETMANY reads in turn: a connection never asks for the same one twice in a row, so no
+answer is replayed (apiserver/endpoints/replay.py) and every GET goes the whole way."""
 SPREAD = 64
 """Objects that UPDATE and PATCH spread over, so that concurrent writes seldom meet on one object."""
 WATCHERS, WATCH_WRITES, WATCH_RATE = 200, 40, 80.0
@@ -288,7 +300,13 @@ class Bench:
                     warmup=0,
                 )
             )
-        counts = {"get": 1, "list100": 100, "list1000": 1000, "patch": SPREAD}
+        counts = {
+            "get": 1,
+            "getmany": GET_SPREAD,
+            "list100": 100,
+            "list1000": 1000,
+            "patch": SPREAD,
+        }
         for load, count in counts.items():
             if load in loads:
                 path = f"{GROUP}/{namespace(load)}/crontabs"
@@ -337,6 +355,10 @@ def _phase(served: Served, load: str, tag: str, seconds: float) -> Load:
     headers = served.headers
     if load == "get":
         factory = get_request(f"{GROUP}/{namespace('get')}/crontabs/get-1", headers)
+    elif load == "getmany":
+        base = f"{GROUP}/{namespace('getmany')}/crontabs/getmany-"
+        requests = [get_request(f"{base}{n}", headers)(0) for n in range(1, GET_SPREAD + 1)]
+        factory = lambda i: requests[(i - 1) % GET_SPREAD]  # noqa: E731
     elif load in ("list100", "list1000"):
         factory = get_request(f"{GROUP}/{namespace(load)}/crontabs", headers)
     elif load == "create":
@@ -397,7 +419,8 @@ def measure(
     phases: list[tuple[Served | None, str]] = [
         (served, load) for served in bench.served.values() for load in loads
     ]
-    phases += [(hello, "get") for hello in bench.hello.values() if "get" in loads]
+    if "get" in loads or "getmany" in loads:
+        phases += [(hello, "get") for hello in bench.hello.values()]
     stored_size = 0
     if bench.storage == "sqlite" and "create" in loads and "get" in loads:
         phases.append(
@@ -464,7 +487,7 @@ def _table(storage: str, samples: Samples, sides: list[Checkout]) -> list[list[s
         lines.append([f"{storage} {RAW}", f"{median(raw):,.0f}", *["-"] * 5, "1.00", ""])
     for mode in MODES:
         hello = samples.rates.get(("hello", mode, "get"))
-        floors = {"get": hello, "create": raw}
+        floors = {"get": hello, "getmany": hello, "create": raw}
         for load in LOADS:
             ours, theirs = (
                 samples.rates.get((new, mode, load)),

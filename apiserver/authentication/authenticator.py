@@ -5,8 +5,8 @@ kube-apiserver does."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any, Protocol, cast
 
 from apiserver.authentication.user import (
     ANONYMOUS,
@@ -15,6 +15,17 @@ from apiserver.authentication.user import (
     UNAUTHENTICATED_GROUP,
     UserInfo,
 )
+
+SCOPE_STABLE_CREDENTIALS = "apiforge.stable_credentials"
+"""Set on a request's scope by the authenticator that found its user when the same credentials, on the same
+connection, will prove the same user for as long as the server runs (a static token, no credentials at all):
+the request's answer may then be replayed (endpoints/replay.py). An authenticator that asks someone (a
+webhook) or whose verdict can lapse (an expiring token, a deleted service account) leaves it unset."""
+
+
+def vouch_stable(scope: Mapping[str, Any]) -> None:
+    """The user found for this request's credentials does not change while the server runs."""
+    cast(MutableMapping[str, Any], scope)[SCOPE_STABLE_CREDENTIALS] = True
 
 
 class AuthenticationError(Exception):
@@ -61,6 +72,8 @@ class RequestAuthenticator:
                 return grouped
         if failures:
             raise AuthenticationError("; ".join(failures))
+        if self.anonymous is not None:
+            vouch_stable(scope)  # no authenticator recognised the request's credentials
         return self.anonymous
 
 
@@ -82,6 +95,7 @@ class AnonymousAuthenticator:
         self.user = user
 
     async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
+        vouch_stable(scope)  # no authenticator before it recognised the request's credentials
         return self.user
 
 

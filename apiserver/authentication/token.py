@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from apiserver.authentication.authenticator import AuthenticationError
+from apiserver.authentication.authenticator import AuthenticationError, vouch_stable
 from apiserver.authentication.jwtkeys import JWTKeys
 from apiserver.authentication.tokentable import TokenTable
 from apiserver.authentication.user import UserInfo
@@ -19,13 +19,13 @@ REMEMBERED = 4096
 
 @dataclass(frozen=True, slots=True)
 class TokenResponse:
-    """Who a token belongs to, and the audiences it was accepted for (kube's authenticator.Response);
-    ``lasting``: the answer holds while the server runs (the token file's, which is read once), so it may be
-    remembered."""
+    """Who a token belongs to, and the audiences it was accepted for (kube's authenticator.Response)."""
 
     user: UserInfo
     audiences: tuple[str, ...] = ()
-    lasting: bool = False
+    stable: bool = False
+    """The token proves this user for as long as the server runs (the token file's): see
+    authenticator.SCOPE_STABLE_CREDENTIALS; the bearer-token authenticator remembers it."""
 
 
 class TokenAuthenticator(Protocol):
@@ -79,7 +79,7 @@ class AudienceAgnostic:
         response = await self.authenticator.authenticate_token(token, audiences)
         if response is None:
             return None
-        return TokenResponse(response.user, self.api_audiences, response.lasting)
+        return TokenResponse(response.user, self.api_audiences, response.stable)
 
 
 class BearerTokenAuthenticator:
@@ -88,7 +88,7 @@ class BearerTokenAuthenticator:
     may take the request); a token that no token authenticator accepts fails the request (401), never
     anonymous, with kube's "invalid bearer token".
 
-    The users of ``lasting`` answers are kept by token (at most ``REMEMBERED``), so a client's every request
+    The users of ``stable`` answers are kept by token (at most ``REMEMBERED``), so a client's every request
     with a token of the token file costs one constant-time lookup. kube-apiserver keeps every token's answer
     for 10 s (pkg/kubeapiserver/options/authentication.go, TokenSuccessCacheTTL; k8s.io/apiserver
     pkg/authentication/token/cache); a service-account token is asked afresh here, so that a deleted
@@ -104,11 +104,13 @@ class BearerTokenAuthenticator:
             return None
         user = self.remembered.get(token)
         if user is not None:
+            vouch_stable(scope)  # it was remembered for being stable
             return user
         response = await self.authenticator.authenticate_token(token, ())
         if response is None:
             raise AuthenticationError("invalid bearer token")
-        if response.lasting:
+        if response.stable:
+            vouch_stable(scope)
             self.remembered.put(token, response.user)
         return response.user
 

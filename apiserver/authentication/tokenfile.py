@@ -2,7 +2,7 @@
 pkg/authentication/token/tokenfile): a CSV of ``token,user,uid[,"group1,group2"]``, read once at start.
 
 Tokens are looked up in constant time (tokentable.py). The file is not read again, so its answers hold for
-the server's lifetime: they are marked ``lasting``, and the bearer-token authenticator keeps them."""
+the server's lifetime: they are marked ``stable``, and the bearer-token authenticator keeps them."""
 
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ class TokenFileAuthenticator:
         self, token: str, audiences: Sequence[str]
     ) -> TokenResponse | None:
         user = self._users.get(token)
-        return None if user is None else TokenResponse(user, lasting=True)
+        # kube reads the file once, at start: its verdicts stand while the server runs
+        return None if user is None else TokenResponse(user, stable=True)
 
 
 def parse_token_csv(text: str, path: str) -> dict[str, UserInfo]:

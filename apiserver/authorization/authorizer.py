@@ -54,11 +54,23 @@ class Authorizer(Protocol):
         ...
 
 
+class Revisioned(Protocol):
+    """An authorizer whose decisions depend only on the request's attributes and on state it can number:
+    ``revision()`` changes whenever any decision could, and is None while none may be relied on (a webhook
+    member of a union). The filter chain replays an answer only while the revision it was authorized at is
+    current (endpoints/replay.py); an authorizer without the method is asked every time."""
+
+    def revision(self) -> object | None: ...
+
+
 class AlwaysAllow:
     """`--authorization-mode=AlwaysAllow`: every request is allowed (kube's alwaysAllowAuthorizer)."""
 
     async def authorize(self, attributes: Attributes) -> tuple[Decision, str]:
         return Decision.ALLOW, ""
+
+    def revision(self) -> object | None:
+        return 0
 
     async def rules_for(self, user: UserInfo, namespace: str) -> Rules:
         return Rules(

@@ -29,6 +29,9 @@ class PrivilegedGroups:
             return Decision.ALLOW, ""
         return Decision.NO_OPINION, ""
 
+    def revision(self) -> object | None:
+        return 0
+
     async def rules_for(self, user: UserInfo, namespace: str) -> Rules:
         if self.groups.intersection(user.groups):
             return await AlwaysAllow().rules_for(user, namespace)
@@ -41,6 +44,14 @@ class UnionAuthorizer:
 
     def __init__(self, authorizers: Sequence[Authorizer]) -> None:
         self.authorizers = tuple(authorizers)
+        self._revisions = tuple(getattr(member, "revision", None) for member in self.authorizers)
+
+    def revision(self) -> object | None:
+        """Every member's (authorizer.Revisioned); None when one has none to give."""
+        if None in self._revisions:
+            return None
+        revisions = tuple(revision() for revision in self._revisions)  # type: ignore[misc]
+        return None if None in revisions else revisions
 
     async def authorize(self, attributes: Attributes) -> tuple[Decision, str]:
         reasons = None  # made only for a request nobody decides (an allowed one needs none)

@@ -22,6 +22,7 @@ import orjson
 
 from apiserver.authentication.user import ANONYMOUS, UserInfo
 from apiserver.endpoints.output import prefers_protobuf, status_body
+from apiserver.endpoints.replay import SCOPE_REPLAY, Replay
 from apiserver.machinery.errors import APIError, request_entity_too_large
 
 Scope = MutableMapping[str, Any]
@@ -109,6 +110,8 @@ class Request:
     """The bytes of the body once read (what decides whether a write's work leaves the event loop)."""
     audit_object_ref: dict[str, str] | None = None
     """The audit event's objectRef when the request is audited (SCOPE_AUDIT_OBJECT_REF)."""
+    replay: Replay | None = None
+    """The answer as the connection may replay it (SCOPE_REPLAY), when it may."""
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive) -> Request:
@@ -121,6 +124,7 @@ class Request:
             user=scope.get(SCOPE_USER, ANONYMOUS),
             min_request_timeout=scope.get(SCOPE_MIN_REQUEST_TIMEOUT, DEFAULT_MIN_REQUEST_TIMEOUT),
             audit_object_ref=scope.get(SCOPE_AUDIT_OBJECT_REF),
+            replay=scope.get(SCOPE_REPLAY),
         )
 
     def audit_request_object(self, metadata: dict[str, Any]) -> None:

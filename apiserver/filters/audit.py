@@ -27,6 +27,7 @@ from apiserver.endpoints.http import (
     Receive,
     Scope,
 )
+from apiserver.endpoints.replay import Replay
 from apiserver.endpoints.routing import RequestInfo
 from apiserver.filters.authorization import authorizer_attributes
 from apiserver.filters.pipeline import Exchange
@@ -99,6 +100,12 @@ class Auditor:
 class AuditFilter:
     def __init__(self, auditor: Auditor) -> None:
         self.auditor = auditor
+
+    def replay(self, exchange: Exchange, replay: Replay) -> None:
+        """An audited request is recorded every time: never replayed. The policy's verdict depends on the
+        user and the request, which a replay repeats."""
+        if exchange.recording is not None:
+            replay.refuse()
 
     def before(self, exchange: Exchange) -> None:
         scope, info = exchange.scope, exchange.info

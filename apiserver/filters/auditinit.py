@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 
 from apiserver.endpoints.http import SCOPE_AUDIT_ID, Scope
+from apiserver.endpoints.replay import Replay
 from apiserver.filters.pipeline import AUDIT_ID_HEADER, Exchange
 
 
@@ -18,6 +19,11 @@ class AuditInitFilter:
         audit_id = _client_audit_id(exchange.scope) or new_audit_id()
         exchange.audit_id = audit_id
         exchange.scope[SCOPE_AUDIT_ID] = audit_id.decode("latin-1")
+
+    def replay(self, exchange: Exchange, replay: Replay) -> None:
+        """A replay gets a new audit ID (``new_audit_id``); the client's own is not made up again."""
+        if _client_audit_id(exchange.scope):
+            replay.refuse()
 
 
 _UUID_MASK = ~(0xF << 76) & ~(0xC << 60)

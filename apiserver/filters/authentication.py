@@ -8,8 +8,13 @@ import logging
 
 import orjson
 
-from apiserver.authentication.authenticator import AuthenticationError, Authenticator
+from apiserver.authentication.authenticator import (
+    SCOPE_STABLE_CREDENTIALS,
+    AuthenticationError,
+    Authenticator,
+)
 from apiserver.endpoints.http import SCOPE_REQUEST_INFO, SCOPE_USER, respond
+from apiserver.endpoints.replay import Replay
 from apiserver.filters.audit import Auditor
 from apiserver.filters.pipeline import Exchange
 from apiserver.machinery import errors
@@ -49,3 +54,8 @@ class AuthenticationFilter:
                 scope["headers"] = [header for header in headers if header[0] != b"authorization"]
                 break
         return True
+
+    def replay(self, exchange: Exchange, replay: Replay) -> None:
+        """Replayed only when the authenticator vouched that these credentials prove this user for good."""
+        if not exchange.scope.get(SCOPE_STABLE_CREDENTIALS):
+            replay.refuse()

@@ -12,6 +12,7 @@ import math
 from collections.abc import Awaitable, Callable
 
 from apiserver.endpoints.http import SCOPE_USER
+from apiserver.endpoints.replay import Replay
 from apiserver.endpoints.routing import RequestInfo
 from apiserver.filters.flowschemas import bootstrap
 from apiserver.filters.maxinflight import too_many_requests
@@ -70,6 +71,24 @@ class PriorityAndFairnessFilter:
             return False
         exchange.held[self] = (queues, queue, width)
         return True
+
+    def replay(self, exchange: Exchange, replay: Replay) -> None:
+        """A replay runs within one turn of the loop: it takes its seats and gives them back at once, so
+        it needs them free and nobody waiting before it (``try_start``). An exempt request needs none."""
+        held = exchange.held.get(self)
+        if held is None:
+            if exchange.long_running:
+                replay.refuse()
+            return
+        queues, _, width = held
+
+        def seats_free() -> bool:
+            if not queues.try_start(width):
+                return False
+            queues.release(None, width)
+            return True
+
+        replay.check(seats_free)
 
     def after(self, exchange: Exchange, error: BaseException | None) -> None:
         held = exchange.held.get(self)

@@ -21,6 +21,7 @@ from apiserver.authentication.user import (
 )
 from apiserver.authorization.authorizer import Attributes, Authorizer, Decision
 from apiserver.endpoints.http import SCOPE_USER, Scope, respond_error
+from apiserver.endpoints.replay import Replay
 from apiserver.filters.authorization import authorize, forbidden
 from apiserver.filters.pipeline import Exchange
 from apiserver.machinery import errors
@@ -57,8 +58,14 @@ class ImpersonationFilter:
     def before(self, exchange: Exchange) -> Awaitable[bool] | None:
         for name, _ in exchange.scope["headers"]:
             if name.startswith(PREFIX):
+                exchange.held[self] = True
                 return self._impersonate(exchange)
         return None
+
+    def replay(self, exchange: Exchange, replay: Replay) -> None:
+        """An impersonation is authorized afresh every time: never replayed."""
+        if self in exchange.held:
+            replay.refuse()
 
     async def _impersonate(self, exchange: Exchange) -> bool:
         scope = exchange.scope

@@ -9,6 +9,7 @@ from collections.abc import Awaitable
 
 from apiserver.authentication.user import MASTERS_GROUP, UserInfo
 from apiserver.endpoints.http import SCOPE_USER, Send, respond
+from apiserver.endpoints.replay import Replay
 from apiserver.filters.pipeline import Exchange, answered
 
 _READ_ONLY_VERBS = frozenset(("get", "list", "watch"))
@@ -46,6 +47,14 @@ class MaxInFlightFilter:
         self.in_flight[kind] += 1
         exchange.held[self] = kind
         return None
+
+    def replay(self, exchange: Exchange, replay: Replay) -> None:
+        """A counted request is replayed only below its limit (it is done within the turn that read it);
+        one that was not counted (no limit, or a privileged user past it) is not limited."""
+        kind = exchange.held.get(self)
+        if kind is not None:
+            in_flight, limit = self.in_flight, self.limits[kind]
+            replay.check(lambda: in_flight[kind] < limit)
 
     def after(self, exchange: Exchange, error: BaseException | None) -> None:
         kind = exchange.held.get(self)

@@ -16,6 +16,7 @@ from typing import Final
 from urllib.parse import parse_qsl
 
 from apiserver.endpoints.http import Scope
+from apiserver.endpoints.replay import Replay
 from apiserver.endpoints.routing import RequestInfo
 from apiserver.filters.pipeline import Exchange
 from apiserver.metrics.registry import (
@@ -68,6 +69,15 @@ class MetricsFilter:
         assert info is not None
         if info.is_resource_request:
             self._recorder(exchange.scope, info, exchange.code)(time.perf_counter() - started)
+
+    def replay(self, exchange: Exchange, replay: Replay) -> None:
+        """A replay is counted and timed as the request it repeats (it is in flight for no turn of the
+        loop, so the in-flight count does not move)."""
+        info = exchange.info
+        assert info is not None
+        if info.is_resource_request:
+            recorder = self._recorder(exchange.scope, info, exchange.code)
+            replay.record(lambda started: recorder(time.perf_counter() - started))
 
     def _recorder(self, scope: Scope, info: RequestInfo, code: int) -> Recorder:
         if info.verb == "patch":

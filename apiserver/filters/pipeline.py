@@ -28,6 +28,7 @@ from apiserver.endpoints.http import (
     chunk_stream,
     transport_of,
 )
+from apiserver.endpoints.replay import SCOPE_REPLAY, Replay
 from apiserver.endpoints.routing import RequestInfo
 
 
@@ -64,6 +65,7 @@ class Exchange:
         "long_running",
         "receive",
         "recording",
+        "replay",
         "scope",
         "send_to",
         "started",
@@ -93,6 +95,8 @@ class Exchange:
         """The audit event being filled in, when the policy records the request."""
         self.held: dict[object, Any] = {}
         """What a step holds for its ``after`` (seats, an in-flight count), keyed by the step."""
+        self.replay: Replay | None = scope.get(SCOPE_REPLAY)
+        """The answer as the connection may replay it (endpoints/replay.py), when it may."""
 
     def send(self, message: Message) -> Awaitable[None]:
         if self.recording is not None:
@@ -111,6 +115,8 @@ class Exchange:
 
     def send_outer(self, message: Message) -> Awaitable[None]:
         """``send`` as it is outside the deadline's step: how its 504 leaves."""
+        if self.replay is not None:
+            self.replay.see(message)
         if message["type"] == "http.response.start":
             self.code = message["status"]
             if self.audit_id:
@@ -125,6 +131,14 @@ class Step(Protocol):
     wait for most requests (all but authentication and authorization) create no coroutine for them."""
 
     def before(self, exchange: Exchange) -> Awaitable[bool] | None: ...
+
+
+class Replayable(Protocol):
+    """A step whose part in an answer may be replayed (endpoints/replay.py): once the request is done, it
+    adds what its part depends on to ``replay`` (``check``), what it must do again on a replay
+    (``record``), or refuses. A step without this hook makes every answer unreplayable."""
+
+    def replay(self, exchange: Exchange, replay: Replay) -> None: ...
 
 
 After = Callable[[Exchange, BaseException | None], None]
@@ -143,6 +157,10 @@ class Pipeline:
             for index, step in reversed(list(enumerate(self.steps)))
             if (after := getattr(step, "after", None)) is not None
         )
+        hooks = [getattr(step, "replay", None) for step in self.steps]
+        self._replays: tuple[Callable[[Exchange, Replay], None], ...] | None = (
+            None if None in hooks else tuple(hooks)  # type: ignore[arg-type]
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -158,6 +176,8 @@ class Pipeline:
                     return
                 passed += 1
             await self.handler(scope, exchange.receive, exchange.send)
+            if exchange.replay is not None and exchange.replay.complete:
+                self._vouch(exchange, exchange.replay)
         except BaseException as raised:
             error = raised
             raise
@@ -165,6 +185,14 @@ class Pipeline:
             for index, after in self._afters:
                 if index < passed:
                     after(exchange, error)
+
+    def _vouch(self, exchange: Exchange, replay: Replay) -> None:
+        """Every step adds its part to a complete answer; it may be replayed if none refused."""
+        if self._replays is None:
+            return
+        for hook in self._replays:
+            hook(exchange, replay)
+        replay.ready = not replay.refused
 
     async def not_http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """What is not an HTTP request (lifespan) passes no filter."""

@@ -4,6 +4,7 @@ filter after it."""
 from __future__ import annotations
 
 from apiserver.endpoints.http import SCOPE_REQUEST_INFO
+from apiserver.endpoints.replay import Replay
 from apiserver.endpoints.routing import RequestInfo, request_info
 from apiserver.filters.longrunning import is_long_running
 from apiserver.filters.pipeline import Exchange
@@ -30,3 +31,6 @@ class RequestInfoFilter:
             known = self._known[key] = (info, is_long_running(info))
         exchange.info, exchange.long_running = known
         scope[SCOPE_REQUEST_INFO] = known[0]
+
+    def replay(self, exchange: Exchange, replay: Replay) -> None:
+        """The info depends on the request line alone, which a replay repeats."""

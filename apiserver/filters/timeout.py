@@ -22,6 +22,7 @@ from collections.abc import Awaitable
 
 from apiserver.audit.event import status_fields
 from apiserver.endpoints.http import SCOPE_MIN_REQUEST_TIMEOUT, parse_query, respond_error
+from apiserver.endpoints.replay import Replay
 from apiserver.filters.audit import Auditor
 from apiserver.filters.pipeline import Exchange, answered
 from apiserver.machinery.errors import APIError, bad_request
@@ -69,6 +70,9 @@ class TimeoutFilter:
             if self._sweep is None or deadline < self._sweep.when():
                 self._schedule(loop, deadline)
         return None
+
+    def replay(self, exchange: Exchange, replay: Replay) -> None:
+        """A replay is answered within the turn of the loop that read it: no deadline can pass."""
 
     def after(self, exchange: Exchange, error: BaseException | None) -> None:
         if self._pending.pop(exchange, None) is not None and exchange.expired:

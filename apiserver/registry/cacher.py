@@ -147,6 +147,21 @@ class WatchCache:
                 self._rendered[kv.key] = entry  # only the current value: list_rendered relies on it
         return entry[1], entry[2]
 
+    def unchanged(self, key: str, rendered: bytes) -> Callable[[], bool] | None:
+        """A check that ``rendered`` is still the JSON of ``key``'s current value and that the cache still
+        reflects every acknowledged write (``get``'s condition, without waiting); None when it is not so now.
+        Any change of the key drops its memo entry (``_apply``), as do a relist and a reshape."""
+        entry = self._rendered.get(key)
+        local = self._local
+        if entry is None or entry[2] is not rendered or local is None or local.backlog:
+            return None
+        memo = self._rendered
+
+        def check() -> bool:
+            return memo.get(key) is entry and self._local is local and not local.backlog
+
+        return check
+
     def _render_current(self, key: str, decode: Decode) -> Rendered:
         """A memo miss of list_rendered: render the key's current value, and keep it for the next."""
         entry = self._rendered[key] = _render(self.objects[key], decode)

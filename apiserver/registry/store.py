@@ -226,6 +226,15 @@ class Store:
             raise self._not_found(name)
         return self.codec.decode(kv), None
 
+    def unchanged(
+        self, namespace: str | None, name: str, rendered: bytes
+    ) -> Callable[[], bool] | None:
+        """A check that ``rendered`` (``get_rendered``'s JSON) is still the object's current JSON, as a
+        consistent read would find it; None when the watch cache cannot vouch for that."""
+        if self.cache is None:
+            return None
+        return self.cache.unchanged(object_key(self.resource, namespace, name), rendered)
+
     async def list(self, namespace: str | None, options: ListOptions) -> ListPage:
         prefix = key_prefix(self.resource, namespace if self.resource.namespaced else None)
         if self.cache is not None and not options.continue_token and not options.revision:

@@ -18,6 +18,7 @@ from apiserver.authentication.jwtkeys import JWKS_PATH, OPENID_CONFIGURATION_PAT
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.authorization.authorizer import AlwaysAllow, Authorizer
 from apiserver.authorization.union import WEBHOOK_MODE, authorizer_for_modes
+from apiserver.endpoints.aggregation import Aggregation
 from apiserver.endpoints.discovery import AGGREGATED_TYPES, Discovery, aggregated_version
 from apiserver.endpoints.handlers.create import BoundCreater
 from apiserver.endpoints.http import (
@@ -31,6 +32,7 @@ from apiserver.endpoints.http import (
 )
 from apiserver.endpoints.openapi import OpenAPIDocuments
 from apiserver.endpoints.openid import serve_openid
+from apiserver.endpoints.replay import SCOPE_REPLAY, Replay
 from apiserver.endpoints.resource import ResourceHandler
 from apiserver.endpoints.routing import ResourcePath, parse_resource_path
 from apiserver.fieldmanager.gotyped import stored_go_type
@@ -165,6 +167,10 @@ class APIServer:
             scheme, self.context, self.admission, self.compactor, self.openapi, self.rest
         )
         self.served.listeners.append(self._rediscover)
+        self.served_revision = 0
+        """Counts the changes to what is served (a CRD added, changed, removed): a replayed answer
+        (endpoints/replay.py) holds while the revision it was served at is current."""
+        self.served.listeners.append(self._served_changed)
         self.context.served = self.served
         self.resources = ResourceHandler(
             scheme, self.stores, self._creaters(scheme), metrics=self.metrics, rest=self.rest
@@ -297,13 +303,27 @@ class APIServer:
         if scope["type"] == "http":
             await self.serve_http(scope, receive, send)
 
+    def _served_changed(self) -> None:
+        self.served_revision += 1
+
     def serve_http(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
         """An HTTP request, served here or by the aggregated server that claims its path (a plain call
         handing back the serving coroutine: the filter chain awaits it, one coroutine fewer)."""
         aggregation = self.context.aggregation
+        replay = scope.get(SCOPE_REPLAY)
+        if replay is not None:
+            self._replay_depends(replay, scope["path"], aggregation)
         if aggregation is not None and aggregation.claims(scope["path"]):
             return aggregation.serve(scope, receive, send, self.serve_local)
         return self.serve_local(scope, receive, send)
+
+    def _replay_depends(self, replay: Replay, path: str, aggregation: Aggregation | None) -> None:
+        """A replayed answer holds while the same resources are served here and no aggregated server
+        claims its path."""
+        served_at = self.served_revision
+        replay.check(lambda: self.served_revision == served_at)
+        if aggregation is not None:
+            replay.check(lambda: not aggregation.claims(path))
 
     async def serve_local(self, scope: Scope, receive: Receive, send: Send) -> None:
         """An HTTP request served by this server itself (what an aggregator delegates)."""

@@ -25,14 +25,18 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import time
 import urllib.parse
 from typing import Any
 
 import httptools
 from uvicorn.config import Config
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from uvicorn.server import ServerState
 
+from apiserver.endpoints.replay import SCOPE_REPLAY, Replay
+from apiserver.filters.auditinit import new_audit_id
+from apiserver.filters.pipeline import AUDIT_ID_HEADER
 from apiserver.server.cycle import ResponseCycle
 from apiserver.server.idlesweep import idle_sweep
 from apiserver.server.limits import ConnectionLimits
@@ -42,6 +46,11 @@ MAX_HEADER_BYTES = 1 << 20
 """Go's http.Server MaxHeaderBytes as kube sets it; Go reads up to 4096 bytes more before it refuses."""
 _HEADER_SLACK = 4096
 MAX_HEADERS = 2000
+REPLAYS_KEPT = 4
+"""The requests a connection remembers, and the answers it keeps for replay (endpoints/replay.py): a client
+polls a few objects."""
+_BODY_HEADERS = frozenset((b"content-length", b"transfer-encoding"))
+_OK = STATUS_LINE[200]
 _TLS_VERSIONS = {"TLSv1": 0x0301, "TLSv1.1": 0x0302, "TLSv1.2": 0x0303, "TLSv1.3": 0x0304}
 # Go's answer to headers past MaxHeaderBytes (net/http server.go: "431 Request Header Fields Too Large",
 # with its errorHeaders, as HTTP/1.0 and closing the connection)
@@ -80,6 +89,10 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._timer: asyncio.TimerHandle | None = None
         self._extensions: dict[str, Any] | None = None
         self._idle = idle_sweep(self.loop)
+        self._replays: dict[tuple[bytes, tuple[tuple[bytes, bytes], ...]], Replay | None] = {}
+        """The last requests seen (a GET's line and headers), each with its kept answer once it has one."""
+        self._replayed = False
+        """The request being parsed was answered by a replay: no cycle was made for it."""
 
     def data_received(self, data: bytes) -> None:
         self._unset_keepalive_if_required()
@@ -122,6 +135,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self.scope["extensions"] = self._extensions
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._replays.clear()
         self._disarm()
         self._idle.discard(self)
         super().connection_lost(exc)
@@ -173,6 +187,15 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         scope["raw_path"] = self.root_path.encode("ascii") + raw_path
         scope["query_string"] = parsed_url.query or b""
         existing = self.cycle
+        keep_alive = http_version != "1.0" and parser.should_keep_alive()
+        if (
+            keep_alive
+            and scope["method"] == "GET"
+            and (existing is None or existing.response_complete)
+            and not self.access_log
+            and self._may_replay()
+        ):
+            return
         self.cycle = ResponseCycle(
             scope=scope,
             transport=self.transport,
@@ -183,7 +206,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             default_headers=self.server_state.default_headers,
             message_event=asyncio.Event(),
             expect_100_continue=self.expect_100_continue,
-            keep_alive=http_version != "1.0" and parser.should_keep_alive(),
+            keep_alive=keep_alive,
             on_response=self.on_response_complete,
         )
         if existing is None or existing.response_complete:
@@ -192,6 +215,55 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self.flow.pause_reading()
             self.pipeline.appendleft((self.cycle, self.app))
 
+    def _may_replay(self) -> bool:
+        """A GET without a body on a kept-alive connection with nothing before it: answered here and now
+        if this connection kept the answer to the same request and it still holds (True). Otherwise it goes
+        the full way, and its answer is offered for keeping (endpoints/replay.py) when the connection has
+        seen the same request before: a client that never repeats one pays for no keeping."""
+        headers = self.headers
+        if any(name in _BODY_HEADERS for name, _ in headers):
+            return False
+        key = (self.url, tuple(headers))
+        replays = self._replays
+        if key not in replays:  # seen for the first time (of late)
+            if len(replays) >= REPLAYS_KEPT:
+                del replays[next(iter(replays))]
+            replays[key] = None
+            return False
+        kept = replays[key]
+        if kept is not None and kept.ready and not self.flow.write_paused:
+            started = time.perf_counter()
+            if kept.holds():
+                self._replay(kept)
+                kept.recorded(started)
+                return True
+        replay = replays[key] = Replay()
+        self.scope[SCOPE_REPLAY] = replay  # type: ignore[literal-required]
+        return False
+
+    def _replay(self, kept: Replay) -> None:
+        """The kept answer with the server's current default headers (Date) and a new Audit-Id, in one
+        write as the cycle writes it (cycle.py: default headers, the handler's, then the Audit-Id)."""
+        assert kept.headers is not None and kept.body is not None
+        if not kept.wire:
+            kept.wire = _header_lines(kept.headers)
+        self.transport.write(
+            b"".join(
+                (
+                    _OK,
+                    _default_lines(self.server_state.default_headers),
+                    kept.wire,
+                    AUDIT_ID_HEADER,
+                    b": ",
+                    new_audit_id(),
+                    b"\r\n\r\n",
+                    kept.body,
+                )
+            )
+        )
+        self._replayed = True
+        self.on_response_complete()
+
     def on_message_complete(self) -> None:
         # what follows is the next request's headers
         self._reading_body = False
@@ -199,6 +271,9 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._header_bytes = 0
         if self._timer is not None:
             self._disarm()
+        if self._replayed:  # its answer is written already, by no cycle
+            self._replayed = False
+            return
         super().on_message_complete()
 
     def _refuse_headers(self) -> None:
@@ -236,6 +311,23 @@ def tls_extension(ssl_object: ssl.SSLObject) -> dict[str, Any]:
         "tls_version": _TLS_VERSIONS.get(ssl_object.version() or ""),
         "cipher_suite": None,
     }
+
+
+def _header_lines(headers: list[tuple[bytes, bytes]]) -> bytes:
+    """Headers as the cycle writes them (cycle.py, ``_head_of``): a lowercase name, its value, CRLF."""
+    return b"".join(b"%s: %s\r\n" % (name.lower(), value) for name, value in headers)
+
+
+_rendered_defaults: tuple[list[tuple[bytes, bytes]], bytes] = ([], b"")
+
+
+def _default_lines(default: list[tuple[bytes, bytes]]) -> bytes:
+    """The server's default headers written out, once per list: uvicorn replaces the list (its Date)
+    once a second."""
+    global _rendered_defaults
+    if _rendered_defaults[0] is not default:
+        _rendered_defaults = (default, _header_lines(default))
+    return _rendered_defaults[1]
 
 
 def _size(url: bytes, headers: list[tuple[bytes, bytes]]) -> int:

@@ -65,7 +65,7 @@ class RBACAuthorizer:
             Informer(context.store(GROUP, plural), _KindHandler(index, kind, put, remove))
             for plural, kind, put, remove in kinds
         ]
-        self.decisions = DecisionMemo(self.resolve, lambda: index.revision)
+        self.decisions = DecisionMemo(self.resolve, self.revision)
         context.authorizer_modes[MODE] = self
 
     async def start(self) -> None:
@@ -75,6 +75,10 @@ class RBACAuthorizer:
     async def stop(self) -> None:
         for informer in self.informers:
             await informer.stop()
+
+    def revision(self) -> int:
+        """The policy's revision (authorizer.Revisioned): decisions hold while it is current."""
+        return self.index.revision
 
     async def authorize(self, attributes: Attributes) -> tuple[Decision, str]:
         """kube's RBACAuthorizer.Authorize, remembered until the policy changes (decisions.py)."""

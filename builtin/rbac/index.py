@@ -115,8 +115,8 @@ class PolicyIndex:
         self.bindings: dict[BindingKey, Binding] = {}
         self._by_subject: dict[tuple[str, str], dict[str, set[BindingKey]]] = {}
         self.revision = 0
-        """Moves after every change (once it is whole), so that what was decided from the index is decided
-        again."""
+        """Counts the changes, once each is whole: a decision made at one revision holds while it is
+        current."""
 
     # -- updates (from the informers) ----------------------------------------------------------------
 

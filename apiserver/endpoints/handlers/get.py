@@ -40,6 +40,10 @@ async def get(request: Request, send: Send, store: Store, target: Target) -> Non
         and target.resource.wire_is_internal(target.version)
         and plain_json(request, target)
     ):
+        if (
+            request.replay is not None
+        ):  # the same request answers the same while the object is cached
+            request.replay.depends_on_handler(store.unchanged(target.namespace, target.name, raw))
         await respond(send, 200, raw, warnings=request.warnings)
     else:
         await send_object(request, send, 200, obj, target)

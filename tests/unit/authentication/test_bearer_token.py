@@ -87,12 +87,13 @@ def test_audience_agnostic_tokens_are_for_the_api_audiences_only() -> None:
     agnostic = AudienceAgnostic(TokenFileAuthenticator({"good": ALICE}), ("https://api",))
     for asked in ((), ("https://api",), ("other", "https://api")):
         response = asyncio.run(agnostic.authenticate_token("good", asked))
-        assert response == TokenResponse(ALICE, ("https://api",), lasting=True)
+        # a token file's verdict stands while the server runs (what lets an answer be replayed)
+        assert response == TokenResponse(ALICE, ("https://api",), stable=True)
     assert asyncio.run(agnostic.authenticate_token("good", ("vault",))) is None
 
 
 class Counted:
-    """A token authenticator that counts how often it is asked: "file-N" tokens are a token file's (lasting
+    """A token authenticator that counts how often it is asked: "file-N" tokens are a token file's (stable
     answers), "sa" a service account's (asked afresh every time), anything else unknown."""
 
     def __init__(self) -> None:
@@ -103,7 +104,7 @@ class Counted:
     ) -> TokenResponse | None:
         self.asked += 1
         if token.startswith("file-"):
-            return TokenResponse(UserInfo(token), lasting=True)
+            return TokenResponse(UserInfo(token), stable=True)
         if token == "sa":
             return TokenResponse(UserInfo("system:serviceaccount:default:builder"))
         return None
