@@ -5,10 +5,12 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
 from apiserver.authentication.authenticator import (
+    SCOPE_STABLE_CREDENTIALS,
     AnonymousAuthenticator,
     AuthenticationError,
     Authenticator,
@@ -52,6 +54,18 @@ def test_a_user_already_in_system_authenticated_is_left_as_it_is() -> None:
 def test_a_request_without_credentials_is_anonymous_when_anonymous_is_enabled() -> None:
     assert authenticate(request_authenticator([TOKENS]), "") == ANONYMOUS
     assert authenticate(request_authenticator([TOKENS], anonymous=False), "") is None
+
+
+def test_the_anonymous_fallback_vouches_for_stable_credentials() -> None:
+    """A request without credentials is anonymous for as long as the server runs (its answer may be
+    replayed); an authenticated one is vouched for by its authenticator, not by the fallback."""
+    authenticator = request_authenticator([TOKENS])
+    scope: dict[str, Any] = {"type": "http", "headers": []}
+    assert asyncio.run(authenticator.authenticate(scope)) == ANONYMOUS
+    assert scope.get(SCOPE_STABLE_CREDENTIALS)
+    scope = {"type": "http", "headers": [(b"authorization", b"Bearer robot")]}
+    asyncio.run(authenticator.authenticate(scope))
+    assert not scope.get(SCOPE_STABLE_CREDENTIALS)
 
 
 def test_rejected_credentials_are_never_anonymous() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from apiserver.authentication.authenticator import AuthenticationError
+from apiserver.authentication.authenticator import SCOPE_STABLE_CREDENTIALS, AuthenticationError
 from apiserver.authentication.token import (
     AudienceAgnostic,
     BearerTokenAuthenticator,
@@ -117,8 +117,13 @@ def test_a_token_file_user_is_remembered_and_a_service_account_asked_every_time(
         user = asyncio.run(authenticator.authenticate(bearer(b"Bearer file-1")))
         assert user == UserInfo("file-1")
     assert counted.asked == 1
+    remembered = bearer(b"Bearer file-1")
+    asyncio.run(authenticator.authenticate(remembered))
+    assert remembered.get(SCOPE_STABLE_CREDENTIALS)  # its answer may still be replayed
     for _ in range(3):
-        asyncio.run(authenticator.authenticate(bearer(b"Bearer sa")))
+        account = bearer(b"Bearer sa")
+        asyncio.run(authenticator.authenticate(account))
+        assert not account.get(SCOPE_STABLE_CREDENTIALS)
     assert counted.asked == 4
     # a remembered token is compared whole: another token is never taken for it
     assert asyncio.run(authenticator.authenticate(bearer(b"Bearer file-"))) == UserInfo("file-")
