@@ -5,6 +5,7 @@ kube-apiserver does."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Protocol, cast
 
@@ -18,14 +19,15 @@ from apiserver.authentication.user import (
 
 SCOPE_STABLE_CREDENTIALS = "apiforge.stable_credentials"
 """Set on a request's scope by the authenticator that found its user when the same credentials, on the same
-connection, will prove the same user for as long as the server runs (a static token, no credentials at all):
-the request's answer may then be replayed (endpoints/replay.py). An authenticator that asks someone (a
-webhook) or whose verdict can lapse (an expiring token, a deleted service account) leaves it unset."""
+connection, will prove the same user until a known time (``time.time()``; infinity for as long as the server
+runs: a static token, no credentials at all; a client certificate's end of validity): the request's answer
+may then be replayed (endpoints/replay.py) until then. An authenticator that asks someone (a webhook) or whose
+verdict can lapse at a time it cannot tell (a deleted service account) leaves it unset."""
 
 
-def vouch_stable(scope: Mapping[str, Any]) -> None:
-    """The user found for this request's credentials does not change while the server runs."""
-    cast(MutableMapping[str, Any], scope)[SCOPE_STABLE_CREDENTIALS] = True
+def vouch_stable(scope: Mapping[str, Any], until: float = math.inf) -> None:
+    """The user found for this request's credentials is the same until ``until`` (epoch seconds)."""
+    cast(MutableMapping[str, Any], scope)[SCOPE_STABLE_CREDENTIALS] = until
 
 
 class AuthenticationError(Exception):

@@ -28,7 +28,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from apiserver.authentication.authenticator import AuthenticationError
+from apiserver.authentication.authenticator import AuthenticationError, vouch_stable
 from apiserver.authentication.user import CREDENTIAL_ID, UserInfo
 
 VERDICT_KEY = "apiforge.x509.verdict"
@@ -79,6 +79,8 @@ class X509Authenticator:
             tls[self.verdict_key] = verdict
         if verdict.error:
             raise AuthenticationError(verdict.error)
+        if verdict.user is not None:  # the same certificate proves the same user until it expires
+            vouch_stable(scope, verdict.valid_until)
         return verdict.user
 
     def verify(self, chain_pem: Sequence[str], now: float) -> _Verdict:

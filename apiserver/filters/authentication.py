@@ -5,6 +5,8 @@ the scope and its Authorization header goes away, so that nothing after this poi
 from __future__ import annotations
 
 import logging
+import math
+import time
 
 import orjson
 
@@ -56,6 +58,9 @@ class AuthenticationFilter:
         return True
 
     def replay(self, exchange: Exchange, replay: Replay) -> None:
-        """Replayed only when the authenticator vouched that these credentials prove this user for good."""
-        if not exchange.scope.get(SCOPE_STABLE_CREDENTIALS):
+        """Replayed only while the authenticator vouched that these credentials prove this user."""
+        until = exchange.scope.get(SCOPE_STABLE_CREDENTIALS)
+        if until is None:
             replay.refuse()
+        elif until != math.inf:
+            replay.check(lambda: time.time() <= until)

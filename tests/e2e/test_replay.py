@@ -125,7 +125,7 @@ def test_a_repeated_get_is_the_same_answer_with_a_new_audit_id_and_is_counted_ea
 def test_every_update_is_seen_by_the_next_get_on_the_same_connection(
     server: ServerProcess, admin: httpx.Client
 ) -> None:
-    """kube's GET is a consistent read: an acknowledged write is in every later answer."""
+    """kube's GET is a consistent read: an acknowledged write is in every later answer, whoever asks."""
     _configmap(admin, "changing", "0")
     with user_client(server) as carol:
         for round_number in range(1, 15):
@@ -135,6 +135,8 @@ def test_every_update_is_seen_by_the_next_get_on_the_same_connection(
             assert admin.put(f"{CONFIGMAPS}/changing", json=body).status_code == 200
             seen = carol.get(f"{CONFIGMAPS}/changing", headers=CAROL)
             assert seen.json()["data"] == {"value": str(round_number)}
+            # the administrator's client certificate, on its own connection
+            assert admin.get(f"{CONFIGMAPS}/changing").json()["data"] == seen.json()["data"]
         assert admin.delete(f"{CONFIGMAPS}/changing").status_code == 200
         gone = carol.get(f"{CONFIGMAPS}/changing", headers=CAROL)
         assert gone.status_code == 404

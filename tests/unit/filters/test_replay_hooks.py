@@ -4,12 +4,15 @@ in-flight count, the authorizer's revision or the handler's own condition no lon
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import httpx
 import pytest
 
-from apiserver.authentication.authenticator import request_authenticator
+from apiserver.authentication.authenticator import request_authenticator, vouch_stable
 from apiserver.authentication.user import UserInfo
 from apiserver.authorization.authorizer import Attributes, Decision, Rules
 from apiserver.endpoints.http import Receive, Scope, Send, respond
@@ -131,6 +134,28 @@ def test_credentials_an_authenticator_did_not_vouch_for_are_not_kept() -> None:
     assert kept_after(steps, Handler()).ready  # no token: anonymous
 
 
+class Vouching:
+    """Authenticates by ``tokens`` and vouches for the verdict until ``until``."""
+
+    def __init__(self, tokens: TokenFile, until: float = math.inf) -> None:
+        self.tokens = tokens
+        self.until = until
+
+    async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
+        user = await self.tokens.authenticate(scope)
+        vouch_stable(scope, self.until)
+        return user
+
+
+def test_credentials_vouched_for_until_a_time_are_replayed_until_then() -> None:
+    """A client certificate's verdict holds until the end of its validity (x509.py)."""
+    tokens = TokenFile({"t": JANE})
+    for until, holds in ((time.time() + 3600, True), (time.time() - 1, False)):
+        steps: list[Step] = [RequestInfoFilter(), AuthenticationFilter(Vouching(tokens, until))]
+        replay = kept_after(steps, Handler(), {"authorization": "Bearer t"})
+        assert replay.ready and replay.holds() is holds
+
+
 def test_a_replay_needs_an_in_flight_slot_below_the_limit() -> None:
     limit = MaxInFlightFilter(1, 1)
     replay = kept_after([*authenticated(), limit], Handler())
@@ -146,17 +171,7 @@ def test_a_replay_needs_free_seats_and_nobody_waiting_in_its_priority_level(wait
     fairness = PriorityAndFairnessFilter(4, 1.0, lambda _group, _resource: 0)
     tokens = TokenFile({"t": JANE})
 
-    class Vouching:
-        async def authenticate(self, scope: dict[str, object]) -> UserInfo | None:
-            user = await tokens.authenticate(scope)
-            scope["apiforge.stable_credentials"] = True
-            return user
-
-    steps: list[Step] = [
-        RequestInfoFilter(),
-        AuthenticationFilter(Vouching()),  # type: ignore[arg-type]
-        fairness,
-    ]
+    steps: list[Step] = [RequestInfoFilter(), AuthenticationFilter(Vouching(tokens)), fairness]
     replay = kept_after(steps, Handler(), {"authorization": "Bearer t"})
     assert replay.ready and replay.holds()
     level = fairness.levels["global-default"]
