@@ -159,18 +159,22 @@ def as_served(main: Coroutine[Any, Any, T]) -> T:
         gc.set_threshold(*previous)
 
 
-def run() -> list[Row]:
-    samples = as_served(measure())
-    base = median(samples["server"])
+def per_get_rows(bench: str, samples: dict[str, list[float]], base_name: str) -> list[Row]:
+    """Each variant's µs of CPU per GET, then what it adds to ``base_name``'s (medians)."""
+    base = median(samples[base_name])
     rows = [
-        Row("chain", f"{name}: CPU µs per GET", spread(values, ",.1f"))
+        Row(bench, f"{name}: CPU µs per GET", spread(values, ",.1f"))
         for name, values in samples.items()
     ]
-    rows += [
-        Row("chain", f"{name}: added µs per GET", f"{median(values) - base:,.1f}")
+    return rows + [
+        Row(bench, f"{name}: added µs per GET", f"{median(values) - base:,.1f}")
         for name, values in samples.items()
-        if name != "server"
+        if name != base_name
     ]
+
+
+def run() -> list[Row]:
+    rows = per_get_rows("chain", as_served(measure()), "server")
     print_rows(rows)
     return rows
 

@@ -1,12 +1,14 @@
 """Where a request's time goes: the real server under one kind of load, profiled.
 
-``python -m bench.profile_server PHASE [--storage sqlite|memory] [--seconds S] [--py-spy]``, PHASE
-one of get, list, create. Starts ``apiforge serve`` under cProfile (main thread only: the event loop,
+``python -m bench.profile_server PHASE [--storage sqlite|memory] [--seconds S] [--py-spy] [--tls]``,
+PHASE one of get, list, create. Starts ``apiforge serve`` under cProfile (main thread only: the event loop,
 where the per-request Python work runs), seeds it as bench/server_bench.py does, drives PHASE for S
 seconds with the same load generator, stops the server (SIGTERM, so the profile is written) and
 prints the top functions by own time and by cumulative time, in µs per request. With ``--py-spy``
 it instead samples every thread (SQLite's writer and reader threads too) with py-spy, if installed,
-and prints the hottest leaf frames. Not part of ``python -m bench``: profiling slows the server.
+and prints the hottest leaf frames. With ``--tls`` (get only) the server is `compare`'s TLS one: a bearer
+token of ``--token-auth-file`` for a user bound to cluster-admin by RBAC (bench/compare.py).
+Not part of ``python -m bench``: profiling slows the server.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import orjson
+
+from bench.common import ChildServer, free_port
+from bench.compare import GROUP, TOKEN_LINE, Served, namespace, served_tls
 from bench.loadgen import Load, drive, get_request, post_request
 from bench.server_bench import (
     CONNECTIONS,
@@ -29,6 +35,7 @@ from bench.server_bench import (
     LIST_NAMESPACE,
     Bench,
     body_factory,
+    crontab,
 )
 
 TOP = 45
@@ -52,6 +59,51 @@ def load(bench: Bench, storage: str, phase: str, seconds: float) -> Load:
         server_pid=server.pid,
         limit=10_000_000,
         warmup=0,  # every request the server saw after seeding is counted
+    )
+
+
+def start_tls(work: Path, storage: str, wrapper: tuple[str, ...]) -> Served:
+    """`compare`'s TLS server (token file, RBAC-bound user) with one CronTab to GET, as compare seeds it."""
+    tokens = work / "tokens.csv"
+    tokens.write_text(TOKEN_LINE)
+    tokens.chmod(0o600)
+    data_dir = work / "data-tls"
+    port = free_port()
+    argv = [
+        *wrapper,
+        *("-m", "apiforge", "serve", "--data-dir", str(data_dir), "--storage", storage),
+        *("--bind-address", "127.0.0.1", "--port", str(port), "--token-auth-file", str(tokens)),
+    ]
+    server = ChildServer("tls", argv, port, work / "apiserver-tls.log")
+    server.start(ready_file=data_dir / "admin.kubeconfig", probe=False)
+    served = served_tls("tls", server, data_dir / "admin.kubeconfig", 60)
+    path = f"{GROUP}/{namespace('get')}/crontabs"
+    for request_path, body in (
+        ("/api/v1/namespaces", {"metadata": {"name": namespace("get")}}),
+        (path, crontab(GET_NAME)),
+    ):
+        encoded = orjson.dumps(body)
+        seeded = served.drive(
+            post_request(request_path, lambda _i, b=encoded: b, served.headers),
+            expect=201,
+            connections=1,
+            limit=1,
+            warmup=0,
+        )
+        if seeded.failures:
+            raise RuntimeError(f"seeding failed: {seeded.first_failure}")
+    return served
+
+
+def drive_tls(served: Served, seconds: float) -> Load:
+    path = f"{GROUP}/{namespace('get')}/crontabs/{GET_NAME}"
+    return served.drive(
+        get_request(path, served.headers),
+        expect=200,
+        connections=CONNECTIONS,
+        seconds=seconds,
+        limit=10_000_000,
+        warmup=0,
     )
 
 
@@ -122,12 +174,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--py-spy", action="store_true", help="sample all threads with py-spy")
     parser.add_argument("--save", type=Path, help="also keep the cProfile output here (for pstats)")
+    parser.add_argument("--tls", action="store_true", help="compare's TLS server, token and RBAC")
     options = parser.parse_args(argv)
+    if options.tls and (options.phase != "get" or options.py_spy):
+        parser.error("--tls profiles a GET under cProfile only")
     with tempfile.TemporaryDirectory(prefix="profile-server-") as work_dir:
         work = Path(work_dir)
         bench = Bench(work)
         profile = work / "server.prof"
         wrapper = () if options.py_spy else ("-m", "cProfile", "-o", str(profile))
+        if options.tls:
+            served = start_tls(work, options.storage, wrapper)
+            try:
+                result = drive_tls(served, options.seconds)
+            finally:
+                served.server.stop()
+            report(options, "get over TLS", result, profile)
+            return
         try:
             bench.start_apiserver(options.storage, wrapper=wrapper)
             bench.seed(options.storage)
@@ -137,13 +200,17 @@ def main(argv: list[str] | None = None) -> None:
             result = load(bench, options.storage, options.phase, options.seconds)
         finally:
             bench.stop_all()
-        print(
-            f"{options.phase} on {options.storage} under cProfile: {result.requests:,} requests,"
-            f" {result.rate:,.0f} req/s, {result.server_us:,.0f} µs server CPU/req (inflated by profiling)"
-        )
-        if options.save:
-            shutil.copyfile(profile, options.save)
-        print_cprofile(profile, result.requests)
+        report(options, options.phase, result, profile)
+
+
+def report(options: argparse.Namespace, phase: str, result: Load, profile: Path) -> None:
+    print(
+        f"{phase} on {options.storage} under cProfile: {result.requests:,} requests,"
+        f" {result.rate:,.0f} req/s, {result.server_us:,.0f} µs server CPU/req (inflated by profiling)"
+    )
+    if options.save:
+        shutil.copyfile(profile, options.save)
+    print_cprofile(profile, result.requests)
 
 
 if __name__ == "__main__":

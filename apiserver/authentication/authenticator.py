@@ -30,9 +30,21 @@ def vouch_stable(scope: Mapping[str, Any], until: float = math.inf) -> None:
     cast(MutableMapping[str, Any], scope)[SCOPE_STABLE_CREDENTIALS] = until
 
 
+def _withdraw_stable(scope: Mapping[str, Any]) -> None:
+    """What an authenticator vouched for on its way to finding no user (the request-header one vouches for
+    the proxy's certificate, then finds no user header) does not speak for the one that finds it."""
+    cast(MutableMapping[str, Any], scope).pop(SCOPE_STABLE_CREDENTIALS, None)
+
+
 class AuthenticationError(Exception):
     """Credentials were presented and are bad (an unknown token, an expired certificate): the request is
     refused (401), never served as anonymous."""
+
+    def __init__(self, message: str = "", lasting: bool = False) -> None:
+        super().__init__(message)
+        self.lasting = lasting
+        """The same credentials fail the same way on every later request (an expired certificate, one of
+        an unknown CA): the user another authenticator finds after this failure may be vouched for."""
 
 
 class Authenticator(Protocol):
@@ -42,48 +54,54 @@ class Authenticator(Protocol):
         ...
 
 
-class UnionAuthenticator:
-    """The first user any authenticator finds (kube's union.New). One authenticator's error does not stop
-    the others (a token another one knows); it is raised when none finds a user. With ``fail_on_error``
-    (kube's union.NewFailOnError) the first error is raised at once."""
+class RequestAuthenticator:
+    """kube-apiserver's composition in one step (pkg/kubeapiserver/authenticator.Config.New: union.New of the
+    authenticators, group.AuthenticatedGroupAdder, then union.NewFailOnError with anonymous): the first user
+    any authenticator finds, in ``system:authenticated``; one authenticator's error does not stop the others
+    (a token another one knows), and is raised when none finds a user; otherwise ``anonymous`` (None: nobody).
+    One coroutine rather than the four of kube's nesting, on every request.
 
-    def __init__(
-        self, authenticators: Sequence[Authenticator], fail_on_error: bool = False
-    ) -> None:
+    The last user found is remembered with its grouped answer: a remembered token's or a connection's
+    certificate's user is the same object request after request, and gets the same answer without it being
+    built again."""
+
+    def __init__(self, authenticators: Sequence[Authenticator], anonymous: UserInfo | None) -> None:
         self.authenticators = tuple(authenticators)
-        self.fail_on_error = fail_on_error
+        self.anonymous = anonymous
+        self._last: tuple[UserInfo | None, UserInfo | None] = (None, None)
 
     async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
-        failures: list[AuthenticationError] = []
+        failures: list[str] | None = None
+        lasting = True
         for authenticator in self.authenticators:
             try:
                 user = await authenticator.authenticate(scope)
             except AuthenticationError as error:
-                if self.fail_on_error:
-                    raise
-                failures.append(error)
+                _withdraw_stable(scope)
+                failures = [*(failures or ()), str(error)]
+                lasting = lasting and error.lasting
                 continue
             if user is not None:
-                return user
+                if (
+                    not lasting
+                ):  # a failure before it may end (a certificate not valid yet) and decide
+                    _withdraw_stable(scope)
+                last, grouped = self._last
+                if user is not last:
+                    grouped = with_authenticated_group(user)
+                    self._last = (user, grouped)
+                return grouped
+            _withdraw_stable(scope)
         if failures:
-            raise AuthenticationError("; ".join(str(failure) for failure in failures))
-        return None
-
-
-class AuthenticatedGroupAdder:
-    """Adds ``system:authenticated`` to every user but the anonymous one, unless the user already carries it
-    or ``system:unauthenticated`` (kube's group.AuthenticatedGroupAdder)."""
-
-    def __init__(self, authenticator: Authenticator) -> None:
-        self.authenticator = authenticator
-
-    async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
-        user = await self.authenticator.authenticate(scope)
-        return None if user is None else with_authenticated_group(user)
+            raise AuthenticationError("; ".join(failures))
+        if self.anonymous is not None:
+            vouch_stable(scope)  # no authenticator recognised the request's credentials
+        return self.anonymous
 
 
 def with_authenticated_group(user: UserInfo) -> UserInfo:
-    """``user`` in ``system:authenticated``, as AuthenticatedGroupAdder puts it there."""
+    """``user`` in ``system:authenticated``, as kube's AuthenticatedGroupAdder puts it there: every user but
+    the anonymous one, unless the user already carries it or ``system:unauthenticated``."""
     if user.name == ANONYMOUS_USER:
         return user
     if AUTHENTICATED_GROUP in user.groups or UNAUTHENTICATED_GROUP in user.groups:
@@ -108,19 +126,10 @@ def request_authenticator(
     anonymous: bool = True,
     anonymous_user: UserInfo = ANONYMOUS,
 ) -> Authenticator:
-    """kube-apiserver's composition (pkg/kubeapiserver/authenticator.Config.New): the union of the
-    configured authenticators, their users in ``system:authenticated``; then, with ``anonymous``,
+    """The request authenticator of ``authenticators`` (RequestAuthenticator); with ``anonymous``,
     ``anonymous_user`` for a request none of them recognises, but never for one whose credentials they
     rejected. With nothing configured, anonymous alone (one call per request) or, without it, nobody
     (every request is refused)."""
-    fallback = AnonymousAuthenticator(anonymous_user)
-    if not authenticators:
-        return fallback if anonymous else UnionAuthenticator(())
-    # one authenticator needs no union around it (one coroutine less on every request): its error is
-    # the union's
-    composed: Authenticator = AuthenticatedGroupAdder(
-        authenticators[0] if len(authenticators) == 1 else UnionAuthenticator(authenticators)
-    )
-    if anonymous:
-        composed = UnionAuthenticator([composed, fallback], fail_on_error=True)
-    return composed
+    if not authenticators and anonymous:
+        return AnonymousAuthenticator(anonymous_user)
+    return RequestAuthenticator(authenticators, anonymous_user if anonymous else None)

@@ -10,7 +10,11 @@ from typing import Any, Protocol
 
 from apiserver.authentication.authenticator import AuthenticationError, vouch_stable
 from apiserver.authentication.jwtkeys import JWTKeys
+from apiserver.authentication.tokentable import TokenTable
 from apiserver.authentication.user import UserInfo
+
+REMEMBERED = 4096
+"""Tokens whose users the bearer-token authenticator keeps (the token file's: there are few)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +25,7 @@ class TokenResponse:
     audiences: tuple[str, ...] = ()
     stable: bool = False
     """The token proves this user for as long as the server runs (the token file's): see
-    authenticator.SCOPE_STABLE_CREDENTIALS."""
+    authenticator.SCOPE_STABLE_CREDENTIALS; the bearer-token authenticator remembers it."""
 
 
 class TokenAuthenticator(Protocol):
@@ -82,20 +86,32 @@ class BearerTokenAuthenticator:
     """The request authenticator of ``Authorization: Bearer <token>`` (kube's request/bearertoken): a
     header of another scheme or an empty token is not its business (another authenticator, or anonymous,
     may take the request); a token that no token authenticator accepts fails the request (401), never
-    anonymous, with kube's "invalid bearer token"."""
+    anonymous, with kube's "invalid bearer token".
+
+    The users of ``stable`` answers are kept by token (at most ``REMEMBERED``), so a client's every request
+    with a token of the token file costs one constant-time lookup. kube-apiserver keeps every token's answer
+    for 10 s (pkg/kubeapiserver/options/authentication.go, TokenSuccessCacheTTL; k8s.io/apiserver
+    pkg/authentication/token/cache); a service-account token is asked afresh here, so that a deleted
+    account's token stops at once, as it did before."""
 
     def __init__(self, authenticator: TokenAuthenticator) -> None:
         self.authenticator = authenticator
+        self.remembered: TokenTable[UserInfo] = TokenTable(REMEMBERED)
 
     async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
         token = bearer_token(scope)
         if not token:
             return None
+        user = self.remembered.get(token)
+        if user is not None:
+            vouch_stable(scope)  # it was remembered for being stable
+            return user
         response = await self.authenticator.authenticate_token(token, ())
         if response is None:
             raise AuthenticationError("invalid bearer token")
         if response.stable:
             vouch_stable(scope)
+            self.remembered.put(token, response.user)
         return response.user
 
 

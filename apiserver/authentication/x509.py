@@ -48,6 +48,8 @@ class _Verdict:
     error: str
     valid_from: float
     valid_until: float
+    lasting: bool = True
+    """``error`` will be met again at any later time (only a certificate not valid yet may pass later)."""
 
 
 class X509Authenticator:
@@ -78,7 +80,7 @@ class X509Authenticator:
             verdict = self.verify(chain, now)
             tls[self.verdict_key] = verdict
         if verdict.error:
-            raise AuthenticationError(verdict.error)
+            raise AuthenticationError(verdict.error, lasting=verdict.lasting)
         if verdict.user is not None:  # the same certificate proves the same user until it expires
             vouch_stable(scope, verdict.valid_until)
         return verdict.user
@@ -96,7 +98,11 @@ class X509Authenticator:
         except (_Invalid, ValueError) as error:  # ValueError: an extension that does not parse
             # kube's words: "verifying certificate %s failed: %w"
             return _Verdict(
-                None, f"verifying certificate {_identify(leaf)} failed: {error}", now, now
+                None,
+                f"verifying certificate {_identify(leaf)} failed: {error}",
+                now,
+                now,
+                lasting=not isinstance(error, _NotYetValid),
             )
         valid_from = max(c.not_valid_before_utc for c in path).timestamp()
         valid_until = min(c.not_valid_after_utc for c in path).timestamp()
@@ -115,6 +121,10 @@ class X509Authenticator:
 
 class _Invalid(Exception):
     pass
+
+
+class _NotYetValid(_Invalid):
+    """A certificate of the chain is not valid yet: the same chain may verify later."""
 
 
 def _verify_path(
@@ -176,14 +186,15 @@ def _check_certificate(certificate: x509.Certificate, now: datetime.datetime) ->
 
 def _check_validity(certificate: x509.Certificate, now: datetime.datetime) -> None:
     """Go's words: "current time T is after/before B"."""
+    invalid: type[_Invalid]
     if now < certificate.not_valid_before_utc:
-        relation, bound = "before", certificate.not_valid_before_utc
+        relation, bound, invalid = "before", certificate.not_valid_before_utc, _NotYetValid
     elif now > certificate.not_valid_after_utc:
-        relation, bound = "after", certificate.not_valid_after_utc
+        relation, bound, invalid = "after", certificate.not_valid_after_utc, _Invalid
     else:
         return
     stamp = "%Y-%m-%dT%H:%M:%SZ"
-    raise _Invalid(
+    raise invalid(
         "x509: certificate has expired or is not yet valid: current time"
         f" {now.strftime(stamp)} is {relation} {bound.strftime(stamp)}"
     )

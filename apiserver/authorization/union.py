@@ -25,7 +25,7 @@ class PrivilegedGroups:
         self.groups = frozenset(groups)
 
     async def authorize(self, attributes: Attributes) -> tuple[Decision, str]:
-        if self.groups.intersection(attributes.user.groups):
+        if not self.groups.isdisjoint(attributes.user.groups):
             return Decision.ALLOW, ""
         return Decision.NO_OPINION, ""
 
@@ -54,14 +54,14 @@ class UnionAuthorizer:
         return None if None in revisions else revisions
 
     async def authorize(self, attributes: Attributes) -> tuple[Decision, str]:
-        reasons = []
+        reasons = None  # made only for a request nobody decides (an allowed one needs none)
         for authorizer in self.authorizers:
             decision, reason = await authorizer.authorize(attributes)
             if decision is not Decision.NO_OPINION:
                 return decision, reason
             if reason:
-                reasons.append(reason)
-        return Decision.NO_OPINION, "\n".join(reasons)
+                reasons = [*(reasons or ()), reason]
+        return Decision.NO_OPINION, "\n".join(reasons or ())
 
     async def rules_for(self, user: UserInfo, namespace: str) -> Rules:
         resource_rules: list[dict[str, object]] = []

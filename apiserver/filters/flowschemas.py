@@ -24,7 +24,7 @@ from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.routing import RequestInfo
 
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
-_CACHED = 4096
+CACHED = 4096
 """Classifications remembered (by user and request shape, not object name) before the memo starts afresh."""
 
 
@@ -98,6 +98,17 @@ class _Rule:
 
 
 @dataclass(frozen=True, slots=True)
+class _ByNamespace:
+    """A classification whose flow is named by the request's namespace: the level and the flow's prefix."""
+
+    level: PriorityLevel
+    prefix: str
+
+
+_Match = tuple["PriorityLevel", str] | _ByNamespace
+
+
+@dataclass(frozen=True, slots=True)
 class FlowSchema:
     name: str
     level: PriorityLevel | None  # None: the exempt level
@@ -107,29 +118,51 @@ class FlowSchema:
 
 class Classifier:
     """kube's FlowSchemas, first match by precedence; a request's (level, flow) is remembered by its user
-    and request shape, so most requests are classified by one dictionary lookup."""
+    and request shape, so most requests are classified by one dictionary lookup. The shape has the
+    namespace only as namespaced or not while no rule names namespaces (kube's bootstrap rules name none):
+    a user's requests in every namespace share one entry, and a flow by namespace adds the request's. The
+    configuration is fixed (flowcontrol.yaml), so the memo holds for the server's life; it is bounded
+    (``limit`` entries, then it starts afresh)."""
 
-    def __init__(self, schemas: tuple[FlowSchema, ...], levels: tuple[PriorityLevel, ...]) -> None:
+    def __init__(
+        self,
+        schemas: tuple[FlowSchema, ...],
+        levels: tuple[PriorityLevel, ...],
+        limit: int = CACHED,
+    ) -> None:
         self.schemas = schemas
         self.levels = levels
-        self._memo: dict[tuple[Any, ...], tuple[PriorityLevel, str] | None] = {}
+        self.limit = limit
+        self._memo: dict[tuple[Any, ...], _Match | None] = {}
+        self._namespaces_named = any(
+            rule.namespaces - {"*"}
+            for schema in schemas
+            for subject_rule in schema.rules
+            for rule in subject_rule.resource_rules
+        )
 
     def classify(self, user: UserInfo, info: RequestInfo) -> tuple[PriorityLevel, str] | None:
         """(the level, the flow) of a request; None when it is exempt (or nothing matches, which kube's
         catch-all schema prevents)."""
+        namespace = info.namespace
         key = (
             user.name, user.groups, info.verb, info.api_group, info.resource, info.subresource,
-            info.namespace, info.is_resource_request or info.path,
+            namespace if self._namespaces_named else bool(namespace),
+            info.is_resource_request or info.path,
         )  # fmt: skip
-        found = self._memo.get(key, self)
-        if found is not self:
-            return found  # type: ignore[return-value]
-        if len(self._memo) >= _CACHED:
-            self._memo.clear()
-        found = self._memo[key] = self._match(user, info)
+        memo = self._memo
+        try:
+            found = memo[key]
+        except KeyError:
+            if len(memo) >= self.limit:
+                memo.clear()
+            found = memo[key] = self._match(user, info)
+        if isinstance(found, _ByNamespace):
+            return found.level, found.prefix + namespace
         return found
 
-    def _match(self, user: UserInfo, info: RequestInfo) -> tuple[PriorityLevel, str] | None:
+    def _match(self, user: UserInfo, info: RequestInfo) -> _Match | None:
+        """The first matching schema's level and flow (for a flow by namespace, its prefix)."""
         for schema in self.schemas:
             if any(rule.matches(user, info) for rule in schema.rules):
                 if schema.level is None:
@@ -137,7 +170,7 @@ class Classifier:
                 if schema.distinguisher == "ByUser":
                     return schema.level, f"{schema.name}/{user.name}"
                 if schema.distinguisher == "ByNamespace":
-                    return schema.level, f"{schema.name}/{info.namespace}"
+                    return _ByNamespace(schema.level, f"{schema.name}/")
                 return schema.level, schema.name
         return None
 

@@ -49,6 +49,9 @@ MAX_HEADERS = 2000
 REPLAYS_KEPT = 4
 """The requests a connection remembers, and the answers it keeps for replay (endpoints/replay.py): a client
 polls a few objects."""
+MAX_REMEMBERED_REQUEST = 16 * 1024
+"""The largest request line and headers (as ``_size`` counts them) a connection remembers: a poller's fit many
+times over, while a client sending megabyte headers would pin them on every idle connection."""
 _BODY_HEADERS = frozenset((b"content-length", b"transfer-encoding"))
 _OK = STATUS_LINE[200]
 _TLS_VERSIONS = {"TLSv1": 0x0301, "TLSv1.1": 0x0302, "TLSv1.2": 0x0303, "TLSv1.3": 0x0304}
@@ -210,6 +213,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             on_response=self.on_response_complete,
         )
         if existing is None or existing.response_complete:
+            # busy again: a replay earlier in this read handed the connection to the idle sweep
+            self._idle.discard(self)
             self._start_asgi_task(self.cycle, self.app)
         else:  # a pipelined request waits for the one before it
             self.flow.pause_reading()
@@ -226,6 +231,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         key = (self.url, tuple(headers))
         replays = self._replays
         if key not in replays:  # seen for the first time (of late)
+            if _size(self.url, headers) > MAX_REMEMBERED_REQUEST:
+                return False
             if len(replays) >= REPLAYS_KEPT:
                 del replays[next(iter(replays))]
             replays[key] = None

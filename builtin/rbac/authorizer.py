@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from apiserver.authentication.user import UserInfo
 from apiserver.authorization.authorizer import Attributes, Decision, Rules
+from builtin.rbac.decisions import DecisionMemo
 from builtin.rbac.index import GROUP, PolicyIndex
 from builtin.rbac.informer import Informer
 from builtin.rbac.rules import Rule
@@ -64,6 +65,7 @@ class RBACAuthorizer:
             Informer(context.store(GROUP, plural), _KindHandler(index, kind, put, remove))
             for plural, kind, put, remove in kinds
         ]
+        self.decisions = DecisionMemo(self.resolve, self.revision)
         context.authorizer_modes[MODE] = self
 
     async def start(self) -> None:
@@ -79,23 +81,33 @@ class RBACAuthorizer:
         return self.index.revision
 
     async def authorize(self, attributes: Attributes) -> tuple[Decision, str]:
+        """kube's RBACAuthorizer.Authorize, remembered until the policy changes (decisions.py)."""
+        return self.decisions.decide(attributes)
+
+    def resolve(self, attributes: Attributes) -> tuple[tuple[Decision, str], bool]:
         """kube's RBACAuthorizer.Authorize: Allow with the binding that allowed it, else NoOpinion with the
-        bindings that could not be resolved (`RBAC: clusterrole... "x" not found`)."""
+        bindings that could not be resolved (`RBAC: clusterrole... "x" not found`); and whether a rule
+        consulted names objects (so that another object's name may be decided otherwise)."""
         index = self.index
         failures = []
+        by_name = False
         for binding in index.bindings_for(attributes.user, attributes.namespace):
             rules = index.role_rules(binding)
             if isinstance(rules, str):
                 failures.append(rules)
                 continue
             for rule in rules:
+                by_name = by_name or bool(rule.resource_names)
                 if rule.allows(attributes):
                     subject = binding.subject_of(attributes.user)
                     assert subject is not None  # the index found the binding by this user
-                    return Decision.ALLOW, f"RBAC: allowed by {binding.describe(subject)}"
+                    return (
+                        Decision.ALLOW,
+                        f"RBAC: allowed by {binding.describe(subject)}",
+                    ), by_name
         if not failures:
-            return Decision.NO_OPINION, ""
-        return Decision.NO_OPINION, f"RBAC: {_aggregate(failures)}"
+            return (Decision.NO_OPINION, ""), by_name
+        return (Decision.NO_OPINION, f"RBAC: {_aggregate(failures)}"), by_name
 
     def policy_rules(self, user: UserInfo, namespace: str) -> tuple[list[Rule], list[str]]:
         """kube's RulesFor: every rule granted to ``user`` in ``namespace`` (cluster-wide ones included), and

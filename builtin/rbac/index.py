@@ -115,32 +115,32 @@ class PolicyIndex:
         self.bindings: dict[BindingKey, Binding] = {}
         self._by_subject: dict[tuple[str, str], dict[str, set[BindingKey]]] = {}
         self.revision = 0
-        """Counts the changes: a decision made at one revision holds while it is current."""
+        """Counts the changes, once each is whole: a decision made at one revision holds while it is
+        current."""
 
     # -- updates (from the informers) ----------------------------------------------------------------
 
     def set_role(self, obj: dict[str, Any]) -> None:
-        self.revision += 1
         metadata = obj["metadata"]
         self.roles[(metadata.get("namespace") or "", metadata["name"])] = compile_rules(
             obj.get("rules")
         )
+        self.revision += 1
 
     def delete_role(self, obj: dict[str, Any]) -> None:
-        self.revision += 1
         metadata = obj["metadata"]
         self.roles.pop((metadata.get("namespace") or "", metadata["name"]), None)
+        self.revision += 1
 
     def set_cluster_role(self, obj: dict[str, Any]) -> None:
-        self.revision += 1
         self.cluster_roles[obj["metadata"]["name"]] = compile_rules(obj.get("rules"))
+        self.revision += 1
 
     def delete_cluster_role(self, obj: dict[str, Any]) -> None:
-        self.revision += 1
         self.cluster_roles.pop(obj["metadata"]["name"], None)
+        self.revision += 1
 
     def set_binding(self, obj: dict[str, Any]) -> None:
-        self.revision += 1
         binding = Binding.from_json(obj)
         self._unindex(binding.key)
         self.bindings[binding.key] = binding
@@ -148,10 +148,11 @@ class PolicyIndex:
             self._by_subject.setdefault(subject, {}).setdefault(binding.namespace, set()).add(
                 binding.key
             )
+        self.revision += 1
 
     def delete_binding(self, obj: dict[str, Any]) -> None:
-        self.revision += 1
         self._unindex(Binding.from_json(obj).key)
+        self.revision += 1
 
     def _unindex(self, key: BindingKey) -> None:
         old = self.bindings.pop(key, None)
@@ -171,7 +172,6 @@ class PolicyIndex:
 
     def clear(self, kind: str) -> None:
         """Forget every object of one kind before its informer lists again."""
-        self.revision += 1
         if kind == "Role":
             self.roles.clear()
         elif kind == "ClusterRole":
@@ -180,6 +180,7 @@ class PolicyIndex:
             cluster = kind == "ClusterRoleBinding"
             for key in [k for k in self.bindings if (k[0] == "") == cluster]:
                 self._unindex(key)
+        self.revision += 1
 
     # -- reads (per request) --------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ pipelined, bodied, closing and HTTP/1.0 requests are answered as the full path a
 
 from __future__ import annotations
 
+import datetime
 import re
 import socket
 import ssl
@@ -17,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests import certs
 from tests.serverproc import CA_FILE, ServerProcess, free_port
 from tests.webhookserver import wait_for
 
@@ -164,22 +166,28 @@ def test_a_removed_rolebinding_refuses_the_next_get(
         )
 
 
+def _service_account_token(admin: httpx.Client, name: str) -> dict[str, str]:
+    """A new service account allowed to view the namespace, and the header of a token it was issued."""
+    accounts = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts"
+    assert admin.post(accounts, json={"metadata": {"name": name}}).status_code == 201
+    subject = {"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}
+    binding = _binding(f"{name}-view", "view", subject)
+    assert (
+        admin.post(f"{RBAC}/namespaces/{NAMESPACE}/rolebindings", json=binding).status_code == 201
+    )
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest"}
+    issued = admin.post(f"{accounts}/{name}/token", json=request)
+    assert issued.status_code == 201, issued.text
+    return {"authorization": f"Bearer {issued.json()['status']['token']}"}
+
+
 def test_a_token_of_a_deleted_service_account_is_refused_on_the_next_get(
     server: ServerProcess, admin: httpx.Client
 ) -> None:
     """A service account's token is checked against the account on every request (kube's
     serviceaccount token authenticator), so it is never replayed on the strength of an earlier check."""
     accounts = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts"
-    assert admin.post(accounts, json={"metadata": {"name": "poller"}}).status_code == 201
-    subject = {"kind": "ServiceAccount", "name": "poller", "namespace": NAMESPACE}
-    binding = _binding("poller-view", "view", subject)
-    assert (
-        admin.post(f"{RBAC}/namespaces/{NAMESPACE}/rolebindings", json=binding).status_code == 201
-    )
-    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest"}
-    issued = admin.post(f"{accounts}/poller/token", json=request)
-    assert issued.status_code == 201, issued.text
-    token = {"authorization": f"Bearer {issued.json()['status']['token']}"}
+    token = _service_account_token(admin, "poller")
     _configmap(admin, "sa-polled", "1")
     path = f"{CONFIGMAPS}/sa-polled"
     with user_client(server) as poller:
@@ -379,3 +387,182 @@ def test_an_audit_log_records_every_repeat(tmp_path: Path) -> None:
     logged = log.read_text()
     for audit_id in ids:
         assert logged.count(f'"auditID":"{audit_id}"') >= 1
+
+
+# -- the connection around a replay ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def short_idle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A server that closes a kept-alive connection after one idle second; its administrator's client
+    certificate vouches for replays as a token does."""
+    process = ServerProcess(
+        tmp_path_factory.mktemp("short-idle"),
+        free_port(),
+        storage="memory",
+        extra_args=("--idle-timeout", "1"),
+    )
+    process.start()
+    with process.client() as admin:
+        created = admin.post("/api/v1/namespaces", json={"metadata": {"name": NAMESPACE}})
+        assert created.status_code == 201, created.text
+    yield process
+    process.stop()
+
+
+def _admin_get(path: str, *extra: str) -> bytes:
+    return ("\r\n".join([f"GET {path} HTTP/1.1", "host: 127.0.0.1", *extra]) + "\r\n\r\n").encode()
+
+
+def test_a_watch_pipelined_after_a_replay_is_not_cut_at_the_idle_timeout(
+    short_idle: ServerProcess,
+) -> None:
+    """Go's IdleTimeout closes a connection that waits for its next request, never one serving a watch;
+    a replay answered in the middle of a read leaves the connection busy with the request after it."""
+    with short_idle.client() as admin:
+        _configmap(admin, "beside-a-watch", "1")
+        polled = _get_raw_path("beside-a-watch")
+        watch = _admin_get(f"{CONFIGMAPS}?watch=true&fieldSelector=metadata.name%3Dbeside-a-watch")
+        with short_idle.connect(timeout=30) as connection:
+            for _ in range(2):  # seen, then kept
+                connection.sendall(polled)
+                assert _responses(connection, 1)[0][0] == 200
+            connection.sendall(polled + watch)  # the repeat, and a watch in the same read
+            assert _responses(connection, 1)[0][0] == 200
+            received = b""
+            while b'"ADDED"' not in received:
+                chunk = connection.recv(65536)
+                assert chunk, "the watch was closed before its first event"
+                received += chunk
+            # more than the idle timeout passes (the idle sweep runs every quarter second)
+            assert _still_open_after(connection, seconds=3.0)
+            body = {"metadata": {"name": "beside-a-watch"}, "data": {"value": "2"}}
+            assert admin.put(f"{CONFIGMAPS}/beside-a-watch", json=body).status_code == 200
+            while b'"MODIFIED"' not in received:
+                chunk = connection.recv(65536)
+                assert chunk, "the watch was closed at the idle timeout"
+                received += chunk
+
+
+def _get_raw_path(name: str) -> bytes:
+    return _admin_get(f"{CONFIGMAPS}/{name}")
+
+
+def _still_open_after(connection: socket.socket, seconds: float) -> bool:
+    """Whether ``connection`` stays open and silent for ``seconds`` (nothing is due on it meanwhile)."""
+    connection.settimeout(seconds)
+    try:
+        received = connection.recv(65536)
+    except TimeoutError:
+        return True
+    except (ssl.SSLEOFError, ConnectionResetError):
+        return False
+    finally:
+        connection.settimeout(30)
+    assert not received, f"nothing was due on the connection: {received!r}"
+    return False
+
+
+PADDING = 1_000_000
+"""A header value just under Go's MaxHeaderBytes (a mebibyte): served, as kube serves it."""
+
+
+def _resident_bytes(server: ServerProcess) -> int:
+    assert server.process is not None
+    status = Path(f"/proc/{server.process.pid}/status").read_text()
+    return int(re.search(r"^VmRSS:\s+(\d+) kB$", status, re.MULTILINE)[1]) * 1024  # type: ignore[index]
+
+
+def test_idle_connections_that_sent_huge_headers_hold_no_memory_for_them(
+    server: ServerProcess,
+) -> None:
+    """Go keeps nothing of an answered request on an idle connection; the requests a connection
+    remembers for replay must not let clients pin their megabyte header blocks on idle connections."""
+    connections, requests_each = 16, 4
+    pinned = connections * requests_each * PADDING
+    with server.client() as admin:
+        _configmap(admin, "padded", "1")
+    open_connections = [server.connect(timeout=30) for _ in range(connections)]
+    try:
+        before = _resident_bytes(server)
+        for connection in open_connections:
+            for index in range(requests_each):  # four distinct requests: each one remembered
+                pad = f"x-pad: {str(index) * PADDING}"
+                connection.sendall(_admin_get(f"{CONFIGMAPS}/padded", pad))
+                assert _responses(connection, 1)[0][0] == 200
+            # a small request last: what uvicorn holds of the connection's latest request is that one
+            connection.sendall(_admin_get(f"{CONFIGMAPS}/padded"))
+            assert _responses(connection, 1)[0][0] == 200
+        grown = _resident_bytes(server) - before
+    finally:
+        for connection in open_connections:
+            connection.close()
+    assert grown < pinned / 2, f"{grown / 2**20:.0f} MiB held for {pinned / 2**20:.0f} MiB sent"
+
+
+def test_a_proxy_certificate_without_user_headers_does_not_vouch_for_a_service_account_token(
+    tmp_path: Path,
+) -> None:
+    """A client certificate the request-header authenticator trusts, with no X-Remote-User, authenticates
+    nobody (kube's requestheader authenticator returns no user), so the bearer token after it decides, and a
+    service account's token is checked on every request: deleting the account refuses the next GET."""
+    front_proxy_ca = certs.ca("front-proxy-ca")
+    ca_file, _ = front_proxy_ca.write(tmp_path, "front-proxy-ca")
+    proxy = certs.client(front_proxy_ca, "front-proxy-client").write(tmp_path, "proxy")
+    process = ServerProcess(
+        tmp_path / "data",
+        free_port(),
+        storage="memory",
+        extra_args=(
+            "--requestheader-client-ca-file",
+            str(ca_file),
+            "--requestheader-username-headers",
+            "X-Remote-User",
+        ),
+    )
+    process.start()
+    try:
+        with process.client() as admin:
+            assert admin.post("/api/v1/namespaces", json={"metadata": {"name": NAMESPACE}})
+            token = _service_account_token(admin, "proxied")
+            _configmap(admin, "proxied", "1")
+            path = f"{CONFIGMAPS}/proxied"
+            tls = ssl.create_default_context(cafile=str(process.data_dir / CA_FILE))
+            tls.load_cert_chain(*proxy)
+            with httpx.Client(base_url=process.url, verify=tls, timeout=10) as poller:
+                assert eventually(lambda: poller.get(path, headers=token).status_code == 200)
+                assert poller.get(path, headers=token).status_code == 200
+                accounts = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts"
+                assert admin.delete(f"{accounts}/proxied").status_code == 200
+                assert eventually(lambda: poller.get(path, headers=token).status_code == 401)
+                assert poller.get(path, headers=token).json()["reason"] == "Unauthorized"
+    finally:
+        process.stop()
+
+
+CERTIFICATE_DELAY = 6.0
+"""Seconds until a client certificate becomes valid: ample for the two requests before it does."""
+
+
+def test_a_client_certificate_that_becomes_valid_takes_over_from_the_token_beside_it(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    """kube verifies a client certificate on every request (k8s.io/apiserver pkg/authentication/request/
+    x509/x509.go, at the request's time) before any token: one not valid yet fails, and the bearer token
+    beside it decides (carol, allowed), until the certificate's notBefore passes and it decides (alice, who
+    may do nothing). A failure of an earlier authenticator can end with time: it vouches for nothing."""
+    pki = server.data_dir / "pki"
+    cluster_ca = certs.load(pki / "ca.crt", pki / "ca.key")
+    with server.client() as admin:
+        _configmap(admin, "certified", "1")
+    soon = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=CERTIFICATE_DELAY)
+    alice = certs.client(cluster_ca, "alice", not_before=soon).write(tmp_path, "alice")
+    tls = ssl.create_default_context(cafile=str(server.data_dir / CA_FILE))
+    tls.load_cert_chain(*alice)
+    path = f"{CONFIGMAPS}/certified"
+    with httpx.Client(base_url=server.url, verify=tls, timeout=10) as both:
+        assert both.get(path, headers=CAROL).status_code == 200
+        assert both.get(path, headers=CAROL).status_code in (200, 403)  # the clock may have passed
+        wait_for(lambda: both.get(path, headers=CAROL).status_code == 403, CERTIFICATE_DELAY * 3)
+        forbidden = both.get(path, headers=CAROL).json()
+    assert forbidden["message"].startswith('configmaps "certified" is forbidden: User "alice"')

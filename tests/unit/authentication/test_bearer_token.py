@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from apiserver.authentication.authenticator import AuthenticationError
+from apiserver.authentication.authenticator import SCOPE_STABLE_CREDENTIALS, AuthenticationError
 from apiserver.authentication.token import (
     AudienceAgnostic,
     BearerTokenAuthenticator,
@@ -90,3 +90,55 @@ def test_audience_agnostic_tokens_are_for_the_api_audiences_only() -> None:
         # a token file's verdict stands while the server runs (what lets an answer be replayed)
         assert response == TokenResponse(ALICE, ("https://api",), stable=True)
     assert asyncio.run(agnostic.authenticate_token("good", ("vault",))) is None
+
+
+class Counted:
+    """A token authenticator that counts how often it is asked: "file-N" tokens are a token file's (stable
+    answers), "sa" a service account's (asked afresh every time), anything else unknown."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def authenticate_token(
+        self, token: str, audiences: Sequence[str]
+    ) -> TokenResponse | None:
+        self.asked += 1
+        if token.startswith("file-"):
+            return TokenResponse(UserInfo(token), stable=True)
+        if token == "sa":
+            return TokenResponse(UserInfo("system:serviceaccount:default:builder"))
+        return None
+
+
+def test_a_token_file_user_is_remembered_and_a_service_account_asked_every_time() -> None:
+    counted = Counted()
+    authenticator = BearerTokenAuthenticator(counted)
+    for _ in range(3):
+        user = asyncio.run(authenticator.authenticate(bearer(b"Bearer file-1")))
+        assert user == UserInfo("file-1")
+    assert counted.asked == 1
+    remembered = bearer(b"Bearer file-1")
+    asyncio.run(authenticator.authenticate(remembered))
+    assert remembered.get(SCOPE_STABLE_CREDENTIALS)  # its answer may still be replayed
+    for _ in range(3):
+        account = bearer(b"Bearer sa")
+        asyncio.run(authenticator.authenticate(account))
+        assert not account.get(SCOPE_STABLE_CREDENTIALS)
+    assert counted.asked == 4
+    # a remembered token is compared whole: another token is never taken for it
+    assert asyncio.run(authenticator.authenticate(bearer(b"Bearer file-"))) == UserInfo("file-")
+    assert counted.asked == 5
+
+
+def test_the_remembered_tokens_are_bounded_and_refused_ones_never_kept() -> None:
+    """Neither many valid tokens nor a flood of invalid ones grows the memo past its limit."""
+    authenticator = BearerTokenAuthenticator(Counted())
+    limit = authenticator.remembered.limit
+    for n in range(limit + 10):
+        asyncio.run(authenticator.authenticate(bearer(f"Bearer file-{n}".encode())))
+        assert len(authenticator.remembered) <= limit
+    kept = len(authenticator.remembered)
+    for n in range(100):
+        with pytest.raises(AuthenticationError):
+            asyncio.run(authenticator.authenticate(bearer(f"Bearer guess-{n}".encode())))
+    assert len(authenticator.remembered) == kept

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from apiserver.authentication import tokenfile
+from apiserver.authentication import tokentable
 from apiserver.authentication.tokenfile import (
     TokenFileAuthenticator,
     TokenFileError,
@@ -84,10 +84,10 @@ def test_the_lookup_compares_the_token_in_constant_time(monkeypatch: pytest.Monk
         compared.append((a, b))
         return compare(a, b)
 
-    monkeypatch.setattr(tokenfile.hmac, "compare_digest", spy)
+    monkeypatch.setattr(tokentable.hmac, "compare_digest", spy)
     authenticator = TokenFileAuthenticator({"t0ken": UserInfo("alice")})
     assert authenticate(authenticator, "t0ken") == UserInfo("alice")
     assert compared == [(b"t0ken", b"t0ken")]
     assert authenticate(authenticator, "other") is None  # another digest: nothing to compare
     assert len(compared) == 1
-    assert all(len(key) == 32 for key in authenticator._users)  # SHA-256 digests, not tokens
+    assert all(len(key) == 32 for key in authenticator._users._entries)  # SHA-256 digests

@@ -33,10 +33,14 @@ def user(pair: certs.Pair, name: str, *groups: str) -> UserInfo:
     return UserInfo(name, groups=groups, extra={CREDENTIAL_ID: (pair.credential_id,)})
 
 
-def refusal(*chain: certs.Pair) -> str:
-    with pytest.raises(AuthenticationError) as refused:
+def refused(*chain: certs.Pair) -> AuthenticationError:
+    with pytest.raises(AuthenticationError) as raised:
         authenticate(scope(*chain))
-    return str(refused.value)
+    return raised.value
+
+
+def refusal(*chain: certs.Pair) -> str:
+    return str(refused(*chain))
 
 
 def test_the_common_name_is_the_user_and_the_organizations_its_groups() -> None:
@@ -124,3 +128,16 @@ def test_a_connection_is_verified_once_until_its_certificate_expires() -> None:
     ).timestamp()  # the connection outlives it
     with pytest.raises(AuthenticationError, match="expired"):
         asyncio.run(authenticator.authenticate(request))
+
+
+def test_only_a_certificate_not_yet_valid_may_pass_later() -> None:
+    """What another authenticator finds after a lasting refusal may be replayed (endpoints/replay.py);
+    after a certificate not valid yet, which decides once it is, it may not."""
+    early = certs.client(ROOT, "early", not_before=certs.NOW + certs.DAY)
+    old = certs.client(
+        ROOT, "old", not_before=certs.NOW - 10 * certs.DAY, not_after=certs.NOW - certs.DAY
+    )
+    stranger = certs.client(certs.ca("other-ca"), "alice")
+    assert not refused(early).lasting
+    assert refused(old).lasting
+    assert refused(stranger).lasting

@@ -79,6 +79,25 @@ def test_users_are_distinct_flows_and_the_control_plane_flows_by_namespace() -> 
     assert in_apps is not None and in_default is not None and in_apps[1] != in_default[1]
 
 
+def test_a_users_requests_in_every_namespace_are_classified_once() -> None:
+    classifier = bootstrap()
+    for n in range(50):
+        in_namespace = GET_PODS._replace(namespace=f"team-{n}")
+        assert classifier.classify(JANE, in_namespace) == classifier.classify(JANE, GET_PODS)
+        flow = classifier.classify(KUBE_SYSTEM_ROBOT, in_namespace)
+        assert flow is not None and flow[1] == f"kube-system-service-accounts/team-{n}"
+    assert len(classifier._memo) == 2
+
+
+def test_the_remembered_classifications_are_bounded() -> None:
+    """Clients with ever new names and paths cannot grow the memo past its limit."""
+    classifier = bootstrap()
+    for n in range(3 * classifier.limit):
+        user = UserInfo(f"user-{n}", groups=("system:authenticated",))
+        assert classifier.classify(user, probe(f"/metrics/{n}")) is not None
+        assert len(classifier._memo) <= classifier.limit
+
+
 def test_the_server_limit_is_shared_out_by_nominal_concurrency_shares() -> None:
     # 400 + 200 (kube's defaults), shares 30+40+10+40+100+20+5 = 245, each rounded up
     assert CLASSIFIER.nominal_seats(600) == {
