@@ -161,6 +161,8 @@ class Store:
         self.terminating = False
         """Its CustomResourceDefinition is being deleted: creates are refused (kube's crdHandler, 405)."""
         self._decoded: dict[tuple[str, int], Object] = {}
+        self._watches = 0
+        """StoreWatches open: a lone watcher takes each event once, so its decoded object is not kept."""
         self._last_change: tuple[StorageEvent, WatchEvent] | None = None
         """The watch event of the last storage event published, as every watcher without a selector
         sees it: the same storage event reaches each of them in turn."""
@@ -771,9 +773,13 @@ class Store:
         memo_key = (kv.key, kv.mod_revision)
         obj = self._decoded.get(memo_key)
         if obj is None:
-            if len(self._decoded) >= DECODED_CAPACITY:
-                self._decoded.clear()
-            obj = self._decoded[memo_key] = self.codec.decode(kv)
+            obj = self.codec.decode(kv)
+            # kept only for other watchers: an object kept alive for nobody is what Python's collector
+            # scans (most kinds have one watcher, the garbage collector's informer)
+            if self._watches > 1:
+                if len(self._decoded) >= DECODED_CAPACITY:
+                    self._decoded.clear()
+                self._decoded[memo_key] = obj
         return obj
 
     def shared_change(self, event: StorageEvent) -> WatchEvent:
@@ -806,6 +812,8 @@ class StoreWatch:
         self._stream = stream
         self._predicate = predicate
         self._after_revision = after_revision
+        self._open = True
+        store._watches += 1
         # the last revision taken, shown or hidden: a bookmark may carry it, which is what lets a watcher
         # whose selector hides everything still resume near the head (kube's cacheWatcher does the same)
         self.processed_revision = after_revision
@@ -844,6 +852,9 @@ class StoreWatch:
         self._stream.listener = take
 
     async def close(self) -> None:
+        if self._open:
+            self._open = False
+            self._store._watches -= 1
         await self._stream.close()
 
     def _change(self, event: StorageEvent) -> WatchEvent | None:

@@ -775,3 +775,36 @@ async def test_a_poke_during_the_replay_is_not_lost() -> None:
         assert await asyncio.wait_for(task, 0.5) == []
     finally:
         await stream.close()
+
+
+def everything(obj: Object) -> bool:
+    return True
+
+
+async def test_decoded_objects_are_kept_only_for_a_second_watcher() -> None:
+    """A watcher with a selector decodes each event through the store's memo: shared when two watch, and
+    not kept alive for nobody when one does (the garbage collector's informer alone, for most kinds)."""
+
+    async def body(store: Store, storage: MemoryStorage) -> None:
+        start = await store.current_revision()
+        alone = store.open_watch(None, start, everything)
+        await store.create(None, widget("a", "web"))
+        (first,) = await asyncio.wait_for(alone.batch(100), TIMEOUT)
+        assert first.object["metadata"]["name"] == "a"
+        assert store._decoded == {}
+        other = store.open_watch(None, first.revision, everything)
+        await store.create(None, widget("b", "web"))
+        (mine,) = await asyncio.wait_for(alone.batch(100), TIMEOUT)
+        (theirs,) = await asyncio.wait_for(other.batch(100), TIMEOUT)
+        assert mine.object is theirs.object and mine.object["metadata"]["name"] == "b"
+        await other.close()
+        await other.close()  # counted once
+        assert store._watches == 1
+        await store.create(None, widget("c", "web"))
+        (last,) = await asyncio.wait_for(alone.batch(100), TIMEOUT)
+        assert last.object["metadata"]["name"] == "c"
+        assert all(key[0].endswith("/b") for key in store._decoded)
+        await alone.close()
+        assert store._watches == 0
+
+    await with_store(body)
