@@ -25,35 +25,25 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-import time
 import urllib.parse
 from typing import Any
 
 import httptools
 from uvicorn.config import Config
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
-from apiserver.endpoints.replay import SCOPE_REPLAY, Replay
-from apiserver.filters.auditinit import new_audit_id
-from apiserver.filters.pipeline import AUDIT_ID_HEADER
+from apiserver.endpoints.replay import SCOPE_REPLAY
 from apiserver.server.cycle import ResponseCycle
 from apiserver.server.idlesweep import idle_sweep
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.openssl import peer_chain
+from apiserver.server.replays import KeptAnswers, request_size
 
 MAX_HEADER_BYTES = 1 << 20
 """Go's http.Server MaxHeaderBytes as kube sets it; Go reads up to 4096 bytes more before it refuses."""
 _HEADER_SLACK = 4096
 MAX_HEADERS = 2000
-REPLAYS_KEPT = 4
-"""The requests a connection remembers, and the answers it keeps for replay (endpoints/replay.py): a client
-polls a few objects."""
-MAX_REMEMBERED_REQUEST = 16 * 1024
-"""The largest request line and headers (as ``_size`` counts them) a connection remembers: a poller's fit many
-times over, while a client sending megabyte headers would pin them on every idle connection."""
-_BODY_HEADERS = frozenset((b"content-length", b"transfer-encoding"))
-_OK = STATUS_LINE[200]
 _TLS_VERSIONS = {"TLSv1": 0x0301, "TLSv1.1": 0x0302, "TLSv1.2": 0x0303, "TLSv1.3": 0x0304}
 # Go's answer to headers past MaxHeaderBytes (net/http server.go: "431 Request Header Fields Too Large",
 # with its errorHeaders, as HTTP/1.0 and closing the connection)
@@ -92,8 +82,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._timer: asyncio.TimerHandle | None = None
         self._extensions: dict[str, Any] | None = None
         self._idle = idle_sweep(self.loop)
-        self._replays: dict[tuple[bytes, tuple[tuple[bytes, bytes], ...]], Replay | None] = {}
-        """The last requests seen (a GET's line and headers), each with its kept answer once it has one."""
+        self._kept = KeptAnswers()
         self._replayed = False
         """The request being parsed was answered by a replay: no cycle was made for it."""
 
@@ -138,7 +127,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self.scope["extensions"] = self._extensions
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._replays.clear()
+        self._kept.clear()
         self._disarm()
         self._idle.discard(self)
         super().connection_lost(exc)
@@ -164,7 +153,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._disarm()
         if len(self.headers) > MAX_HEADERS or (
             self._header_bytes > MAX_HEADER_BYTES
-            and _size(self.url, self.headers) > MAX_HEADER_BYTES
+            and request_size(self.url, self.headers) > MAX_HEADER_BYTES
         ):
             raise _HeadersTooLarge
         self._reading_body = True
@@ -221,55 +210,21 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self.pipeline.appendleft((self.cycle, self.app))
 
     def _may_replay(self) -> bool:
-        """A GET without a body on a kept-alive connection with nothing before it: answered here and now
-        if this connection kept the answer to the same request and it still holds (True). Otherwise it goes
-        the full way, and its answer is offered for keeping (endpoints/replay.py) when the connection has
-        seen the same request before: a client that never repeats one pays for no keeping."""
-        headers = self.headers
-        if any(name in _BODY_HEADERS for name, _ in headers):
+        """A GET answered here and now from this connection's kept answer (True), or one that goes the full
+        way, offering its answer for keeping (apiserver/server/replays.py). A client that stopped reading
+        gets the full path's flow control."""
+        if self.flow.write_paused:
             return False
-        key = (self.url, tuple(headers))
-        replays = self._replays
-        if key not in replays:  # seen for the first time (of late)
-            if _size(self.url, headers) > MAX_REMEMBERED_REQUEST:
-                return False
-            if len(replays) >= REPLAYS_KEPT:
-                del replays[next(iter(replays))]
-            replays[key] = None
-            return False
-        kept = replays[key]
-        if kept is not None and kept.ready and not self.flow.write_paused:
-            started = time.perf_counter()
-            if kept.holds():
-                self._replay(kept)
-                kept.recorded(started)
-                return True
-        replay = replays[key] = Replay()
-        self.scope[SCOPE_REPLAY] = replay  # type: ignore[literal-required]
-        return False
-
-    def _replay(self, kept: Replay) -> None:
-        """The kept answer with the server's current default headers (Date) and a new Audit-Id, in one
-        write as the cycle writes it (cycle.py: default headers, the handler's, then the Audit-Id)."""
-        assert kept.headers is not None and kept.body is not None
-        if not kept.wire:
-            kept.wire = _header_lines(kept.headers)
-        self.transport.write(
-            b"".join(
-                (
-                    _OK,
-                    _default_lines(self.server_state.default_headers),
-                    kept.wire,
-                    AUDIT_ID_HEADER,
-                    b": ",
-                    new_audit_id(),
-                    b"\r\n\r\n",
-                    kept.body,
-                )
-            )
+        answered = self._kept.answer(
+            self.url, self.headers, self.transport, self.server_state.default_headers
         )
-        self._replayed = True
-        self.on_response_complete()
+        if answered is True:
+            self._replayed = True
+            self.on_response_complete()
+            return True
+        if answered:
+            self.scope[SCOPE_REPLAY] = answered  # type: ignore[literal-required]
+        return False
 
     def on_message_complete(self) -> None:
         # what follows is the next request's headers
@@ -318,28 +273,6 @@ def tls_extension(ssl_object: ssl.SSLObject) -> dict[str, Any]:
         "tls_version": _TLS_VERSIONS.get(ssl_object.version() or ""),
         "cipher_suite": None,
     }
-
-
-def _header_lines(headers: list[tuple[bytes, bytes]]) -> bytes:
-    """Headers as the cycle writes them (cycle.py, ``_head_of``): a lowercase name, its value, CRLF."""
-    return b"".join(b"%s: %s\r\n" % (name.lower(), value) for name, value in headers)
-
-
-_rendered_defaults: tuple[list[tuple[bytes, bytes]], bytes] = ([], b"")
-
-
-def _default_lines(default: list[tuple[bytes, bytes]]) -> bytes:
-    """The server's default headers written out, once per list: uvicorn replaces the list (its Date)
-    once a second."""
-    global _rendered_defaults
-    if _rendered_defaults[0] is not default:
-        _rendered_defaults = (default, _header_lines(default))
-    return _rendered_defaults[1]
-
-
-def _size(url: bytes, headers: list[tuple[bytes, bytes]]) -> int:
-    """The header block's size as Go counts it against MaxHeaderBytes (lines and their CRLFs)."""
-    return len(url) + sum(len(name) + len(value) + 4 for name, value in headers)
 
 
 def protocol_class(limits: ConnectionLimits) -> type[LimitedHttpToolsProtocol]:
