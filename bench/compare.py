@@ -2,7 +2,8 @@
 
 Both servers run as users run them, from their own checkouts and virtualenvs (bench/checkout.py), on the
 same storage, in the same run, beside the raw hello-JSON app (bench/hello_app.py: uvicorn with nothing
-on top, the ceiling of any GET). Every load goes over real sockets from the uvloop load generator:
+on top, the ceiling of any GET, answering a JSON object of the GET's size). Every load goes over real
+sockets from the uvloop load generator:
 
 - ``plain``: plain HTTP, no authentication (``--insecure-serving``; a REF from before TLS serves plain HTTP
   by default);
@@ -237,7 +238,6 @@ class Bench:
                     print(f"  {side.label} cannot serve {mode}: skipped", flush=True)
                     continue
                 self.served[side.label, mode] = self._start_server(side, mode, flags)
-        self._start_hello(modes)
 
     def _start_server(self, side: Checkout, mode: str, flags: list[str]) -> Served:
         name = f"{side.root.name}-{mode}-{self.storage}"
@@ -262,10 +262,11 @@ class Bench:
         server.start(ready_file=kubeconfig, probe=False)
         return served_tls(side.label, server, kubeconfig, 30)
 
-    def _start_hello(self, modes: list[str]) -> None:
+    def start_hello(self, modes: list[str], body_bytes: int) -> None:
+        """The hello apps, answering a JSON object of ``body_bytes`` (the GET's object, once seeded)."""
         for mode in modes:
             port = free_port()
-            argv = ["-m", "bench.hello_app", "--port", str(port)]
+            argv = ["-m", "bench.hello_app", "--port", str(port), "--body-bytes", str(body_bytes)]
             tls = None
             if mode == "tls":
                 donor = next((s for s in self.served.values() if s.mode == "tls"), None)
@@ -282,6 +283,14 @@ class Bench:
     def stop(self) -> None:
         for served in [*self.served.values(), *self.hello.values()]:
             served.server.stop()
+
+    def object_size(self, loads: list[str]) -> int:
+        """The bytes of the GET's answer (a CronTab as stored), what the hello answers with too, so that
+        `of floor` compares the same response; the bare hello when no GET is measured."""
+        if "get" not in loads:
+            return 0
+        first = next(iter(self.served.values()))
+        return len(_get(first, f"{GROUP}/{namespace('get')}/crontabs/get-1"))
 
     # -- data --------------------------------------------------------------------------------------
 
@@ -573,6 +582,7 @@ def run(
                 bench.start(modes)
                 for served in bench.served.values():
                     bench.seed(served, loads)
+                bench.start_hello(modes, bench.object_size(loads))
                 samples = measure(bench, loads, rounds, seconds)
             finally:
                 bench.stop()

@@ -1,6 +1,6 @@
 """The reference servers the benches compare against: ``{"hello":"world"}`` on the apiserver's stack.
 
-Run as ``python -m bench.hello_app --port P [--app raw|starlette] [--loop uvloop|asyncio]
+Run as ``python -m bench.hello_app --port P [--app raw|starlette] [--loop uvloop|asyncio] [--body-bytes N]
 [--tls-cert-file F --tls-private-key-file K]``; every path answers 200 with the JSON (so ``/readyz`` works as
 for the apiserver); with a certificate and key it serves TLS (uvicorn's own, as the apiserver's is). The uvicorn settings are
 those of apiserver/server/cli.py (httptools, uvloop, no access log, lifespan on, one process).
@@ -26,6 +26,14 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 HELLO = {"hello": "world"}
+body = orjson.dumps(HELLO)
+"""What every request is answered with: ``HELLO``, or (``--body-bytes``) a JSON object of that many bytes."""
+
+
+def padded(size: int) -> bytes:
+    """A JSON object of ``size`` bytes (at least the bare hello's): the hello with a ``pad`` string."""
+    bare = orjson.dumps({**HELLO, "pad": ""})
+    return orjson.dumps({**HELLO, "pad": "x" * max(0, size - len(bare))})
 
 
 async def raw_app(scope: Scope, receive: Receive, send: Send) -> None:
@@ -35,7 +43,6 @@ async def raw_app(scope: Scope, receive: Receive, send: Send) -> None:
             await send({"type": "lifespan.startup.complete"})
         await send({"type": "lifespan.shutdown.complete"})
         return
-    body = orjson.dumps(HELLO)
     await send(
         {
             "type": "http.response.start",
@@ -58,7 +65,7 @@ def starlette_app() -> Callable[..., Any]:
     from starlette.routing import Route
 
     async def hello(_request: Request) -> Response:
-        return Response(orjson.dumps(HELLO), media_type="application/json")
+        return Response(body, media_type="application/json")
 
     return Starlette(routes=[Route("/{path:path}", hello)])
 
@@ -90,7 +97,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--loop", choices=["uvloop", "asyncio"], default="uvloop")
     parser.add_argument("--tls-cert-file")
     parser.add_argument("--tls-private-key-file")
+    parser.add_argument(
+        "--body-bytes",
+        type=int,
+        default=0,
+        help="answer a JSON object of this size (default: the hello)",
+    )
     options = parser.parse_args(argv)
+    if options.body_bytes:
+        global body
+        body = padded(options.body_bytes)
     app = starlette_app() if options.app == "starlette" else raw_app
     server = uvicorn.Server(
         config(app, options.port, options.tls_cert_file, options.tls_private_key_file)
