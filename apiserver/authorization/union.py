@@ -50,8 +50,8 @@ class UnionAuthorizer:
         """Every member's (authorizer.Revisioned); None when one has none to give."""
         if None in self._revisions:
             return None
-        revisions = tuple(revision() for revision in self._revisions)  # type: ignore[misc]
-        return None if None in revisions else revisions
+        revisions = [revision() for revision in self._revisions]  # type: ignore[misc]
+        return None if None in revisions else tuple(revisions)
 
     async def authorize(self, attributes: Attributes) -> tuple[Decision, str]:
         reasons = None  # made only for a request nobody decides (an allowed one needs none)

@@ -31,6 +31,11 @@ class RequestInfoFilter:
             known = self._known[key] = (info, is_long_running(info))
         exchange.info, exchange.long_running = known
         scope[SCOPE_REQUEST_INFO] = known[0]
+        if exchange.replay is not None and known[0].verb != "get":
+            # only a GET of one object may be replayed: a list's or a watch's answer is refused here, and
+            # the steps after this one see no replay to vouch for
+            exchange.replay.refuse()
+            exchange.replay = None
 
     def replay(self, exchange: Exchange, replay: Replay) -> None:
         """The info depends on the request line alone, which a replay repeats."""

@@ -20,6 +20,10 @@ REPLAYS_KEPT = 4
 MAX_REMEMBERED_REQUEST = 16 * 1024
 """The largest request line and headers (as ``request_size`` counts them) a connection remembers: a poller's
 fit many times over, while a client sending megabyte headers would pin them on every idle connection."""
+RETRY_AFTER_REFUSAL = 16
+"""How many times a request whose answer was refused for keeping (a LIST, a watch, an audited request...)
+goes the full way unoffered before its answer is offered again: what it depends on may change (a refusal
+can be a moment's, an object in flux), but offering costs every request that is never kept."""
 _BODY_HEADERS = frozenset((b"content-length", b"transfer-encoding"))
 _OK = STATUS_LINE[200]
 
@@ -27,10 +31,13 @@ _OK = STATUS_LINE[200]
 class KeptAnswers:
     """One connection's: its last ``REPLAYS_KEPT`` GETs (line and headers, without a body), each with its
     kept answer once it has one. A request read for the first time (of late) is only remembered: a client that
-    never repeats one pays for no keeping."""
+    never repeats one pays for no keeping; nor does one that repeats a request whose answer is refused (a
+    count of the repeats left before it is offered again)."""
 
     def __init__(self) -> None:
-        self._kept: dict[tuple[bytes, tuple[tuple[bytes, bytes], ...]], Replay | None] = {}
+        self._kept: dict[bytes, Replay | int | None] = {}
+        """By the request's line and headers as one bytes object: no container the garbage collector would
+        track (keys outlive many requests)."""
 
     def answer(
         self, url: bytes, headers: Headers, transport: asyncio.Transport, default: Headers
@@ -39,7 +46,8 @@ class KeptAnswers:
         otherwise it goes the full way, offering its answer to the Replay returned (False: not offered)."""
         if any(name in _BODY_HEADERS for name, _ in headers):
             return False
-        key = (url, tuple(headers))
+        # a header's name holds no colon and nothing holds a newline: the joined form is unambiguous
+        key = b"\n".join([url, *[name + b":" + value for name, value in headers]])
         kept = self._kept
         if key not in kept:
             if request_size(url, headers) > MAX_REMEMBERED_REQUEST:
@@ -48,13 +56,19 @@ class KeptAnswers:
                 del kept[next(iter(kept))]
             kept[key] = None
             return False
-        replay = kept[key]
-        if replay is not None and replay.ready:
+        known = kept[key]
+        if isinstance(known, Replay):
+            if not known.ready:  # refused: not offered again for a while
+                kept[key] = RETRY_AFTER_REFUSAL
+                return False
             started = time.perf_counter()
-            if replay.holds():
-                transport.write(_replayed(replay, default))
-                replay.recorded(started)
+            if known.holds():
+                transport.write(_replayed(known, default))
+                known.recorded(started)
                 return True
+        elif known is not None and known > 1:
+            kept[key] = known - 1
+            return False
         replay = kept[key] = Replay()
         return replay
 
