@@ -71,20 +71,19 @@ class RequestAuthenticator:
         self._last: tuple[UserInfo | None, UserInfo | None] = (None, None)
 
     async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
-        failures: list[str] | None = None
+        failures: list[str] = []
         lasting = True
         for authenticator in self.authenticators:
             try:
                 user = await authenticator.authenticate(scope)
             except AuthenticationError as error:
                 _withdraw_stable(scope)
-                failures = [*(failures or ()), str(error)]
+                failures.append(str(error))
                 lasting = lasting and error.lasting
                 continue
             if user is not None:
-                if (
-                    not lasting
-                ):  # a failure before it may end (a certificate not valid yet) and decide
+                # a failure before it may end (a certificate not valid yet) and decide instead
+                if not lasting:
                     _withdraw_stable(scope)
                 last, grouped = self._last
                 if user is not last:

@@ -77,6 +77,24 @@ def eventually(condition: Callable[[], bool]) -> bool:
     return True
 
 
+def _answer_after(
+    client: httpx.Client,
+    path: str,
+    headers: dict[str, str],
+    change: Callable[[], httpx.Response],
+    status: int,
+) -> httpx.Response:
+    """``path`` answered 200 on ``client``'s one connection until its answer is kept for replay, then
+    ``change`` (answered 200), then the answer once it is ``status``, as the full path answers after it."""
+    assert eventually(lambda: client.get(path, headers=headers).status_code == 200)
+    assert client.get(path, headers=headers).status_code == 200
+    assert change().status_code == 200
+    assert eventually(lambda: client.get(path, headers=headers).status_code == status)
+    answer = client.get(path, headers=headers)
+    assert answer.status_code == status
+    return answer
+
+
 def _binding(name: str, role: str, subject: dict[str, str]) -> dict[str, Any]:
     return {
         "metadata": {"name": name},
@@ -149,17 +167,14 @@ def test_a_removed_rolebinding_refuses_the_next_get(
     server: ServerProcess, admin: httpx.Client
 ) -> None:
     _configmap(admin, "guarded", "1")
-    binding = {**_binding("dave-view", "view", {"kind": "User", "name": "dave"})}
+    binding = _binding("dave-view", "view", {"kind": "User", "name": "dave"})
     bindings = f"{RBAC}/namespaces/{NAMESPACE}/rolebindings"
     assert admin.post(bindings, json=binding).status_code == 201
     path = f"{CONFIGMAPS}/guarded"
     with user_client(server) as dave:
-        assert eventually(lambda: dave.get(path, headers=DAVE).status_code == 200)
-        assert dave.get(path, headers=DAVE).status_code == 200
-        assert admin.delete(f"{bindings}/dave-view").status_code == 200
-        assert eventually(lambda: dave.get(path, headers=DAVE).status_code == 403)
-        refused = dave.get(path, headers=DAVE)
-        assert refused.status_code == 403
+        refused = _answer_after(
+            dave, path, DAVE, lambda: admin.delete(f"{bindings}/dave-view"), 403
+        )
         assert refused.json()["message"] == (
             'configmaps "guarded" is forbidden: User "dave" cannot get resource "configmaps" in API'
             f' group "" in the namespace "{NAMESPACE}"'
@@ -191,11 +206,10 @@ def test_a_token_of_a_deleted_service_account_is_refused_on_the_next_get(
     _configmap(admin, "sa-polled", "1")
     path = f"{CONFIGMAPS}/sa-polled"
     with user_client(server) as poller:
-        assert eventually(lambda: poller.get(path, headers=token).status_code == 200)
-        assert poller.get(path, headers=token).status_code == 200
-        assert admin.delete(f"{accounts}/poller").status_code == 200
-        assert eventually(lambda: poller.get(path, headers=token).status_code == 401)
-        assert poller.get(path, headers=token).json()["reason"] == "Unauthorized"
+        refused = _answer_after(
+            poller, path, token, lambda: admin.delete(f"{accounts}/poller"), 401
+        )
+        assert refused.json()["reason"] == "Unauthorized"
 
 
 def _gizmo_version(name: str, storage: bool) -> dict[str, Any]:
