@@ -13,7 +13,7 @@ under ``x-kubernetes-preserve-unknown-fields`` are defaulted only where the sche
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from apiserver.schema.structural import MISSING, Schema, compile_schema
@@ -73,24 +73,61 @@ def prune_nulls(obj: Any, schema: Mapping[str, Any] | Schema) -> None:
     Members without a schema (unknown fields under ``x-kubernetes-preserve-unknown-fields``) are kept,
     and so are nulls with a default: :func:`apply_defaults` replaces those.
     """
-    _prune_nulls(obj, compile_schema(schema))
+    _null_pruner(compile_schema(schema))(obj)
 
 
-def _prune_nulls(x: Any, s: Schema) -> None:
-    if isinstance(x, dict):
-        doomed = []
-        for key, value in x.items():
-            child = s.field_schema(key)
-            if child is None:
-                continue
-            if value is None:
-                if not child.nullable and child.default is MISSING:
-                    doomed.append(key)
-            elif isinstance(value, dict | list):
-                _prune_nulls(value, child)
-        for key in doomed:
-            del x[key]
-    elif isinstance(x, list) and s.items is not None:
-        for value in x:
-            if isinstance(value, dict | list):
-                _prune_nulls(value, s.items)
+Pruner = Callable[[Any], None]
+
+
+def _droppable(s: Schema) -> bool:
+    """A null member of this schema goes: neither nullable nor defaulted."""
+    return not s.nullable and s.default is MISSING
+
+
+def _has_members(s: Schema) -> bool:
+    """Whether anything inside a value of this schema has a schema of its own (else nothing in it goes)."""
+    return bool(s.properties) or s.additional_properties is not None or s.items is not None
+
+
+def _null_pruner(s: Schema) -> Pruner:
+    """The drop of nulls for values of ``s``, compiled once per schema node and kept on it: this runs on
+    every write, so which members may go and which to walk into are decided here, not per member."""
+    pruner = s.null_pruner
+    if pruner is None:
+        pruner = s.null_pruner = _compile_null_pruner(s)
+    return pruner  # type: ignore[no-any-return]
+
+
+def _compile_null_pruner(s: Schema) -> Pruner:
+    props = s.properties
+    droppable = frozenset(key for key, prop in props.items() if _droppable(prop))
+    # a declared member's walker (None: nothing inside it can go); an undeclared one's is ``other``
+    children = {
+        key: _null_pruner(prop) if _has_members(prop) else None for key, prop in props.items()
+    }
+    additional = s.additional_properties
+    other = (
+        _null_pruner(additional) if additional is not None and _has_members(additional) else None
+    )
+    other_droppable = additional is not None and _droppable(additional)
+    items = _null_pruner(s.items) if s.items is not None and _has_members(s.items) else None
+
+    def prune(x: Any) -> None:
+        if isinstance(x, dict):
+            doomed: list[str] = []
+            for key, value in x.items():
+                if value is None:
+                    if key in droppable or (other_droppable and key not in props):
+                        doomed.append(key)
+                elif isinstance(value, dict | list):
+                    walk = children.get(key, other)
+                    if walk is not None:
+                        walk(value)
+            for key in doomed:
+                del x[key]
+        elif isinstance(x, list) and items is not None:
+            for value in x:
+                if isinstance(value, dict | list):
+                    items(value)
+
+    return prune

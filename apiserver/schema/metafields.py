@@ -101,6 +101,8 @@ def prune_resource(obj: dict[str, Any], schema: Mapping[str, Any] | Schema) -> l
     its metadata, then the fields the schema lacks, then embedded resources' metadata; the unknown field
     paths in that order, as kube reports them."""
     compiled = compile_schema(schema)
+    if is_pruned(obj, compiled):  # the common write: one compiled check instead of the walks below
+        return []
     unknown = prune_object_meta(obj.get("metadata"), "metadata")
     unknown += prune(obj, compiled)
     return unknown + prune_embedded_object_meta(obj, compiled)
@@ -111,7 +113,7 @@ def is_pruned(obj: dict[str, Any], schema: Mapping[str, Any] | Schema) -> bool:
     schema = compile_schema(schema)
     if not _object_meta_is_pruned(obj.get("metadata")) or not tree_is_pruned(obj, schema):
         return False
-    return all(
+    return not schema.has_embedded_below or all(
         _object_meta_is_pruned(resource["metadata"])
         for resource, _ in embedded_resources(obj, schema)
         if "metadata" in resource

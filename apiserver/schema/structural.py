@@ -105,6 +105,7 @@ class Schema:
     """One compiled schema node. Attribute names follow the OpenAPI keywords they come from."""
 
     __slots__ = (
+        "accepts",
         "additional_properties",
         "additional_properties_allowed",
         "all_of",
@@ -144,6 +145,7 @@ class Schema:
         "minimum",
         "multiple_of",
         "not_",
+        "null_pruner",
         "nullable",
         "one_of",
         "pattern",
@@ -260,6 +262,10 @@ class Schema:
         """Whether CEL sees values below differently from their JSON (apiserver.schema.cel, when used)."""
         self.prune_check: Any = None
         """Whether pruning would remove nothing, compiled by apiserver.schema.prunecheck when first used."""
+        self.accepts: Any = None
+        """Whether a value passes validation, compiled by apiserver.schema.acceptance when first used."""
+        self.null_pruner: Any = None
+        """The drop of disallowed nulls, compiled by apiserver.schema.defaulting when first used."""
 
         self.checks_type: bool = bool(self.types or self.format)
         self.python_types: frozenset[type] = frozenset().union(

@@ -8,9 +8,13 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from apiserver.schema import apply_defaults, prune, prune_nulls, validate
+from apiserver.schema.structural import MISSING, Schema
 from tests.serverproc import FIXTURES
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is 5x faster on big CRDs
@@ -184,3 +188,73 @@ def test_the_apiserver_sequence_on_a_real_crd() -> None:
     listener = gateway["spec"]["listeners"][0]
     assert listener["allowedRoutes"] == {"namespaces": {"from": "Same"}}
     assert validate(gateway, schema) == []
+
+
+def _reference_prune_nulls(x: Any, s: Schema) -> None:
+    """prunenulls.go's PruneNonNullableNullsWithoutDefaults, node by node (apiextensions-apiserver
+    pkg/apiserver/schema/defaulting): what the compiled drop must do."""
+    if isinstance(x, dict):
+        for key in list(x):
+            child = s.field_schema(key)
+            if child is None:
+                continue
+            value = x[key]
+            if value is None:
+                if not child.nullable and child.default is MISSING:
+                    del x[key]
+            elif isinstance(value, dict | list):
+                _reference_prune_nulls(value, child)
+    elif isinstance(x, list) and s.items is not None:
+        for value in x:
+            if isinstance(value, dict | list):
+                _reference_prune_nulls(value, s.items)
+
+
+NULL_SCHEMAS = {
+    "properties": obj_schema(
+        a={"type": "string"},
+        n={"type": "string", "nullable": True},
+        d={"type": "string", "default": "x"},
+        o=obj_schema(a={"type": "string"}, n={"type": "integer", "nullable": True}),
+        leaf={"type": "object"},
+    ),
+    "map": {"type": "object", "additionalProperties": obj_schema(a={"type": "string"})},
+    "nullable map": {
+        "type": "object",
+        "additionalProperties": {"type": "string", "nullable": True},
+    },
+    "map beside properties": {
+        **obj_schema(a={"type": "string", "nullable": True}),
+        "additionalProperties": {"type": "string"},
+    },
+    "arrays": obj_schema(
+        a={"type": "array", "items": obj_schema(a={"type": "string"})},
+        b={"type": "array", "items": {"type": "array", "items": obj_schema(a={"type": "string"})}},
+        c={"type": "array"},
+    ),
+    "preserved": {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+        "properties": {"a": obj_schema(a={"type": "string"})},
+    },
+}
+NULL_VALUES = st.recursive(
+    st.one_of(st.none(), st.integers(), st.text(max_size=2)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.dictionaries(
+            st.sampled_from(["a", "n", "d", "o", "b", "c", "leaf", "z"]), children, max_size=4
+        ),
+    ),
+    max_leaves=12,
+)
+
+
+@pytest.mark.parametrize("schema", NULL_SCHEMAS.values(), ids=NULL_SCHEMAS.keys())
+@settings(max_examples=100, deadline=None)
+@given(obj=NULL_VALUES)
+def test_nulls_go_as_prunenulls_drops_them(schema: dict[str, Any], obj: Any) -> None:
+    expected = copy.deepcopy(obj)
+    _reference_prune_nulls(expected, Schema(schema))
+    prune_nulls(obj, schema)
+    assert obj == expected
