@@ -15,6 +15,7 @@ __all__ = [
     "is_dns1123_label",
     "is_dns1123_subdomain",
     "is_label_value",
+    "is_lowered_qualified_name",
     "is_qualified_name",
 ]
 
@@ -184,6 +185,13 @@ def is_qualified_name(value: str) -> list[str]:
             + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
         )
     return errs
+
+
+@_Check
+def is_lowered_qualified_name(value: str) -> list[str]:
+    """An annotation key's check (ValidateAnnotations: IsQualifiedName of the key in lower case), whose
+    passes are remembered as the keys were written."""
+    return is_qualified_name(value.lower())
 
 
 @_Check

@@ -13,14 +13,23 @@ from apiserver.machinery.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
     is_label_value,
+    is_lowered_qualified_name,
     is_qualified_name,
 )
 from apiserver.schema.objectmeta import validate_object_meta
 
-CHECKS = (is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name)
+CHECKS = (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_label_value,
+    is_lowered_qualified_name,
+    is_qualified_name,
+)
 
 texts = st.one_of(
-    st.sampled_from(["a", "a-b", "-a", "A", "x.io/app", "x.io/", "/a", "a/b/c", "a" * 64, "é"]),
+    st.sampled_from(
+        ["a", "a-b", "-a", "A", "X.io/App", "x.io/app", "x.io/", "/a", "a/b/c", "a" * 64, "é"]
+    ),
     st.text(alphabet="aZ9-._/ ", max_size=8),
 )
 string_maps = st.dictionaries(texts, st.one_of(texts, texts, st.integers()), max_size=4)

@@ -819,6 +819,16 @@ def test_object_meta_annotations_total_size() -> None:
     ]
 
 
+def test_object_meta_annotations_size_is_counted_in_utf8_bytes() -> None:
+    # ValidateAnnotationsSize sums len(k) + len(v) of Go strings: bytes, so "é" counts twice
+    under = {"k": "é" * (128 * 1024 - 1)}
+    assert validate_object_meta({"name": "a", "annotations": under}, False) == []
+    over = {"k": "é" * (128 * 1024)}
+    assert [c.field for c in validate_object_meta({"name": "a", "annotations": over}, False)] == [
+        "metadata.annotations"
+    ]
+
+
 def test_object_meta_finalizers_and_managed_fields() -> None:
     meta = {
         "name": "a",
