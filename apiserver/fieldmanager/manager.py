@@ -112,6 +112,13 @@ def _record_update(
     only when the request took something.
     """
     created = created_fields(live, new, root, ignored)
+    if created is not None and not managed:
+        # a create that brings no entries: everything it sets is its manager's, in one new entry
+        # (what the general case below comes to, without its set algebra)
+        if created:
+            key = identifier(manager, UPDATE, api_version, subresource)
+            managed[key] = Entry(manager, UPDATE, api_version, subresource, now, created, created)
+        return
     nothing: Node = {}
     added, modified, removed = (
         (created, nothing, nothing)

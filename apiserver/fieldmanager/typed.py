@@ -257,9 +257,12 @@ def field_set_of(obj: dict[str, Any], root: TypeNode, ignored: Collection[str] =
 
 
 _skip_cache: dict[frozenset[str], frozenset[str]] = {}
+_NOTHING_IGNORED: Final = STRIPPED_ROOT | {_METADATA}
 
 
 def _root_skip(ignored: Collection[str]) -> frozenset[str]:
+    if not ignored:
+        return _NOTHING_IGNORED
     key = frozenset(ignored)
     skip = _skip_cache.get(key)
     if skip is None:
@@ -424,11 +427,12 @@ def created_fields(
 def _created_members(t: TypeNode, value: dict[str, Any], skip: Collection[str]) -> Node:
     fields = t.fields
     other = t.other
-    return {
-        "f:" + key: _created(fields.get(key) or other, value[key])
-        for key in sorted(value)
-        if key not in skip
-    }
+    node: Node = {}
+    for key in sorted(value):
+        if key not in skip:
+            child = fields.get(key) or other
+            node["f:" + key] = {} if child.leaf else _created(child, value[key])
+    return node
 
 
 def _created(t: TypeNode, value: Any) -> Node:
@@ -443,8 +447,13 @@ def _created(t: TypeNode, value: Any) -> Node:
         fields = t.fields
         other = t.other
         leaf_values = t.leaf_values
+        if leaf_values:  # labels, annotations: every value owned whole
+            for key in sorted(value):
+                node["f:" + key] = {}
+            return node
         for key in sorted(value):
-            node["f:" + key] = {} if leaf_values else _created(fields.get(key) or other, value[key])
+            child = fields.get(key) or other
+            node["f:" + key] = {} if child.leaf else _created(child, value[key])
         return node
     item_type = t.item_type()
     first = _first_index(item_pes(t, value), strict=False)
