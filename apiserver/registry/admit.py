@@ -29,6 +29,7 @@ from apiserver.schema.gointegers import integer_causes
 from apiserver.schema.objectmeta import NameFunc, name_is_dns_subdomain
 from apiserver.schema.ratchet import ratchet
 from apiserver.schema.scalepaths import scale_spec_causes, scale_status_causes
+from apiserver.schema.structural import compile_schema
 
 _C1_AND_DEL = re.compile("[\x7f-\x9f]")  # the control characters JSON leaves as they are
 Track = Callable[[Object], None]
@@ -131,13 +132,14 @@ def _prepare(obj: Object, write: Write, options: WriteOptions, warnings: list[st
         metadata = obj["metadata"] = {}
     elif not isinstance(metadata, dict):
         raise cannot_handle(resource, version, "metadata must be an object")
-    unknown = prune_resource(obj, version.schema)
+    schema = compile_schema(version.schema)
+    unknown = prune_resource(obj, schema)
     if unknown and options.field_validation == "Strict":
         detail = ", ".join(f"unknown field {go_quoted(path)}" for path in unknown)
         raise cannot_handle(resource, version, f"strict decoding error: {detail}")
     if unknown and options.field_validation == "Warn":
         warnings.extend(f"unknown field {go_quoted(path)}" for path in unknown)
-    prune_nulls(obj, version.schema)  # kube drops nulls of non-nullable fields without defaults
+    prune_nulls(obj, schema)  # kube drops nulls of non-nullable fields without defaults
     if version.defaulter is not None:
         version.defaulter(obj)
     if resource.namespaced and write.namespace:
@@ -233,7 +235,7 @@ def _validate(
                 cause for cause in integer_causes(obj, version.schema) if cause.field not in refused
             )
             _refuse_undecodable(schema_causes, resource, version, obj)
-        else:  # an update may keep what a stricter schema now refuses (validation ratcheting)
+        elif schema_causes:  # an update may keep what a stricter schema now refuses (ratcheting)
             schema_causes = ratchet(schema_causes, obj, old, version.schema)
         causes.extend(schema_causes)
     if not resource.builtin:  # what the scale subresource reads, then x-kubernetes-validations
@@ -258,8 +260,10 @@ def _refuse_undecodable(
     Go structs are known), or for the values of the wrong JSON type among ``causes``; only a request
     that fails anyway is walked for Go's error (the schema refuses a value of the wrong JSON type
     too), so that a valid write pays nothing for it."""
+    if not causes:
+        return
     detail = None
-    if obj is not None and causes:
+    if obj is not None:
         detail = decode_error(obj, version.schema, resource.kind, version.name, resource.go_types)
     undecodable = [c for c in causes if c.reason == "FieldValueTypeInvalid"]
     if detail is None and undecodable:

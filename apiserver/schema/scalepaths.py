@@ -6,6 +6,7 @@ An absent value passes. The field of each cause is the path as the CRD writes it
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from apiserver.machinery.scheme import ScaleSpec
@@ -55,7 +56,7 @@ def _replicas(obj: dict[str, Any], path: str) -> list[Cause]:
 def _nested(obj: dict[str, Any], path: str, kind: type, go_type: str) -> Any:
     """The value at the dotted ``path`` (None when absent), of Python type ``kind``; else _AccessorError
     (k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/helpers.go)."""
-    fields = path.removeprefix(".").split(".")
+    fields = _fields(path)
     value: Any = obj
     for end, name in enumerate(fields, 1):
         if value is None:
@@ -70,7 +71,13 @@ def _nested(obj: dict[str, Any], path: str, kind: type, go_type: str) -> Any:
     return value
 
 
-def _accessor_error(fields: list[str], value: Any, expected: str) -> str:
+@functools.lru_cache(maxsize=256)
+def _fields(path: str) -> tuple[str, ...]:
+    """The names of a dotted path, split once per path (a kind's scale paths are asked on every write)."""
+    return tuple(path.removeprefix(".").split("."))
+
+
+def _accessor_error(fields: tuple[str, ...], value: Any, expected: str) -> str:
     path = "." + ".".join(fields)
     return f"{path} accessor error: {_go_v(value)} is of the type {_go_type(value)}, expected {expected}"
 

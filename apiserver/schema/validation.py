@@ -34,6 +34,8 @@ def validate(obj: Any, schema: Mapping[str, Any] | Schema) -> list[Cause]:
     """
     compiled = compile_schema(schema)
     result = validate_values(obj, compiled)
-    result.extend(validate_embedded_resources(obj, compiled))
-    result.extend(validate_list_types(obj, compiled))
+    if compiled.has_embedded_below:
+        result.extend(validate_embedded_resources(obj, compiled))
+    if compiled.has_list_types_below:
+        result.extend(validate_list_types(obj, compiled))
     return result
