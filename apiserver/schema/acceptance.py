@@ -120,18 +120,40 @@ def _object(s: Schema, walk: Walk) -> Accept:
     if s.min_properties is not None or s.max_properties is not None:
         return lambda x: walk(s, x)
     props = {key: accepts(prop, walk) for key, prop in s.properties.items()}
+    # members whose check is their type alone (most scalars) are checked here, without a call
+    typed = {key: _only_typed(prop) for key, prop in s.properties.items() if _only_typed(prop)}
     closed = s.additional_properties_allowed is False
     other = accepts(s.additional_properties, walk) if s.additional_properties is not None else None
     required = s.required
 
     def check(x: dict[str, Any]) -> bool:
         for key, value in x.items():
+            types = typed.get(key)
+            if types is not None and type(value) in types:
+                continue
             prop = props.get(key)
             if prop is not None:
                 if not prop(value):
                     return False
             elif closed or (other is not None and not other(value)):
                 return False
-        return all(name in x for name in required)
+        return not required or all(name in x for name in required)
 
     return check
+
+
+def _only_typed(s: Schema) -> frozenset[type]:
+    """The Python types whose values ``s`` accepts on their type alone (an integer is not one: its
+    range is checked), or nothing when it checks more than the type."""
+    if (
+        not s.checks_type
+        or s.format
+        or s.composed
+        or s.enum is not None
+        or s.checks_strings
+        or s.checks_numbers
+        or s.checks_slice
+        or s.checks_object
+    ):
+        return frozenset()
+    return s.python_types - {int}

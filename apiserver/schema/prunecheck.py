@@ -105,7 +105,12 @@ class _Compiler:
         def check(x: dict[str, Any]) -> bool:
             if other is None and not x.keys() <= known:
                 return False
-            return _children_clean(x, children, other, skipped)
+            for key, value in x.items():  # _children_clean, inlined: this runs on every write
+                if isinstance(value, _CONTAINERS) and key not in skipped:
+                    child = children.get(key, other)
+                    if child is not None and not child(value):
+                        return False
+            return True
 
         return check
 
