@@ -6,8 +6,9 @@ compaction drops them.
 
 Concurrency follows the measurements (an fsync'd commit costs ~0.4 ms, and 128 rows per commit give
 ~5x the row rate of one): a single writer thread owns the only write connection and group-commits.
-It drains every queued write into one transaction, checks each write's precondition inside it (each
-write has its own outcome) and resolves the callers' futures on the event loop after COMMIT. Reads
+It commits the writes of one turn of the event loop (and any others queued meanwhile) in one
+transaction, checks each write's precondition inside it (each write has its own outcome) and
+resolves the callers' futures on the event loop after COMMIT. Reads
 run on a small pool of threads with their own connections; WAL lets them read while the writer
 commits. Watches are fed in-process by the writer after each commit, so nothing polls. The event
 loop never touches SQLite.
@@ -336,10 +337,11 @@ class _Writer:
     per batch, then reports.
 
     The requests submitted during one turn of the loop are handed over together, at the start of its next turn.
-    A write handed over alone wakes the writer at once, and under load the writer then commits the writes one at a
-    time (each arrives while the loop still works on the next request): a commit and a wake-up of each thread,
-    and a GIL hand-off, per write. A turn's writes make a batch whose commit, and hops, cost little more than
-    one write's; a lone write waits for no more than the rest of its turn.
+    Handed over one by one, each write woke the writer at once, and under load (when the loop works on the next
+    request while the writer commits) commits held one write each: per write a commit, a wake-up of each thread
+    and GIL hand-offs, ~100 µs of CPU besides the request's own. A turn's writes make one batch at about the
+    cost of one write; a write waits for no more than the rest of its turn, which its answer waits for anyway
+    (the loop runs the delivery after the turn).
     """
 
     def __init__(self, path: Path, loop: asyncio.AbstractEventLoop, deliver: _Delivery) -> None:
