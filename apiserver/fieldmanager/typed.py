@@ -258,6 +258,7 @@ def field_set_of(obj: dict[str, Any], root: TypeNode, ignored: Collection[str] =
 
 _skip_cache: dict[frozenset[str], frozenset[str]] = {}
 _NOTHING_IGNORED: Final = STRIPPED_ROOT | {_METADATA}
+_CONTAINERS: Final = (dict, list)
 
 
 def _root_skip(ignored: Collection[str]) -> frozenset[str]:
@@ -309,7 +310,7 @@ def _cmp(
         if not _leaf_equal(lhs, rhs):
             modified[pe] = {}
         return
-    if isinstance(lhs, dict | list) and lhs == rhs:
+    if isinstance(lhs, _CONTAINERS) and lhs == rhs:
         # Equal containers (of one type, so of one shape): nothing below changed.
         return
     how = t.how(lhs)

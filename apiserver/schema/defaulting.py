@@ -14,7 +14,7 @@ under ``x-kubernetes-preserve-unknown-fields`` are defaulted only where the sche
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from apiserver.schema.structural import MISSING, Schema, compile_schema
 
@@ -77,6 +77,8 @@ def prune_nulls(obj: Any, schema: Mapping[str, Any] | Schema) -> None:
 
 
 Pruner = Callable[[Any], None]
+_CONTAINERS: Final = (dict, list)
+"""A tuple, not ``dict | list``: the union would be built anew at every member."""
 
 
 def _droppable(s: Schema) -> bool:
@@ -119,7 +121,7 @@ def _compile_null_pruner(s: Schema) -> Pruner:
                 if value is None:
                     if key in droppable or (other_droppable and key not in props):
                         doomed.append(key)
-                elif isinstance(value, dict | list):
+                elif isinstance(value, _CONTAINERS):
                     walk = children.get(key, other)
                     if walk is not None:
                         walk(value)
@@ -127,7 +129,7 @@ def _compile_null_pruner(s: Schema) -> Pruner:
                 del x[key]
         elif isinstance(x, list) and items is not None:
             for value in x:
-                if isinstance(value, dict | list):
+                if isinstance(value, _CONTAINERS):
                     items(value)
 
     return prune

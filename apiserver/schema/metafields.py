@@ -28,6 +28,7 @@ _MANAGED_FIELDS_ENTRY: Final = frozenset(
     {"manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource"}
 )
 _LISTS: Final = {"ownerReferences": _OWNER_REFERENCE, "managedFields": _MANAGED_FIELDS_ENTRY}
+_ARRAYS: Final = (list, tuple)
 # ObjectMeta's JSON names (clusterName was removed in Kubernetes 1.25)
 _OBJECT_META: Final = frozenset(
     {
@@ -72,7 +73,7 @@ def _object_meta_is_pruned(metadata: Any) -> bool:
         return False
     for key, fields in _LISTS.items():
         items = metadata.get(key)
-        if isinstance(items, list | tuple):  # a tuple the server built is a list once stored
+        if isinstance(items, _ARRAYS):  # a tuple the server built is a list once stored
             for item in items:
                 if isinstance(item, dict) and not item.keys() <= fields:
                     return False
