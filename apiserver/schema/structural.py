@@ -34,6 +34,8 @@ MISSING: Final = _Missing()
 
 _CACHE_SIZE: Final = 512
 _cache: OrderedDict[int, tuple[Mapping[str, Any], Schema]] = OrderedDict()
+_last: tuple[Mapping[str, Any], Schema] | None = None
+"""The entry asked for last, found without the LRU's reordering."""
 
 # Formats the apiserver validates for CRDs, by schema type (apiextensions-apiserver
 # pkg/apiserver/validation/formats.go); any other format, numeric ones too, is stripped and never checked. String formats
@@ -317,15 +319,19 @@ def compile_schema(schema: Mapping[str, Any] | Schema) -> Schema:
     The cache keys on identity and keeps the schema alive, so a key can't be reused by another object;
     it is bounded so that schemas replaced at run time (CRD updates) are eventually dropped.
     """
+    global _last
     if isinstance(schema, Schema):
         return schema
+    if _last is not None and _last[0] is schema:  # the schema asked for last: a write asks for its own several times
+        return _last[1]
     key = id(schema)
     hit = _cache.get(key)
     if hit is not None and hit[0] is schema:
         _cache.move_to_end(key)
+        _last = hit
         return hit[1]
     compiled = Schema(schema)
-    _cache[key] = (schema, compiled)
+    _last = _cache[key] = (schema, compiled)
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
     return compiled
