@@ -9,8 +9,8 @@ So the listener serves TCP, and each connection's first bytes decide: HTTP-looki
 else goes, with those same bytes, to the event loop's own TLS protocol (the one ``create_server(ssl=...)`` or
 ``start_tls`` would use), which then does the handshake and hands its transport to the HTTP protocol. From
 then on the connection is exactly what a TLS listener would have made. The handshake begins when the loop's
-handshake gate (handshakes.py) gives it a turn: at once, unless a burst of handshakes has this turn's share. A connection that sends nothing within
-the header read timeout is closed, as Go's ReadHeaderTimeout closes it.
+handshake gate (handshakes.py) gives it a turn: at once, unless a burst of handshakes has this turn's share. A
+connection that sends nothing within the header read timeout is closed, as Go's ReadHeaderTimeout closes it.
 """
 
 from __future__ import annotations
