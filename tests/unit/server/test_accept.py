@@ -91,25 +91,27 @@ def _serve(listener: socket.socket, clients: list[socket.socket]) -> tuple[list[
     return made, released
 
 
-def test_the_first_connection_accepted_in_a_turn_takes_every_waiting_one_with_it(
-    listener: socket.socket,
-) -> None:
+@pytest.fixture
+def served(listener: socket.socket) -> tuple[list[int], int]:
     clients = _connect_waiting(listener)
     try:
-        made, _ = _serve(listener, clients)
+        return _serve(listener, clients)
     finally:
         for client in clients:
             client.close()
+
+
+def test_the_first_connection_accepted_in_a_turn_takes_every_waiting_one_with_it(
+    served: tuple[list[int], int],
+) -> None:
+    made, _ = served
     # one accepted by uvloop, the rest by it in the same turn, made in the next ones (libuv alone: 40 turns)
     assert len(made) == WAITING
     assert max(made) - min(made) <= 2
 
 
-def test_a_connection_accepted_so_closes_its_socket_when_it_ends(listener: socket.socket) -> None:
-    clients = _connect_waiting(listener)
-    try:
-        _, released = _serve(listener, clients)
-    finally:
-        for client in clients:
-            client.close()
+def test_a_connection_accepted_so_closes_its_socket_when_it_ends(
+    served: tuple[list[int], int],
+) -> None:
+    _, released = served
     assert released == WAITING
