@@ -50,23 +50,20 @@ _handing_over: set[asyncio.Task[Any]] = set()
 
 def accept_waiting(
     listener: socket.socket, protocol_factory: Callable[[], asyncio.Protocol]
-) -> int:
+) -> None:
     """Accept what waits on ``listener`` (non-blocking) and serve each with a protocol from
-    ``protocol_factory``; how many were accepted. A closed listener, or one out of file descriptors, has
-    none to give (uvloop's own accept meets the error and deals with it)."""
+    ``protocol_factory``. A closed listener, or one out of file descriptors, has none to give (uvloop's own
+    accept meets the error and deals with it)."""
     loop = asyncio.get_running_loop()
-    accepted = 0
-    while accepted < MOST_PER_TURN:
+    for _ in range(MOST_PER_TURN):
         try:
             connection, _ = listener.accept()
         except OSError:  # BlockingIOError: none left
-            return accepted
+            return
         connection.setblocking(False)
         task = loop.create_task(loop.connect_accepted_socket(protocol_factory, connection))
         _handing_over.add(task)
         task.add_done_callback(_handing_over.discard)
-        accepted += 1
-    return accepted
 
 
 def accepting_all(
@@ -74,4 +71,5 @@ def accepting_all(
 ) -> type[asyncio.Protocol]:
     """``protocol_class`` whose connections, as each is made, accept those waiting behind it on
     ``listener`` (the socket uvicorn serves)."""
+    listener.setblocking(False)  # as uvloop sets it: an empty queue must never block the loop
     return type("AcceptingAllProtocol", (_AcceptingAll, protocol_class), {"listener": listener})
