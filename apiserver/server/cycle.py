@@ -23,7 +23,7 @@ from uvicorn.protocols.http.httptools_impl import (
     RequestResponseCycle,
 )
 
-from apiserver.endpoints.http import DONE, ChunkStream, frame_chunk
+from apiserver.endpoints.http import DONE, ChunkStream, Message, frame_chunk, sent_apart
 
 
 class ResponseCycle(RequestResponseCycle):
@@ -65,31 +65,46 @@ class ResponseCycle(RequestResponseCycle):
         that stopped reading rather than wait for it)."""
         return self.flow.write_paused and not self.disconnected and not self.chunked_encoding
 
+    def send_whole(self, start: Message, body: bytes) -> Awaitable[None]:
+        """A whole response of known length in one call (``http.respond``): what ``send`` does with its
+        start and then its only body message, without the second message and call."""
+        if self.response_started or (self.flow.write_paused and not self.disconnected):
+            return sent_apart(self.send, start, body)  # as two messages: their checks, their wait
+        if not self.disconnected:
+            self._write_start(start)
+            self._write_body(body, False)
+            if self._filled():
+                return self.flow.drain()
+        return DONE
+
     def _write(self, message: Any) -> None:
         if self.disconnected:
             return
-        kind = message["type"]
         if not self.response_started:
-            if kind != "http.response.start":
-                raise RuntimeError(
-                    f"Expected ASGI message 'http.response.start', but got '{kind}'."
-                )
-            self.response_started = True
-            self.waiting_for_100_continue = False
-            head = self._head_of(message["status"], message.get("headers", ()))
-            if self.chunked_encoding and self.scope["method"] != "HEAD":  # a stream (a watch)
-                self.transport.write(head)  # its headers go at once
-            else:
-                self._head = head
+            self._write_start(message)
             return
+        kind = message["type"]
         if self.response_complete:
             raise RuntimeError(
                 f"Unexpected ASGI message '{kind}' sent, after response already completed."
             )
         if kind != "http.response.body":
             raise RuntimeError(f"Expected ASGI message 'http.response.body', but got '{kind}'.")
-        body = message.get("body", b"")
-        more_body = message.get("more_body", False)
+        self._write_body(message.get("body", b""), message.get("more_body", False))
+
+    def _write_start(self, message: Any) -> None:
+        kind = message["type"]
+        if kind != "http.response.start":
+            raise RuntimeError(f"Expected ASGI message 'http.response.start', but got '{kind}'.")
+        self.response_started = True
+        self.waiting_for_100_continue = False
+        head = self._head_of(message["status"], message.get("headers", ()))
+        if self.chunked_encoding and self.scope["method"] != "HEAD":  # a stream (a watch)
+            self.transport.write(head)  # its headers go at once
+        else:
+            self._head = head
+
+    def _write_body(self, body: bytes, more_body: bool) -> None:
         if self.scope["method"] == "HEAD":
             self.expected_content_length = 0
             self._flush(b"")
@@ -131,23 +146,22 @@ class ResponseCycle(RequestResponseCycle):
         content = [STATUS_LINE[status]]
         closing = False
         for name, value in (*self.default_headers, *headers):
-            if HEADER_RE.search(name):
-                raise RuntimeError("Invalid HTTP header name.")
+            lowered = _NAMES.get(name) or _checked_name(name)
             if HEADER_VALUE_RE.search(value):
                 raise RuntimeError("Invalid HTTP header value.")
-            name = name.lower()
-            if name == b"content-length" and self.chunked_encoding is None:
-                self.expected_content_length = int(value.decode())
-                self.chunked_encoding = False
-            elif name == b"transfer-encoding" and value.lower() == b"chunked":
-                self.expected_content_length = 0
-                self.chunked_encoding = True
-            elif name == b"connection" and b"close" in [
-                t.lower().strip() for t in value.split(b",")
-            ]:
-                self.keep_alive = False
-                closing = True
-            content.extend((name, b": ", value, b"\r\n"))
+            if lowered in _FRAMING:
+                if lowered == b"content-length" and self.chunked_encoding is None:
+                    self.expected_content_length = int(value.decode())
+                    self.chunked_encoding = False
+                elif lowered == b"transfer-encoding" and value.lower() == b"chunked":
+                    self.expected_content_length = 0
+                    self.chunked_encoding = True
+                elif lowered == b"connection" and b"close" in [
+                    t.lower().strip() for t in value.split(b",")
+                ]:
+                    self.keep_alive = False
+                    closing = True
+            content += (lowered, b": ", value, b"\r\n")
         if not self.keep_alive and not closing:
             content.append(b"connection: close\r\n")
         if (
@@ -159,3 +173,21 @@ class ResponseCycle(RequestResponseCycle):
             content.append(b"transfer-encoding: chunked\r\n")
         content.append(b"\r\n")
         return b"".join(content)
+
+
+_FRAMING = frozenset((b"content-length", b"transfer-encoding", b"connection"))
+"""The header names that decide the response's framing and the connection's keep-alive."""
+_NAMES: dict[bytes, bytes] = {}
+"""Header names found valid, each with its lowercase form: a server sends the same few names, each checked
+once rather than on every response."""
+_REMEMBERED_NAMES = 256
+
+
+def _checked_name(name: bytes) -> bytes:
+    """``name`` lowercased, once uvicorn's check found it valid (remembered while few are)."""
+    if HEADER_RE.search(name):
+        raise RuntimeError("Invalid HTTP header name.")
+    lowered = name.lower()
+    if len(_NAMES) < _REMEMBERED_NAMES:
+        _NAMES[name] = lowered
+    return lowered
