@@ -182,6 +182,19 @@ class Done:
 DONE = Done()
 
 
+class Ready:
+    """An awaitable whose value is there already: what a ``receive`` that need not wait hands back."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Message) -> None:
+        self.value = value
+
+    def __await__(self) -> Generator[None, None, Message]:
+        return self.value
+        yield  # a generator that never suspends
+
+
 def transport_of(send: Send) -> Any:
     """The transport under ``send``, or None: uvicorn's send is a bound method of the connection's request
     cycle, which holds it. A filter that wraps ``send`` keeps it reachable by making its wrapper a bound

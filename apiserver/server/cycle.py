@@ -13,9 +13,12 @@ of which this is a subclass: receiving, keep-alive and the 100-continue handshak
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import (
     HEADER_RE,
     HEADER_VALUE_RE,
@@ -23,13 +26,74 @@ from uvicorn.protocols.http.httptools_impl import (
     RequestResponseCycle,
 )
 
-from apiserver.endpoints.http import DONE, ChunkStream, Message, frame_chunk, sent_apart
+from apiserver.endpoints.http import (
+    DONE,
+    ChunkStream,
+    Message,
+    Ready,
+    frame_chunk,
+    sent_apart,
+)
 
 
 class ResponseCycle(RequestResponseCycle):
     """uvicorn's cycle with the head of a response of known length held until its body, and sent with it."""
 
     _head: bytes = b""
+    # uvicorn's state of a new cycle, as class attributes: a cycle per request sets only what varies
+    disconnected = False
+    more_body = True
+    response_started = False
+    response_complete = False
+    chunked_encoding: bool | None = None
+    expected_content_length = 0
+
+    def __init__(
+        self,
+        scope: Any,
+        transport: Any,
+        flow: FlowControl,
+        logger: logging.Logger,
+        access_logger: logging.Logger,
+        access_log: bool,
+        default_headers: list[tuple[bytes, bytes]],
+        message_event: asyncio.Event,
+        expect_100_continue: bool,
+        keep_alive: bool,
+        on_response: Callable[[], None],
+    ) -> None:
+        """uvicorn's, in half its time (keyword arguments, and the constant state set again each time,
+        cost a microsecond per request)."""
+        self.scope = scope
+        self.transport = transport
+        self.flow = flow
+        self.logger = logger
+        self.access_logger = access_logger
+        self.access_log = access_log
+        self.default_headers = default_headers
+        self.message_event = message_event
+        self.on_response = on_response
+        self.keep_alive = keep_alive
+        self.waiting_for_100_continue = expect_100_continue
+        self.body = bytearray()
+
+    def receive(self) -> Awaitable[Any]:  # type: ignore[override]
+        """uvicorn's, as a plain call when the whole body has arrived already and no 100 Continue is due (a
+        create's body usually comes with its headers): no coroutine, no wait for the message event."""
+        event = self.message_event
+        if (
+            self.more_body
+            or self.waiting_for_100_continue
+            or self.disconnected
+            or self.response_complete
+            or not event.is_set()
+        ):
+            return super().receive()
+        self.flow.resume_reading()
+        event.clear()
+        message = {"type": "http.request", "body": bytes(self.body), "more_body": False}
+        self.body = bytearray()
+        return Ready(message)
 
     def send(self, message: Any) -> Awaitable[None]:  # type: ignore[override]
         if self.flow.write_paused and not self.disconnected:
