@@ -89,17 +89,17 @@ class AuthorizationFilter:
     """kube's WithAuthorization: every request is asked about; a decision other than Allow is a 403.
 
     An Allow holds while the authorizer's revision stands (authorizer.Revisioned: the replay of an answer
-    relies on the same), so it is remembered for the same user and request info objects (the
-    authenticator's and the request info filter's, kept across requests) at that revision: a client's next
-    request of the same kind passes without a coroutine or the authorizer's walk. An audited request is
-    asked every time, for its event's decision and reason."""
+    relies on the same), so it is remembered for the same user object (the authenticator's, kept across a
+    client's requests) and request info at that revision: a client's next request of the same kind passes
+    without a coroutine or the authorizer's walk. An audited request is asked every time, for its event's
+    decision and reason."""
 
     def __init__(self, authorizer: Authorizer) -> None:
         self.authorizer = authorizer
         self._revision = getattr(authorizer, "revision", None)
         """The authorizer's ``revision()`` (authorizer.Revisioned), when it has one."""
-        self._allowed: dict[tuple[int, int], tuple[UserInfo, RequestInfo, object]] = {}
-        """Allowed requests by the ids of their user and info (kept alive here), with the revision."""
+        self._allowed: dict[tuple[int, RequestInfo], tuple[UserInfo, object]] = {}
+        """Allowed requests by the id of their user (kept alive here) and their info, with the revision."""
 
     def before(self, exchange: Exchange) -> Awaitable[bool] | None:
         scope = exchange.scope
@@ -109,8 +109,8 @@ class AuthorizationFilter:
             exchange.held[self] = revision  # what the decision is made on
         if revision is None or exchange.recording is not None:
             return self._decide(exchange, user, info, None)
-        known = self._allowed.get((id(user), id(info)))
-        if known is not None and known[0] is user and known[1] is info and known[2] == revision:
+        known = self._allowed.get((id(user), info))
+        if known is not None and known[0] is user and known[1] == revision:
             return None
         return self._decide(exchange, user, info, revision)
 
@@ -134,7 +134,7 @@ class AuthorizationFilter:
             if revision is not None:
                 if len(self._allowed) >= _REMEMBERED:
                     self._allowed.clear()
-                self._allowed[(id(user), id(info))] = (user, info, revision)
+                self._allowed[(id(user), info)] = (user, revision)
             return True
         await respond_error(exchange.send, forbidden(attributes, reason))
         return False
