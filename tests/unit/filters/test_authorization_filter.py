@@ -171,13 +171,8 @@ def test_an_allow_is_remembered_while_the_revision_stands_and_a_refusal_never() 
         return codes
 
     assert run(app, exchange) == [200, 200, 403, 403, 200, 200, 200, 403]
-    assert [attributes.resource for attributes in authorizer.asked] == [
-        "configmaps",
-        "secrets",
-        "secrets",
-        "configmaps",
-        "configmaps",
-    ]
+    asked = [attributes.resource for attributes in authorizer.asked]
+    assert asked == ["configmaps", "secrets", "secrets", "configmaps", "configmaps"]
 
 
 def test_an_authorizer_without_a_revision_is_asked_every_time() -> None:
