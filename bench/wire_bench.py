@@ -108,7 +108,9 @@ def glue_only(chain: Pipeline) -> Pipeline:
 def _callgrind(switch: str) -> None:
     """Counting on or off in the callgrind running this process."""
     subprocess.run(
-        ["callgrind_control", "--instr", switch, str(os.getpid())], check=True, capture_output=True
+        ["callgrind_control", f"--instr={switch}", str(os.getpid())],
+        check=True,
+        capture_output=True,
     )
 
 
