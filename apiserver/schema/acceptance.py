@@ -49,9 +49,8 @@ def _compile(s: Schema, walk: Walk) -> Accept:
     def check(x: Any) -> bool:
         kind = type(x)
         if typed is not None and kind not in typed:
-            return full(
-                x
-            )  # a type error, a null, or an integer in a number field: the walk decides
+            # a type error, a null, or an integer in a number field: the walk decides
+            return full(x)
         if kind is dict:
             return obj is None or obj(x)
         if kind is list:

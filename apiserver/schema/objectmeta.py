@@ -204,7 +204,7 @@ def validate_object_meta(
         for key in annotations:
             for msg in is_lowered_qualified_name(key):
                 errs.append(causes.invalid(f"{path}.annotations", key, msg))
-    if _utf8_size(annotations) > TOTAL_ANNOTATION_SIZE_LIMIT:
+    if _too_large(annotations):
         errs.append(causes.too_long(f"{path}.annotations", TOTAL_ANNOTATION_SIZE_LIMIT))
 
     _owner_references(metadata.get("ownerReferences"), path, errs)
@@ -213,15 +213,16 @@ def validate_object_meta(
     return errs
 
 
-def _utf8_size(annotations: dict[str, str]) -> int:
-    """The keys' and values' size in UTF-8, as kube counts it; a character is at most 4 bytes, so a map
-    far below the limit (every one but a few) is not encoded to be counted."""
+def _too_large(annotations: dict[str, str]) -> bool:
+    """Whether the keys and values exceed the limit in UTF-8 bytes, as kube counts them; a character is at
+    most 4 bytes, so a map far below the limit (every one but a few) is not encoded to be counted."""
     chars = sum(map(len, annotations)) + sum(map(len, annotations.values()))
     if chars * 4 <= TOTAL_ANNOTATION_SIZE_LIMIT:
-        return chars
-    return sum(map(len, map(str.encode, annotations))) + sum(
+        return False
+    size = sum(map(len, map(str.encode, annotations))) + sum(
         map(len, map(str.encode, annotations.values()))
     )
+    return size > TOTAL_ANNOTATION_SIZE_LIMIT
 
 
 def _owner_references(refs: Any, path: str, errs: list[Cause]) -> None:
