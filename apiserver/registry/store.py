@@ -38,6 +38,7 @@ from apiserver.registry.deletion import DEFAULT_PROPAGATION, Propagation
 from apiserver.registry.identity import identity_changes, uid_precondition_failed
 from apiserver.registry.keys import key_prefix, object_key
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
+from apiserver.registry.metaview import metadata_view
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.strategy import Finish, Strategy, finish_nothing
 from apiserver.registry.versioning import converted, to_version
@@ -163,6 +164,11 @@ class Store:
         self._decoded: dict[tuple[str, int], Object] = {}
         self._watches = 0
         """StoreWatches open: a lone watcher takes each event once, so its decoded object is not kept."""
+        self._views: dict[tuple[str, int], Object] = {}
+        """Metadata views of this store's own writes, made from the written objects, until the
+        metadata-only watchers take them (``offer``)."""
+        self._view_watches = 0
+        """Metadata-only StoreWatches open (the garbage collector's informer): views are made for them."""
         self._last_change: tuple[StorageEvent, WatchEvent] | None = None
         """The watch event of the last storage event published, as every watcher without a selector
         sees it: the same storage event reaches each of them in turn."""
@@ -175,6 +181,7 @@ class Store:
         self.resource = resource
         self.codec = codec.Codec(resource)
         self._decoded.clear()
+        self._views.clear()
         self._last_change = None
         if self.cache is not None:
             self.cache.forget_renders()
@@ -397,6 +404,7 @@ class Store:
                     self.resource.plural, self.resource.group, name
                 ) from None
             self._remember(kv)
+            self._offer(kv, obj)
             return codec.as_stored(obj, kv)
         raise errors.already_exists(self.resource.plural, self.resource.group, metadata["name"])
 
@@ -486,6 +494,7 @@ class Store:
             create_revision=kv.create_revision,
         )
         self._remember(stored)
+        self._offer(stored, updated)
         return codec.as_stored(updated, stored)
 
     async def _try(
@@ -724,6 +733,7 @@ class Store:
                     except (RevisionConflictError, KeyNotFoundError):
                         continue
                     self._remember(stored)
+                    self._offer(stored, marked)
                     return codec.as_stored(marked, stored), False
                 # this delete's policy took away the only finalizers (a GC one): it goes now
             if dry_run:
@@ -733,6 +743,7 @@ class Store:
             except (RevisionConflictError, KeyNotFoundError):
                 continue
             self._written.pop(key, None)
+            self._offer(deleted, current)  # a deletion's event carries the value deleted
             gone = self.codec.decode(deleted)
             await self.strategy.after_delete(gone)
             return gone, True
@@ -740,9 +751,17 @@ class Store:
     # -- watch -------------------------------------------------------------------------------------
 
     def open_watch(
-        self, namespace: str | None, after_revision: int, predicate: Predicate | None
+        self,
+        namespace: str | None,
+        after_revision: int,
+        predicate: Predicate | None,
+        *,
+        metadata_only: bool = False,
     ) -> StoreWatch:
-        """Changes after ``after_revision``, taken in batches; see StoreWatch."""
+        """Changes after ``after_revision``, taken in batches; see StoreWatch. ``metadata_only``: each
+        event's object is its ``metadata_view`` (kube's metadata informers), with no selector."""
+        if metadata_only and predicate is not None:
+            raise ValueError("a metadata-only watch has no selector")
         prefix = key_prefix(self.resource, namespace if self.resource.namespaced else None)
         source = (
             self.cache.watch(prefix, after_revision)
@@ -751,14 +770,19 @@ class Store:
         )
         if not isinstance(source, WatchStream):
             source = PumpedStream(source, prefix, after_revision, DEFAULT_WATCH_CAPACITY)
-        return StoreWatch(self, source, predicate, after_revision)
+        return StoreWatch(self, source, predicate, after_revision, metadata_only=metadata_only)
 
     async def watch(
-        self, namespace: str | None, after_revision: int, predicate: Predicate | None
+        self,
+        namespace: str | None,
+        after_revision: int,
+        predicate: Predicate | None,
+        *,
+        metadata_only: bool = False,
     ) -> AsyncGenerator[WatchEvent, None]:
         """Changes after ``after_revision`` one at a time; raises APIError 410 Expired when history no
         longer covers it."""
-        changes = self.open_watch(namespace, after_revision, predicate)
+        changes = self.open_watch(namespace, after_revision, predicate, metadata_only=metadata_only)
         try:
             while (batch := await changes.batch(WATCH_BATCH)) is not None:
                 for event in batch:
@@ -787,17 +811,43 @@ class Store:
         last = self._last_change
         if last is not None and last[0] is event:
             return last[1]
-        obj = self.shared_decode(event.kv)
-        if event.type is EventType.DELETE:
-            change = WatchEvent("DELETED", obj, event.kv.mod_revision)
-        else:
-            kind = "ADDED" if event.prev is None else "MODIFIED"
-            change = WatchEvent(kind, obj, event.kv.mod_revision)
+        change = _watch_event(event, self.shared_decode(event.kv))
         self._last_change = (event, change)
         return change
 
+    def _offer(self, kv: KeyValue, obj: Object) -> None:
+        """Keep the metadata view of a write this store just made (``kv`` holds ``obj`` encoded, or the
+        deleted value ``obj`` was decoded from) for its metadata-only watchers: made from the object at
+        hand, the view spares them decoding the stored bytes again. Only when the codec vouches that
+        reading ``kv`` back prunes nothing: the view is then the one the decoded value would give."""
+        if not self._view_watches or not self.codec.unpruned(kv):
+            return
+        views = self._views
+        if len(views) >= DECODED_CAPACITY:  # views of events nobody took (a watch that ended)
+            views.clear()
+        views[(kv.key, kv.mod_revision)] = metadata_view(obj, str(kv.mod_revision))
+
+    def view_change(self, event: StorageEvent) -> WatchEvent:
+        """The watch event of ``event`` for a metadata-only watcher: the view this store made when it
+        wrote the value (taken for good when one such watcher follows the store), else one made from the
+        value decoded (a write of another replica, a replay, a value the codec cannot vouch for)."""
+        kv = event.kv
+        memo_key = (kv.key, kv.mod_revision)
+        views = self._views
+        view = views.pop(memo_key, None) if self._view_watches == 1 else views.get(memo_key)
+        if view is None:
+            view = metadata_view(self.shared_decode(kv), str(kv.mod_revision))
+        return _watch_event(event, view)
+
     async def current_revision(self) -> int:
         return await self.storage.current_revision()
+
+
+def _watch_event(event: StorageEvent, obj: Object) -> WatchEvent:
+    """The watch event of a storage event seen by a watcher without a selector, carrying ``obj``."""
+    if event.type is EventType.DELETE:
+        return WatchEvent("DELETED", obj, event.kv.mod_revision)
+    return WatchEvent("ADDED" if event.prev is None else "MODIFIED", obj, event.kv.mod_revision)
 
 
 class StoreWatch:
@@ -806,14 +856,24 @@ class StoreWatch:
     woken without an event (``poke``: bookmarks, deadlines, the client leaving)."""
 
     def __init__(
-        self, store: Store, stream: WatchStream, predicate: Predicate | None, after_revision: int
+        self,
+        store: Store,
+        stream: WatchStream,
+        predicate: Predicate | None,
+        after_revision: int,
+        *,
+        metadata_only: bool = False,
     ) -> None:
         self._store = store
         self._stream = stream
         self._predicate = predicate
         self._after_revision = after_revision
         self._open = True
-        store._watches += 1
+        self._metadata_only = metadata_only
+        if metadata_only:
+            store._view_watches += 1
+        else:
+            store._watches += 1
         # the last revision taken, shown or hidden: a bookmark may carry it, which is what lets a watcher
         # whose selector hides everything still resume near the head (kube's cacheWatcher does the same)
         self.processed_revision = after_revision
@@ -854,13 +914,18 @@ class StoreWatch:
     async def close(self) -> None:
         if self._open:
             self._open = False
-            self._store._watches -= 1
+            if self._metadata_only:
+                self._store._view_watches -= 1
+            else:
+                self._store._watches -= 1
         await self._stream.close()
 
     def _change(self, event: StorageEvent) -> WatchEvent | None:
         """The watch event this watcher sees for a storage event, or None when its selector hides it."""
         predicate = self._predicate
         if predicate is None:
+            if self._metadata_only:
+                return self._store.view_change(event)
             return self._store.shared_change(event)
         decode = self._store.shared_decode
         obj = decode(event.kv)
