@@ -63,6 +63,7 @@ UpdateFunction = Callable[[Object], Object]
 _GENERATE_NAME_ATTEMPTS = 8
 DECODED_CAPACITY = 4096  # watched events whose decoded object is kept for the other watchers
 WRITTEN_CAPACITY = 4096  # keys whose latest write by this server is kept as the next update's guess
+CREATE_WRITES_CAPACITY = 1024  # the Writes of creates kept, one per namespace, version and dry run
 # Events a watch takes (and writes) at once: a few hundred KiB per write, so one busy watcher's write
 # does not hold the loop for long.
 WATCH_BATCH = 256
@@ -157,6 +158,10 @@ class Store:
         self._metadata_rule = metadata_rule
         self.storage = storage
         self.strategy = strategy if strategy is not None else Strategy()
+        self._begins_create = type(self.strategy).begin_create is not Strategy.begin_create
+        """Whether the strategy takes something outside the object on create (else no FinishFunc)."""
+        self._create_writes: dict[tuple[str, str, bool], Write] = {}
+        """The Write of a create by namespace, version and dry run: the same for every create there."""
         self.cache = cache
         self.admission = admission if admission is not None else AdmissionChain()
         self.terminating = False
@@ -180,6 +185,7 @@ class Store:
         what was decoded or rendered with the old one (its storage version, its schemas) is forgotten."""
         self.resource = resource
         self.codec = codec.Codec(resource)
+        self._create_writes.clear()
         self._decoded.clear()
         self._views.clear()
         self._last_change = None
@@ -333,6 +339,22 @@ class Store:
             self._metadata_rule,
         )
 
+    def _create_write(
+        self, namespace: str | None, version: VersionType | None, dry_run: bool
+    ) -> Write:
+        """``_write`` of a create, made once per namespace, version and dry run (a Write is immutable; one
+        made for another shape of the resource, by a create that began before a ``reshape``, is not used)."""
+        wanted = version or self.resource.storage_version
+        memo_key = ((namespace or "") if self.resource.namespaced else "", wanted.name, dry_run)
+        write = self._create_writes.get(memo_key)
+        if write is None or write.version is not wanted or write.resource is not self.resource:
+            if len(self._create_writes) >= CREATE_WRITES_CAPACITY:
+                self._create_writes.clear()
+            write = self._create_writes[memo_key] = self._write(
+                namespace, "", Operation.CREATE, version, dry_run=dry_run
+            )
+        return write
+
     async def create(
         self,
         namespace: str | None,
@@ -344,7 +366,7 @@ class Store:
     ) -> Object:
         """Create ``obj``, written in ``version`` (the storage version when None)."""
         options = options if options is not None else WriteOptions()
-        write = self._write(namespace, "", Operation.CREATE, version, dry_run=dry_run)
+        write = self._create_write(namespace, version, dry_run)
         obj = await admit(obj, write, self.admission, options, heavy=options.heavy)
         if not self.resource.persisted:
             return await self.strategy.answer(
@@ -368,7 +390,11 @@ class Store:
         generated = not metadata.get("name")
         if generated:
             metadata["name"] = generate_name(metadata.get("generateName", ""))
-        finish = await self.strategy.begin_create(obj, dry_run)
+        finish = (
+            await self.strategy.begin_create(obj, dry_run)
+            if self._begins_create
+            else finish_nothing
+        )
         stored = False
         try:
             self._refuse_invalid(obj, self.strategy.validate(obj))
@@ -379,7 +405,8 @@ class Store:
             stored = not dry_run
             return created
         finally:
-            await finish(stored)
+            if finish is not finish_nothing:
+                await finish(stored)
 
     async def _store_new(
         self, namespace: str | None, obj: Object, generated: bool, dry_run: bool
