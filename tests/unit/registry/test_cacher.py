@@ -4,7 +4,8 @@ serve rv=0 lists from memory, and cut off a watcher that stops reading without s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
@@ -42,6 +43,20 @@ async def settle(cache: WatchCache, storage: MemoryStorage) -> None:
     while cache.revision < await storage.current_revision():
         await asyncio.sleep(0.001)
     await asyncio.sleep(0)
+
+
+@contextlib.asynccontextmanager
+async def following(storage: MemoryStorage) -> AsyncIterator[tuple[MemoryStorage, WatchCache]]:
+    """``storage`` started, with a cache whose follower is live; both stopped on exit."""
+    await storage.start()
+    cache = WatchCache(storage, PREFIX)
+    await cache.start()
+    try:
+        await asyncio.sleep(0.01)  # the follower is live
+        yield storage, cache
+    finally:
+        await cache.stop()
+        await storage.close()
 
 
 def test_replays_history_and_follows_live_changes() -> None:
@@ -222,22 +237,13 @@ def test_a_write_is_in_the_cache_when_the_writer_goes_on_and_reaches_watchers_so
     write): a read right after the write finds it; its watchers get it once the loop comes round."""
 
     async def body() -> None:
-        storage = MemoryStorage()
-        await storage.start()
-        cache = WatchCache(storage, PREFIX)
-        await cache.start()
-        try:
-            await asyncio.sleep(0.01)  # the follower is live
+        async with following(MemoryStorage()) as (storage, cache):
             watch = cache.watch(PREFIX, cache.revision)
-            assert isinstance(watch, WatchStream)
             written = await storage.create(f"{PREFIX}a", b"1")
             assert cache.objects[f"{PREFIX}a"] is written and cache.revision == written.mod_revision
             assert await cache.get(f"{PREFIX}a") is written
             assert [e.kv for e in await take(watch, 1)] == [written]
             await watch.close()
-        finally:
-            await cache.stop()
-            await storage.close()
 
     run(body)
 
@@ -251,21 +257,14 @@ def test_an_event_the_cache_cannot_apply_restarts_it_from_a_relist(
 
     async def body() -> None:
         storage = MemoryStorage()
-        await storage.start()
         await storage.create(f"{PREFIX}a", b"1")
-        cache = WatchCache(storage, PREFIX)
-        await cache.start()
-        try:
-            await asyncio.sleep(0.01)  # the follower is live
+        async with following(storage) as (_, cache):
             del cache.objects[f"{PREFIX}a"]  # the cache's state is wrong
             watch = cache.watch(PREFIX, cache.revision)
             await storage.delete(f"{PREFIX}a")
             assert await asyncio.wait_for(take(watch, 1), timeout=2) == []  # ended
             await asyncio.wait_for(settle(cache, storage), timeout=2)
             assert cache.objects == {}
-        finally:
-            await cache.stop()
-            await storage.close()
 
     run(body)
 
