@@ -182,6 +182,19 @@ class Done:
 DONE = Done()
 
 
+class Ready:
+    """An awaitable whose value is there already: what a ``receive`` that need not wait hands back."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Message) -> None:
+        self.value = value
+
+    def __await__(self) -> Generator[None, None, Message]:
+        return self.value
+        yield  # a generator that never suspends
+
+
 def transport_of(send: Send) -> Any:
     """The transport under ``send``, or None: uvicorn's send is a bound method of the connection's request
     cycle, which holds it. A filter that wraps ``send`` keeps it reachable by making its wrapper a bound
@@ -292,19 +305,49 @@ CONTENTION = Contention()
 """The process's one event loop's: what its flow-control queues and large bodies report."""
 
 
-async def respond(
+def respond(
     send: Send,
     status: int,
     body: bytes,
     content_type: bytes = JSON,
     headers: list[tuple[bytes, bytes]] | None = None,
     warnings: list[str] | None = None,
-) -> None:
-    await send(_start(status, len(body), content_type, headers, warnings))
-    if len(body) <= WRITE_PIECE:
-        await send({"type": "http.response.body", "body": body})
-    else:
-        await _send_in_pieces(send, (body,))
+) -> Awaitable[None]:
+    """The response, awaited as a whole. A body that leaves in one piece goes through the ``send_whole``
+    of ``send``'s object when it has one (the server's cycle, the filters' exchange): one call for the
+    start and the body, and no coroutine unless the transport makes it wait."""
+    start = _start(status, len(body), content_type, headers, warnings)
+    if len(body) > WRITE_PIECE:
+        return _send_started(send, start, (body,))
+    whole = whole_send(send)
+    if whole is not None:
+        return whole(start, body)
+    return sent_apart(send, start, body)
+
+
+WholeSend = Callable[[Message, bytes], Awaitable[None]]
+"""``send_whole(start, body)``: a response's start message (given away: the callee may add to its
+headers) and its whole body, as ``send`` would take them one after the other."""
+
+
+def whole_send(send: Send) -> WholeSend | None:
+    """The ``send_whole`` of the object whose method ``send`` is, when it has one (another of its methods,
+    such as the exchange's ``send_outer``, has none)."""
+    if getattr(send, "__name__", "") != "send":
+        return None
+    whole: WholeSend | None = getattr(getattr(send, "__self__", None), "send_whole", None)
+    return whole
+
+
+async def sent_apart(send: Send, start: Message, body: bytes) -> None:
+    """A whole response as its two ASGI messages."""
+    await send(start)
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _send_started(send: Send, start: Message, parts: Sequence[bytes]) -> None:
+    await send(start)
+    await _send_in_pieces(send, parts)
 
 
 async def respond_parts(
@@ -318,8 +361,9 @@ async def respond_parts(
     """``respond`` with a body sent as ``parts`` in order, never joined: a 15 MB list would otherwise be
     copied whole to put its few bytes of head and tail around it. The Content-Length is their total,
     so the parts go out as they are (no chunked encoding)."""
-    await send(_start(status, sum(map(len, parts)), content_type, headers, warnings))
-    await _send_in_pieces(send, parts)
+    await _send_started(
+        send, _start(status, sum(map(len, parts)), content_type, headers, warnings), parts
+    )
 
 
 async def _send_in_pieces(send: Send, parts: Sequence[bytes]) -> None:

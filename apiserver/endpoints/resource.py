@@ -3,7 +3,7 @@ handler per verb and subresource). Generic: all per-kind behaviour comes from th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.handlers.create import BoundCreater, create, create_subresource
@@ -42,7 +42,9 @@ class ResourceHandler:
         """The create subresources by (group, plural, subresource)."""
         self.metrics = metrics if metrics is not None else Metrics()
 
-    async def handle(self, request: Request, send: Send, path: ResourcePath) -> None:
+    def handle(self, request: Request, send: Send, path: ResourcePath) -> Awaitable[None]:
+        """The verb's handler, called once the request is routed and acceptable: a plain call handing back
+        what to await (the server's ``serve_local`` awaits it where errors are answered)."""
         served = self.scheme.served(path.group, path.version, path.plural)
         if served is None:
             raise errors.resource_not_found()
@@ -65,33 +67,30 @@ class ResourceHandler:
             )
         method = request.method
         if path.subresource:
-            await self._subresource(request, send, store, target, path.subresource)
-        elif not path.name:
+            return self._subresource(request, send, store, target, path.subresource)
+        if not path.name:
             if method == "GET":
                 if request.flag("watch"):
-                    await watch(request, send, store, target, self.metrics)
-                else:
-                    await list_objects(request, send, store, target)
-            elif method == "POST":
-                await create(request, send, store, target)
-            elif method == "DELETE":
+                    return watch(request, send, store, target, self.metrics)
+                return list_objects(request, send, store, target)
+            if method == "POST":
+                return create(request, send, store, target)
+            if method == "DELETE":
                 # kube serves deletecollection only where create is: on the namespaced path of a
                 # namespaced kind, and not behind a trailing slash (both 405 there)
                 if (resource.namespaced and namespace is None) or request.path.endswith("/"):
                     raise errors.method_not_allowed()
-                await delete_collection(request, send, store, target)
-            else:
-                raise errors.method_not_allowed()
-        elif method == "GET":
-            await get(request, send, store, target)
-        elif method == "PUT":
-            await update(request, send, store, target)
-        elif method == "PATCH":
-            await patch(request, send, store, target, "")
-        elif method == "DELETE":
-            await delete(request, send, store, target)
-        else:
+                return delete_collection(request, send, store, target)
             raise errors.method_not_allowed()
+        if method == "GET":
+            return get(request, send, store, target)
+        if method == "PUT":
+            return update(request, send, store, target)
+        if method == "PATCH":
+            return patch(request, send, store, target, "")
+        if method == "DELETE":
+            return delete(request, send, store, target)
+        raise errors.method_not_allowed()
 
     async def _subresource(
         self, request: Request, send: Send, store: Store, target: Target, name: str

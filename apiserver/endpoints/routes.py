@@ -6,6 +6,8 @@ create-only resource has no item path)."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from apiserver.machinery import errors
@@ -72,14 +74,26 @@ def subresource_verb(
 def check_routed(resource: ResourceType, named: bool, method: str, watch: bool) -> None:
     """Refuse a method that ``resource``'s verbs do not route on the collection (``named`` False) or an
     object's path: 405, or 404 when the path serves no method at all."""
+    refusal = _routing_refusal(resource.verbs, named, method, watch)
+    if refusal is not None:
+        raise refusal()
+
+
+@functools.lru_cache(maxsize=512)
+def _routing_refusal(
+    verbs: tuple[str, ...], named: bool, method: str, watch: bool
+) -> Callable[[], errors.APIError] | None:
+    """What refuses ``method`` where ``verbs`` are routed (None: nothing), found once per combination: every
+    request asks, and kinds share a few sets of verbs."""
     table = ITEM_VERBS if named else COLLECTION_VERBS
-    served = {verb for verb in table.values() if verb in resource.verbs}
-    if not named and "watch" in resource.verbs:
+    served = {verb for verb in table.values() if verb in verbs}
+    if not named and "watch" in verbs:
         served.add("list")  # the collection's GET serves watches
     if not served:
-        raise errors.resource_not_found()
+        return errors.resource_not_found
     verb = table.get(method, "")
     if not named and verb == "list" and watch:
         verb = "watch"
-    if verb not in resource.verbs:
-        raise errors.method_not_allowed()
+    if verb not in verbs:
+        return errors.method_not_allowed
+    return None

@@ -4,6 +4,7 @@ answers a refusal here and in impersonation (responsewriters.Forbidden)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 
 from apiserver.authentication.user import UserInfo
 from apiserver.authorization.authorizer import Attributes, Authorizer, Decision
@@ -14,6 +15,9 @@ from apiserver.filters.pipeline import Exchange
 from apiserver.machinery import errors
 
 log = logging.getLogger(__name__)
+
+_REMEMBERED = 4096
+"""Allowed (user, request info) pairs kept: each client asks a few kinds of request over and over."""
 
 DECISION_ANNOTATION = "authorization.k8s.io/decision"
 REASON_ANNOTATION = "authorization.k8s.io/reason"
@@ -82,19 +86,40 @@ def _authorizer_failed(error: Exception) -> errors.APIError:
 
 
 class AuthorizationFilter:
-    """kube's WithAuthorization: every request is asked about; a decision other than Allow is a 403."""
+    """kube's WithAuthorization: every request is asked about; a decision other than Allow is a 403.
+
+    An Allow holds while the authorizer's revision stands (authorizer.Revisioned: the replay of an answer
+    relies on the same), so it is remembered for the same user object (the authenticator's, kept across a
+    client's requests) and request info at that revision: a client's next request of the same kind passes
+    without a coroutine or the authorizer's walk. An audited request is asked every time, for its event's
+    decision and reason."""
 
     def __init__(self, authorizer: Authorizer) -> None:
         self.authorizer = authorizer
         self._revision = getattr(authorizer, "revision", None)
         """The authorizer's ``revision()`` (authorizer.Revisioned), when it has one."""
+        self._allowed: dict[tuple[int, RequestInfo], tuple[UserInfo, object]] = {}
+        """Allowed requests by the id of their user (kept alive here) and their info, with the revision."""
 
-    async def before(self, exchange: Exchange) -> bool:
+    def before(self, exchange: Exchange) -> Awaitable[bool] | None:
         scope = exchange.scope
-        if exchange.replay is not None and self._revision is not None:
-            exchange.held[self] = self._revision()  # what the decision below is made on
-        attributes = authorizer_attributes(scope[SCOPE_USER], scope[SCOPE_REQUEST_INFO])
-        try:  # authorize() inlined: one coroutine less on every request
+        user, info = scope[SCOPE_USER], scope[SCOPE_REQUEST_INFO]
+        revision = self._revision() if self._revision is not None else None
+        if exchange.replay is not None and revision is not None:
+            exchange.held[self] = revision  # what the decision is made on
+        if revision is None or exchange.recording is not None:
+            return self._decide(exchange, user, info, None)
+        known = self._allowed.get((id(user), info))
+        if known is not None and known[0] is user and known[1] == revision:
+            return None
+        return self._decide(exchange, user, info, revision)
+
+    async def _decide(
+        self, exchange: Exchange, user: UserInfo, info: RequestInfo, revision: object
+    ) -> bool:
+        """Ask the authorizer; an Allow at ``revision`` (None: not to be remembered) is remembered."""
+        attributes = authorizer_attributes(user, info)
+        try:  # authorize() inlined: one coroutine less
             decision, reason = await self.authorizer.authorize(attributes)
         except Exception as error:
             log.exception("the authorizer failed on %s", attributes)
@@ -106,6 +131,10 @@ class AuthorizationFilter:
             recording.event.annotations[DECISION_ANNOTATION] = "allow" if allowed else "forbid"
             recording.event.annotations[REASON_ANNOTATION] = reason
         if allowed:
+            if revision is not None:
+                if len(self._allowed) >= _REMEMBERED:
+                    self._allowed.clear()
+                self._allowed[(id(user), info)] = (user, revision)
             return True
         await respond_error(exchange.send, forbidden(attributes, reason))
         return False

@@ -25,8 +25,11 @@ from apiserver.endpoints.http import (
     Receive,
     Scope,
     Send,
+    WholeSend,
     chunk_stream,
+    sent_apart,
     transport_of,
+    whole_send,
 )
 from apiserver.endpoints.replay import SCOPE_REPLAY, Replay
 from apiserver.endpoints.routing import RequestInfo
@@ -71,6 +74,7 @@ class Exchange:
         "started",
         "transport",
         "user",
+        "whole",
     )
 
     def __init__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -78,6 +82,8 @@ class Exchange:
         self.receive = receive
         self.send_to = send
         self.transport = transport_of(send)
+        self.whole: WholeSend | None = whole_send(send)
+        """The server's ``send_whole`` under ``send``, when it has one."""
         self.info: RequestInfo | None = None
         self.long_running = False
         """A watch, a proxy or a stream (filters/longrunning.py): no deadline, not counted in flight."""
@@ -105,6 +111,20 @@ class Exchange:
             return DONE
         self.started = True
         return self.send_outer(message)
+
+    def send_whole(self, start: Message, body: bytes) -> Awaitable[None]:
+        """``send`` of a whole response (``http.respond``), handed on whole to the server's own
+        ``send_whole`` when no step needs to see its messages (audit, a replay) and it is not dropped."""
+        if self.recording is not None or self.replay is not None or self.expired:
+            return sent_apart(self.send, start, body)
+        whole = self.whole
+        if whole is None:
+            return sent_apart(self.send, start, body)
+        self.started = True
+        self.code = start["status"]
+        if self.audit_id:
+            start["headers"].append((AUDIT_ID_HEADER, self.audit_id))
+        return whole(start, body)
 
     def chunk_stream(self) -> ChunkStream | None:
         """The server's stream under ``send`` (``http.chunk_stream``) when no step needs its chunks:

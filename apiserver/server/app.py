@@ -366,28 +366,25 @@ class APIServer:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    async def _route(self, request: Request, send: Send) -> None:
+    def _route(self, request: Request, send: Send) -> Awaitable[None]:
+        """The request's handler, called: a plain call handing back what to await (one coroutine fewer
+        on every request); ``serve_local`` awaits it where its errors are answered."""
         path = request.path.rstrip("/") or "/"
         if request.path == "/":
             if request.method not in ("GET", "HEAD"):
                 raise errors.method_not_allowed()
-            await respond(send, 200, self._index())
-            return
+            return respond(send, 200, self._index())
         if path == "/version":
-            await respond(send, 200, self.version_body)
-            return
+            return respond(send, 200, self.version_body)
         if path == "/metrics":
             if request.method not in ("GET", "HEAD"):
                 raise errors.method_not_allowed()
-            await respond(send, 200, self.metrics.exposition(), PROMETHEUS_TEXT)
-            return
+            return respond(send, 200, self.metrics.exposition(), PROMETHEUS_TEXT)
         keys = self.context.tokens.keys
         if keys is not None and path in (OPENID_CONFIGURATION_PATH, JWKS_PATH):
-            await serve_openid(request, send, keys, path)
-            return
+            return serve_openid(request, send, keys, path)
         if path.startswith("/openapi/"):
-            await self._openapi(request, send, path)
-            return
+            return self._openapi(request, send, path)
         if path == "/api" or path == "/apis" or path.startswith(("/api/", "/apis/")):
             document = self.discovery.document(path)
             if document is not None:
@@ -397,19 +394,15 @@ class APIServer:
                 if aggregated is not None and path in ("/api", "/apis"):
                     body = self.discovery.aggregated_document(path, aggregated)
                     assert body is not None
-                    await respond(send, 200, body, AGGREGATED_TYPES[aggregated])
-                    return
-                await respond(send, 200, document)
-                return
+                    return respond(send, 200, body, AGGREGATED_TYPES[aggregated])
+                return respond(send, 200, document)
             resource_path = parse_resource_path(path)
             if resource_path is None:
                 raise errors.resource_not_found()
             if self._unhandled(resource_path):
-                await respond_text(send, 404, "404 page not found\n")
-                return
-            await self.resources.handle(request, send, resource_path)
-            return
-        await respond_text(send, 404, "404 page not found\n")
+                return respond_text(send, 404, "404 page not found\n")
+            return self.resources.handle(request, send, resource_path)
+        return respond_text(send, 404, "404 page not found\n")
 
     def _unhandled(self, path: ResourcePath) -> bool:
         """No handler of kube's would take the request, so its NotFound handler answers in plain text: no

@@ -29,6 +29,7 @@ from apiserver.authentication.authenticator import Authenticator
 from apiserver.authentication.requestheader import RequestHeaderAuthenticator
 from apiserver.authentication.token import TokenAuthentication
 from apiserver.endpoints.http import ASGIApp
+from apiserver.server.accept import accepting_all
 from apiserver.server.apis import APIs
 from apiserver.server.app import APIServer
 from apiserver.server.authentication_info import (
@@ -106,6 +107,15 @@ async def _serve(
     """Serve on ``listener`` until SIGTERM/SIGINT. Alone, the process announces itself once listening (the
     kubeconfig); as a worker on the supervisor's port, it tells the supervisor (``on_ready``), which does."""
     context = security.context if security is not None else None
+    # over TLS, a TCP listener whose connections start TLS after a look at their first bytes
+    # (tlssniff: plain HTTP on the TLS port is answered as Go answers it)
+    http = (
+        protocol_class(options.connection)
+        if context is None
+        else sniffing(
+            protocol_class(options.connection), context, options.connection.read_header_timeout
+        )
+    )
     config = uvicorn.Config(
         server,
         host=options.bind_address,
@@ -114,13 +124,8 @@ async def _serve(
         log_level=options.log_level,
         access_log=False,
         loop="uvloop",
-        # over TLS, a TCP listener whose connections start TLS after a look at their first bytes
-        # (tlssniff: plain HTTP on the TLS port is answered as Go answers it)
-        http=protocol_class(options.connection)
-        if context is None
-        else sniffing(
-            protocol_class(options.connection), context, options.connection.read_header_timeout
-        ),
+        # each turn of the loop accepts every waiting connection, as Go's accept loop (server/accept.py)
+        http=accepting_all(http, listener),
         # uvicorn closes idle keep-alive connections after whole seconds; 0 ("none") as a day
         timeout_keep_alive=max(1, round(options.connection.idle_timeout))
         if options.connection.idle_timeout

@@ -189,17 +189,17 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         ):
             return
         self.cycle = ResponseCycle(
-            scope=scope,
-            transport=self.transport,
-            flow=self.flow,
-            logger=self.logger,
-            access_logger=self.access_logger,
-            access_log=self.access_log,
-            default_headers=self.server_state.default_headers,
-            message_event=asyncio.Event(),
-            expect_100_continue=self.expect_100_continue,
-            keep_alive=keep_alive,
-            on_response=self.on_response_complete,
+            scope,
+            self.transport,
+            self.flow,
+            self.logger,
+            self.access_logger,
+            self.access_log,
+            self.server_state.default_headers,
+            asyncio.Event(),
+            self.expect_100_continue,
+            keep_alive,
+            self.on_response_complete,
         )
         if existing is None or existing.response_complete:
             # busy again: a replay earlier in this read handed the connection to the idle sweep

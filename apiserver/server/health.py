@@ -8,8 +8,12 @@ unknown check is a 404.
 
 The storage check is named ``etcd`` whatever the backend, as kube names it, and reads one key as kube's
 etcd health check does (``GET /registry/health`` with a 2 s timeout,
-k8s.io/apiserver/pkg/storage/storagebackend/factory/etcd3.go). /livez does not run it: restarting the
-server does not bring a database back, so liveness tells only whether this process answers.
+k8s.io/apiserver/pkg/storage/storagebackend/factory/etcd3.go ``newETCD3Check``): at most one read per half
+of that timeout, each endpoint's check on its own (kube makes one check for /healthz and one for /readyz); a
+request in between gets the verdict of the last read sent, so a flood of probes costs the storage nothing.
+/livez does not run it: restarting the server does not bring a database back, so liveness tells only whether
+this process answers. The checks of a request run one after another, as kube's ``handleRootHealth`` runs
+them: a check that need not wait answers within the turn of the loop that parsed the request.
 
 The checks are a registry (kube's AddHealthChecks, AddReadyzChecks, AddLivezChecks): the server registers
 ``ping``, ``log``, ``etcd``, ``informer-sync`` (readyz: every watch cache has listed), one
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
@@ -53,17 +58,17 @@ class Check:
 
 
 class Health:
-    """The three endpoints over named checks. Nothing is cached: every request asks again, so a check
-    that failed recovers as soon as what it probes does."""
+    """The three endpoints over named checks. Every request asks again (the storage's check at most once
+    per half of its timeout), so a check that failed recovers as soon as what it probes does."""
 
     def __init__(self, storage: Storage) -> None:
-        self.storage = storage
         self.checks: dict[str, list[Check]] = {endpoint: [] for endpoint in ENDPOINTS}
         self.shutting_down = False
         """Set when shutdown begins: readiness fails from then on (kube's ShutdownInitiated)."""
         self.add(Check("ping", _ok))
         self.add(Check("log", _ok))  # kube's checks that the log flushes; ours writes synchronously
-        self.add(Check("etcd", self._storage_probe), "healthz", "readyz")
+        for endpoint in ("healthz", "readyz"):
+            self.add(Check("etcd", StorageProbe(storage)), endpoint)
 
     def add(self, check: Check, *endpoints: str) -> None:
         """Register ``check`` on ``endpoints`` (all three when none are named), after those there.
@@ -130,10 +135,9 @@ class Health:
         excluded: set[str],
         verbose: bool,
     ) -> None:
-        """kube's handleRootHealth: every check not excluded, concurrently, listed in order; an excluded one
-        is listed as ``[+]name excluded: ok`` (healthz_test.go)."""
-        running = [c for c in checks if c.name not in excluded]
-        reasons = dict(zip(running, await asyncio.gather(*(_run(c) for c in running)), strict=True))
+        """kube's handleRootHealth: every check not excluded, in order; an excluded one is listed as
+        ``[+]name excluded: ok`` (healthz_test.go)."""
+        reasons = {check: await _run(check) for check in checks if check.name not in excluded}
         lines: list[str] = []
         failed: list[str] = []
         for check in checks:
@@ -159,16 +163,41 @@ class Health:
         else:
             await _respond(send, 200, "ok")
 
-    async def _storage_probe(self) -> None:
-        """One read of a key no resource uses, bounded: a backend that cannot answer in time is down."""
+
+class StorageProbe:
+    """kube's etcd check (etcd3.go ``newETCD3Check``): one read of a key no resource uses, bounded by the
+    timeout (a backend that cannot answer in time is down), sent at most once per half of the timeout
+    (``rate.NewLimiter(rate.Every(timeout/2), 1)``); a request the limit turns away gets the verdict of the
+    last read sent, which is "not yet established" until the first read answers."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        self._next_read = -math.inf
+        """Loop time from which a read may be sent again."""
+        self._verdict: Exception | None = RuntimeError("etcd client connection not yet established")
+        self._verdict_sent = -math.inf
+        """When the read that gave ``_verdict`` was sent: an older read answering later changes nothing."""
+
+    async def __call__(self) -> None:
+        now = asyncio.get_running_loop().time()
+        if now < self._next_read:
+            verdict = self._verdict
+        else:
+            self._next_read = now + STORAGE_TIMEOUT / 2
+            verdict = await self._read()
+            if now > self._verdict_sent:
+                self._verdict, self._verdict_sent = verdict, now
+        if verdict is not None:
+            raise verdict
+
+    async def _read(self) -> Exception | None:
         try:
             await asyncio.wait_for(self.storage.get(HEALTH_KEY), STORAGE_TIMEOUT)
         except TimeoutError:
-            raise RuntimeError(
-                f"error getting data from etcd: no answer in {STORAGE_TIMEOUT:g}s"
-            ) from None
+            return RuntimeError(f"error getting data from etcd: no answer in {STORAGE_TIMEOUT:g}s")
         except Exception as error:  # kube's words (etcd3.go newETCD3Check), whatever went wrong
-            raise RuntimeError(f"error getting data from etcd: {error}") from error
+            return RuntimeError(f"error getting data from etcd: {error}")
+        return None
 
 
 async def _ok() -> None:

@@ -8,8 +8,9 @@ why. asyncio's TLS transport would read those bytes as a handshake and close wit
 So the listener serves TCP, and each connection's first bytes decide: HTTP-looking ones get the 400; anything
 else goes, with those same bytes, to the event loop's own TLS protocol (the one ``create_server(ssl=...)`` or
 ``start_tls`` would use), which then does the handshake and hands its transport to the HTTP protocol. From
-then on the connection is exactly what a TLS listener would have made. A connection that sends nothing within
-the header read timeout is closed, as Go's ReadHeaderTimeout closes it.
+then on the connection is exactly what a TLS listener would have made. The handshake begins when the loop's
+handshake gate (handshakes.py) gives it a turn: at once, unless a burst of handshakes has this turn's share. A
+connection that sends nothing within the header read timeout is closed, as Go's ReadHeaderTimeout closes it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import Any, cast
 
 import uvloop
 import uvloop.loop
+
+from apiserver.server.handshakes import HandshakeGate
 
 # net/http server.go: the record header prefixes that mean "this is HTTP", and the reply
 _HTTP_PREFIXES = (b"GET /", b"HEAD ", b"POST ", b"PUT /", b"OPTIO")
@@ -48,30 +51,40 @@ class TLSSniffingProtocol(asyncio.Protocol):
     context: ssl.SSLContext
     wait_limit: float = 0.0
     handshake_timeout: float = 60.0
+    handshakes: HandshakeGate
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._inner = self.inner_class(*args, **kwargs)
         self._transport: asyncio.Transport | None = None
         self._head = b""
         self._timer: asyncio.TimerHandle | None = None
+        self._connected = 0.0
+        self._admitted = False
+        """TLS: the handshake has begun, or waits for its turn (handshakes.py), reading paused meanwhile."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's TCPTransport is no subclass of asyncio.Transport, though it is one in all but name
         self._transport = cast(asyncio.Transport, transport)
+        loop = asyncio.get_running_loop()
+        self._connected = loop.time()
         if self.wait_limit:  # 0: no limit, as for the header read timeout
-            self._timer = asyncio.get_running_loop().call_later(self.wait_limit, self._close)
+            self._timer = loop.call_later(self.wait_limit, self._close)
 
     def data_received(self, data: bytes) -> None:
         self._head += data
+        if self._admitted:
+            return
         verdict = looks_like_http(self._head)
         if verdict is None:
             return
+        assert self._transport is not None
         if verdict:
-            assert self._transport is not None
             self._transport.write(HTTP_ON_TLS_RESPONSE)
             self._close()
-        else:
-            self._hand_over()
+            return
+        self._admitted = True
+        if not self.handshakes.admit(self._hand_over, self._connected):
+            self._transport.pause_reading()
 
     def eof_received(self) -> bool | None:
         self._close()
@@ -82,9 +95,11 @@ class TLSSniffingProtocol(asyncio.Protocol):
 
     def _hand_over(self) -> None:
         """The loop's TLS protocol takes the transport over, fed what was read so far."""
-        self._cancel_timer()
         transport = self._transport
         assert transport is not None
+        if transport.is_closing():  # gone while its handshake waited
+            return
+        self._cancel_timer()
         loop = asyncio.get_running_loop()
         protocol_class: Any = (
             getattr(uvloop.loop, "SSLProtocol")  # noqa: B009 (not in uvloop's type stubs)
@@ -101,6 +116,7 @@ class TLSSniffingProtocol(asyncio.Protocol):
         )
         transport.set_protocol(secure)
         secure.connection_made(transport)
+        transport.resume_reading()  # paused while the handshake waited; else a no-op
         head = memoryview(self._head)
         while head:
             buffer = secure.get_buffer(len(head))
@@ -128,5 +144,10 @@ def sniffing(
     return type(
         "ConfiguredTLSSniffingProtocol",
         (TLSSniffingProtocol,),
-        {"inner_class": protocol_class, "context": context, "wait_limit": wait_limit},
+        {
+            "inner_class": protocol_class,
+            "context": context,
+            "wait_limit": wait_limit,
+            "handshakes": HandshakeGate(),
+        },
     )

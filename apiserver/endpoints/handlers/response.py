@@ -22,7 +22,8 @@ async def send_object(
     """One object in the version, form and encoding the client asked for."""
     asked = negotiated(request, target)
     check_partial_shape(asked, target, is_list=False)
-    (obj,) = await converted([obj], target.resource, target.version)
+    if target.resource.converter is not None:
+        (obj,) = await converted([obj], target.resource, target.version)
     versioned = to_version(obj, target.resource, target.version)
     include_object = request.query.get("includeObject", "")
     if asked.yaml:  # ~0.8 ms per KiB on the loop: every YAML answer is rendered off it

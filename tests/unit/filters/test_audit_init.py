@@ -29,7 +29,7 @@ from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.authorization import AuthorizationFilter
 from apiserver.filters.impersonation import ImpersonationFilter
 from apiserver.filters.maxinflight import MaxInFlightFilter
-from apiserver.filters.pipeline import Pipeline
+from apiserver.filters.pipeline import Pipeline, Step
 from apiserver.filters.requestinfo import RequestInfoFilter
 from apiserver.filters.timeout import TimeoutFilter
 from builtin.authentication.impersonation import IMPERSONATION_KINDS
@@ -140,3 +140,48 @@ def test_the_server_s_transport_stays_reachable_through_the_audit_filters() -> N
 
 async def receive_nothing() -> Message:
     return {"type": "http.disconnect"}
+
+
+def test_a_whole_response_leaves_in_one_call_with_its_audit_id_as_two_messages_would() -> None:
+    """``respond`` hands the exchange a whole response; it reaches the server's ``send_whole`` with the
+    Audit-Id added, and when audit must see each message it goes as the two messages instead: the
+    server gets the same response either way, and audit still records it."""
+
+    class Cycle:  # the server's cycle: a whole response, or its messages one by one
+        transport = None
+
+        def __init__(self) -> None:
+            self.calls: list[tuple[str, list[Message]]] = []
+
+        async def send(self, message: Message) -> None:
+            self.calls.append(("send", [message]))
+
+        async def send_whole(self, start: Message, body: bytes) -> None:
+            self.calls.append(("send_whole", [start, {"type": "http.response.body", "body": body}]))
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        await respond_json(send, 201, {"kind": "CronTab"})
+
+    def served(steps: list[Step]) -> tuple[list[str], list[Message]]:
+        cycle = Cycle()
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": CONFIGMAPS,
+            "query_string": b"",
+            "headers": [(b"audit-id", b"trace-7")],
+            SCOPE_USER: UserInfo("alice"),
+        }
+        asyncio.run(Pipeline(steps, app)(scope, receive_nothing, cycle.send))
+        return [name for name, _ in cycle.calls], [m for _, sent in cycle.calls for m in sent]
+
+    recorder = Recorder()
+    plain_calls, plain = served([AuditInitFilter(), RequestInfoFilter()])
+    audited_calls, audited = served(
+        [AuditInitFilter(), RequestInfoFilter(), AuditFilter(Auditor(MetadataPolicy(), recorder))]
+    )
+    assert plain_calls == ["send_whole"] and audited_calls == ["send", "send"]
+    assert plain == audited
+    assert plain[0]["status"] == 201 and plain[0]["headers"][-1] == (b"audit-id", b"trace-7")
+    assert plain[1]["body"] == b'{"kind":"CronTab"}'
+    assert recorder.events[-1]["responseStatus"]["code"] == 201

@@ -3,6 +3,10 @@ attributes kube's GetAuthorizerAttributes gives, and kube's 403 messages (respon
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import httpx
+
 from apiserver.authentication.authenticator import request_authenticator
 from apiserver.authentication.user import ANONYMOUS, UserInfo
 from apiserver.authorization.authorizer import Attributes, Authorizer, Decision
@@ -11,7 +15,7 @@ from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.authorization import AuthorizationFilter
 from apiserver.filters.pipeline import Pipeline
 from apiserver.filters.requestinfo import RequestInfoFilter
-from tests.unit.filters.support import FailingAuthorizer, RuleAuthorizer, echo, request
+from tests.unit.filters.support import FailingAuthorizer, RuleAuthorizer, echo, request, run
 
 
 def chain(authorizer: Authorizer) -> ASGIApp:
@@ -132,3 +136,52 @@ def test_an_authorizer_that_fails_is_a_500_status() -> None:
     assert response.json()["message"] == (
         "Internal error occurred: authorization failed: ConnectionError"
     )
+
+
+class RevisionedAuthorizer(RuleAuthorizer):
+    """A RuleAuthorizer whose policy has a revision (authorizer.Revisioned) that the test moves."""
+
+    def __init__(self, rule: Callable[[Attributes], bool]) -> None:
+        super().__init__(rule)
+        self.policy_revision = 1
+
+    def revision(self) -> object | None:
+        return self.policy_revision
+
+
+def test_an_allow_is_remembered_while_the_revision_stands_and_a_refusal_never() -> None:
+    """The same user's same request is asked once while the authorizer's revision stands, again once it
+    moves (a role or binding changed), and one that is refused is asked every time."""
+    allowed = "/api/v1/namespaces/default/configmaps"
+    refused = "/api/v1/namespaces/kube-system/secrets"
+    authorizer = RevisionedAuthorizer(lambda attributes: attributes.resource != "secrets")
+    app = chain(authorizer)
+
+    async def exchange(client: httpx.AsyncClient) -> list[int]:
+        codes = []
+        for path in (allowed, allowed, refused, refused):
+            codes.append((await client.get(path)).status_code)
+        authorizer.policy_revision = 2
+        for path in (allowed, allowed):
+            codes.append((await client.get(path)).status_code)
+        authorizer.rule = lambda _: False  # the policy changed without a new revision: not seen
+        codes.append((await client.get(allowed)).status_code)
+        authorizer.policy_revision = 3  # its revision moves: asked, and refused
+        codes.append((await client.get(allowed)).status_code)
+        return codes
+
+    assert run(app, exchange) == [200, 200, 403, 403, 200, 200, 200, 403]
+    asked = [attributes.resource for attributes in authorizer.asked]
+    assert asked == ["configmaps", "secrets", "secrets", "configmaps", "configmaps"]
+
+
+def test_an_authorizer_without_a_revision_is_asked_every_time() -> None:
+    authorizer = RuleAuthorizer(lambda _: True)
+    app = chain(authorizer)
+
+    async def exchange(client: httpx.AsyncClient) -> None:
+        for _ in range(3):
+            assert (await client.get("/api/v1/namespaces/default/configmaps")).status_code == 200
+
+    run(app, exchange)
+    assert len(authorizer.asked) == 3

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
+from collections.abc import Awaitable
 
 import pytest
 from uvicorn.protocols.http.flow_control import FlowControl
@@ -60,14 +62,57 @@ def cycle(
     return made, transport, completed
 
 
+def awaited(response: Awaitable[None]) -> None:
+    """``response`` awaited on a loop of its own (``respond`` hands back an awaitable, not a coroutine)."""
+
+    async def main() -> None:
+        await response
+
+    asyncio.run(main())
+
+
 def test_a_response_of_known_length_is_one_write() -> None:
     made, transport, completed = cycle()
-    asyncio.run(respond(made.send, 200, b'{"kind":"Status"}', headers=[(b"audit-id", b"a")]))
+    awaited(respond(made.send, 200, b'{"kind":"Status"}', headers=[(b"audit-id", b"a")]))
     assert transport.writes == [
         b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 17\r\n"
         b'audit-id: a\r\n\r\n{"kind":"Status"}'
     ]
     assert completed == [1] and not transport.closed
+
+
+def test_a_whole_response_is_written_in_the_call_without_a_coroutine() -> None:
+    """``respond`` through the cycle's ``send_whole``: written before anything is awaited, the same bytes
+    as its two messages sent one after the other."""
+    made, transport, completed = cycle()
+    pending = respond(made.send, 201, b"{}", headers=[(b"warning", b'299 - "w"')])
+    assert not inspect.iscoroutine(pending)
+    assert completed == [1]
+    apart, apart_transport, _ = cycle()
+
+    async def two_messages() -> None:
+        await apart.send(
+            {
+                "type": "http.response.start",
+                "status": 201,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", b"2"),
+                    (b"warning", b'299 - "w"'),
+                ],
+            }
+        )
+        await apart.send({"type": "http.response.body", "body": b"{}"})
+
+    asyncio.run(two_messages())
+    assert (
+        transport.writes
+        == apart_transport.writes
+        == [
+            b"HTTP/1.1 201 Created\r\ncontent-type: application/json\r\ncontent-length: 2\r\n"
+            b'warning: 299 - "w"\r\n\r\n{}'
+        ]
+    )
 
 
 def test_a_stream_sends_its_head_at_once_then_chunks() -> None:
@@ -112,7 +157,7 @@ def test_framing_as_uvicorn_frames_it(
 ) -> None:
     made, transport, completed = cycle(method, keep_alive)
     body = b"" if status == 304 else b"{}"
-    asyncio.run(respond(made.send, status, body))
+    awaited(respond(made.send, status, body))
     assert transport.writes == [expected]
     assert completed == [1] and transport.closed is not keep_alive
 

@@ -1,11 +1,15 @@
 """The health endpoints' verdicts and kube's healthz.go format (its healthz_test.go cases), over a storage
 whose reads can be made to fail or to hang: the storage check fails while they do (a hang within the 2 s
-timeout), withholds the reason from the listing, gives it on /readyz/etcd, logs it, and recovers by itself."""
+timeout), withholds the reason from the listing, gives it on /readyz/etcd, logs it, and recovers by itself;
+as kube's etcd check, it reads at most once per half of its timeout and answers in between with the verdict
+of the last read sent."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -36,9 +40,12 @@ class FlakyStorage(MemoryStorage):
 
     down = False
     hang = False
+    reads = 0
+    """Reads of the health key."""
 
     async def get(self, key: str) -> KeyValue | None:
         if key == health.HEALTH_KEY:
+            self.reads += 1
             if self.down:
                 raise StorageUnavailableError("connection refused")
             if self.hang:
@@ -172,3 +179,68 @@ def test_readiness_fails_once_shutdown_begins(storage: FlakyStorage) -> None:
             "internal server error: process is shutting down\n"
         )
         assert client.get("/livez").text == "ok"  # alive while it drains
+
+
+def test_the_storage_is_read_at_most_once_per_half_timeout_per_endpoint(
+    client: httpx.Client, storage: FlakyStorage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """etcd3.go newETCD3Check: ``rate.NewLimiter(rate.Every(timeout/2), 1)``, one check per endpoint; a
+    request the limit turns away gets the last read's verdict."""
+    monkeypatch.setattr(
+        health, "STORAGE_TIMEOUT", 600.0
+    )  # one read per 300 s: the rest are turned away
+    assert [client.get("/readyz").text for _ in range(5)] == ["ok"] * 5
+    assert storage.reads == 1
+    assert client.get("/healthz/etcd").text == "ok"  # /healthz's check is another limiter
+    assert storage.reads == 2
+    storage.down = True
+    assert client.get("/readyz").text == "ok"  # the last read's verdict, not a read
+    assert client.get("/healthz/etcd").text == "ok"
+    assert storage.reads == 2
+
+
+def test_a_failure_shows_and_clears_once_the_limit_lets_a_read_through(
+    client: httpx.Client, storage: FlakyStorage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(health, "STORAGE_TIMEOUT", 0.2)
+    assert client.get("/readyz/etcd").text == "ok"
+    storage.down = True
+    started = time.monotonic()
+    assert _wait_for_status(client, "/readyz/etcd", 500).text == (
+        "internal server error: error getting data from etcd: connection refused\n"
+    )
+    storage.down = False
+    assert _wait_for_status(client, "/readyz/etcd", 200).text == "ok"
+    # a read per 0.1 s at most: the requests in between were answered without one
+    assert storage.reads <= 2 + (time.monotonic() - started) / 0.1
+
+
+def test_a_request_while_the_first_read_hangs_gets_kubes_initial_verdict(
+    client: httpx.Client, storage: FlakyStorage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before any read has answered, kube's check says the client is "not yet established"."""
+    monkeypatch.setattr(health, "STORAGE_TIMEOUT", 1.0)
+    storage.hang = True
+    first: list[httpx.Response] = []
+    reading = threading.Thread(target=lambda: first.append(client.get("/readyz/etcd")))
+    reading.start()
+    try:
+        deadline = time.monotonic() + 10
+        while storage.reads == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert storage.reads == 1
+        second = client.get("/readyz/etcd")
+        assert (second.status_code, second.text) == (
+            500,
+            "internal server error: etcd client connection not yet established\n",
+        )
+    finally:
+        reading.join()
+    assert first[0].text == "internal server error: error getting data from etcd: no answer in 1s\n"
+
+
+def _wait_for_status(client: httpx.Client, path: str, status: int) -> httpx.Response:
+    deadline = time.monotonic() + 10
+    while (answer := client.get(path)).status_code != status and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return answer
