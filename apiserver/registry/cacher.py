@@ -68,6 +68,8 @@ class WatchCache:
         self._hub = WatchHub()
         self._task: asyncio.Task[None] | None = None
         self._local: WatchStream | None = None
+        self._unpublished: list[StorageEvent] = []  # applied by the listener, published soon after
+        self._publishing = False
 
     async def start(self) -> None:
         await self._relist()
@@ -97,14 +99,18 @@ class WatchCache:
             try:
                 stream = self.storage.watch(self.prefix, self.revision, with_prev=False)
                 self._local = stream if isinstance(stream, WatchStream) else None
+                if self._local is not None:
+                    self._local.listener = self._taker(self._local)
                 ready: list[StorageEvent] = []
                 try:
                     async for event in stream:
+                        self._publish()  # what the listener applied comes first
                         ready.append(self._apply(event))
                         if not getattr(stream, "ready", False):
                             self._hub.publish(ready)
                             ready = []
                 finally:
+                    self._publish()
                     if ready:
                         self._hub.publish(ready)
                     self._local = None
@@ -114,6 +120,33 @@ class WatchCache:
                 log.warning("watch cache of %s restarts after: %s", self.prefix, error)
                 self._hub.end_all()  # clients re-watch from their last revision
             await self._restart()
+
+    def _taker(self, stream: WatchStream) -> Callable[[list[StorageEvent]], bool]:
+        """The listener of the storage's stream while ``_follow`` is parked: a write's events are applied
+        as the write publishes them (no task wake-up per write, and the cache reflects the write before the
+        writer goes on), and published to the cache's watchers once the loop comes round, together with
+        every other write applied meanwhile (one hand-over per watcher for a burst of writes). An event the
+        cache cannot apply ends the stream with the error, as ``_follow`` would end it."""
+
+        def take(events: list[StorageEvent]) -> bool:
+            try:
+                for event in events:
+                    self._unpublished.append(self._apply(event))
+            except StorageError as error:
+                stream.fail(error)
+            if self._unpublished and not self._publishing:
+                self._publishing = True
+                asyncio.get_running_loop().call_soon(self._publish)
+            return True
+
+        return take
+
+    def _publish(self) -> None:
+        """Publish what the listener has applied, in order."""
+        self._publishing = False
+        ready, self._unpublished = self._unpublished, []
+        if ready:
+            self._hub.publish(ready)
 
     async def _restart(self) -> None:
         """Relist until storage answers (a failed relist must not end the follower for good).

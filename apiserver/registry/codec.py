@@ -95,10 +95,14 @@ class Codec:
                 self._pruned.popitem(last=False)
         return value
 
+    def unpruned(self, kv: KeyValue) -> bool:
+        """Whether ``kv`` holds the very bytes of this key's last clean encoding: they decode to the object
+        that was encoded, which the same schema left as it was."""
+        return self._pruned.get(kv.key) == kv.value
+
     def decode(self, kv: KeyValue) -> Object:
-        """``decode(kv)``, without the prune when ``kv`` holds the very bytes of this key's last clean
-        encoding: they decode to the object that was encoded, which the same schema left as it was."""
-        return decode(self.resource, kv, pruned=self._pruned.get(kv.key) == kv.value)
+        """``decode(kv)``, without the prune when ``unpruned(kv)``."""
+        return decode(self.resource, kv, pruned=self.unpruned(kv))
 
 
 def as_stored(obj: Object, kv: KeyValue) -> Object:

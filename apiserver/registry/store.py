@@ -38,6 +38,7 @@ from apiserver.registry.deletion import DEFAULT_PROPAGATION, Propagation
 from apiserver.registry.identity import identity_changes, uid_precondition_failed
 from apiserver.registry.keys import key_prefix, object_key
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
+from apiserver.registry.metaview import metadata_view
 from apiserver.registry.offload import is_heavy, run_heavy
 from apiserver.registry.strategy import Finish, Strategy, finish_nothing
 from apiserver.registry.versioning import converted, to_version
@@ -62,6 +63,7 @@ UpdateFunction = Callable[[Object], Object]
 _GENERATE_NAME_ATTEMPTS = 8
 DECODED_CAPACITY = 4096  # watched events whose decoded object is kept for the other watchers
 WRITTEN_CAPACITY = 4096  # keys whose latest write by this server is kept as the next update's guess
+CREATE_WRITES_CAPACITY = 1024  # the Writes of creates kept, one per namespace, version and dry run
 # Events a watch takes (and writes) at once: a few hundred KiB per write, so one busy watcher's write
 # does not hold the loop for long.
 WATCH_BATCH = 256
@@ -156,6 +158,10 @@ class Store:
         self._metadata_rule = metadata_rule
         self.storage = storage
         self.strategy = strategy if strategy is not None else Strategy()
+        self._begins_create = type(self.strategy).begin_create is not Strategy.begin_create
+        """Whether the strategy takes something outside the object on create (else no FinishFunc)."""
+        self._create_writes: dict[tuple[str, str, bool], Write] = {}
+        """The Write of a create by namespace, version and dry run: the same for every create there."""
         self.cache = cache
         self.admission = admission if admission is not None else AdmissionChain()
         self.terminating = False
@@ -163,6 +169,11 @@ class Store:
         self._decoded: dict[tuple[str, int], Object] = {}
         self._watches = 0
         """StoreWatches open: a lone watcher takes each event once, so its decoded object is not kept."""
+        self._views: dict[tuple[str, int], Object] = {}
+        """Metadata views of this store's own writes, made from the written objects, until the
+        metadata-only watchers take them (``offer``)."""
+        self._view_watches = 0
+        """Metadata-only StoreWatches open (the garbage collector's informer): views are made for them."""
         self._last_change: tuple[StorageEvent, WatchEvent] | None = None
         """The watch event of the last storage event published, as every watcher without a selector
         sees it: the same storage event reaches each of them in turn."""
@@ -174,7 +185,9 @@ class Store:
         what was decoded or rendered with the old one (its storage version, its schemas) is forgotten."""
         self.resource = resource
         self.codec = codec.Codec(resource)
+        self._create_writes.clear()
         self._decoded.clear()
+        self._views.clear()
         self._last_change = None
         if self.cache is not None:
             self.cache.forget_renders()
@@ -326,6 +339,22 @@ class Store:
             self._metadata_rule,
         )
 
+    def _create_write(
+        self, namespace: str | None, version: VersionType | None, dry_run: bool
+    ) -> Write:
+        """``_write`` of a create, made once per namespace, version and dry run (a Write is immutable; one
+        made for another shape of the resource, by a create that began before a ``reshape``, is not used)."""
+        wanted = version or self.resource.storage_version
+        memo_key = ((namespace or "") if self.resource.namespaced else "", wanted.name, dry_run)
+        write = self._create_writes.get(memo_key)
+        if write is None or write.version is not wanted or write.resource is not self.resource:
+            if len(self._create_writes) >= CREATE_WRITES_CAPACITY:
+                self._create_writes.clear()
+            write = self._create_writes[memo_key] = self._write(
+                namespace, "", Operation.CREATE, version, dry_run=dry_run
+            )
+        return write
+
     async def create(
         self,
         namespace: str | None,
@@ -337,7 +366,7 @@ class Store:
     ) -> Object:
         """Create ``obj``, written in ``version`` (the storage version when None)."""
         options = options if options is not None else WriteOptions()
-        write = self._write(namespace, "", Operation.CREATE, version, dry_run=dry_run)
+        write = self._create_write(namespace, version, dry_run)
         obj = await admit(obj, write, self.admission, options, heavy=options.heavy)
         if not self.resource.persisted:
             return await self.strategy.answer(
@@ -361,7 +390,11 @@ class Store:
         generated = not metadata.get("name")
         if generated:
             metadata["name"] = generate_name(metadata.get("generateName", ""))
-        finish = await self.strategy.begin_create(obj, dry_run)
+        finish = (
+            await self.strategy.begin_create(obj, dry_run)
+            if self._begins_create
+            else finish_nothing
+        )
         stored = False
         try:
             self._refuse_invalid(obj, self.strategy.validate(obj))
@@ -372,7 +405,8 @@ class Store:
             stored = not dry_run
             return created
         finally:
-            await finish(stored)
+            if finish is not finish_nothing:
+                await finish(stored)
 
     async def _store_new(
         self, namespace: str | None, obj: Object, generated: bool, dry_run: bool
@@ -397,6 +431,7 @@ class Store:
                     self.resource.plural, self.resource.group, name
                 ) from None
             self._remember(kv)
+            self._offer(kv, obj)
             return codec.as_stored(obj, kv)
         raise errors.already_exists(self.resource.plural, self.resource.group, metadata["name"])
 
@@ -486,6 +521,7 @@ class Store:
             create_revision=kv.create_revision,
         )
         self._remember(stored)
+        self._offer(stored, updated)
         return codec.as_stored(updated, stored)
 
     async def _try(
@@ -560,9 +596,13 @@ class Store:
         of writes and costs O(1) per write however far the cache lags (a scan of the whole memo on every
         write cost a fifth of a create's CPU on etcd, where the cache lags by thousands under load)."""
         written = self._written
-        written[kv.key] = kv
-        written.move_to_end(kv.key)
-        if self.cache is not None:
+        if self.cache is not None and kv.mod_revision <= self.cache.revision:
+            # the cache has it already (it applies an in-process storage's writes as they are made)
+            written.pop(kv.key, None)
+        else:
+            written[kv.key] = kv
+            written.move_to_end(kv.key)
+        if written and self.cache is not None:
             seen = self.cache.revision
             while written:
                 key, oldest = next(iter(written.items()))
@@ -724,6 +764,7 @@ class Store:
                     except (RevisionConflictError, KeyNotFoundError):
                         continue
                     self._remember(stored)
+                    self._offer(stored, marked)
                     return codec.as_stored(marked, stored), False
                 # this delete's policy took away the only finalizers (a GC one): it goes now
             if dry_run:
@@ -733,6 +774,7 @@ class Store:
             except (RevisionConflictError, KeyNotFoundError):
                 continue
             self._written.pop(key, None)
+            self._offer(deleted, current)  # a deletion's event carries the value deleted
             gone = self.codec.decode(deleted)
             await self.strategy.after_delete(gone)
             return gone, True
@@ -740,9 +782,17 @@ class Store:
     # -- watch -------------------------------------------------------------------------------------
 
     def open_watch(
-        self, namespace: str | None, after_revision: int, predicate: Predicate | None
+        self,
+        namespace: str | None,
+        after_revision: int,
+        predicate: Predicate | None,
+        *,
+        metadata_only: bool = False,
     ) -> StoreWatch:
-        """Changes after ``after_revision``, taken in batches; see StoreWatch."""
+        """Changes after ``after_revision``, taken in batches; see StoreWatch. ``metadata_only``: each
+        event's object is its ``metadata_view`` (kube's metadata informers), with no selector."""
+        if metadata_only and predicate is not None:
+            raise ValueError("a metadata-only watch has no selector")
         prefix = key_prefix(self.resource, namespace if self.resource.namespaced else None)
         source = (
             self.cache.watch(prefix, after_revision)
@@ -751,14 +801,19 @@ class Store:
         )
         if not isinstance(source, WatchStream):
             source = PumpedStream(source, prefix, after_revision, DEFAULT_WATCH_CAPACITY)
-        return StoreWatch(self, source, predicate, after_revision)
+        return StoreWatch(self, source, predicate, after_revision, metadata_only=metadata_only)
 
     async def watch(
-        self, namespace: str | None, after_revision: int, predicate: Predicate | None
+        self,
+        namespace: str | None,
+        after_revision: int,
+        predicate: Predicate | None,
+        *,
+        metadata_only: bool = False,
     ) -> AsyncGenerator[WatchEvent, None]:
         """Changes after ``after_revision`` one at a time; raises APIError 410 Expired when history no
         longer covers it."""
-        changes = self.open_watch(namespace, after_revision, predicate)
+        changes = self.open_watch(namespace, after_revision, predicate, metadata_only=metadata_only)
         try:
             while (batch := await changes.batch(WATCH_BATCH)) is not None:
                 for event in batch:
@@ -787,17 +842,43 @@ class Store:
         last = self._last_change
         if last is not None and last[0] is event:
             return last[1]
-        obj = self.shared_decode(event.kv)
-        if event.type is EventType.DELETE:
-            change = WatchEvent("DELETED", obj, event.kv.mod_revision)
-        else:
-            kind = "ADDED" if event.prev is None else "MODIFIED"
-            change = WatchEvent(kind, obj, event.kv.mod_revision)
+        change = _watch_event(event, self.shared_decode(event.kv))
         self._last_change = (event, change)
         return change
 
+    def _offer(self, kv: KeyValue, obj: Object) -> None:
+        """Keep the metadata view of a write this store just made (``kv`` holds ``obj`` encoded, or the
+        deleted value ``obj`` was decoded from) for its metadata-only watchers: made from the object at
+        hand, the view spares them decoding the stored bytes again. Only when the codec vouches that
+        reading ``kv`` back prunes nothing: the view is then the one the decoded value would give."""
+        if not self._view_watches or not self.codec.unpruned(kv):
+            return
+        views = self._views
+        if len(views) >= DECODED_CAPACITY:  # views of events nobody took (a watch that ended)
+            views.clear()
+        views[(kv.key, kv.mod_revision)] = metadata_view(obj, str(kv.mod_revision))
+
+    def view_change(self, event: StorageEvent) -> WatchEvent:
+        """The watch event of ``event`` for a metadata-only watcher: the view this store made when it
+        wrote the value (taken for good when one such watcher follows the store), else one made from the
+        value decoded (a write of another replica, a replay, a value the codec cannot vouch for)."""
+        kv = event.kv
+        memo_key = (kv.key, kv.mod_revision)
+        views = self._views
+        view = views.pop(memo_key, None) if self._view_watches == 1 else views.get(memo_key)
+        if view is None:
+            view = metadata_view(self.shared_decode(kv), str(kv.mod_revision))
+        return _watch_event(event, view)
+
     async def current_revision(self) -> int:
         return await self.storage.current_revision()
+
+
+def _watch_event(event: StorageEvent, obj: Object) -> WatchEvent:
+    """The watch event of a storage event seen by a watcher without a selector, carrying ``obj``."""
+    if event.type is EventType.DELETE:
+        return WatchEvent("DELETED", obj, event.kv.mod_revision)
+    return WatchEvent("ADDED" if event.prev is None else "MODIFIED", obj, event.kv.mod_revision)
 
 
 class StoreWatch:
@@ -806,14 +887,24 @@ class StoreWatch:
     woken without an event (``poke``: bookmarks, deadlines, the client leaving)."""
 
     def __init__(
-        self, store: Store, stream: WatchStream, predicate: Predicate | None, after_revision: int
+        self,
+        store: Store,
+        stream: WatchStream,
+        predicate: Predicate | None,
+        after_revision: int,
+        *,
+        metadata_only: bool = False,
     ) -> None:
         self._store = store
         self._stream = stream
         self._predicate = predicate
         self._after_revision = after_revision
         self._open = True
-        store._watches += 1
+        self._metadata_only = metadata_only
+        if metadata_only:
+            store._view_watches += 1
+        else:
+            store._watches += 1
         # the last revision taken, shown or hidden: a bookmark may carry it, which is what lets a watcher
         # whose selector hides everything still resume near the head (kube's cacheWatcher does the same)
         self.processed_revision = after_revision
@@ -854,13 +945,18 @@ class StoreWatch:
     async def close(self) -> None:
         if self._open:
             self._open = False
-            self._store._watches -= 1
+            if self._metadata_only:
+                self._store._view_watches -= 1
+            else:
+                self._store._watches -= 1
         await self._stream.close()
 
     def _change(self, event: StorageEvent) -> WatchEvent | None:
         """The watch event this watcher sees for a storage event, or None when its selector hides it."""
         predicate = self._predicate
         if predicate is None:
+            if self._metadata_only:
+                return self._store.view_change(event)
             return self._store.shared_change(event)
         decode = self._store.shared_decode
         obj = decode(event.kv)

@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_WATCH_CAPACITY = 10_000
 """Events a watcher may queue before it is ended: about a second of a busy cluster's writes."""
+_PARENTS_REMEMBERED = 4096
+"""Key parents (a collection, or a namespace of one) whose watched prefixes a hub remembers."""
 
 Replay = Callable[[int], Awaitable[list[StorageEvent]]]
 """Returns the next page of history under the watch prefix after a revision ([] once caught up).
@@ -230,21 +232,27 @@ class WatchStream:
 class WatchHub:
     """The set of live watchers of one store; the store publishes each committed batch here once.
 
-    Watchers are indexed by prefix, and a key finds its watchers by looking up its own leading characters
-    at each length some prefix has: a write costs a few dictionary lookups, not a call per watcher (every
-    resource's watch cache watches its own prefix of one shared storage)."""
+    Watchers are indexed by prefix. A key's watchers are those of the prefixes it starts with: a prefix
+    ending in "/" (every resource's, namespace's and watch cache's) can only be one up to the key's last
+    "/", so they are looked up once per such parent and remembered until the prefixes change; any other
+    prefix is looked up by the key's leading characters at each of their lengths. A write then costs a
+    dictionary lookup or two, not a call per watcher (every resource's watch cache watches its own prefix
+    of one shared storage)."""
 
     def __init__(self, capacity: int = DEFAULT_WATCH_CAPACITY) -> None:
         self._capacity = capacity
         self._by_prefix: dict[str, set[WatchStream]] = {}
-        self._lengths: tuple[int, ...] = ()
+        self._other_lengths: tuple[int, ...] = ()  # of the prefixes not ending in "/"
+        self._by_parent: dict[
+            str, tuple[str, ...]
+        ] = {}  # key's parent -> the "/" prefixes it starts with
 
     def subscribe(self, prefix: str, after_revision: int, replay: Replay) -> WatchStream:
         stream = WatchStream(prefix, after_revision, replay, self._capacity, self._unsubscribe)
         streams = self._by_prefix.get(prefix)
         if streams is None:
             streams = self._by_prefix[prefix] = set()
-            self._lengths = tuple(sorted({len(p) for p in self._by_prefix}))
+            self._prefixes_changed()
         streams.add(stream)
         return stream
 
@@ -256,23 +264,52 @@ class WatchHub:
         streams.discard(stream)
         if not streams:
             del self._by_prefix[prefix]
-            self._lengths = tuple(sorted({len(p) for p in self._by_prefix}))
+            self._prefixes_changed()
+
+    def _prefixes_changed(self) -> None:
+        self._by_parent.clear()
+        self._other_lengths = tuple(
+            sorted({len(p) for p in self._by_prefix if not p.endswith("/")})
+        )
+
+    def _prefixes_of(self, key: str) -> tuple[str, ...]:
+        """The prefixes with watchers that ``key`` starts with."""
+        cut = key.rfind("/") + 1
+        parent = key[:cut]
+        by_prefix = self._by_prefix
+        found = self._by_parent.get(parent)
+        if found is None:
+            found = tuple(
+                parent[: i + 1]
+                for i in range(cut)
+                if parent[i] == "/" and parent[: i + 1] in by_prefix
+            )
+            if len(self._by_parent) >= _PARENTS_REMEMBERED:
+                self._by_parent.clear()
+            self._by_parent[parent] = found
+        if self._other_lengths:
+            found += tuple(
+                key[:length]
+                for length in self._other_lengths
+                if length <= len(key) and key[:length] in by_prefix
+            )
+        return found
 
     def publish(self, events: list[StorageEvent]) -> None:
+        if len(events) == 1:  # a write: its key's parent is most likely remembered
+            key = events[0].kv.key
+            found = self._by_parent.get(key[: key.rfind("/") + 1])
+            prefixes: Iterable[str] = (
+                found if found is not None and not self._other_lengths else self._prefixes_of(key)
+            )
+        else:
+            prefixes = dict.fromkeys(p for event in events for p in self._prefixes_of(event.kv.key))
         by_prefix = self._by_prefix
-        targets: dict[str, set[WatchStream]] = {}
-        for event in events:
-            key = event.kv.key
-            for length in self._lengths:
-                if length > len(key):
-                    break
-                prefix = key[:length]
-                streams = by_prefix.get(prefix)
-                if streams is not None:
-                    targets[prefix] = streams
-        for streams in targets.values():
-            for stream in list(streams):  # a stream that overflows unsubscribes itself
-                stream.publish(events)
+        for prefix in prefixes:
+            streams = by_prefix.get(prefix)  # gone when an earlier one's overflow emptied it
+            if streams is not None:
+                for stream in list(streams):  # a stream that overflows unsubscribes itself
+                    stream.publish(events)
 
     def end_all(self) -> None:
         for streams in list(self._by_prefix.values()):

@@ -122,7 +122,7 @@ class GarbageCollector:
                     if node.uid not in seen:  # deleted while the watch was down
                         self._deleted(node.uid)
                 synced.set()
-                async for event in store.watch(None, page.revision, None):
+                async for event in store.watch(None, page.revision, None, metadata_only=True):
                     if event.type == "DELETED":
                         self._deleted(event.object["metadata"]["uid"])
                     else:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 ABSENT_CAPACITY = 10_000  # kube's absentOwnerCache holds 500; deleted owners come in bulk here
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     """An observed object: where it lives, what owns it, what it owns, and how it is being deleted."""
 
@@ -84,9 +84,12 @@ class Graph:
         node.being_deleted = bool(metadata.get("deletionTimestamp"))
         node.deleting_dependents = node.being_deleted and FOREGROUND_FINALIZER in finalizers
         node.orphaning = node.being_deleted and ORPHAN_FINALIZER in finalizers
+        owners = owner_references(obj)
+        if not owners and not node.owners:  # most objects: nothing to link or unlink
+            return node, set()
         before = {ref["uid"] for ref in node.owners}
-        node.owners = owner_references(obj)
-        after = {ref["uid"] for ref in node.owners}
+        node.owners = owners
+        after = {ref["uid"] for ref in owners}
         for owner_uid in after - before:
             self._dependents_of(owner_uid).add(uid)
         for owner_uid in before - after:

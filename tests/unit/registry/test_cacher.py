@@ -4,7 +4,8 @@ serve rv=0 lists from memory, and cut off a watcher that stops reading without s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
@@ -14,6 +15,7 @@ from apiserver.storage.fanout import WatchOverflowError, WatchStream
 from apiserver.storage.interface import (
     CompactedError,
     ListResult,
+    StorageError,
     StorageEvent,
     StorageUnavailableError,
     Watch,
@@ -37,8 +39,24 @@ async def take(watch: Watch, count: int) -> list[StorageEvent]:
 
 
 async def settle(cache: WatchCache, storage: MemoryStorage) -> None:
+    """Until the cache has applied every write, and the loop has come round to publish them."""
     while cache.revision < await storage.current_revision():
         await asyncio.sleep(0.001)
+    await asyncio.sleep(0)
+
+
+@contextlib.asynccontextmanager
+async def following(storage: MemoryStorage) -> AsyncIterator[tuple[MemoryStorage, WatchCache]]:
+    """``storage`` started, with a cache whose follower is live; both stopped on exit."""
+    await storage.start()
+    cache = WatchCache(storage, PREFIX)
+    await cache.start()
+    try:
+        await asyncio.sleep(0.01)  # the follower is live
+        yield storage, cache
+    finally:
+        await cache.stop()
+        await storage.close()
 
 
 def test_replays_history_and_follows_live_changes() -> None:
@@ -127,7 +145,7 @@ class FlakyStorage(MemoryStorage):
     """Memory storage whose next ``failing_lists`` lists fail, as an unreachable etcd's would."""
 
     def __init__(self) -> None:
-        super().__init__(watch_capacity=2)  # the cache's own storage watch overflows easily
+        super().__init__()
         self.failing_lists = 0
 
     async def list(
@@ -140,11 +158,14 @@ class FlakyStorage(MemoryStorage):
 
 
 async def break_follower(cache: WatchCache, storage: FlakyStorage) -> None:
-    """Publish more than the cache's storage watch holds at once, so that its follower restarts."""
+    """End the cache's storage watch with an error, as a broken etcd watch ends, and write what it then
+    misses: its follower restarts."""
     await asyncio.sleep(0.01)  # the follower is live
+    assert cache._local is not None
+    cache._local.fail(StorageError("the watch broke"))
     for _ in range(5):
         await storage.create(f"{PREFIX}{await storage.current_revision()}", b"x")
-    await asyncio.sleep(0.01)  # the follower sees the overflow and waits to relist
+    await asyncio.sleep(0.01)  # the follower sees the error and waits to relist
 
 
 def test_the_cache_follows_again_after_a_failed_relist(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -207,6 +228,43 @@ def test_a_watch_from_the_current_revision_needs_no_history() -> None:
         finally:
             await cache.stop()
             await storage.close()
+
+    run(body)
+
+
+def test_a_write_is_in_the_cache_when_the_writer_goes_on_and_reaches_watchers_soon_after() -> None:
+    """The cache applies a write of the in-process storage as the write publishes it (no task wake-up per
+    write): a read right after the write finds it; its watchers get it once the loop comes round."""
+
+    async def body() -> None:
+        async with following(MemoryStorage()) as (storage, cache):
+            watch = cache.watch(PREFIX, cache.revision)
+            written = await storage.create(f"{PREFIX}a", b"1")
+            assert cache.objects[f"{PREFIX}a"] is written and cache.revision == written.mod_revision
+            assert await cache.get(f"{PREFIX}a") is written
+            assert [e.kv for e in await take(watch, 1)] == [written]
+            await watch.close()
+
+    run(body)
+
+
+def test_an_event_the_cache_cannot_apply_restarts_it_from_a_relist(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A deletion of a key the cache never had (its state went wrong) ends the storage watch with the
+    error, as on the follower's own path: the cache relists and its watchers are ended to re-watch."""
+    monkeypatch.setattr(cacher, "RELIST_DELAY_SECONDS", 0.01)
+
+    async def body() -> None:
+        storage = MemoryStorage()
+        await storage.create(f"{PREFIX}a", b"1")
+        async with following(storage) as (_, cache):
+            del cache.objects[f"{PREFIX}a"]  # the cache's state is wrong
+            watch = cache.watch(PREFIX, cache.revision)
+            await storage.delete(f"{PREFIX}a")
+            assert await asyncio.wait_for(take(watch, 1), timeout=2) == []  # ended
+            await asyncio.wait_for(settle(cache, storage), timeout=2)
+            assert cache.objects == {}
 
     run(body)
 

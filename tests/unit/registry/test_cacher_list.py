@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from apiserver.registry import cacher
 from apiserver.registry.cacher import MISS, WatchCache
-from apiserver.storage.interface import KeyValue, ListResult
+from apiserver.storage.interface import KeyValue, ListResult, StorageError
 from apiserver.storage.memory import MemoryStorage
 
 PREFIX = "/registry/things/"
@@ -141,11 +141,10 @@ def test_creates_updates_and_deletes_keep_every_prefix_listing_as_before(
 
 
 class CountingStorage(MemoryStorage):
-    """Memory storage with a tiny watch buffer (a burst overflows the cache's watch, so the cache
-    relists) that counts the lists it serves."""
+    """Memory storage that counts the lists it serves."""
 
     def __init__(self) -> None:
-        super().__init__(watch_capacity=2)
+        super().__init__()
         self.lists = 0
 
     async def list(
@@ -165,7 +164,11 @@ def test_a_relist_rebuilds_the_sorted_keys(monkeypatch: pytest.MonkeyPatch) -> N
         cache = WatchCache(storage, PREFIX)
         await cache.start()
         await asyncio.sleep(0.01)  # the follower is live
-        for key in KEYS[:3]:  # a burst: the follower's watch overflows and the cache relists
+        assert cache._local is not None
+        cache._local.fail(
+            StorageError("the watch broke")
+        )  # as a broken etcd watch: the cache relists
+        for key in KEYS[:3]:  # changes the cache's watch misses, folded into the relist
             await storage.delete(key)
         for key in KEYS[6:]:
             await storage.create(key, b"2")

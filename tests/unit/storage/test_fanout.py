@@ -136,6 +136,27 @@ async def test_the_hub_gives_each_watcher_the_events_under_its_prefix_and_only_t
             assert revisions(await asyncio.wait_for(stream.batch(100), TIMEOUT)) == wanted
 
 
+async def test_watchers_that_come_and_go_after_a_key_was_published_are_found_for_its_next_write() -> (
+    None
+):
+    """The hub remembers which prefixes a key's parent starts with; a prefix that appears or goes away
+    since changes that for the next write, one at a time or in a batch."""
+    hub = WatchHub(100)
+    collection = hub.subscribe(PREFIX, 0, History([]))
+    await go_live(collection)
+    hub.publish([put("ns-a/one", 1)])
+    namespace = hub.subscribe("/registry/widgets/ns-a/", 1, History([]))
+    cut = hub.subscribe("/registry/widgets/ns-a/tw", 1, History([]))  # not cut at a slash
+    for stream in (namespace, cut):
+        await go_live(stream)
+    hub.publish([put("ns-a/two", 2)])
+    await collection.close()
+    hub.publish([put("ns-a/three", 3), put("ns-a/twelve", 4)])
+    assert revisions(await asyncio.wait_for(namespace.batch(100), TIMEOUT)) == [2, 3, 4]
+    assert revisions(await asyncio.wait_for(cut.batch(100), TIMEOUT)) == [2, 4]
+    assert collection.backlog == 0
+
+
 async def test_an_ended_watcher_leaves_the_hub_and_its_prefix_still_serves_the_others() -> None:
     hub = WatchHub(100)
     first, second = hub.subscribe(PREFIX, 0, History([])), hub.subscribe(PREFIX, 0, History([]))
