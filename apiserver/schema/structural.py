@@ -322,7 +322,7 @@ def compile_schema(schema: Mapping[str, Any] | Schema) -> Schema:
     global _last
     if isinstance(schema, Schema):
         return schema
-    if _last is not None and _last[0] is schema:  # the schema asked for last: a write asks for its own several times
+    if _last is not None and _last[0] is schema:  # a write asks for its own several times
         return _last[1]
     key = id(schema)
     hit = _cache.get(key)
