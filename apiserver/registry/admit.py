@@ -51,7 +51,8 @@ class WriteOptions:
 
     def warn(self, messages: list[str]) -> None:
         """Add warnings once each: an update's pipeline runs again after a conflict."""
-        self.warnings.extend(m for m in messages if m not in self.warnings)
+        if messages:
+            self.warnings.extend(m for m in messages if m not in self.warnings)
 
 
 def go_quoted(text: str) -> str:
@@ -109,9 +110,11 @@ async def admit(
         await run_heavy(_prepare, obj, write, options, warnings)
     else:
         _prepare(obj, write, options, warnings)
-    if admission.mutates(write.operation):
+    mutating = admission.mutating_for(write.resource, write.operation)
+    if mutating:  # no attributes for a write no plugin sees
         attributes = admission_attributes(write, obj, old, options, warnings)
-        await admission.admit(attributes)
+        for plugin in mutating:
+            await plugin.admit(attributes)
     # what the plugins returned still belongs to the request's namespace (BeforeCreate, BeforeUpdate)
     ensure_namespace(obj["metadata"], write.namespace, write.resource.namespaced)
     if precondition is not None:
@@ -174,7 +177,8 @@ async def validate_admission(
     options: WriteOptions,
 ) -> None:
     """The validating admission plugins, on the final object in the hub version."""
-    if admission.validating:
+    validating = admission.validating_for(write.resource, write.operation)
+    if validating:
         storage = write.resource.storage_version
         hub = write if write.version is storage else Write(
             write.resource, storage, write.namespace, write.name, write.operation,
@@ -182,7 +186,8 @@ async def validate_admission(
         )  # fmt: skip
         attributes = admission_attributes(hub, internal, old, options, [])
         attributes.request_version = write.version
-        await admission.validate(attributes)
+        for plugin in validating:
+            await plugin.validate(attributes)
         options.warn(attributes.warnings)
 
 
