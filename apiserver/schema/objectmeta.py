@@ -163,6 +163,8 @@ def validate_object_meta(
     This runs on every write: field paths are only formatted for a cause, and labels and annotations
     seen before are passed by set lookups.
     """
+    if type(metadata) is dict and _passes(metadata, namespaced, name_fn):
+        return []
     errs: list[Cause] = []
     if metadata is None:
         metadata = {}
@@ -211,6 +213,64 @@ def validate_object_meta(
     _finalizers(metadata.get("finalizers"), path, errs)
     _managed_fields(metadata.get("managedFields"), path, errs)
     return errs
+
+
+_SUBDOMAINS: Final = is_dns1123_subdomain.valid
+_LABEL_NAMES: Final = is_dns1123_label.valid
+_QUALIFIED: Final = is_qualified_name.valid
+_LABEL_VALUES: Final = is_label_value.valid
+_ANNOTATION_KEYS: Final = is_lowered_qualified_name.valid
+_SURELY_SMALL: Final = TOTAL_ANNOTATION_SIZE_LIMIT // 4
+"""Characters of annotations that cannot reach the limit in UTF-8 bytes (4 at most per character)."""
+
+
+def _passes(metadata: dict[str, Any], namespaced: bool, name_fn: NameFunc) -> bool:
+    """Whether :func:`validate_object_meta` would find nothing, answered for the metadata of nearly every
+    write in one pass: a name, the namespace, labels, annotations and finalizers of the right types whose
+    strings have all passed before (set lookups of remembered passes), no owner references or managed
+    fields. False when unsure: the full checks then say what is wrong, if anything."""
+    name = metadata.get("name")
+    if type(name) is not str or not name or metadata.get("generateName") is not None:
+        return False
+    if name_fn is name_is_dns_subdomain:  # the usual rule, without its two calls for a known name
+        if name not in _SUBDOMAINS and is_dns1123_subdomain(name):
+            return False
+    elif name_fn(name, False):
+        return False
+    namespace = metadata.get("namespace")
+    if namespaced:
+        if type(namespace) is not str or namespace not in _LABEL_NAMES:
+            return False
+    elif namespace is not None and namespace != "":
+        return False
+    generation = metadata.get("generation")
+    if generation is not None and (type(generation) is not int or generation < 0):
+        return False
+    if metadata.get("ownerReferences") is not None or metadata.get("managedFields") is not None:
+        return False
+    labels = metadata.get("labels")
+    if labels is not None and not (
+        type(labels) is dict
+        and _ONLY_STR.issuperset(map(type, labels.values()))
+        and _QUALIFIED.issuperset(labels)
+        and _LABEL_VALUES.issuperset(labels.values())
+    ):
+        return False
+    annotations = metadata.get("annotations")
+    if annotations is not None and not (
+        type(annotations) is dict
+        and _ONLY_STR.issuperset(map(type, annotations.values()))
+        and _ANNOTATION_KEYS.issuperset(annotations)
+        and sum(map(len, annotations)) + sum(map(len, annotations.values())) <= _SURELY_SMALL
+    ):
+        return False
+    finalizers = metadata.get("finalizers")
+    return finalizers is None or (
+        type(finalizers) is list
+        and _ONLY_STR.issuperset(map(type, finalizers))
+        and _QUALIFIED.issuperset(finalizers)
+        and not (_FINALIZER_ORPHAN in finalizers and _FINALIZER_FOREGROUND in finalizers)
+    )
 
 
 def _too_large(annotations: dict[str, str]) -> bool:
