@@ -28,7 +28,7 @@ from apiserver.schema.godecode import decode_error
 from apiserver.schema.gointegers import integer_causes
 from apiserver.schema.objectmeta import NameFunc, name_is_dns_subdomain
 from apiserver.schema.ratchet import ratchet
-from apiserver.schema.scalepaths import scale_spec_causes, scale_status_causes
+from apiserver.schema.scalepaths import scale_causes
 from apiserver.schema.structural import compile_schema
 
 _C1_AND_DEL = re.compile("[\x7f-\x9f]")  # the control characters JSON leaves as they are
@@ -244,9 +244,7 @@ def _validate(
             schema_causes = ratchet(schema_causes, obj, old, version.schema)
         causes.extend(schema_causes)
     if not resource.builtin:  # what the scale subresource reads, then x-kubernetes-validations
-        if write.subresource != "status":
-            causes.extend(scale_spec_causes(obj, version.scale))
-        causes.extend(scale_status_causes(obj, version.scale))
+        causes.extend(scale_causes(obj, version.scale, write.subresource != "status"))
         causes.extend(validate_rules(obj, old, version.schema, causes, warnings))
     if causes:
         name = metadata.get("name") or metadata.get("generateName", "")
