@@ -71,12 +71,19 @@ def _object_meta_is_pruned(metadata: Any) -> bool:
         return True
     if not metadata.keys() <= _OBJECT_META:
         return False
-    for key, fields in _LISTS.items():
-        items = metadata.get(key)
-        if isinstance(items, _ARRAYS):  # a tuple the server built is a list once stored
-            for item in items:
-                if isinstance(item, dict) and not item.keys() <= fields:
-                    return False
+    refs = metadata.get("ownerReferences")
+    entries = metadata.get("managedFields")  # a write's own, on every update
+    return (refs is None or _entries_known(refs, _OWNER_REFERENCE)) and (
+        entries is None or _entries_known(entries, _MANAGED_FIELDS_ENTRY)
+    )
+
+
+def _entries_known(items: Any, fields: frozenset[str]) -> bool:
+    """Every object of the list ``items`` has only ``fields``."""
+    if isinstance(items, _ARRAYS):  # a tuple the server built is a list once stored
+        for item in items:
+            if isinstance(item, dict) and not item.keys() <= fields:
+                return False
     return True
 
 
