@@ -196,18 +196,9 @@ def admission_attributes(
 ) -> Attributes:
     name = write.name or ((obj or {}).get("metadata") or {}).get("name") or ""
     return Attributes(
-        operation=write.operation,
-        resource=write.resource,
-        version=write.version,
-        namespace=write.namespace,
-        name=str(name),
-        obj=obj,
-        old=old,
-        user=options.user,
-        subresource=write.subresource,
-        dry_run=write.dry_run,
-        warnings=warnings,
-    )
+        write.operation, write.resource, write.version, write.namespace, str(name), obj, old,
+        options.user, write.subresource, write.dry_run, warnings,
+    )  # fmt: skip
 
 
 def _validate(

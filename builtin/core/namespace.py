@@ -109,8 +109,8 @@ class NamespaceLifecycle:
 
     def __init__(self, context: WantsStores) -> None:
         self.context = context
-        self._terminating: dict[str, tuple[KeyValue, bool]] = {}
-        """By namespace key: the cached value last looked at, and whether it is being deleted."""
+        self._terminating: dict[str, tuple[str, KeyValue, bool]] = {}
+        """By namespace: its key, the cached value last looked at, and whether it is being deleted."""
 
     def handles(self, operation: Operation) -> bool:
         return operation in (Operation.CREATE, Operation.DELETE)
@@ -157,17 +157,17 @@ class NamespaceLifecycle:
         cache = namespaces.cache
         if cache is None:
             return _terminating(await namespaces.get(None, namespace))
+        seen = self._terminating.get(namespace)
+        if seen is not None and cache.objects.get(seen[0]) is seen[1]:
+            return seen[2]
         key = object_key(namespaces.resource, None, namespace)
         cached = cache.objects.get(key)
         if cached is None:
             return _terminating(await namespaces.get(None, namespace))
-        seen = self._terminating.get(key)
-        if seen is not None and seen[0] is cached:
-            return seen[1]
         terminating = _terminating((await cache.rendered(cached, namespaces.decode))[0])
         if len(self._terminating) >= _TERMINATING_CAPACITY:
             self._terminating.clear()
-        self._terminating[key] = (cached, terminating)
+        self._terminating[namespace] = (key, cached, terminating)
         return terminating
 
 
