@@ -46,29 +46,33 @@ class AdmissionChain:
         self._plans.clear()
 
     def _plan(self, resource: ResourceType, operation: Operation) -> _Plan:
-        """The mutating and the validating plugins that may act on ``operation`` of ``resource``."""
-        key = (id(resource), id(operation))  # an Enum's hash is a Python call
-        plan = self._plans.get(key)
-        if plan is None or plan[0] is not resource:
-            if len(self._plans) >= _PLANS_CAPACITY:
-                self._plans.clear()
-            plan = self._plans[key] = (
-                resource,
-                tuple(p for p in self.mutating if _may_act(p, resource, operation)),
-                tuple(p for p in self.validating if _may_act(p, resource, operation)),
-            )
+        """The mutating and the validating plugins that may act on ``operation`` of ``resource``, kept
+        by the ids of both (an Enum's hash is a Python call)."""
+        if len(self._plans) >= _PLANS_CAPACITY:
+            self._plans.clear()
+        plan = self._plans[(id(resource), id(operation))] = (
+            resource,
+            tuple(p for p in self.mutating if _may_act(p, resource, operation)),
+            tuple(p for p in self.validating if _may_act(p, resource, operation)),
+        )
         return plan
 
     def mutating_for(self, resource: ResourceType, operation: Operation) -> list[MutationInterface]:
         """The mutating plugins that handle this write now: none, on nearly every write, and then no
         attributes need to be built for it."""
-        return [p for p in self._plan(resource, operation)[1] if p.handles(operation)]
+        plan = self._plans.get((id(resource), id(operation)))
+        if plan is None or plan[0] is not resource:
+            plan = self._plan(resource, operation)
+        return [p for p in plan[1] if p.handles(operation)]
 
     def validating_for(
         self, resource: ResourceType, operation: Operation
     ) -> list[ValidationInterface]:
         """The validating plugins that handle this write now."""
-        return [p for p in self._plan(resource, operation)[2] if p.handles(operation)]
+        plan = self._plans.get((id(resource), id(operation)))
+        if plan is None or plan[0] is not resource:
+            plan = self._plan(resource, operation)
+        return [p for p in plan[2] if p.handles(operation)]
 
 
 def _may_act(plugin: Plugin, resource: ResourceType, operation: Operation) -> bool:

@@ -219,7 +219,8 @@ def _validate(
     if resource.persisted and write.metadata_rule is not None:
         causes.extend(write.metadata_rule(metadata))
     # kube decodes ObjectMeta into Go types before any validation: a wrong JSON type there is a 400
-    _refuse_undecodable(causes, resource, version, obj if resource.builtin else None)
+    if causes:
+        _refuse_undecodable(causes, resource, version, obj if resource.builtin else None)
     if version.validator is not None:
         schema_causes = version.validator(obj)
         if resource.builtin:
@@ -230,7 +231,8 @@ def _validate(
             schema_causes.extend(
                 cause for cause in integer_causes(obj, version.schema) if cause.field not in refused
             )
-            _refuse_undecodable(schema_causes, resource, version, obj)
+            if schema_causes:
+                _refuse_undecodable(schema_causes, resource, version, obj)
         elif schema_causes:  # an update may keep what a stricter schema now refuses (ratcheting)
             schema_causes = ratchet(schema_causes, obj, old, version.schema)
         causes.extend(schema_causes)
@@ -250,12 +252,10 @@ def _validate(
 def _refuse_undecodable(
     causes: list[Cause], resource: ResourceType, version: VersionType, obj: Object | None = None
 ) -> None:
-    """A 400 "cannot be handled" for a value Go would not decode (``obj``: a built-in kind's body, whose
+    """Given causes found: a 400 "cannot be handled" for a value Go would not decode (``obj``: a built-in kind's body, whose
     Go structs are known), or for the values of the wrong JSON type among ``causes``; only a request
     that fails anyway is walked for Go's error (the schema refuses a value of the wrong JSON type
     too), so that a valid write pays nothing for it."""
-    if not causes:
-        return
     detail = None
     if obj is not None:
         detail = decode_error(obj, version.schema, resource.kind, version.name, resource.go_types)

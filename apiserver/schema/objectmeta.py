@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from apiserver.machinery.names import (
+    RX_DNS1123_SUBDOMAIN,
     is_dns1035_label,
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -215,7 +216,7 @@ def validate_object_meta(
     return errs
 
 
-_SUBDOMAINS: Final = is_dns1123_subdomain.valid
+_MAX_SUBDOMAIN: Final = 253
 _LABEL_NAMES: Final = is_dns1123_label.valid
 _QUALIFIED: Final = is_qualified_name.valid
 _LABEL_VALUES: Final = is_label_value.valid
@@ -232,8 +233,8 @@ def _passes(metadata: dict[str, Any], namespaced: bool, name_fn: NameFunc) -> bo
     name = metadata.get("name")
     if type(name) is not str or not name or metadata.get("generateName") is not None:
         return False
-    if name_fn is name_is_dns_subdomain:  # the usual rule, without its two calls for a known name
-        if name not in _SUBDOMAINS and is_dns1123_subdomain(name):
+    if name_fn is name_is_dns_subdomain:  # the usual rule, without its calls: a new name is new
+        if len(name) > _MAX_SUBDOMAIN or RX_DNS1123_SUBDOMAIN.match(name) is None:
             return False
     elif name_fn(name, False):
         return False
