@@ -217,6 +217,8 @@ def validate_object_meta(
 
 
 _MAX_SUBDOMAIN: Final = 253
+_OPERATIONS: Final = ("Apply", "Update")
+_FIELDS_TYPES: Final = (None, "", "FieldsV1")
 _LABEL_NAMES: Final = is_dns1123_label.valid
 _QUALIFIED: Final = is_qualified_name.valid
 _LABEL_VALUES: Final = is_label_value.valid
@@ -229,7 +231,7 @@ def _passes(metadata: dict[str, Any], namespaced: bool, name_fn: NameFunc) -> bo
     """Whether :func:`validate_object_meta` would find nothing, answered for the metadata of nearly every
     write in one pass: a name, the namespace, labels, annotations and finalizers of the right types whose
     strings have all passed before (set lookups of remembered passes, which hold strings only), no owner
-    references or managed fields. False when unsure: the full checks then say what is wrong, if anything."""
+    references, managed fields that pass. False when unsure: the full checks then say what is wrong, if anything."""
     name = metadata.get("name")
     if type(name) is not str or not name or metadata.get("generateName") is not None:
         return False
@@ -247,12 +249,35 @@ def _passes(metadata: dict[str, Any], namespaced: bool, name_fn: NameFunc) -> bo
     generation = metadata.get("generation")
     if generation is not None and (type(generation) is not int or generation < 0):
         return False
-    if metadata.get("ownerReferences") is not None or metadata.get("managedFields") is not None:
+    if metadata.get("ownerReferences") is not None:
+        return False
+    entries = metadata.get("managedFields")  # an update's, as stored
+    if entries is not None and not _entries_pass(entries):
         return False
     try:  # a value that is not hashable (a list, an object) is not a known string either
         return _known_strings(metadata)
     except TypeError:
         return False
+
+
+def _entries_pass(entries: Any) -> bool:
+    """Whether ``_managed_fields`` finds nothing in ``entries``."""
+    if type(entries) is not list:
+        return False
+    for entry in entries:
+        if type(entry) is not dict or entry.get("operation") not in _OPERATIONS:
+            return False
+        if entry.get("fieldsType") not in _FIELDS_TYPES:
+            return False
+        manager = entry.get("manager")
+        if type(manager) is str and (
+            len(manager) > _FIELD_MANAGER_MAX_LENGTH or not manager.isprintable()
+        ):
+            return False
+        subresource = entry.get("subresource")
+        if type(subresource) is str and len(subresource) > _MAX_SUBRESOURCE_NAME_LENGTH:
+            return False
+    return True
 
 
 def _known_strings(metadata: dict[str, Any]) -> bool:

@@ -33,7 +33,11 @@ ODD: list[Any] = [
     {"app": 3}, {"app": "-bad"}, {"-bad": "x"}, {"app": ["x"]}, {"Example.com/Note": None},
     {"k": "x" * (objectmeta.TOTAL_ANNOTATION_SIZE_LIMIT // 4)},
     {"k": "é" * (objectmeta.TOTAL_ANNOTATION_SIZE_LIMIT // 2)},
-    [{"kind": "X"}], [{"operation": "X"}],
+    [{"kind": "X"}], [{"operation": "X"}], ["x"], [{"operation": "Update", "manager": "a\tb"}],
+    [{"operation": "Apply", "fieldsType": "X"}], [{"operation": "Update", "manager": "m" * 129}],
+    [{"operation": "Update", "subresource": "s" * 257}], [{"operation": "Update", "fieldsType": 0}],
+    [{"operation": "Update", "manager": 5}, {"operation": "Apply", "subresource": "status"}],
+    [{"operation": "Update", "manager": "kubectl", "fieldsType": "FieldsV1", "fieldsV1": {}}],
 ]  # fmt: skip
 NAME_RULES = (name_is_dns_subdomain, name_is_dns_label, path_segment_name)
 
