@@ -140,7 +140,10 @@ class NamespaceLifecycle:
             return
         if not resource.namespaced or not attributes.namespace:
             return
-        if await self._is_terminating(attributes.namespace):
+        terminating = self._remembered(attributes.namespace)
+        if terminating is None:
+            terminating = await self._is_terminating(attributes.namespace)
+        if terminating:
             raise errors.APIError(
                 403,
                 "Forbidden",
@@ -151,15 +154,22 @@ class NamespaceLifecycle:
                 kind=resource.plural,
             )
 
+    def _remembered(self, namespace: str) -> bool | None:
+        """Whether ``namespace`` is being deleted, when its cached value is the one last looked at."""
+        seen = self._terminating.get(namespace)
+        if seen is None:
+            return None
+        cache = self.context.store(GROUP, PLURAL).cache
+        if cache is None or cache.objects.get(seen[0]) is not seen[1]:
+            return None
+        return seen[2]
+
     async def _is_terminating(self, namespace: str) -> bool:
         """Whether ``namespace`` is being deleted; 404 when it does not exist."""
         namespaces = self.context.store(GROUP, PLURAL)
         cache = namespaces.cache
         if cache is None:
             return _terminating(await namespaces.get(None, namespace))
-        seen = self._terminating.get(namespace)
-        if seen is not None and cache.objects.get(seen[0]) is seen[1]:
-            return seen[2]
         key = object_key(namespaces.resource, None, namespace)
         cached = cache.objects.get(key)
         if cached is None:
