@@ -5,39 +5,18 @@ resource and operation: it is neither asked whether it handles them nor run; eve
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from dataclasses import replace
 
 from apiserver.admission.chain import AdmissionChain
 from apiserver.admission.interface import Attributes, Operation
-from apiserver.machinery.scheme import ResourceType, VersionType
+from apiserver.machinery.scheme import ResourceType
 from apiserver.registry.store import Store
-from apiserver.schema import validate
 from apiserver.storage.memory import MemoryStorage
+from tests.widgets import WIDGETS
 
-SCHEMA: dict[str, Any] = {"type": "object", "properties": {"metadata": {"type": "object"}}}
-
-
-def resource(plural: str, kind: str) -> ResourceType:
-    return ResourceType(
-        group="example.com",
-        kind=kind,
-        plural=plural,
-        singular=kind.lower(),
-        list_kind=f"{kind}List",
-        namespaced=False,
-        versions=(
-            VersionType(
-                name="v1",
-                served=True,
-                storage=True,
-                schema=SCHEMA,
-                validator=lambda obj: validate(obj, SCHEMA),
-            ),
-        ),
-    )
-
-
-WIDGETS, GADGETS = resource("widgets", "Widget"), resource("gadgets", "Gadget")
+GADGETS = replace(
+    WIDGETS, kind="Gadget", plural="gadgets", singular="gadget", list_kind="GadgetList"
+)
 
 
 class Everything:
