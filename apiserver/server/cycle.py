@@ -209,12 +209,10 @@ class ResponseCycle(RequestResponseCycle):
             )
         content = [STATUS_LINE[status]]
         closing = False
-        pairs = (*self.default_headers, *headers)
-        # every value checked in one search: a tab, which joins them, is allowed in any
-        if HEADER_VALUE_RE.search(b"\t".join([value for _, value in pairs])):
-            raise RuntimeError("Invalid HTTP header value.")
-        for name, value in pairs:
+        for name, value in (*self.default_headers, *headers):
             lowered = _NAMES.get(name) or _checked_name(name)
+            if HEADER_VALUE_RE.search(value):
+                raise RuntimeError("Invalid HTTP header value.")
             if lowered in _FRAMING:
                 if lowered == b"content-length" and self.chunked_encoding is None:
                     self.expected_content_length = int(value.decode())
