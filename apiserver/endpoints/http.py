@@ -15,7 +15,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Protocol
 from urllib.parse import parse_qsl
 
 import orjson
@@ -26,7 +26,6 @@ from apiserver.endpoints.replay import SCOPE_REPLAY, Replay
 from apiserver.machinery.errors import APIError, request_entity_too_large
 
 Scope = MutableMapping[str, Any]
-T = TypeVar("T")
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
@@ -142,32 +141,22 @@ class Request:
             ref.clear()
             ref.update((key, merged[key]) for key in _OBJECT_REF_ORDER if key in merged)
 
-    def body(self) -> Awaitable[bytes]:
-        """The whole body. One that has arrived already (the server's ``receive`` hands it over as a
-        finished awaitable: most bodies come with their headers) is handed back at once, without a
-        coroutine."""
-        received = self.receive()
-        if isinstance(received, Ready):
-            message = received.value
-            if message["type"] == "http.request" and not message.get("more_body", False):
-                body: bytes = message.get("body", b"")
-                self.body_size = _checked_size(len(body))
-                return Ready(body)
-        return self._body(received)
-
-    async def _body(self, received: Awaitable[Message]) -> bytes:
+    async def body(self) -> bytes:
         chunks: list[bytes] = []
         size = 0
         while True:
-            message = await received
+            message = await self.receive()
             if message["type"] == "http.disconnect":
                 break
             chunk = message.get("body", b"")
-            size = _checked_size(size + len(chunk))
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise request_entity_too_large(
+                    f"Request entity too large: limit is {MAX_BODY_BYTES}"
+                )
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-            received = self.receive()
         self.body_size = size
         return b"".join(chunks)
 
@@ -178,13 +167,6 @@ class Request:
     @property
     def content_type(self) -> str:
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-
-
-def _checked_size(size: int) -> int:
-    """``size``, or kube's 413 when a body is larger than it may be."""
-    if size > MAX_BODY_BYTES:
-        raise request_entity_too_large(f"Request entity too large: limit is {MAX_BODY_BYTES}")
-    return size
 
 
 class Done:
@@ -200,15 +182,15 @@ class Done:
 DONE = Done()
 
 
-class Ready(Generic[T]):
+class Ready:
     """An awaitable whose value is there already: what a ``receive`` that need not wait hands back."""
 
     __slots__ = ("value",)
 
-    def __init__(self, value: T) -> None:
+    def __init__(self, value: Message) -> None:
         self.value = value
 
-    def __await__(self) -> Generator[None, None, T]:
+    def __await__(self) -> Generator[None, None, Message]:
         return self.value
         yield  # a generator that never suspends
 
