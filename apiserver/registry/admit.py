@@ -36,7 +36,7 @@ _C1_AND_DEL = re.compile("[\x7f-\x9f]")  # the control characters JSON leaves as
 Track = Callable[[Object], None]
 
 
-@dataclass
+@dataclass(slots=True)
 class WriteOptions:
     """How one write is made (kube's request context with Create/UpdateOptions): by whom, how unknown fields
     are treated, where warnings go, and who records field ownership. The defaults are the server's own writes:
