@@ -112,15 +112,6 @@ def _agrees(obj: dict[str, Any], schema: dict[str, Any]) -> bool:
     return answer
 
 
-@pytest.mark.parametrize("schema", SCHEMAS.values(), ids=SCHEMAS.keys())
-@settings(max_examples=50, deadline=None)
-@given(obj=OBJECTS)
-def test_the_check_agrees_with_the_prune_on_any_object(
-    schema: dict[str, Any], obj: dict[str, Any]
-) -> None:
-    _agrees(obj, schema)
-
-
 @pytest.mark.parametrize(
     ("name", "schema", "obj", "clean"),
     [
@@ -208,9 +199,12 @@ NULL_SCHEMAS = {
 @pytest.mark.parametrize("schema", NULL_SCHEMAS.values(), ids=NULL_SCHEMAS.keys())
 @settings(max_examples=80, deadline=None)
 @given(obj=OBJECTS)
-def test_a_clean_object_is_left_as_it_is_by_the_prune_and_the_drop_of_nulls(
+def test_the_checks_agree_with_the_prune_and_the_drop_of_nulls_on_any_object(
     schema: dict[str, Any], obj: dict[str, Any]
 ) -> None:
+    """``is_pruned`` answers as the prune; a clean object is left as it is by the prune and the nulls'
+    drop."""
+    _agrees(obj, schema)
     compiled = compile_schema(schema)
     before = copy.deepcopy(obj)
     if is_clean(obj, compiled):
