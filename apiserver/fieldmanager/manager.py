@@ -25,6 +25,7 @@ from typing import Any
 
 from apiserver.encoding.protobuf import Message
 from apiserver.fieldmanager.conflict import ApplyConflict, Conflict
+from apiserver.fieldmanager.created import created_fields
 from apiserver.fieldmanager.fieldpath import (
     FieldSet,
     Node,
@@ -56,7 +57,6 @@ from apiserver.fieldmanager.managed import (
 from apiserver.fieldmanager.typed import (
     TypedError,
     compare_objects,
-    created_fields,
     field_set_of,
     merge_objects,
     prune_disowned,
@@ -163,6 +163,44 @@ def _record_update(
         managed[key] = previous.with_fields(c_union(previous.fields, current), now)
 
 
+def _created_entries(
+    new: dict[str, Any],
+    root: TypeNode,
+    manager: str,
+    api_version: str,
+    subresource: str,
+    now: str,
+    ignored: Collection[str],
+    go_type: Message | None,
+) -> list[dict[str, Any]] | None:
+    """The encoded ``managedFields`` of a create that brings none: one Update entry holding everything
+    the object sets (what ``_record_update``, the cap and ``encode_entries`` come to, without building
+    their entries). None when the kind's Go zero value names something (compared as an update is)."""
+    live: dict[str, Any] = {}
+    if go_type is not None:
+        live = zero_object(go_type)
+        new = go_view(new, go_type)
+    try:
+        fields = created_fields(live, new, root, ignored)
+    except TypedError:
+        return []  # not typed: nothing is recorded, as UpdateNoErrors keeps the (absent) entries
+    if fields is None:
+        return None
+    if not fields:
+        return []
+    entry = {
+        "manager": manager or "unknown",  # buildmanagerinfo.go
+        "operation": UPDATE,
+        "apiVersion": api_version,
+        "time": normalize_now(now),
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields,
+    }
+    if subresource:
+        entry["subresource"] = subresource
+    return [entry]
+
+
 def _decode_live(raw: Any) -> dict[str, Entry]:
     try:
         return decode_entries(raw, trusted=True)
@@ -202,6 +240,13 @@ def update_managed_fields(
     ``go_type`` is a built-in kind's Go struct (its protobuf message): both objects are then compared as
     kube's Go decoding has them, and a create compares with the type's zero value (:mod:`.gotyped`).
     """
+    root = compile_types(schema)
+    if old_obj is None and _managed_fields(new_obj) is None:
+        created = _created_entries(
+            new_obj, root, manager, api_version, subresource, now, ignored_fields, go_type
+        )
+        if created is not None:
+            return created
     live_raw = _managed_fields(old_obj)
     if subresource:
         managed = _decode_live(live_raw)
@@ -229,7 +274,7 @@ def update_managed_fields(
             managed,
             live,
             new_obj,
-            compile_types(schema),
+            root,
             manager or "unknown",
             api_version,
             subresource,
