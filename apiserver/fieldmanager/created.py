@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from apiserver.fieldmanager.fieldpath import SELF, Node, pe_order
 from apiserver.fieldmanager.typed import METADATA, STRIPPED_META, first_index, item_pes, root_skip
-from apiserver.fieldmanager.typeinfo import LIST, MAP, OBJECT_META, SET, TypeNode
+from apiserver.fieldmanager.typeinfo import LIST, MAP, OBJECT_META, TypeNode
 
 __all__ = ["created_fields"]
 
@@ -104,10 +104,13 @@ def _members_shape(t: TypeNode, value: dict[str, Any], skip: Collection[str]) ->
         for name, child_type in t.granular:
             if name not in skip:
                 child = value.get(name)
+                # what _shape finds, without the call for the common members of ObjectMeta
                 if child is None:
                     parts.append(_EMPTY)
                 elif child_type.leaf_values and type(child) is dict:
-                    parts.append(tuple(child))  # labels, annotations: what _shape finds, sooner
+                    parts.append(tuple(child))  # labels, annotations
+                elif child_type.string_items and type(child) is list:
+                    parts.append(_strings_shape(child) if child else _EMPTY)  # finalizers
                 else:
                     parts.append(_shape(child_type, child))
     else:
@@ -129,15 +132,13 @@ def _shape(t: TypeNode, value: Any) -> Shape | None:
             return tuple(value)
         return _members_shape(t, value, ())
     if isinstance(value, list) and value and t.list_how == LIST:
-        return _strings_shape(t, value)
+        return _strings_shape(value) if t.string_items else None
     return _EMPTY  # a scalar, a null, an empty list, or a list owned whole
 
 
-def _strings_shape(t: TypeNode, items: list[Any]) -> Shape | None:
-    """A set of strings' shape; None for any other granular list. Only strings: 1, 1.0 and True are equal
-    but are different items."""
-    if t.list_kind != SET or not t.item_type().leaf:
-        return None
+def _strings_shape(items: list[Any]) -> Shape | None:
+    """The shape of a set's items owned whole: None unless all are strings (1, 1.0 and True are equal
+    but are different items)."""
     for item in items:
         if type(item) is not str:
             return None
@@ -194,7 +195,7 @@ def _owned_keys(t: TypeNode, value: dict[str, Any]) -> Node:
 
 def _items(t: TypeNode, value: list[Any]) -> Node:
     """A granular list's items, in FieldsV1's order; a set of strings remembered by its strings."""
-    shape = _strings_shape(t, value)
+    shape = _strings_shape(value) if t.string_items else None
     if shape is not None:
         node = t.created.get(shape)
         if node is not None:

@@ -74,6 +74,7 @@ class TypeNode:
         "other",
         "scalar",
         "sorted_keys",
+        "string_items",
     )
 
     def __init__(self) -> None:
@@ -98,6 +99,7 @@ class TypeNode:
         self.other: TypeNode = self
         self.leaf: bool = True
         self.leaf_values: bool = False
+        self.string_items: bool = False  # a set of values owned whole (finalizers, tags)
         self.leaf_fields: frozenset[str] = frozenset()  # the declared fields owned whole
         self.declared: frozenset[str] = frozenset()  # every declared field
         self.granular: tuple[tuple[str, TypeNode], ...] = ()  # the declared fields not owned whole
@@ -142,6 +144,7 @@ def _derive(node: TypeNode) -> TypeNode:
     node.other = node.elem if node.elem is not None else DEDUCED
     node.leaf = node.dict_how == node.list_how == node.null_how == LEAF
     node.leaf_values = node.dict_how == MAP and not node.fields and node.other.leaf
+    node.string_items = node.list_how == LIST and node.list_kind == SET and node.item_type().leaf
     node.leaf_fields = frozenset(name for name, field in node.fields.items() if field.leaf)
     node.declared = frozenset(node.fields)
     node.granular = tuple((name, field) for name, field in node.fields.items() if not field.leaf)
