@@ -163,29 +163,21 @@ def _record_update(
         managed[key] = previous.with_fields(c_union(previous.fields, current), now)
 
 
+def _created_set(
+    new: dict[str, Any], root: TypeNode, ignored: Collection[str], go_type: Message | None
+) -> Node | None:
+    """What a create that brings no entries adds (raises ``TypedError``); None when the kind's Go zero
+    value names something, so that the create is compared as an update is."""
+    if go_type is None:
+        return created_fields({}, new, root, ignored)
+    return created_fields(zero_object(go_type), go_view(new, go_type), root, ignored)
+
+
 def _created_entries(
-    new: dict[str, Any],
-    root: TypeNode,
-    manager: str,
-    api_version: str,
-    subresource: str,
-    now: str,
-    ignored: Collection[str],
-    go_type: Message | None,
-) -> list[dict[str, Any]] | None:
-    """The encoded ``managedFields`` of a create that brings none: one Update entry holding everything
-    the object sets (what ``_record_update``, the cap and ``encode_entries`` come to, without building
-    their entries). None when the kind's Go zero value names something (compared as an update is)."""
-    live: dict[str, Any] = {}
-    if go_type is not None:
-        live = zero_object(go_type)
-        new = go_view(new, go_type)
-    try:
-        fields = created_fields(live, new, root, ignored)
-    except TypedError:
-        return []  # not typed: nothing is recorded, as UpdateNoErrors keeps the (absent) entries
-    if fields is None:
-        return None
+    fields: Node, manager: str, api_version: str, subresource: str, now: str
+) -> list[dict[str, Any]]:
+    """The encoded ``managedFields`` of that create: one Update entry holding ``fields`` (what
+    ``_record_update``, the cap and ``encode_entries`` come to, without building their entries)."""
     if not fields:
         return []
     entry = {
@@ -242,11 +234,12 @@ def update_managed_fields(
     """
     root = compile_types(schema)
     if old_obj is None and _managed_fields(new_obj) is None:
-        created = _created_entries(
-            new_obj, root, manager, api_version, subresource, now, ignored_fields, go_type
-        )
+        try:
+            created = _created_set(new_obj, root, ignored_fields, go_type)
+        except TypedError:
+            return []  # not typed: nothing is recorded, as UpdateNoErrors keeps the (absent) entries
         if created is not None:
-            return created
+            return _created_entries(created, manager, api_version, subresource, now)
     live_raw = _managed_fields(old_obj)
     if subresource:
         managed = _decode_live(live_raw)
