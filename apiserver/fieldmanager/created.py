@@ -98,30 +98,39 @@ def _object_shape(
 
 def _members_shape(t: TypeNode, value: dict[str, Any], skip: Collection[str]) -> Shape | None:
     """A map's keys, then the shapes of its members not owned whole (those ``skip`` names left out)."""
-    parts: list[Shape | None] = [tuple(value)]
+    parts: list[Shape] = [tuple(value)]
+    shape: Shape | None
     if value.keys() <= t.declared:
         # the common case, as the schema has it: only the fields that could be more than a key
         for name, child_type in t.granular:
-            if name not in skip:
-                child = value.get(name)
-                # what _shape finds, without the call for the common members of ObjectMeta
-                if child is None:
-                    parts.append(_EMPTY)
-                elif child_type.leaf_values and type(child) is dict:
-                    parts.append(tuple(child))  # labels, annotations
-                elif child_type.string_items and type(child) is list:
-                    parts.append(_strings_shape(child) if child else _EMPTY)  # finalizers
-                else:
-                    parts.append(_shape(child_type, child))
+            if name in skip:
+                continue
+            child = value.get(name)
+            # what _shape finds, without the call for the common members of ObjectMeta
+            if child is None:
+                shape = _EMPTY
+            elif child_type.leaf_values and type(child) is dict:
+                shape = tuple(child)  # labels, annotations
+            elif child_type.string_items and type(child) is list:
+                shape = _strings_shape(child) if child else _EMPTY  # finalizers
+            else:
+                shape = _shape(child_type, child)
+            if shape is None:
+                return None
+            parts.append(shape)
     else:
         fields = t.fields
         other = t.other
         for key, child in value.items():
-            if key not in skip:
-                child_type = fields.get(key) or other
-                if not child_type.leaf:
-                    parts.append(_shape(child_type, child))
-    return None if None in parts else tuple(parts)
+            if key in skip:
+                continue
+            child_type = fields.get(key) or other
+            if not child_type.leaf:
+                shape = _shape(child_type, child)
+                if shape is None:
+                    return None
+                parts.append(shape)
+    return tuple(parts)
 
 
 def _shape(t: TypeNode, value: Any) -> Shape | None:
