@@ -24,7 +24,6 @@ authenticator verifies a connection's certificate once (apiserver/authentication
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import ssl
 import urllib.parse
 from typing import Any
@@ -36,7 +35,6 @@ from uvicorn.server import ServerState
 
 from apiserver.endpoints.replay import SCOPE_REPLAY
 from apiserver.server.cycle import ResponseCycle
-from apiserver.server.eager import start_eagerly
 from apiserver.server.idlesweep import idle_sweep
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.openssl import peer_chain
@@ -87,20 +85,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._kept = KeptAnswers()
         self._replayed = False
         """The request being parsed was answered by a replay: no cycle was made for it."""
-        self._starting: ResponseCycle | None = None
-        """The request whose headers this read completed, started once the read is parsed (its body
-        has often come with it)."""
 
     def data_received(self, data: bytes) -> None:
-        try:
-            self._parse(data)
-        finally:
-            cycle = self._starting
-            if cycle is not None:
-                self._starting = None
-                self._start_eagerly(cycle)
-
-    def _parse(self, data: bytes) -> None:
         self._unset_keepalive_if_required()
         if self._reading_headers:
             self._header_bytes += len(data)
@@ -218,22 +204,10 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if existing is None or existing.response_complete:
             # busy again: a replay earlier in this read handed the connection to the idle sweep
             self._idle.discard(self)
-            self._starting = self.cycle
+            self._start_asgi_task(self.cycle, self.app)
         else:  # a pipelined request waits for the one before it
             self.flow.pause_reading()
             self.pipeline.appendleft((self.cycle, self.app))
-
-    def _start_eagerly(self, cycle: ResponseCycle) -> None:
-        """uvicorn's ``_start_asgi_task``, with the request's first step taken now (eager.py): a Task
-        only for a request that waits. A pipelined request, started when the one before it is answered,
-        gets uvicorn's Task."""
-        context = (
-            contextvars.Context() if self.config.reset_contextvars else contextvars.copy_context()
-        )
-        task = start_eagerly(self.loop, cycle.run_asgi(self.app), context)
-        if task is not None:
-            task.add_done_callback(self.tasks.discard)
-            self.tasks.add(task)
 
     def _may_replay(self) -> bool:
         """A GET answered here and now from this connection's kept answer (True), or one that goes the full
