@@ -27,13 +27,13 @@ verdict can lapse at a time it cannot tell (a deleted service account) leaves it
 
 def vouch_stable(scope: Mapping[str, Any], until: float = math.inf) -> None:
     """The user found for this request's credentials is the same until ``until`` (epoch seconds)."""
-    cast(MutableMapping[str, Any], scope)[SCOPE_STABLE_CREDENTIALS] = until
+    cast("MutableMapping[str, Any]", scope)[SCOPE_STABLE_CREDENTIALS] = until
 
 
 def _withdraw_stable(scope: Mapping[str, Any]) -> None:
     """What an authenticator vouched for on its way to finding no user (the request-header one vouches for
     the proxy's certificate, then finds no user header) does not speak for the one that finds it."""
-    cast(MutableMapping[str, Any], scope).pop(SCOPE_STABLE_CREDENTIALS, None)
+    cast("MutableMapping[str, Any]", scope).pop(SCOPE_STABLE_CREDENTIALS, None)
 
 
 class AuthenticationError(Exception):
