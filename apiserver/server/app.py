@@ -63,6 +63,9 @@ log = logging.getLogger(__name__)
 
 _REMEMBERED_PATHS = 4096
 """Resource paths whose resolution is kept: clients address the same few collections and objects."""
+_LONGEST_REMEMBERED_PATH = 1024
+"""Longer than any valid object's path (a name is at most 253 characters): not kept, so that long paths
+cannot make the kept ones take much memory."""
 
 PROMETHEUS_TEXT = b"text/plain; version=0.0.4; charset=utf-8"
 """The Prometheus text format's type, as kube's /metrics (Go's expfmt) answers it."""
@@ -417,9 +420,10 @@ class APIServer:
         (``served_revision``): no discovery document, path split or scheme lookup on the next request."""
         revision = self.served_revision
         resolved = self.resources.resolve(resource_path)
-        if len(self._resolved) >= _REMEMBERED_PATHS:
-            self._resolved.clear()
-        self._resolved[path] = (revision, resolved)
+        if len(path) <= _LONGEST_REMEMBERED_PATH:
+            if len(self._resolved) >= _REMEMBERED_PATHS:
+                self._resolved.clear()
+            self._resolved[path] = (revision, resolved)
         return resolved
 
     def _unhandled(self, path: ResourcePath) -> bool:

@@ -286,7 +286,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
 
 def _parsed_url(url: bytes) -> tuple[str, bytes, bytes]:
     """The request target's path (percent-decoded), raw path and query, as uvicorn reads them; kept per
-    target, as a client sends the same few (a target that does not parse raises, and is not kept)."""
+    target, as a client sends the same few (a target that does not parse raises, and is not kept; nor is
+    a long one)."""
     parsed = _PARSED_URLS.get(url)
     if parsed is None:
         parsed_url = httptools.parse_url(url)
@@ -294,14 +295,18 @@ def _parsed_url(url: bytes) -> tuple[str, bytes, bytes]:
         path = raw_path.decode("ascii")
         if "%" in path:
             path = urllib.parse.unquote(path)
-        if len(_PARSED_URLS) >= _REMEMBERED_URLS:
-            _PARSED_URLS.clear()
-        parsed = _PARSED_URLS[url] = (path, raw_path, parsed_url.query or b"")
+        parsed = (path, raw_path, parsed_url.query or b"")
+        if len(url) <= _LONGEST_REMEMBERED:
+            if len(_PARSED_URLS) >= _REMEMBERED_URLS:
+                _PARSED_URLS.clear()
+            _PARSED_URLS[url] = parsed
     return parsed
 
 
 _PARSED_URLS: dict[bytes, tuple[str, bytes, bytes]] = {}
 _REMEMBERED_URLS = 4096
+_LONGEST_REMEMBERED = 2048
+"""A longer target (a megabyte may come) is parsed every time: the kept ones stay a few megabytes."""
 
 
 def tls_extension(ssl_object: ssl.SSLObject) -> dict[str, Any]:
