@@ -5,7 +5,7 @@ target that does not parse is still refused with a 400."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from unittest.mock import MagicMock
 
 import orjson
 import uvicorn
@@ -16,31 +16,13 @@ from apiserver.server.connection import LimitedHttpToolsProtocol, protocol_class
 from apiserver.server.limits import ConnectionLimits
 
 
-class _Transport:
-    def __init__(self) -> None:
-        self.written: list[bytes] = []
-        self.closed = False
-
-    def write(self, data: bytes) -> None:
-        self.written.append(data)
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def close(self) -> None:
-        self.closed = True
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"peername": ("127.0.0.1", 50000), "sockname": ("127.0.0.1", 6443)}.get(
-            name, default
-        )
-
-    def pause_reading(self) -> None: ...
-
-    def resume_reading(self) -> None: ...
-
-    def get_write_buffer_size(self) -> int:
-        return 0
+def _transport() -> MagicMock:
+    """A socket's transport that takes every write (``write.call_args_list``) and is never full."""
+    transport = MagicMock()
+    transport.is_closing.return_value = False
+    transport.get_write_buffer_size.return_value = 0
+    transport.get_extra_info.return_value = None
+    return transport
 
 
 async def _echo(scope: Scope, receive: Receive, send: Send) -> None:
@@ -61,13 +43,13 @@ def _answers(targets: list[bytes]) -> list[bytes]:
         )
         config.load()
         protocol = LimitedHttpToolsProtocol(config, ServerState(), {})
-        transport = _Transport()
-        protocol.connection_made(transport)  # type: ignore[arg-type]
+        transport = _transport()
+        protocol.connection_made(transport)
         protocol.data_received(b"GET " + target + b" HTTP/1.1\r\nhost: x\r\n\r\n")
-        while not transport.written:
+        while not transport.write.call_args_list:
             await asyncio.sleep(0)
         protocol.connection_lost(None)
-        return b"".join(transport.written)
+        return b"".join(call.args[0] for call in transport.write.call_args_list)
 
     async def main() -> list[bytes]:
         return [await answer(target) for target in targets]
