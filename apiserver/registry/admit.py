@@ -124,6 +124,8 @@ async def admit(
         internal = await run_heavy(_finish, obj, old, write, options, warnings)
     else:
         internal = _finish(obj, old, write, options, warnings)
+    if write.resource.converter is None:  # already the hub's: no coroutine to convert nothing
+        return internal
     return await to_hub(internal, write.resource)
 
 
