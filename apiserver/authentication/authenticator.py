@@ -27,13 +27,13 @@ verdict can lapse at a time it cannot tell (a deleted service account) leaves it
 
 def vouch_stable(scope: Mapping[str, Any], until: float = math.inf) -> None:
     """The user found for this request's credentials is the same until ``until`` (epoch seconds)."""
-    cast(MutableMapping[str, Any], scope)[SCOPE_STABLE_CREDENTIALS] = until
+    cast("MutableMapping[str, Any]", scope)[SCOPE_STABLE_CREDENTIALS] = until
 
 
 def _withdraw_stable(scope: Mapping[str, Any]) -> None:
     """What an authenticator vouched for on its way to finding no user (the request-header one vouches for
     the proxy's certificate, then finds no user header) does not speak for the one that finds it."""
-    cast(MutableMapping[str, Any], scope).pop(SCOPE_STABLE_CREDENTIALS, None)
+    cast("MutableMapping[str, Any]", scope).pop(SCOPE_STABLE_CREDENTIALS, None)
 
 
 class AuthenticationError(Exception):
@@ -54,6 +54,16 @@ class Authenticator(Protocol):
         ...
 
 
+class Later:
+    """An authenticator may also have ``authenticate_now(scope)``: ``authenticate``'s answer when it is
+    known without waiting (no credentials of its kind, a remembered token), with the same effect on the
+    scope, so that most requests cost the filter no coroutine; or ``LATER`` when only ``authenticate`` can
+    tell (a token to look up)."""
+
+
+LATER = Later()
+
+
 class RequestAuthenticator:
     """kube-apiserver's composition in one step (pkg/kubeapiserver/authenticator.Config.New: union.New of the
     authenticators, group.AuthenticatedGroupAdder, then union.NewFailOnError with anonymous): the first user
@@ -69,6 +79,41 @@ class RequestAuthenticator:
         self.authenticators = tuple(authenticators)
         self.anonymous = anonymous
         self._last: tuple[UserInfo | None, UserInfo | None] = (None, None)
+        nows = [
+            getattr(authenticator, "authenticate_now", None) for authenticator in authenticators
+        ]
+        self._nows: tuple[Any, ...] | None = None if None in nows else tuple(nows)
+        """Every authenticator's ``authenticate_now``, when each has one."""
+
+    def authenticate_now(self, scope: Mapping[str, Any]) -> UserInfo | Later | None:
+        """``authenticate`` when every authenticator answers at once: the first user found, or
+        ``anonymous`` when none reads the request's credentials."""
+        if self._nows is None:
+            return LATER
+        for now in self._nows:
+            try:
+                user = now(scope)
+            except (
+                AuthenticationError
+            ):  # the failure, and what may still find a user, are for later
+                return LATER
+            if isinstance(user, Later):
+                return LATER
+            if user is not None:
+                return self._grouped(user)
+            _withdraw_stable(scope)
+        if self.anonymous is None:
+            return LATER  # the refusal is ``authenticate``'s
+        vouch_stable(scope)
+        return self.anonymous
+
+    def _grouped(self, user: UserInfo) -> UserInfo:
+        """``user`` in ``system:authenticated``, the same object as last time for the same user."""
+        last, grouped = self._last
+        if user is not last or grouped is None:
+            grouped = with_authenticated_group(user)
+            self._last = (user, grouped)
+        return grouped
 
     async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
         failures: list[str] = []
@@ -85,11 +130,7 @@ class RequestAuthenticator:
                 # a failure before it may end (a certificate not valid yet) and decide instead
                 if not lasting:
                     _withdraw_stable(scope)
-                last, grouped = self._last
-                if user is not last:
-                    grouped = with_authenticated_group(user)
-                    self._last = (user, grouped)
-                return grouped
+                return self._grouped(user)
             _withdraw_stable(scope)
         if failures:
             raise AuthenticationError("; ".join(failures))
@@ -116,6 +157,9 @@ class AnonymousAuthenticator:
         self.user = user
 
     async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
+        return self.authenticate_now(scope)
+
+    def authenticate_now(self, scope: Mapping[str, Any]) -> UserInfo:
         vouch_stable(scope)  # no authenticator before it recognised the request's credentials
         return self.user
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from cryptography import x509
 
-from apiserver.authentication.authenticator import AuthenticationError
+from apiserver.authentication.authenticator import LATER, AuthenticationError, Later
 from apiserver.authentication.user import UserInfo
 from apiserver.authentication.x509 import X509Authenticator
 
@@ -55,6 +55,11 @@ class RequestHeaderAuthenticator:
         self.extra_prefixes = tuple(
             p.lower().encode("latin-1") for p in config.extra_headers_prefixes
         )
+
+    def authenticate_now(self, scope: Mapping[str, Any]) -> Later | None:
+        """None without a client certificate; a proxy's request is ``authenticate``'s."""
+        tls = scope.get("extensions", {}).get("tls")
+        return LATER if tls and tls.get("client_cert_chain") else None
 
     async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
         tls = scope.get("extensions", {}).get("tls")

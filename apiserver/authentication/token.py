@@ -8,7 +8,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from apiserver.authentication.authenticator import AuthenticationError, vouch_stable
+from apiserver.authentication.authenticator import (
+    LATER,
+    AuthenticationError,
+    Later,
+    vouch_stable,
+)
 from apiserver.authentication.jwtkeys import JWTKeys
 from apiserver.authentication.tokentable import TokenTable
 from apiserver.authentication.user import UserInfo
@@ -98,14 +103,22 @@ class BearerTokenAuthenticator:
         self.authenticator = authenticator
         self.remembered: TokenTable[UserInfo] = TokenTable(REMEMBERED)
 
-    async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
+    def authenticate_now(self, scope: Mapping[str, Any]) -> UserInfo | Later | None:
+        """No token, or a remembered one; ``LATER`` for a token to ask about."""
         token = bearer_token(scope)
         if not token:
             return None
         user = self.remembered.get(token)
-        if user is not None:
-            vouch_stable(scope)  # it was remembered for being stable
-            return user
+        if user is None:
+            return LATER
+        vouch_stable(scope)  # it was remembered for being stable
+        return user
+
+    async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
+        known = self.authenticate_now(scope)
+        if not isinstance(known, Later):
+            return known
+        token = bearer_token(scope)
         response = await self.authenticator.authenticate_token(token, ())
         if response is None:
             raise AuthenticationError("invalid bearer token")

@@ -68,6 +68,10 @@ class X509Authenticator:
         the client CAs, so its verdict on the same connection is kept apart."""
 
     async def authenticate(self, scope: Mapping[str, Any]) -> UserInfo | None:
+        return self.authenticate_now(scope)
+
+    def authenticate_now(self, scope: Mapping[str, Any]) -> UserInfo | None:
+        """The verdict on a connection's certificate is kept on it: never a wait."""
         tls = scope.get("extensions", {}).get("tls")
         if not tls:
             return None

@@ -67,13 +67,18 @@ def load_json(body: bytes | str) -> Any:
     :data:`MAX_DEPTH`) for a body that isn't JSON kube would accept."""
     value = orjson.loads(body)
     # A document holding fewer brackets than the bound cannot nest deeper than it: counting them is
-    # C-speed, so most bodies skip the walk (brackets inside strings only make the count larger).
+    # C-speed, so most bodies skip the walk (brackets inside strings only make the count larger). One
+    # pass keeps the brackets alone (two counts took twice as long: 1.7 µs for a 1.4 KiB body).
     raw = body.encode() if isinstance(body, str) else body
-    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
+    if len(raw) > MAX_DEPTH and len(raw.translate(None, _ALL_BUT_BRACKETS)) > MAX_DEPTH:
         opening = depth_exceeds(value, MAX_DEPTH)
         if opening is not None:
             raise TooDeep(opening)
     return value
+
+
+_ALL_BUT_BRACKETS: Final = bytes(c for c in range(256) if c not in b"[{")
+"""What ``bytes.translate`` deletes to leave a body's opening brackets."""
 
 
 def depth_exceeds(value: Any, limit: int) -> str | None:

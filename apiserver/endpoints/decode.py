@@ -81,22 +81,23 @@ def check_type_meta(obj: Any, target: Target) -> Object:
     the endpoints read the body's name and namespace before admission."""
     if not isinstance(obj, dict):
         raise target.cannot_handle("the body must be a JSON object")
+    expected = target.api_version
     if target.resource.builtin:
         # kube decodes built-in kinds with the endpoint's kind and version as defaults (gvkWithDefaults)
         obj.setdefault("kind", target.resource.kind)
-        obj.setdefault("apiVersion", target.api_version)
+        obj.setdefault("apiVersion", expected)
     kind = obj.get("kind")
     api_version = obj.get("apiVersion")
     if not kind:
         raise errors.bad_request("Object 'Kind' is missing in the request body")
-    if kind != target.resource.kind or (api_version and api_version != target.api_version):
+    if kind != target.resource.kind or (api_version and api_version != expected):
         raise errors.bad_request(
             f"the API version in the data ({api_version}) does not match the expected API version "
-            f"({target.api_version})"
+            f"({expected})"
             if kind == target.resource.kind
             else f"the kind in the data ({kind}) does not match the expected kind ({target.resource.kind})"
         )
-    obj["apiVersion"] = target.api_version
+    obj["apiVersion"] = expected
     object_meta(obj, target)
     return obj
 

@@ -4,6 +4,7 @@ handler per verb and subresource). Generic: all per-kind behaviour comes from th
 from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping
+from typing import NamedTuple
 
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.handlers.create import BoundCreater, create, create_subresource
@@ -21,6 +22,15 @@ from apiserver.machinery.scheme import Scheme
 from apiserver.metrics.registry import Metrics
 from apiserver.registry.rest import DEFAULT_OPTIONS, RESTOptions
 from apiserver.registry.store import Store
+
+
+class Resolved(NamedTuple):
+    """A resource path as the handlers serve it: its resource's wiring, store and target."""
+
+    path: ResourcePath
+    options: RESTOptions
+    store: Store
+    target: Target
 
 
 class ResourceHandler:
@@ -42,9 +52,9 @@ class ResourceHandler:
         """The create subresources by (group, plural, subresource)."""
         self.metrics = metrics if metrics is not None else Metrics()
 
-    def handle(self, request: Request, send: Send, path: ResourcePath) -> Awaitable[None]:
-        """The verb's handler, called once the request is routed and acceptable: a plain call handing back
-        what to await (the server's ``serve_local`` awaits it where errors are answered)."""
+    def resolve(self, path: ResourcePath) -> Resolved:
+        """What a resource path addresses (404 when nothing here serves it): the same for every request
+        to the path while the served resources stay the same, so the server keeps it per path."""
         served = self.scheme.served(path.group, path.version, path.plural)
         if served is None:
             raise errors.resource_not_found()
@@ -52,13 +62,19 @@ class ResourceHandler:
         if path.namespace is not None and not resource.namespaced:
             raise errors.resource_not_found()
         namespace = path.namespace if resource.namespaced else None
+        options = self.rest.get((resource.group, resource.plural), DEFAULT_OPTIONS)
+        store = self.stores[(resource.group, resource.plural)]
+        return Resolved(path, options, store, Target(resource, version, namespace, path.name))
+
+    def handle(self, request: Request, send: Send, resolved: Resolved) -> Awaitable[None]:
+        """The verb's handler, called once the request is routed and acceptable: a plain call handing back
+        what to await (the server's ``serve_local`` awaits it where errors are answered)."""
+        path, store, target = resolved.path, resolved.store, resolved.target
+        resource, version = target.resource, target.version
         if path.subresource:
-            options = self.rest.get((resource.group, resource.plural), DEFAULT_OPTIONS)
-            subresource_verb(resource, version, options, path.subresource, request.method)
+            subresource_verb(resource, version, resolved.options, path.subresource, request.method)
         else:
             check_routed(resource, bool(path.name), request.method, request.flag("watch"))
-        store = self.stores[(resource.group, resource.plural)]
-        target = Target(resource, version, namespace, path.name)
         check_acceptable(request, target)
         if version.deprecated:
             request.warnings.append(
@@ -78,7 +94,7 @@ class ResourceHandler:
             if method == "DELETE":
                 # kube serves deletecollection only where create is: on the namespaced path of a
                 # namespaced kind, and not behind a trailing slash (both 405 there)
-                if (resource.namespaced and namespace is None) or request.path.endswith("/"):
+                if (resource.namespaced and target.namespace is None) or request.path.endswith("/"):
                     raise errors.method_not_allowed()
                 return delete_collection(request, send, store, target)
             raise errors.method_not_allowed()

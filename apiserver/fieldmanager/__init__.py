@@ -11,8 +11,9 @@ API server needs, over plain dicts and CRD-style OpenAPI v3 schemas:
 * :func:`field_set`, :class:`FieldSet` and the FieldsV1 codec, :func:`path_string`.
 
 Modules: :mod:`.fieldpath` (paths, sets, FieldsV1), :mod:`.typeinfo` (schema → SMD types),
-:mod:`.typed` (object walks), :mod:`.managed` (entries), :mod:`.conflict`, :mod:`.lastapplied`
-(client-side apply interop) and :mod:`.manager` (the two entry points).
+:mod:`.typed` (object walks), :mod:`.created` (a create's set, remembered by the object's shape),
+:mod:`.managed` (entries), :mod:`.conflict`, :mod:`.lastapplied` (client-side apply interop) and
+:mod:`.manager` (the two entry points).
 """
 
 from apiserver.fieldmanager.conflict import ApplyConflict, Conflict, conflict_message

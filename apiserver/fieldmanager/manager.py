@@ -25,6 +25,7 @@ from typing import Any
 
 from apiserver.encoding.protobuf import Message
 from apiserver.fieldmanager.conflict import ApplyConflict, Conflict
+from apiserver.fieldmanager.created import created_fields
 from apiserver.fieldmanager.fieldpath import (
     FieldSet,
     Node,
@@ -56,7 +57,6 @@ from apiserver.fieldmanager.managed import (
 from apiserver.fieldmanager.typed import (
     TypedError,
     compare_objects,
-    created_fields,
     field_set_of,
     merge_objects,
     prune_disowned,
@@ -163,6 +163,36 @@ def _record_update(
         managed[key] = previous.with_fields(c_union(previous.fields, current), now)
 
 
+def _created_set(
+    new: dict[str, Any], root: TypeNode, ignored: Collection[str], go_type: Message | None
+) -> Node | None:
+    """What a create that brings no entries adds (raises ``TypedError``); None when the kind's Go zero
+    value names something, so that the create is compared as an update is."""
+    if go_type is None:
+        return created_fields({}, new, root, ignored)
+    return created_fields(zero_object(go_type), go_view(new, go_type), root, ignored)
+
+
+def _created_entries(
+    fields: Node, manager: str, api_version: str, subresource: str, now: str
+) -> list[dict[str, Any]]:
+    """The encoded ``managedFields`` of that create: one Update entry holding ``fields`` (what
+    ``_record_update``, the cap and ``encode_entries`` come to, without building their entries)."""
+    if not fields:
+        return []
+    entry = {
+        "manager": manager or "unknown",  # buildmanagerinfo.go
+        "operation": UPDATE,
+        "apiVersion": api_version,
+        "time": normalize_now(now),
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields,
+    }
+    if subresource:
+        entry["subresource"] = subresource
+    return [entry]
+
+
 def _decode_live(raw: Any) -> dict[str, Entry]:
     try:
         return decode_entries(raw, trusted=True)
@@ -202,6 +232,14 @@ def update_managed_fields(
     ``go_type`` is a built-in kind's Go struct (its protobuf message): both objects are then compared as
     kube's Go decoding has them, and a create compares with the type's zero value (:mod:`.gotyped`).
     """
+    root = compile_types(schema)
+    if old_obj is None and _managed_fields(new_obj) is None:
+        try:
+            created = _created_set(new_obj, root, ignored_fields, go_type)
+        except TypedError:
+            return []  # not typed: nothing is recorded, as UpdateNoErrors keeps the (absent) entries
+        if created is not None:
+            return _created_entries(created, manager, api_version, subresource, now)
     live_raw = _managed_fields(old_obj)
     if subresource:
         managed = _decode_live(live_raw)
@@ -229,7 +267,7 @@ def update_managed_fields(
             managed,
             live,
             new_obj,
-            compile_types(schema),
+            root,
             manager or "unknown",
             api_version,
             subresource,

@@ -30,22 +30,23 @@ from apiserver.fieldmanager.fieldpath import (
     has_children,
     is_member,
     path_string,
-    pe_order,
     pe_string,
 )
 from apiserver.fieldmanager.typeinfo import LEAF, MAP, OBJECT_META, SET, TypeNode
 from apiserver.schema.causes import go_json
 
 __all__ = [
+    "METADATA",
     "STRIPPED_META",
     "STRIPPED_ROOT",
     "TypedError",
     "compare_objects",
-    "created_fields",
     "field_set_of",
+    "first_index",
     "item_pes",
     "merge_objects",
     "prune_disowned",
+    "root_skip",
 ]
 
 STRIPPED_ROOT: Final = frozenset({"apiVersion", "kind"})
@@ -62,7 +63,7 @@ STRIPPED_META: Final = frozenset(
         "resourceVersion",
     }
 )
-_METADATA: Final = "metadata"
+METADATA: Final = "metadata"
 _F_METADATA: Final = "f:metadata"
 
 
@@ -156,7 +157,8 @@ def item_pes(t: TypeNode, items: list[Any]) -> list[str]:
     return [_item_pe(t, i, item) for i, item in enumerate(items)]
 
 
-def _first_index(pes: list[str], strict: bool) -> dict[str, int]:
+def first_index(pes: list[str], strict: bool) -> dict[str, int]:
+    """Where each path element first occurs; ``strict``: a repeated one raises :class:`TypedError`."""
     first: dict[str, int] = {}
     for i, pe in enumerate(pes):
         if pe in first:
@@ -222,7 +224,7 @@ def _owned_whole(value: Any) -> bool:
 def _fs_list(t: TypeNode, value: list[Any]) -> Node:
     item_type = t.item_type()
     pes = item_pes(t, value)
-    first = _first_index(pes, strict=True)
+    first = first_index(pes, strict=True)
     out: Node = {}
     for pe, index in first.items():
         try:
@@ -243,8 +245,8 @@ def field_set_of(obj: dict[str, Any], root: TypeNode, ignored: Collection[str] =
 
     Raises :class:`TypedError` for a list item that has no key or a repeated key.
     """
-    out = _fs_map(root, obj, _root_skip(ignored))
-    meta = obj.get(_METADATA)
+    out = _fs_map(root, obj, root_skip(ignored))
+    meta = obj.get(METADATA)
     if isinstance(meta, dict):
         try:
             sub = _fs_map(OBJECT_META, meta, STRIPPED_META)
@@ -256,18 +258,19 @@ def field_set_of(obj: dict[str, Any], root: TypeNode, ignored: Collection[str] =
     return out
 
 
-_skip_cache: dict[frozenset[str], frozenset[str]] = {}
-_NOTHING_IGNORED: Final = STRIPPED_ROOT | {_METADATA}
+_skip_cache: dict[tuple[str, ...] | frozenset[str], frozenset[str]] = {}
+_NOTHING_IGNORED: Final = STRIPPED_ROOT | {METADATA}
 _CONTAINERS: Final = (dict, list)
 
 
-def _root_skip(ignored: Collection[str]) -> frozenset[str]:
+def root_skip(ignored: Collection[str]) -> frozenset[str]:
+    """The top-level members no set holds: the stripped ones, ``metadata`` (walked apart) and ``ignored``."""
     if not ignored:
         return _NOTHING_IGNORED
-    key = frozenset(ignored)
+    key = ignored if isinstance(ignored, tuple) else frozenset(ignored)  # a tuple needs no set made
     skip = _skip_cache.get(key)
     if skip is None:
-        skip = STRIPPED_ROOT | key | {_METADATA}
+        skip = STRIPPED_ROOT | frozenset(ignored) | {METADATA}
         if len(_skip_cache) < 64:
             _skip_cache[key] = skip
     return skip
@@ -300,7 +303,7 @@ def _all_children(t: TypeNode, how: int, value: Any) -> Node:
     pes = item_pes(t, value)
     if item_type.leaf:
         return {pe: {} for pe in pes}  # a repeated item keeps its first place, as below
-    return {pe: _all(item_type, value[i]) for pe, i in _first_index(pes, strict=False).items()}
+    return {pe: _all(item_type, value[i]) for pe, i in first_index(pes, strict=False).items()}
 
 
 def _cmp(
@@ -382,8 +385,8 @@ def _cmp_list(
     t: TypeNode, lhs: list[Any], rhs: list[Any], added: Node, modified: Node, removed: Node
 ) -> None:
     item_type = t.item_type()
-    left_first = _first_index(item_pes(t, lhs), strict=False)
-    right_first = _first_index(item_pes(t, rhs), strict=False)
+    left_first = first_index(item_pes(t, lhs), strict=False)
+    right_first = first_index(item_pes(t, rhs), strict=False)
     for pe, i in left_first.items():
         j = right_first.get(pe)
         if j is None:
@@ -393,74 +396,6 @@ def _cmp_list(
     for pe, j in right_first.items():
         if pe not in left_first:
             added[pe] = _all(item_type, rhs[j])
-
-
-def created_fields(
-    live: dict[str, Any], new: dict[str, Any], root: TypeNode, ignored: Collection[str] = ()
-) -> Node | None:
-    """``Compare(live, new)``'s added set when ``live`` holds nothing a set can name (a create: the empty
-    object, or a built-in kind's zero value, whose only member is the stripped ``creationTimestamp``),
-    else None. Everything in ``new`` is then added and nothing modified or removed, and the set is built
-    in FieldsV1's order (``"."`` first, then path elements as ``fieldpath.encode_fields_v1`` sorts them),
-    so that it is its own encoding: a create walks its object once, without a sort afterwards.
-
-    Raises :class:`TypedError` when a list item of ``new`` cannot be keyed.
-    """
-    skip = _root_skip(ignored)
-    live_meta = live.get(_METADATA)
-    if not live.keys() <= skip or (
-        isinstance(live_meta, dict) and not live_meta.keys() <= STRIPPED_META
-    ):
-        return None
-    meta = new.get(_METADATA)
-    meta_node: Node = {}
-    if isinstance(meta, dict):
-        meta_node = _created_members(OBJECT_META, meta, STRIPPED_META)
-    out: Node = {}
-    for key in sorted(key for key in new if key not in skip or (key == _METADATA and meta_node)):
-        if key == _METADATA:
-            out[_F_METADATA] = meta_node
-        else:
-            out["f:" + key] = _created(root.fields.get(key) or root.other, new[key])
-    return out
-
-
-def _created_members(t: TypeNode, value: dict[str, Any], skip: Collection[str]) -> Node:
-    fields = t.fields
-    other = t.other
-    node: Node = {}
-    for key in sorted(value):
-        if key not in skip:
-            child = fields.get(key) or other
-            node["f:" + key] = {} if child.leaf else _created(child, value[key])
-    return node
-
-
-def _created(t: TypeNode, value: Any) -> Node:
-    """``_all(t, value)``, in FieldsV1's order."""
-    if t.leaf:
-        return {}
-    how = t.how(value)
-    if how == LEAF or not value:
-        return {}
-    node: Node = {SELF: {}}
-    if how == MAP:
-        fields = t.fields
-        other = t.other
-        leaf_values = t.leaf_values
-        if leaf_values:  # labels, annotations: every value owned whole
-            for key in sorted(value):
-                node["f:" + key] = {}
-            return node
-        for key in sorted(value):
-            child = fields.get(key) or other
-            node["f:" + key] = {} if child.leaf else _created(child, value[key])
-        return node
-    item_type = t.item_type()
-    first = _first_index(item_pes(t, value), strict=False)
-    for pe in sorted(first, key=pe_order):  # a repeated item keeps its first place, as in _all
-        node[pe] = {} if item_type.leaf else _created(item_type, value[first[pe]])
-    return node
 
 
 def compare_objects(
@@ -473,9 +408,9 @@ def compare_objects(
     added: Node = {}
     modified: Node = {}
     removed: Node = {}
-    _cmp_map(root, live, new, added, modified, removed, _root_skip(ignored))
-    live_meta = live.get(_METADATA)
-    new_meta = new.get(_METADATA)
+    _cmp_map(root, live, new, added, modified, removed, root_skip(ignored))
+    live_meta = live.get(METADATA)
+    new_meta = new.get(METADATA)
     if live_meta is not new_meta:
         meta_added: Node = {}
         meta_modified: Node = {}
@@ -525,7 +460,7 @@ def _merge_list(t: TypeNode, lhs: list[Any], rhs: list[Any]) -> list[Any]:
     # put in the applied order; applied-only items go after the live item they follow.
     item_type = t.item_type()
     right_order = item_pes(t, rhs)
-    right_first = _first_index(right_order, strict=True)
+    right_first = first_index(right_order, strict=True)
     left_pes = item_pes(t, lhs)
     left_first: dict[str, int] = {}
     left_extra: dict[str, list[int]] = {}
@@ -688,7 +623,7 @@ def _prune_map(
         owned = any(is_member(o) for o in owners) or (named and bool(owners))
         in_last = named or is_member(last_child)
         dropped = state.dropped or (in_fields and (state.under_last or in_last) and not owned)
-        is_metadata = context == _ROOT and key == _METADATA
+        is_metadata = context == _ROOT and key == METADATA
         if has_children(last_child) and child and not child_is_leaf:
             pruned, child_fields = _prune_value(
                 child_type,
@@ -783,7 +718,7 @@ def _owned_fields(t: TypeNode, value: Any, owners: list[Node]) -> bool:
 def _prune_list(t: TypeNode, value: list[Any], last: Node, state: _Prune) -> tuple[list[Any], bool]:
     item_type = t.item_type()
     pes = item_pes(t, value)
-    first = _first_index(pes, strict=False)
+    first = first_index(pes, strict=False)
     remove: set[str] = set()
     replace: dict[int, Any] = {}
     survivors: set[str] = set()  # items along L that P2 keeps

@@ -56,13 +56,17 @@ class TypeNode:
     """One type: which of scalar, list and map it accepts, and how each is owned."""
 
     __slots__ = (
+        "created",
+        "declared",
         "dict_how",
         "elem",
         "fields",
+        "granular",
         "item",
         "key_defaults",
         "keys",
         "leaf",
+        "leaf_fields",
         "leaf_values",
         "list_how",
         "list_kind",
@@ -70,6 +74,7 @@ class TypeNode:
         "other",
         "scalar",
         "sorted_keys",
+        "string_items",
     )
 
     def __init__(self) -> None:
@@ -94,6 +99,12 @@ class TypeNode:
         self.other: TypeNode = self
         self.leaf: bool = True
         self.leaf_values: bool = False
+        self.string_items: bool = False  # a set of values owned whole (finalizers, tags)
+        self.leaf_fields: frozenset[str] = frozenset()  # the declared fields owned whole
+        self.declared: frozenset[str] = frozenset()  # every declared field
+        self.granular: tuple[tuple[str, TypeNode], ...] = ()  # the declared fields not owned whole
+        # A create's sets of values of this type, by their shape (:mod:`.created`).
+        self.created: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def how(self, value: Any) -> int:
         """``MAP``, ``LIST`` or ``LEAF``: whether ``value`` is walked into or owned as a whole."""
@@ -133,6 +144,10 @@ def _derive(node: TypeNode) -> TypeNode:
     node.other = node.elem if node.elem is not None else DEDUCED
     node.leaf = node.dict_how == node.list_how == node.null_how == LEAF
     node.leaf_values = node.dict_how == MAP and not node.fields and node.other.leaf
+    node.string_items = node.list_how == LIST and node.list_kind == SET and node.item_type().leaf
+    node.leaf_fields = frozenset(name for name, field in node.fields.items() if field.leaf)
+    node.declared = frozenset(node.fields)
+    node.granular = tuple((name, field) for name, field in node.fields.items() if not field.leaf)
     return node
 
 
@@ -285,23 +300,31 @@ _OBJECT_META_SCHEMA: Final[Mapping[str, Any]] = {
 OBJECT_META: Final = _compile(_OBJECT_META_SCHEMA, preserve=False)
 """``io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta`` (checked against the apps/v1 OpenAPI v3 document)."""
 
+_TYPE_META: Final = frozenset({"apiVersion", "kind"})
 _CACHE_SIZE: Final = 512
 _cache: OrderedDict[int, tuple[Mapping[str, Any], TypeNode]] = OrderedDict()
+_last: tuple[Mapping[str, Any], TypeNode] | None = None
 
 
 def compile_types(schema: Mapping[str, Any] | Schema) -> TypeNode:
-    """The type tree of a whole resource schema (``openAPIV3Schema``), cached by identity."""
+    """The type tree of a whole resource schema (``openAPIV3Schema``), cached by identity; the one asked
+    for last without the LRU's reordering (writes of one kind follow each other)."""
+    global _last
     raw = schema.raw if isinstance(schema, Schema) else schema
+    if _last is not None and _last[0] is raw:
+        return _last[1]
     key = id(raw)
     hit = _cache.get(key)
     if hit is not None and hit[0] is raw:
         _cache.move_to_end(key)
+        _last = hit
         return hit[1]
     root = _compile(raw, preserve=False)
     root.fields = {**root.fields, "metadata": OBJECT_META}
     root.dict_how = MAP  # the object itself is always walked into
     _derive(root)
-    _cache[key] = (raw, root)
+    root.declared |= _TYPE_META  # every kind has them, declared or not (and nobody owns them)
+    _last = _cache[key] = (raw, root)
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
     return root

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Awaitable
 
 import orjson
 
@@ -15,6 +16,7 @@ from apiserver.authentication.authenticator import (
     AuthenticationError,
     Authenticator,
 )
+from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.http import SCOPE_REQUEST_INFO, SCOPE_USER, respond
 from apiserver.endpoints.replay import Replay
 from apiserver.filters.audit import Auditor
@@ -28,11 +30,23 @@ _UNAUTHORIZED = orjson.dumps(errors.unauthorized().status())
 
 
 class AuthenticationFilter:
+    """A request whose user its authenticator knows at once (``authenticate_now``: no credentials, a
+    remembered token, a connection's verified certificate) goes on without a coroutine."""
+
     def __init__(self, authenticator: Authenticator, auditor: Auditor | None = None) -> None:
         self.authenticator = authenticator
         self.auditor = auditor
+        self._now = getattr(authenticator, "authenticate_now", None)
 
-    async def before(self, exchange: Exchange) -> bool:
+    def before(self, exchange: Exchange) -> Awaitable[bool] | None:
+        if self._now is not None:
+            user = self._now(exchange.scope)
+            if isinstance(user, UserInfo):
+                _authenticated(exchange, user)
+                return None
+        return self._authenticate(exchange)
+
+    async def _authenticate(self, exchange: Exchange) -> bool:
         scope = exchange.scope
         try:
             user = await self.authenticator.authenticate(scope)
@@ -49,12 +63,7 @@ class AuthenticationFilter:
                 self.auditor.failed_authentication(scope, scope[SCOPE_REQUEST_INFO])
             await respond(exchange.send, 401, _UNAUTHORIZED)
             return False
-        exchange.user = scope[SCOPE_USER] = user
-        headers = scope["headers"]
-        for name, _ in headers:
-            if name == b"authorization":
-                scope["headers"] = [header for header in headers if header[0] != b"authorization"]
-                break
+        _authenticated(exchange, user)
         return True
 
     def replay(self, exchange: Exchange, replay: Replay) -> None:
@@ -64,3 +73,14 @@ class AuthenticationFilter:
             replay.refuse()
         elif until != math.inf:
             replay.check(lambda: time.time() <= until)
+
+
+def _authenticated(exchange: Exchange, user: UserInfo) -> None:
+    """The user goes on the scope; the credentials leave it."""
+    scope = exchange.scope
+    exchange.user = scope[SCOPE_USER] = user
+    headers = scope["headers"]
+    for name, _ in headers:
+        if name == b"authorization":
+            scope["headers"] = [header for header in headers if header[0] != b"authorization"]
+            break

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable
 
+from apiserver.authentication.user import UserInfo
 from apiserver.endpoints.http import SCOPE_USER
 from apiserver.endpoints.replay import Replay
 from apiserver.endpoints.routing import RequestInfo
@@ -23,6 +24,10 @@ OBJECTS_PER_SEAT = 100
 MAXIMUM_SEATS = 10
 """kube's WorkEstimatorConfig defaults (pkg/util/flowcontrol/request/config.go): a LIST takes a seat per 100
 objects it goes through, at most 10."""
+
+_REMEMBERED = 4096
+_Classified = tuple[UserInfo, QueueSet | None, str]
+"""A user (kept alive, as its id is the key), the queues of its request's level (None: exempt), its flow."""
 
 StoredCount = Callable[[str, str], int]
 """How many objects of (group, resource) are stored: what a LIST from the watch cache goes through."""
@@ -46,22 +51,38 @@ class PriorityAndFairnessFilter:
             )
             for level in self.classifier.levels
         }
+        self._known: dict[tuple[int, RequestInfo], _Classified] = {}
+        """Each (user, request info)'s classification: a client repeats a few kinds of request."""
 
     def before(self, exchange: Exchange) -> Awaitable[bool] | None:
         info = exchange.info
         assert info is not None
         if exchange.long_running:
             return None
-        classified = self.classifier.classify(exchange.scope[SCOPE_USER], info)
-        if classified is None:
+        user = exchange.scope[SCOPE_USER]
+        known = self._known.get((id(user), info))
+        if known is None or known[0] is not user:
+            known = self._classify(user, info)
+        queues, flow = known[1], known[2]
+        if queues is None:  # exempt
             return None
-        level, flow = classified
-        width = self.width(info)
-        queues = self.levels[level.name]
+        width = self.width(info) if info.verb == "list" else 1
         if queues.try_start(width):
             exchange.held[self] = (queues, None, width)
             return None
         return self._wait(exchange, queues, flow, width)
+
+    def _classify(self, user: UserInfo, info: RequestInfo) -> _Classified:
+        """The request's level's queues (None: exempt) and its flow, kept for the same user object (the
+        authenticator's, kept across a client's requests) and request info."""
+        classified = self.classifier.classify(user, info)
+        level_queues, flow = (
+            (None, "") if classified is None else (self.levels[classified[0].name], classified[1])
+        )
+        if len(self._known) >= _REMEMBERED:
+            self._known.clear()
+        known = self._known[(id(user), info)] = (user, level_queues, flow)
+        return known
 
     async def _wait(self, exchange: Exchange, queues: QueueSet, flow: str, width: int) -> bool:
         """Wait for the seats in a queue of the flow's hand, or be answered 429."""

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
+import time
 from collections.abc import Awaitable
 
 from apiserver.audit.event import status_fields
@@ -47,8 +49,11 @@ class TimeoutFilter:
         self.request_timeout = request_timeout
         self.min_request_timeout = min_request_timeout
         self._pending: dict[Exchange, float] = {}
-        """The deadline of each request in flight."""
+        """The deadline of each request in flight, on the monotonic clock (``time.monotonic``: read
+        without asking for the running loop, whose check costs a system call, getpid, per request)."""
         self._sweep: asyncio.TimerHandle | None = None
+        self._sweep_at = math.inf
+        """When the sweep is due, on the same clock (infinity: none is)."""
         self._late: set[asyncio.Task[None]] = set()
 
     def before(self, exchange: Exchange) -> Awaitable[bool] | None:
@@ -64,11 +69,10 @@ class TimeoutFilter:
                 self.auditor.failed_request(scope, info, status_fields(error.status()))
             return answered(respond_error(exchange.send, error))
         if timeout:
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + timeout
+            deadline = time.monotonic() + timeout
             self._pending[exchange] = deadline
-            if self._sweep is None or deadline < self._sweep.when():
-                self._schedule(loop, deadline)
+            if deadline < self._sweep_at:
+                self._schedule(asyncio.get_running_loop(), deadline)
         return None
 
     def replay(self, exchange: Exchange, replay: Replay) -> None:
@@ -95,15 +99,18 @@ class TimeoutFilter:
         return self.request_timeout
 
     def _schedule(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        """The sweep at ``when`` (monotonic), as a delay: the loop's own clock may count from elsewhere."""
         if self._sweep is not None:
             self._sweep.cancel()
-        self._sweep = loop.call_at(when, self._expire_due, loop)
+        self._sweep = loop.call_later(max(0.0, when - time.monotonic()), self._expire_due, loop)
+        self._sweep_at = when
 
     def _expire_due(self, loop: asyncio.AbstractEventLoop) -> None:
         """Answer every request past its deadline, then wait for the next deadline, at most one
         ``_SWEEP_SECONDS`` away: one timer for all the requests in flight rather than one each."""
         self._sweep = None
-        now = loop.time()
+        self._sweep_at = math.inf
+        now = time.monotonic()
         upcoming = now + _SWEEP_SECONDS
         for exchange, deadline in self._pending.items():
             if deadline <= now:

@@ -33,7 +33,7 @@ from apiserver.endpoints.http import (
 from apiserver.endpoints.openapi import OpenAPIDocuments
 from apiserver.endpoints.openid import serve_openid
 from apiserver.endpoints.replay import SCOPE_REPLAY, Replay
-from apiserver.endpoints.resource import ResourceHandler
+from apiserver.endpoints.resource import Resolved, ResourceHandler
 from apiserver.endpoints.routing import ResourcePath, parse_resource_path
 from apiserver.fieldmanager.gotyped import stored_go_type
 from apiserver.machinery import errors
@@ -60,6 +60,12 @@ from apiserver.storage.interface import (
 )
 
 log = logging.getLogger(__name__)
+
+_REMEMBERED_PATHS = 4096
+"""Resource paths whose resolution is kept: clients address the same few collections and objects."""
+_LONGEST_REMEMBERED_PATH = 1024
+"""Longer than any valid object's path (a name is at most 253 characters): not kept, so that long paths
+cannot make the kept ones take much memory."""
 
 PROMETHEUS_TEXT = b"text/plain; version=0.0.4; charset=utf-8"
 """The Prometheus text format's type, as kube's /metrics (Go's expfmt) answers it."""
@@ -167,6 +173,8 @@ class APIServer:
             scheme, self.context, self.admission, self.compactor, self.openapi, self.rest
         )
         self.served.listeners.append(self._rediscover)
+        self._resolved: dict[str, tuple[int, Resolved]] = {}
+        """Resource paths as resolved at a served revision (``_resolve``)."""
         self.served_revision = 0
         """Counts the changes to what is served (a CRD added, changed, removed): a replayed answer
         (endpoints/replay.py) holds while the revision it was served at is current."""
@@ -386,6 +394,9 @@ class APIServer:
         if path.startswith("/openapi/"):
             return self._openapi(request, send, path)
         if path == "/api" or path == "/apis" or path.startswith(("/api/", "/apis/")):
+            known = self._resolved.get(path)
+            if known is not None and known[0] == self.served_revision:
+                return self.resources.handle(request, send, known[1])
             document = self.discovery.document(path)
             if document is not None:
                 if request.method != "GET":
@@ -401,8 +412,19 @@ class APIServer:
                 raise errors.resource_not_found()
             if self._unhandled(resource_path):
                 return respond_text(send, 404, "404 page not found\n")
-            return self.resources.handle(request, send, resource_path)
+            return self.resources.handle(request, send, self._resolve(path, resource_path))
         return respond_text(send, 404, "404 page not found\n")
+
+    def _resolve(self, path: str, resource_path: ResourcePath) -> Resolved:
+        """What the resource handler serves at ``path``, kept while the served resources stay the same
+        (``served_revision``): no discovery document, path split or scheme lookup on the next request."""
+        revision = self.served_revision
+        resolved = self.resources.resolve(resource_path)
+        if len(path) <= _LONGEST_REMEMBERED_PATH:
+            if len(self._resolved) >= _REMEMBERED_PATHS:
+                self._resolved.clear()
+            self._resolved[path] = (revision, resolved)
+        return resolved
 
     def _unhandled(self, path: ResourcePath) -> bool:
         """No handler of kube's would take the request, so its NotFound handler answers in plain text: no

@@ -85,6 +85,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._kept = KeptAnswers()
         self._replayed = False
         """The request being parsed was answered by a replay: no cycle was made for it."""
+        self._asgi = {"version": self.asgi_version, "spec_version": "2.3"}
 
     def data_received(self, data: bytes) -> None:
         self._unset_keepalive_if_required()
@@ -122,9 +123,31 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._arm(self.limits.read_header_timeout)
 
     def on_message_begin(self) -> None:
-        super().on_message_begin()
+        """uvicorn's, with the scope's constant ``asgi`` entry made once per connection."""
+        self.url = b""
+        self.expect_100_continue = False
+        self.headers = []
+        self.scope = {  # type: ignore[typeddict-item]
+            "type": "http",
+            "asgi": self._asgi,  # type: ignore[typeddict-item]
+            "http_version": "1.1",
+            "server": self.server,
+            "client": self.client,
+            "scheme": self.scheme,  # type: ignore[typeddict-item]
+            "root_path": self.root_path,
+            "headers": self.headers,
+            "state": self.app_state.copy(),
+        }
         if self._extensions is not None:
             self.scope["extensions"] = self._extensions
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        """uvicorn's: the name lowercased, the value without the trailing whitespace llhttp keeps."""
+        name = name.lower()
+        value = value.rstrip(b" \t")
+        if name == b"expect" and value.lower() == b"100-continue":
+            self.expect_100_continue = True
+        self.headers.append((name, value))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._kept.clear()
@@ -170,14 +193,13 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             scope["http_version"] = http_version
         if parser.should_upgrade() and self._should_upgrade():
             return
-        parsed_url = httptools.parse_url(self.url)
-        raw_path = parsed_url.path
-        path = raw_path.decode("ascii")
-        if "%" in path:
-            path = urllib.parse.unquote(path)
-        scope["path"] = self.root_path + path
-        scope["raw_path"] = self.root_path.encode("ascii") + raw_path
-        scope["query_string"] = parsed_url.query or b""
+        path, raw_path, query = _parsed_url(self.url)
+        if self.root_path:
+            path = self.root_path + path
+            raw_path = self.root_path.encode("ascii") + raw_path
+        scope["path"] = path
+        scope["raw_path"] = raw_path
+        scope["query_string"] = query
         existing = self.cycle
         keep_alive = http_version != "1.0" and parser.should_keep_alive()
         if (
@@ -260,6 +282,31 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._timer = None
         if self._reading_headers or self._reading_body:
             self.transport.close()
+
+
+def _parsed_url(url: bytes) -> tuple[str, bytes, bytes]:
+    """The request target's path (percent-decoded), raw path and query, as uvicorn reads them; kept per
+    target, as a client sends the same few (a target that does not parse raises, and is not kept; nor is
+    a long one)."""
+    parsed = _PARSED_URLS.get(url)
+    if parsed is None:
+        parsed_url = httptools.parse_url(url)
+        raw_path = parsed_url.path
+        path = raw_path.decode("ascii")
+        if "%" in path:
+            path = urllib.parse.unquote(path)
+        parsed = (path, raw_path, parsed_url.query or b"")
+        if len(url) <= _LONGEST_REMEMBERED:
+            if len(_PARSED_URLS) >= _REMEMBERED_URLS:
+                _PARSED_URLS.clear()
+            _PARSED_URLS[url] = parsed
+    return parsed
+
+
+_PARSED_URLS: dict[bytes, tuple[str, bytes, bytes]] = {}
+_REMEMBERED_URLS = 4096
+_LONGEST_REMEMBERED = 2048
+"""A longer target (a megabyte may come) is parsed every time: the kept ones stay a few megabytes."""
 
 
 def tls_extension(ssl_object: ssl.SSLObject) -> dict[str, Any]:

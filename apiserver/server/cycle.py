@@ -209,23 +209,25 @@ class ResponseCycle(RequestResponseCycle):
             )
         content = [STATUS_LINE[status]]
         closing = False
-        for name, value in (*self.default_headers, *headers):
-            lowered = _NAMES.get(name) or _checked_name(name)
-            if HEADER_VALUE_RE.search(value):
-                raise RuntimeError("Invalid HTTP header value.")
-            if lowered in _FRAMING:
-                if lowered == b"content-length" and self.chunked_encoding is None:
-                    self.expected_content_length = int(value.decode())
+        pairs = (*self.default_headers, *headers)
+        # every value checked in one search: the tab that joins them is allowed in any
+        if HEADER_VALUE_RE.search(b"\t".join([value for _, value in pairs])):
+            raise RuntimeError("Invalid HTTP header value.")
+        for name, value in pairs:
+            prefix, framing = _NAMES.get(name) or _checked_name(name)
+            if framing is not None:
+                if framing == b"content-length" and self.chunked_encoding is None:
+                    self.expected_content_length = int(value)
                     self.chunked_encoding = False
-                elif lowered == b"transfer-encoding" and value.lower() == b"chunked":
+                elif framing == b"transfer-encoding" and value.lower() == b"chunked":
                     self.expected_content_length = 0
                     self.chunked_encoding = True
-                elif lowered == b"connection" and b"close" in [
+                elif framing == b"connection" and b"close" in [
                     t.lower().strip() for t in value.split(b",")
                 ]:
                     self.keep_alive = False
                     closing = True
-            content += (lowered, b": ", value, b"\r\n")
+            content += (prefix, value, b"\r\n")
         if not self.keep_alive and not closing:
             content.append(b"connection: close\r\n")
         if (
@@ -241,17 +243,20 @@ class ResponseCycle(RequestResponseCycle):
 
 _FRAMING = frozenset((b"content-length", b"transfer-encoding", b"connection"))
 """The header names that decide the response's framing and the connection's keep-alive."""
-_NAMES: dict[bytes, bytes] = {}
-"""Header names found valid, each with its lowercase form: a server sends the same few names, each checked
-once rather than on every response."""
+_NAMES: dict[bytes, tuple[bytes, bytes | None]] = {}
+"""Header names found valid, each with its line's start (``name: ``, lowercase) and its lowercase form when it
+is one of the framing headers: a server sends the same few names, each checked once rather than on every
+response."""
 _REMEMBERED_NAMES = 256
 
 
-def _checked_name(name: bytes) -> bytes:
-    """``name`` lowercased, once uvicorn's check found it valid (remembered while few are)."""
+def _checked_name(name: bytes) -> tuple[bytes, bytes | None]:
+    """``name``'s line start and framing name (``_NAMES``), once uvicorn's check found it valid (remembered
+    while few are)."""
     if HEADER_RE.search(name):
         raise RuntimeError("Invalid HTTP header name.")
     lowered = name.lower()
+    known = (lowered + b": ", lowered if lowered in _FRAMING else None)
     if len(_NAMES) < _REMEMBERED_NAMES:
-        _NAMES[name] = lowered
-    return lowered
+        _NAMES[name] = known
+    return known

@@ -10,7 +10,7 @@ from apiserver.admission.interface import Attributes, Operation
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.fields import tracker
 from apiserver.endpoints.handlers.response import send_object
-from apiserver.endpoints.handlers.rest import read_body, write_options, write_query
+from apiserver.endpoints.handlers.rest import read_object, write_options, write_query
 from apiserver.endpoints.http import Request, Send
 from apiserver.machinery import errors
 from apiserver.machinery.scheme import ResourceType, VersionType
@@ -36,7 +36,7 @@ async def create(request: Request, send: Send, store: Store, target: Target) -> 
     if store.terminating:
         raise errors.terminating_create(target.resource.group, target.resource.plural)
     query = write_query(request, CREATE)
-    obj = (await read_body(request, target)).parsed
+    obj = await read_object(request, target)
     request.audit_request_object(obj["metadata"])
     check_namespace(obj["metadata"], target.namespace)
     options = write_options(request, query.mode, lambda old: tracker(request, target, old))
@@ -59,7 +59,7 @@ async def create_subresource(
         raise errors.method_not_allowed()
     body_target = Target(creater.body, creater.version, target.namespace, target.name)
     query = write_query(request, CREATE)
-    obj = (await read_body(request, body_target)).parsed
+    obj = await read_object(request, body_target)
     dry = query.dry_run
     namespace = target.namespace or ""
     write = Write(

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
+import orjson
+
 from apiserver.encoding import protobuf
 from apiserver.endpoints.decode import Target
 from apiserver.endpoints.http import Request, Send, respond
-from apiserver.endpoints.output import Negotiated, Output, acceptable, negotiate, object_body
+from apiserver.endpoints.output import (
+    JSON_OBJECT,
+    JSON_TYPE,
+    Negotiated,
+    Output,
+    acceptable,
+    negotiate,
+    object_body,
+)
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
 from apiserver.registry.admit import go_quoted
@@ -16,11 +28,21 @@ INCLUDE_OBJECT = frozenset(("", "None", "Metadata", "Object"))
 """The includeObject values of a Table request (metav1.IncludeObjectPolicy)."""
 
 
-async def send_object(
+def send_object(
     request: Request, send: Send, status: int, obj: Object, target: Target
-) -> None:
-    """One object in the version, form and encoding the client asked for."""
+) -> Awaitable[None]:
+    """One object in the version, form and encoding the client asked for. The common answer, the object
+    itself as JSON, is encoded at once and handed to ``respond``: no coroutine of its own."""
     asked = negotiated(request, target)
+    if asked is JSON_OBJECT and target.resource.converter is None:
+        body = orjson.dumps(to_version(obj, target.resource, target.version))
+        return respond(send, status, body, JSON_TYPE, warnings=request.warnings)
+    return _send_negotiated(request, send, status, obj, target, asked)
+
+
+async def _send_negotiated(
+    request: Request, send: Send, status: int, obj: Object, target: Target, asked: Negotiated
+) -> None:
     check_partial_shape(asked, target, is_list=False)
     if target.resource.converter is not None:
         (obj,) = await converted([obj], target.resource, target.version)

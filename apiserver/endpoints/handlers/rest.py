@@ -24,6 +24,11 @@ from apiserver.schema import causes, options
 from apiserver.schema.causes import Cause, go_quote
 
 
+def parse_object(raw: bytes, content_type: str, target: Target) -> Object:
+    """The body as an object of the target's kind; 4xx for a malformed or mistyped one."""
+    return check_type_meta(parse_body(raw, content_type, target), target)
+
+
 @dataclass
 class Body:
     """A request body, parsed once up front and again for every retry of an update: admission mutates
@@ -40,7 +45,7 @@ class Body:
         self.parsed = self.parse()  # a malformed body is refused before anything else happens
 
     def parse(self) -> Object:
-        return check_type_meta(parse_body(self.raw, self.content_type, self.target), self.target)
+        return parse_object(self.raw, self.content_type, self.target)
 
     def take(self) -> Object:
         """The parsed body the first time, a fresh parse after that."""
@@ -51,11 +56,20 @@ class Body:
 
 
 async def read_body(request: Request, target: Target) -> Body:
-    """The body as the target's kind; a large one parsed off the event loop."""
+    """The body as the target's kind, kept for a retry; a large one parsed off the event loop."""
     raw = await request.body()
     if is_heavy(len(raw)):
         return await run_heavy(Body, raw, request.content_type, target)
     return Body(raw, request.content_type, target)
+
+
+async def read_object(request: Request, target: Target) -> Object:
+    """The body as the target's kind, for a write that parses it once (a create); a large one parsed off
+    the event loop."""
+    raw = await request.body()
+    if is_heavy(len(raw)):
+        return await run_heavy(parse_object, raw, request.content_type, target)
+    return parse_object(raw, request.content_type, target)
 
 
 def write_options(

@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from apiserver.fieldmanager import update_managed_fields
+from apiserver.fieldmanager.created import created_fields
 from apiserver.fieldmanager.fieldpath import (
     SELF,
     FieldSet,
@@ -35,7 +36,6 @@ from apiserver.fieldmanager.typed import (
     STRIPPED_ROOT,
     TypedError,
     compare_objects,
-    created_fields,
     item_pes,
 )
 from apiserver.fieldmanager.typeinfo import LEAF, MAP, OBJECT_META, TypeNode, compile_types

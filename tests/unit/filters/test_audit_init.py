@@ -24,7 +24,7 @@ from apiserver.endpoints.http import (
     transport_of,
 )
 from apiserver.filters.audit import AuditFilter, Auditor
-from apiserver.filters.auditinit import AuditInitFilter
+from apiserver.filters.auditinit import AuditInitFilter, new_audit_id
 from apiserver.filters.authentication import AuthenticationFilter
 from apiserver.filters.authorization import AuthorizationFilter
 from apiserver.filters.impersonation import ImpersonationFilter
@@ -85,6 +85,15 @@ def test_every_refusal_carries_an_audit_id() -> None:
     assert len(set(ids)) == len(ids)
     # the handler sees the ID its response carries
     assert answers["served"].json() == {"auditID": answers["served"].headers["audit-id"]}
+
+
+def test_new_audit_ids_are_distinct_random_uuids_in_their_text_form_past_one_pool() -> None:
+    ids = [new_audit_id() for _ in range(2000)]  # more than one pool's worth
+    assert len(set(ids)) == len(ids)
+    for audit_id in ids:
+        parsed = uuid.UUID(audit_id.decode())
+        assert (parsed.version, parsed.variant) == (4, uuid.RFC_4122)
+        assert str(parsed).encode() == audit_id
 
 
 def test_a_429_carries_an_audit_id() -> None:

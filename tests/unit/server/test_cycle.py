@@ -175,6 +175,36 @@ def test_a_body_longer_than_its_length_is_refused() -> None:
         asyncio.run(overlong())
 
 
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        ((b"x-note", b"a\r\nset-cookie: injected"), "Invalid HTTP header value."),
+        ((b"x-note", b"nul\x00"), "Invalid HTTP header value."),
+        ((b"x-note", b"del\x7f"), "Invalid HTTP header value."),
+        ((b"x note", b"fine"), "Invalid HTTP header name."),
+    ],
+    ids=["CRLF in a value", "NUL in a value", "DEL in a value", "space in a name"],
+)
+def test_a_header_uvicorn_refuses_is_refused_and_nothing_is_written(
+    header: tuple[bytes, bytes], message: str
+) -> None:
+    """uvicorn's checks of names and values (httptools_impl HEADER_RE, HEADER_VALUE_RE), whichever header
+    carries the fault: a response never leaves with a header split in two."""
+    for position in (0, 1):
+        made, transport, completed = cycle()
+        headers = [(b"audit-id", b"a")]
+        headers.insert(position, header)
+        with pytest.raises(RuntimeError, match=message):
+            awaited(respond(made.send, 200, b"{}", headers=headers))
+        assert transport.writes == [] and completed == []
+
+
+def test_a_tab_in_a_header_value_is_sent() -> None:
+    made, transport, _ = cycle()
+    awaited(respond(made.send, 200, b"{}", headers=[(b"x-note", b"a\tb")]))
+    assert b"\r\nx-note: a\tb\r\n" in transport.writes[0]
+
+
 def filling_cycle() -> tuple[ResponseCycle, Transport, FlowControl]:
     """A cycle whose transport's buffer passes its high-water mark with any write of more than 4 bytes."""
     made, transport, _ = cycle()
