@@ -65,4 +65,12 @@ class ValidationInterface(Protocol):
         ...
 
 
+@runtime_checkable
+class Scoped(Protocol):
+    """What a plugin may also say: whether it could ever act on ``operation`` of ``resource``, whatever is
+    configured while serving. A chain leaves it out of every other write without asking ``handles``."""
+
+    def acts_on(self, resource: ResourceType, operation: Operation) -> bool: ...
+
+
 Plugin = MutationInterface | ValidationInterface

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Final
 
 __all__ = [
+    "RX_DNS1123_SUBDOMAIN",
     "is_config_map_key",
     "is_dns1035_label",
     "is_dns1123_label",
@@ -26,7 +27,9 @@ _LABEL_KEY_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _LABEL_VALUE_FMT: Final = "(" + _LABEL_KEY_FMT + ")?"
 
 _RX_DNS1123_LABEL: Final = re.compile(f"^{_DNS1123_LABEL_FMT}\\Z")
-_RX_DNS1123_SUBDOMAIN: Final = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}\\Z")
+RX_DNS1123_SUBDOMAIN: Final = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}\\Z")
+"""A lowercase RFC 1123 subdomain's characters (its length apart): a name checked once, as a new object's
+usually is, needs no memo of passes."""
 _RX_DNS1035_LABEL: Final = re.compile(f"^{_DNS1035_LABEL_FMT}\\Z")
 _RX_LABEL_KEY: Final = re.compile(f"^{_LABEL_KEY_FMT}\\Z")
 _RX_LABEL_VALUE: Final = re.compile(f"^{_LABEL_VALUE_FMT}\\Z")
@@ -74,7 +77,7 @@ def is_dns1123_label(value: str) -> list[str]:
     if len(value) > 63:
         errs.append(_max_len_error(63))
     if not _RX_DNS1123_LABEL.match(value):
-        if _RX_DNS1123_SUBDOMAIN.match(value):
+        if RX_DNS1123_SUBDOMAIN.match(value):
             errs.append("must not contain dots")
         else:
             errs.append(
@@ -94,7 +97,7 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     errs = []
     if len(value) > 253:
         errs.append(_max_len_error(253))
-    if not _RX_DNS1123_SUBDOMAIN.match(value):
+    if not RX_DNS1123_SUBDOMAIN.match(value):
         errs.append(
             _regex_error(
                 "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "

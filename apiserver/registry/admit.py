@@ -26,16 +26,17 @@ from apiserver.schema.causes import TYPE_INVALID
 from apiserver.schema.cel import validate_rules
 from apiserver.schema.godecode import decode_error
 from apiserver.schema.gointegers import integer_causes
+from apiserver.schema.metafields import is_clean
 from apiserver.schema.objectmeta import NameFunc, name_is_dns_subdomain
 from apiserver.schema.ratchet import ratchet
-from apiserver.schema.scalepaths import scale_spec_causes, scale_status_causes
+from apiserver.schema.scalepaths import scale_causes
 from apiserver.schema.structural import compile_schema
 
 _C1_AND_DEL = re.compile("[\x7f-\x9f]")  # the control characters JSON leaves as they are
 Track = Callable[[Object], None]
 
 
-@dataclass
+@dataclass(slots=True)
 class WriteOptions:
     """How one write is made (kube's request context with Create/UpdateOptions): by whom, how unknown fields
     are treated, where warnings go, and who records field ownership. The defaults are the server's own writes:
@@ -51,7 +52,8 @@ class WriteOptions:
 
     def warn(self, messages: list[str]) -> None:
         """Add warnings once each: an update's pipeline runs again after a conflict."""
-        self.warnings.extend(m for m in messages if m not in self.warnings)
+        if messages:
+            self.warnings.extend(m for m in messages if m not in self.warnings)
 
 
 def go_quoted(text: str) -> str:
@@ -109,9 +111,11 @@ async def admit(
         await run_heavy(_prepare, obj, write, options, warnings)
     else:
         _prepare(obj, write, options, warnings)
-    if admission.mutates(write.operation):
+    mutating = admission.mutating_for(write.resource, write.operation)
+    if mutating:  # no attributes for a write no plugin sees
         attributes = admission_attributes(write, obj, old, options, warnings)
-        await admission.admit(attributes)
+        for plugin in mutating:
+            await plugin.admit(attributes)
     # what the plugins returned still belongs to the request's namespace (BeforeCreate, BeforeUpdate)
     ensure_namespace(obj["metadata"], write.namespace, write.resource.namespaced)
     if precondition is not None:
@@ -133,13 +137,14 @@ def _prepare(obj: Object, write: Write, options: WriteOptions, warnings: list[st
     elif not isinstance(metadata, dict):
         raise cannot_handle(resource, version, "metadata must be an object")
     schema = compile_schema(version.schema)
-    unknown = prune_resource(obj, schema)
-    if unknown and options.field_validation == "Strict":
-        detail = ", ".join(f"unknown field {go_quoted(path)}" for path in unknown)
-        raise cannot_handle(resource, version, f"strict decoding error: {detail}")
-    if unknown and options.field_validation == "Warn":
-        warnings.extend(f"unknown field {go_quoted(path)}" for path in unknown)
-    prune_nulls(obj, schema)  # kube drops nulls of non-nullable fields without defaults
+    if not is_clean(obj, schema):  # nearly every write is: one walk instead of the two below
+        unknown = prune_resource(obj, schema)
+        if unknown and options.field_validation == "Strict":
+            detail = ", ".join(f"unknown field {go_quoted(path)}" for path in unknown)
+            raise cannot_handle(resource, version, f"strict decoding error: {detail}")
+        if unknown and options.field_validation == "Warn":
+            warnings.extend(f"unknown field {go_quoted(path)}" for path in unknown)
+        prune_nulls(obj, schema)  # kube drops nulls of non-nullable fields without defaults
     if version.defaulter is not None:
         version.defaulter(obj)
     if resource.namespaced and write.namespace:
@@ -174,7 +179,8 @@ async def validate_admission(
     options: WriteOptions,
 ) -> None:
     """The validating admission plugins, on the final object in the hub version."""
-    if admission.validating:
+    validating = admission.validating_for(write.resource, write.operation)
+    if validating:
         storage = write.resource.storage_version
         hub = write if write.version is storage else Write(
             write.resource, storage, write.namespace, write.name, write.operation,
@@ -182,7 +188,8 @@ async def validate_admission(
         )  # fmt: skip
         attributes = admission_attributes(hub, internal, old, options, [])
         attributes.request_version = write.version
-        await admission.validate(attributes)
+        for plugin in validating:
+            await plugin.validate(attributes)
         options.warn(attributes.warnings)
 
 
@@ -191,18 +198,9 @@ def admission_attributes(
 ) -> Attributes:
     name = write.name or ((obj or {}).get("metadata") or {}).get("name") or ""
     return Attributes(
-        operation=write.operation,
-        resource=write.resource,
-        version=write.version,
-        namespace=write.namespace,
-        name=str(name),
-        obj=obj,
-        old=old,
-        user=options.user,
-        subresource=write.subresource,
-        dry_run=write.dry_run,
-        warnings=warnings,
-    )
+        write.operation, write.resource, write.version, write.namespace, str(name), obj, old,
+        options.user, write.subresource, write.dry_run, warnings,
+    )  # fmt: skip
 
 
 def _validate(
@@ -223,7 +221,8 @@ def _validate(
     if resource.persisted and write.metadata_rule is not None:
         causes.extend(write.metadata_rule(metadata))
     # kube decodes ObjectMeta into Go types before any validation: a wrong JSON type there is a 400
-    _refuse_undecodable(causes, resource, version, obj if resource.builtin else None)
+    if causes:
+        _refuse_undecodable(causes, resource, version, obj if resource.builtin else None)
     if version.validator is not None:
         schema_causes = version.validator(obj)
         if resource.builtin:
@@ -234,14 +233,13 @@ def _validate(
             schema_causes.extend(
                 cause for cause in integer_causes(obj, version.schema) if cause.field not in refused
             )
-            _refuse_undecodable(schema_causes, resource, version, obj)
+            if schema_causes:
+                _refuse_undecodable(schema_causes, resource, version, obj)
         elif schema_causes:  # an update may keep what a stricter schema now refuses (ratcheting)
             schema_causes = ratchet(schema_causes, obj, old, version.schema)
         causes.extend(schema_causes)
     if not resource.builtin:  # what the scale subresource reads, then x-kubernetes-validations
-        if write.subresource != "status":
-            causes.extend(scale_spec_causes(obj, version.scale))
-        causes.extend(scale_status_causes(obj, version.scale))
+        causes.extend(scale_causes(obj, version.scale, write.subresource != "status"))
         causes.extend(validate_rules(obj, old, version.schema, causes, warnings))
     if causes:
         name = metadata.get("name") or metadata.get("generateName", "")
@@ -256,12 +254,10 @@ def _validate(
 def _refuse_undecodable(
     causes: list[Cause], resource: ResourceType, version: VersionType, obj: Object | None = None
 ) -> None:
-    """A 400 "cannot be handled" for a value Go would not decode (``obj``: a built-in kind's body, whose
+    """Given causes found: a 400 "cannot be handled" for a value Go would not decode (``obj``: a built-in kind's body, whose
     Go structs are known), or for the values of the wrong JSON type among ``causes``; only a request
     that fails anyway is walked for Go's error (the schema refuses a value of the wrong JSON type
     too), so that a valid write pays nothing for it."""
-    if not causes:
-        return
     detail = None
     if obj is not None:
         detail = decode_error(obj, version.schema, resource.kind, version.name, resource.go_types)

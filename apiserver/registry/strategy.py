@@ -42,12 +42,11 @@ class Strategy:
     """What a DELETE naming no propagation does to the object's dependents (kube's
     DefaultGarbageCollectionPolicy): deleted in the background unless the kind says otherwise."""
 
-    @staticmethod
-    def name_rule(name: str, prefix: bool) -> list[str]:
-        """kube's ValidateNameFunc of the kind: what is wrong with ``name`` (or, with ``prefix``, a
-        generateName). A lowercase RFC 1123 subdomain unless the kind says otherwise (the RBAC kinds take
-        any path segment, such as `system:discovery`)."""
-        return name_is_dns_subdomain(name, prefix)
+    name_rule = staticmethod(name_is_dns_subdomain)
+    """kube's ValidateNameFunc of the kind: what is wrong with ``name`` (or, with ``prefix``, a
+    generateName). A lowercase RFC 1123 subdomain unless the kind says otherwise (the RBAC kinds take
+    any path segment, such as `system:discovery`); this very function, which ObjectMeta's validation
+    checks without its calls for a name that passed before."""
 
     sets_generation: ClassVar[bool | None] = None
     """Whether the server keeps ``metadata.generation`` (1 on create, +1 on each change of the spec): kube's

@@ -23,6 +23,12 @@ Accept = Callable[[Any], bool]
 Walk = Callable[[Schema, Any], bool]
 """The full walk of one node: True when it finds no error in the value."""
 
+_REMEMBERED_MATCHES: Final = 1024
+"""Strings a pattern's node remembers having matched; it starts over when full."""
+_REMEMBERED_LENGTH: Final = 256
+"""The longest string remembered: the memory stays small, and a long string is rarely repeated."""
+_OBJECTS: Final = frozenset({dict})
+_INTEGERS: Final = frozenset({int})
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 
@@ -42,8 +48,14 @@ def _compile(s: Schema, walk: Walk) -> Accept:
     if s.composed or s.enum is not None or (s.format and not s.checks_format):
         return full  # a format that is not checked still shapes the type check: left to the walk
     typed = s.python_types if s.checks_type else None
+    # an object's or an integer's check in one call: the type guard inside, then the value's own checks
+    if typed == _OBJECTS and not s.checks_slice:
+        return _object(s, walk, full) if s.checks_object else lambda x: type(x) is dict or full(x)
+    if typed == _INTEGERS and not s.checks_slice and not s.checks_object and s.multiple_of is None:
+        low, high = _int_bounds(s)
+        return lambda x: (type(x) is int and low <= x <= high) or full(x)
     scalar = _scalar(s, walk)
-    obj = _object(s, walk) if s.checks_object else None
+    obj = _object(s, walk, full) if s.checks_object else None
     items = _items(s, walk) if s.checks_slice else None
 
     def check(x: Any) -> bool:
@@ -74,6 +86,9 @@ def _scalar(s: Schema, walk: Walk) -> Accept | None:
     numbers = s.checks_numbers
     if isinstance(pattern, str):  # a pattern that does not compile fails every string
         return lambda x: walk(s, x)
+    # strings the pattern matched: the same values come back write after write (a schedule, an image
+    # reference), and a regular expression is the dearest check of a write's schema
+    matched: set[str] = set()
 
     def check(x: Any) -> bool:
         if isinstance(x, str):
@@ -81,14 +96,29 @@ def _scalar(s: Schema, walk: Walk) -> Accept | None:
                 return False
             if min_length is not None and len(x) < min_length:
                 return False
-            if pattern is not None and pattern.search(x) is None:
-                return False
+            if pattern is not None and x not in matched:
+                if pattern.search(x) is None:
+                    return False
+                if len(x) <= _REMEMBERED_LENGTH:
+                    if len(matched) >= _REMEMBERED_MATCHES:
+                        matched.clear()
+                    matched.add(x)
             return not fmt or check_format(fmt, x)
         if numbers:
             return walk(s, x) if s.multiple_of is not None else _bounded(s, x)
         return True
 
     return check
+
+
+def _int_bounds(s: Schema) -> tuple[int, int]:
+    """The int64s an integer node accepts: ``_bounded``'s truncated bounds, exclusive ones moved in."""
+    low, high = _INT64_MIN, _INT64_MAX
+    if s.minimum is not None:
+        low = max(low, int(s.minimum) + 1 if s.exclusive_minimum else int(s.minimum))
+    if s.maximum is not None:
+        high = min(high, int(s.maximum) - 1 if s.exclusive_maximum else int(s.maximum))
+    return low, high
 
 
 def _bounded(s: Schema, x: float) -> bool:
@@ -115,9 +145,10 @@ def _items(s: Schema, walk: Walk) -> Accept:
     return lambda x: all(map(item, x))
 
 
-def _object(s: Schema, walk: Walk) -> Accept:
+def _object(s: Schema, walk: Walk, full: Accept) -> Accept:
+    """The members' check; a value that is not a dict is left to ``full``."""
     if s.min_properties is not None or s.max_properties is not None:
-        return lambda x: walk(s, x)
+        return full
     props = {key: accepts(prop, walk) for key, prop in s.properties.items()}
     # members whose check is their type alone (most scalars) are checked here, without a call
     typed = {key: _only_typed(prop) for key, prop in s.properties.items() if _only_typed(prop)}
@@ -125,7 +156,9 @@ def _object(s: Schema, walk: Walk) -> Accept:
     other = accepts(s.additional_properties, walk) if s.additional_properties is not None else None
     required = s.required
 
-    def check(x: dict[str, Any]) -> bool:
+    def check(x: Any) -> bool:
+        if type(x) is not dict:
+            return full(x)
         for key, value in x.items():
             types = typed.get(key)
             if types is not None and type(value) in types:

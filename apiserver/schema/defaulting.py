@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from apiserver.schema.structural import MISSING, Schema, compile_schema
 
-__all__ = ["apply_defaults", "prune_nulls"]
+__all__ = ["apply_defaults", "has_members", "prune_nulls"]
 
 
 def _copy(value: Any) -> Any:
@@ -86,7 +86,7 @@ def _droppable(s: Schema) -> bool:
     return not s.nullable and s.default is MISSING
 
 
-def _has_members(s: Schema) -> bool:
+def has_members(s: Schema) -> bool:
     """Whether anything inside a value of this schema has a schema of its own (else nothing in it goes)."""
     return bool(s.properties) or s.additional_properties is not None or s.items is not None
 
@@ -105,14 +105,12 @@ def _compile_null_pruner(s: Schema) -> Pruner:
     droppable = frozenset(key for key, prop in props.items() if _droppable(prop))
     # a declared member's walker (None: nothing inside it can go); an undeclared one's is ``other``
     children = {
-        key: _null_pruner(prop) if _has_members(prop) else None for key, prop in props.items()
+        key: _null_pruner(prop) if has_members(prop) else None for key, prop in props.items()
     }
     additional = s.additional_properties
-    other = (
-        _null_pruner(additional) if additional is not None and _has_members(additional) else None
-    )
+    other = _null_pruner(additional) if additional is not None and has_members(additional) else None
     other_droppable = additional is not None and _droppable(additional)
-    items = _null_pruner(s.items) if s.items is not None and _has_members(s.items) else None
+    items = _null_pruner(s.items) if s.items is not None and has_members(s.items) else None
 
     def prune(x: Any) -> None:
         if isinstance(x, dict):

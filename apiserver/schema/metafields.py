@@ -14,11 +14,17 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from apiserver.schema.objectmeta import embedded_resources
-from apiserver.schema.prunecheck import tree_is_pruned
+from apiserver.schema.prunecheck import tree_is_clean, tree_is_pruned
 from apiserver.schema.pruning import prune
 from apiserver.schema.structural import Schema, compile_schema
 
-__all__ = ["is_pruned", "prune_embedded_object_meta", "prune_object_meta", "prune_resource"]
+__all__ = [
+    "is_clean",
+    "is_pruned",
+    "prune_embedded_object_meta",
+    "prune_object_meta",
+    "prune_resource",
+]
 
 # k8s.io/apimachinery pkg/apis/meta/v1/types.go: the JSON names of OwnerReference and ManagedFieldsEntry
 _OWNER_REFERENCE: Final = frozenset(
@@ -71,12 +77,19 @@ def _object_meta_is_pruned(metadata: Any) -> bool:
         return True
     if not metadata.keys() <= _OBJECT_META:
         return False
-    for key, fields in _LISTS.items():
-        items = metadata.get(key)
-        if isinstance(items, _ARRAYS):  # a tuple the server built is a list once stored
-            for item in items:
-                if isinstance(item, dict) and not item.keys() <= fields:
-                    return False
+    refs = metadata.get("ownerReferences")
+    entries = metadata.get("managedFields")  # a write's own, on every update
+    return (refs is None or _entries_known(refs, _OWNER_REFERENCE)) and (
+        entries is None or _entries_known(entries, _MANAGED_FIELDS_ENTRY)
+    )
+
+
+def _entries_known(items: Any, fields: frozenset[str]) -> bool:
+    """Every object of the list ``items`` has only ``fields``."""
+    if isinstance(items, _ARRAYS):  # a tuple the server built is a list once stored
+        for item in items:
+            if isinstance(item, dict) and not item.keys() <= fields:
+                return False
     return True
 
 
@@ -107,6 +120,12 @@ def prune_resource(obj: dict[str, Any], schema: Mapping[str, Any] | Schema) -> l
     unknown = prune_object_meta(obj.get("metadata"), "metadata")
     unknown += prune(obj, compiled)
     return unknown + prune_embedded_object_meta(obj, compiled)
+
+
+def is_clean(obj: dict[str, Any], schema: Schema) -> bool:
+    """True when neither :func:`prune_resource` nor ``defaulting.prune_nulls`` would change ``obj``: a
+    write's two first steps answered by one compiled walk (False when unsure: run both)."""
+    return _object_meta_is_pruned(obj.get("metadata")) and tree_is_clean(obj, schema)
 
 
 def is_pruned(obj: dict[str, Any], schema: Mapping[str, Any] | Schema) -> bool:

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
+from apiserver.schema.defaulting import has_members
 from apiserver.schema.structural import Schema
 
-__all__ = ["tree_is_pruned"]
+__all__ = ["tree_is_clean", "tree_is_pruned"]
 
 Check = Callable[[Any], bool]
 
@@ -50,9 +51,12 @@ def _children_clean(
 
 
 class _Compiler:
-    """Builds the checks of one schema tree; a schema reached twice shares its check."""
+    """Builds the checks of one schema tree; a schema reached twice shares its check. With ``nulls``, a
+    member that is null anywhere the check looks makes it answer False too: what ``defaulting.prune_nulls``
+    could drop is then never left unseen (a null it keeps, nullable or defaulted, only costs the prune)."""
 
-    def __init__(self) -> None:
+    def __init__(self, nulls: bool = False) -> None:
+        self._nulls = nulls
         self._memo: dict[tuple[int, str, bool], Check] = {}
         self._keep: list[
             Schema
@@ -101,15 +105,19 @@ class _Compiler:
         )
         known = frozenset(children) | (_META_FIELDS if keep_meta else frozenset())
         skipped = _META_FIELDS if keep_meta else frozenset()
+        nulls = self._nulls
 
         def check(x: dict[str, Any]) -> bool:
             if other is None and not x.keys() <= known:
                 return False
             for key, value in x.items():  # _children_clean, inlined: this runs on every write
-                if isinstance(value, _CONTAINERS) and key not in skipped:
-                    child = children.get(key, other)
-                    if child is not None and not child(value):
-                        return False
+                if isinstance(value, _CONTAINERS):
+                    if key not in skipped:
+                        child = children.get(key, other)
+                        if child is not None and not child(value):
+                            return False
+                elif value is None and nulls:
+                    return False
             return True
 
         return check
@@ -124,9 +132,12 @@ class _Compiler:
         other = self.value(s.additional_properties) if has_additional else None
         skipped = _META_FIELDS if keep_meta else frozenset()
         items = self.skip(s.items, s.items.embedded_resource) if s.items is not None else _always
+        nulls = self._nulls
 
         def check(x: Any) -> bool:
             if isinstance(x, dict):
+                if nulls and None in x.values():
+                    return False
                 return _children_clean(x, children, other, skipped)
             if isinstance(x, _ARRAYS):
                 return all(items(item) for item in x if isinstance(item, _CONTAINERS))
@@ -149,9 +160,36 @@ class _Compiler:
         return check
 
 
+class _Checks:
+    """What is kept on a schema's root: the prune check, and the one that also finds nulls (None where
+    the nulls' drop walks what the prune check skips: embedded resources, a root metadata with members)."""
+
+    __slots__ = ("nulls", "plain")
+
+    def __init__(self, schema: Schema) -> None:
+        self.plain = _Compiler().root(schema)
+        metadata = schema.properties.get("metadata")
+        self.nulls = (
+            None
+            if schema.has_embedded_below or (metadata is not None and has_members(metadata))
+            else _Compiler(nulls=True).root(schema)
+        )
+
+
+def _checks(schema: Schema) -> _Checks:
+    checks = schema.prune_check
+    if checks is None:
+        checks = schema.prune_check = _Checks(schema)
+    return checks  # type: ignore[no-any-return]
+
+
 def tree_is_pruned(obj: Any, schema: Schema) -> bool:
     """True when ``pruning.prune(obj, schema)`` would remove nothing (metadata's own rules apart)."""
-    check = schema.prune_check
-    if check is None:
-        check = schema.prune_check = _Compiler().root(schema)
-    return bool(check(obj))
+    return bool(_checks(schema).plain(obj))
+
+
+def tree_is_clean(obj: Any, schema: Schema) -> bool:
+    """True when ``tree_is_pruned`` and no member the check looks at is null, so that neither the prune
+    nor the drop of disallowed nulls (``defaulting.prune_nulls``) would change ``obj``; False when unsure."""
+    check = _checks(schema).nulls
+    return check is not None and bool(check(obj))

@@ -12,11 +12,12 @@ import logging
 from apiserver.admission.interface import Attributes, Operation
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
+from apiserver.machinery.scheme import ResourceType
 from apiserver.registry.keys import object_key
 from apiserver.registry.store import ListOptions, Store
 from apiserver.registry.strategy import Strategy
 from apiserver.schema.objectmeta import name_is_dns_label
-from apiserver.storage.interface import StorageError
+from apiserver.storage.interface import KeyValue, StorageError
 from builtin.deletion import delete_all
 from builtin.wants import WantsStores
 
@@ -31,6 +32,8 @@ NAME_LABEL = (
     "kubernetes.io/metadata.name"  # k8s.io/api core/v1 well_known_labels.go LabelMetadataName
 )
 RETRY_SECONDS = 1.0
+_TERMINATING_CAPACITY = 4096
+"""Namespaces whose cached value NamespaceLifecycle remembers having looked at."""
 
 
 class NamespaceStrategy(Strategy):
@@ -100,14 +103,26 @@ class NamespaceLifecycle:
     a terminating one, 403 for deleting an immortal namespace.
 
     Like kube's, it looks in the namespaces' watch cache first (no storage round trip per create) and reads
-    storage only when the cache does not have the namespace.
+    storage only when the cache does not have the namespace; whether a cached namespace is terminating is
+    remembered per cached value, so that the next create in it only compares that value's identity.
     """
 
     def __init__(self, context: WantsStores) -> None:
         self.context = context
+        self._terminating: dict[str, tuple[str, KeyValue, bool]] = {}
+        """By namespace: its key, the cached value last looked at, and whether it is being deleted."""
 
     def handles(self, operation: Operation) -> bool:
         return operation in (Operation.CREATE, Operation.DELETE)
+
+    def acts_on(self, resource: ResourceType, operation: Operation) -> bool:
+        """Creates of namespaced content, deletes of namespaces."""
+        if operation is Operation.CREATE:
+            return resource.namespaced
+        return operation is Operation.DELETE and (resource.group, resource.plural) == (
+            GROUP,
+            PLURAL,
+        )
 
     async def validate(self, attributes: Attributes) -> None:
         resource = attributes.resource
@@ -125,19 +140,10 @@ class NamespaceLifecycle:
             return
         if not resource.namespaced or not attributes.namespace:
             return
-        namespaces = self.context.store(GROUP, PLURAL)
-        cache = namespaces.cache
-        cached = (
-            cache.objects.get(object_key(namespaces.resource, None, attributes.namespace))
-            if cache
-            else None
-        )
-        current = (
-            (await cache.rendered(cached, namespaces.decode))[0]
-            if cache is not None and cached is not None
-            else await namespaces.get(None, attributes.namespace)
-        )
-        if current["metadata"].get("deletionTimestamp"):
+        terminating = self._remembered(attributes.namespace)
+        if terminating is None:
+            terminating = await self._is_terminating(attributes.namespace)
+        if terminating:
             raise errors.APIError(
                 403,
                 "Forbidden",
@@ -147,6 +153,36 @@ class NamespaceLifecycle:
                 group=resource.group,
                 kind=resource.plural,
             )
+
+    def _remembered(self, namespace: str) -> bool | None:
+        """Whether ``namespace`` is being deleted, when its cached value is the one last looked at."""
+        seen = self._terminating.get(namespace)
+        if seen is None:
+            return None
+        cache = self.context.store(GROUP, PLURAL).cache
+        if cache is None or cache.objects.get(seen[0]) is not seen[1]:
+            return None
+        return seen[2]
+
+    async def _is_terminating(self, namespace: str) -> bool:
+        """Whether ``namespace`` is being deleted; 404 when it does not exist."""
+        namespaces = self.context.store(GROUP, PLURAL)
+        cache = namespaces.cache
+        if cache is None:
+            return _terminating(await namespaces.get(None, namespace))
+        key = object_key(namespaces.resource, None, namespace)
+        cached = cache.objects.get(key)
+        if cached is None:
+            return _terminating(await namespaces.get(None, namespace))
+        terminating = _terminating((await cache.rendered(cached, namespaces.decode))[0])
+        if len(self._terminating) >= _TERMINATING_CAPACITY:
+            self._terminating.clear()
+        self._terminating[namespace] = (key, cached, terminating)
+        return terminating
+
+
+def _terminating(namespace: Object) -> bool:
+    return bool(namespace["metadata"].get("deletionTimestamp"))
 
 
 class DefaultNamespaces:

@@ -13,6 +13,7 @@ from apiserver.authentication.user import MASTERS_GROUP, UserInfo
 from apiserver.authorization.authorizer import Attributes as AuthorizationAttributes
 from apiserver.authorization.authorizer import Decision
 from apiserver.machinery import errors
+from apiserver.machinery.scheme import ResourceType
 from builtin.rbac.authorizer import rbac_authorizer
 from builtin.rbac.index import GROUP
 from builtin.rbac.rules import Rule, compact, compile_rules, uncovered
@@ -36,6 +37,10 @@ class EscalationPrevention:
 
     def handles(self, operation: Operation) -> bool:
         return operation in (Operation.CREATE, Operation.UPDATE)
+
+    def acts_on(self, resource: ResourceType, operation: Operation) -> bool:
+        """Writes of the RBAC roles and bindings only."""
+        return resource.group == GROUP and (resource.plural in ROLES or resource.plural in BINDINGS)
 
     async def validate(self, attributes: Attributes) -> None:
         resource = attributes.resource

@@ -40,6 +40,11 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         n={"type": "number", "minimum": -1.5, "exclusiveMinimum": True},
         m={"type": "integer", "multipleOf": 3},
     ),
+    "integer bounds": obj_schema(
+        i={"type": "integer", "minimum": -2.5, "exclusiveMinimum": True, "maximum": 2.5},
+        j={"type": "integer", "maximum": 2, "exclusiveMaximum": True},
+        k={"type": "integer", "minimum": 2**63},
+    ),
     "required and closed": {
         **obj_schema(a={"type": "string"}),
         "required": ["a"],
@@ -71,7 +76,27 @@ SCALARS = st.one_of(
     st.sampled_from(["", "a", "abc", "abcd", "x", "2026-01-01T00:00:00Z"]),
 )
 KEYS = st.sampled_from(
-    ["s", "i", "n", "b", "o", "a", "f", "bad", "m", "u", "x", "y", "e", "any", "one", "no", "z"]
+    [
+        "s",
+        "i",
+        "j",
+        "k",
+        "n",
+        "b",
+        "o",
+        "a",
+        "f",
+        "bad",
+        "m",
+        "u",
+        "x",
+        "y",
+        "e",
+        "any",
+        "one",
+        "no",
+        "z",
+    ]
 )
 VALUES = st.recursive(
     SCALARS,
@@ -94,6 +119,26 @@ def test_the_check_answers_as_the_walk_on_any_value(schema: dict[str, Any], valu
     _agrees(schema, value)
 
 
+COMPILED = {name: Schema(schema) for name, schema in SCHEMAS.items()}
+"""One compiled check per schema for every example: what a check remembers (a pattern's matches) must not
+change its later answers."""
+
+
+@pytest.mark.parametrize("name", SCHEMAS)
+@settings(max_examples=100, deadline=None)
+@given(values=st.lists(VALUES, max_size=4))
+def test_a_check_asked_again_answers_as_the_walk(name: str, values: list[Any]) -> None:
+    compiled = COMPILED[name]
+    for value in values:
+        assert accepts(compiled, _passes)(value) == _passes(compiled, value), value
+
+
+def test_a_pattern_remembers_only_the_strings_it_matched() -> None:
+    check = accepts(Schema(obj_schema(s=STRING)), _passes)
+    for _ in range(2):
+        assert check({"s": "abc"}) and not check({"s": "d"}) and not check({"s": "abcd"})
+
+
 @pytest.mark.parametrize(
     ("schema", "value", "valid"),
     [
@@ -108,6 +153,11 @@ def test_the_check_answers_as_the_walk_on_any_value(schema: dict[str, Any], valu
         (SCHEMAS["numbers"], {"i": 9}, False),
         (SCHEMAS["numbers"], {"n": -1.5}, False),
         (SCHEMAS["numbers"], {"m": 4}, False),
+        (SCHEMAS["integer bounds"], {"i": -2, "j": 1}, False),  # int(-2.5), exclusive
+        (SCHEMAS["integer bounds"], {"i": -1, "j": 2}, False),
+        (SCHEMAS["integer bounds"], {"i": 2, "j": 1}, True),
+        (SCHEMAS["integer bounds"], {"i": 3}, False),
+        (SCHEMAS["integer bounds"], {"k": 2**63 - 1}, False),
         (SCHEMAS["required and closed"], {}, False),
         (SCHEMAS["required and closed"], {"a": "x", "b": 1}, False),
         (SCHEMAS["map"], {"a": "a", "b": "b", "c": "c"}, False),

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from apiserver.machinery.scheme import ScaleSpec
-from apiserver.schema.scalepaths import scale_spec_causes, scale_status_causes
+from apiserver.schema.scalepaths import scale_causes, scale_spec_causes, scale_status_causes
 
 SCALE = ScaleSpec(".spec.replicas", ".status.replicas", ".status.labelSelector")
 
@@ -151,3 +151,29 @@ def test_a_kind_without_scale_subresource_has_no_such_checks() -> None:
 def test_the_selector_is_not_checked_without_a_selector_path() -> None:
     scale = ScaleSpec(".spec.replicas", ".status.replicas")
     assert scale_status_causes({"status": {"labelSelector": 1}}, scale) == []
+
+
+EXTRA_CASES: list[Any] = [
+    {"spec": None},
+    {"spec": {"replicas": None}},
+    {"spec": {"replicas": True}},
+    {"spec": [1]},
+    {"spec": {"replicas": 1}, "status": {"replicas": 1, "labelSelector": None}},
+    {"status": {"replicas": 2**31}},
+    {"status": "x"},
+    {"spec": {"a": {"replicas": -1}}},
+    {"spec": {"a": {"replicas": 2}}, "status": {"a": None}},
+    {"spec": {"a": 5}},
+]
+
+
+@pytest.mark.parametrize(
+    "obj", [case[1] for case in SPEC_CASES + STATUS_CASES] + EXTRA_CASES, ids=repr
+)
+def test_a_write_is_passed_at_once_only_where_the_checks_find_nothing(obj: dict[str, Any]) -> None:
+    deeper = ScaleSpec(".spec.a.replicas", ".status.a.replicas", ".status.a.labelSelector")
+    for scale in (SCALE, ScaleSpec(".spec.replicas", ".status.replicas"), deeper):
+        spec, status = scale_spec_causes(obj, scale), scale_status_causes(obj, scale)
+        assert scale_causes(obj, scale, spec=True) == spec + status
+        assert scale_causes(obj, scale, spec=False) == status
+    assert scale_causes(obj, None, spec=True) == []
