@@ -142,21 +142,31 @@ class Request:
             ref.update((key, merged[key]) for key in _OBJECT_REF_ORDER if key in merged)
 
     async def body(self) -> bytes:
+        message = await self.receive()
+        if message["type"] == "http.request" and not message.get("more_body", False):
+            # the whole body in one message, as the server hands a body that has arrived whole
+            whole: bytes = message.get("body", b"")
+            if len(whole) > MAX_BODY_BYTES:
+                raise _too_large()
+            self.body_size = len(whole)
+            return whole
+        return await self._body_in_parts(message)
+
+    async def _body_in_parts(self, message: Message) -> bytes:
+        """The body from ``message`` on, the messages after it received until the last."""
         chunks: list[bytes] = []
         size = 0
         while True:
-            message = await self.receive()
             if message["type"] == "http.disconnect":
                 break
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > MAX_BODY_BYTES:
-                raise request_entity_too_large(
-                    f"Request entity too large: limit is {MAX_BODY_BYTES}"
-                )
+                raise _too_large()
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
+            message = await self.receive()
         self.body_size = size
         return b"".join(chunks)
 
@@ -167,6 +177,11 @@ class Request:
     @property
     def content_type(self) -> str:
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def _too_large() -> APIError:
+    """kube's answer to a body past the limit (413)."""
+    return request_entity_too_large(f"Request entity too large: limit is {MAX_BODY_BYTES}")
 
 
 class Done:

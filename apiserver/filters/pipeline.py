@@ -28,8 +28,6 @@ from apiserver.endpoints.http import (
     WholeSend,
     chunk_stream,
     sent_apart,
-    transport_of,
-    whole_send,
 )
 from apiserver.endpoints.replay import SCOPE_REPLAY, Replay
 from apiserver.endpoints.routing import RequestInfo
@@ -81,8 +79,11 @@ class Exchange:
         self.scope = scope
         self.receive = receive
         self.send_to = send
-        self.transport = transport_of(send)
-        self.whole: WholeSend | None = whole_send(send)
+        owner = getattr(send, "__self__", None)  # transport_of and whole_send, in one look
+        self.transport = getattr(owner, "transport", None)
+        self.whole: WholeSend | None = (
+            getattr(owner, "send_whole", None) if getattr(send, "__name__", "") == "send" else None
+        )
         """The server's ``send_whole`` under ``send``, when it has one."""
         self.info: RequestInfo | None = None
         self.long_running = False

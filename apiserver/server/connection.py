@@ -30,6 +30,7 @@ from typing import Any
 
 import httptools
 from uvicorn.config import Config
+from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
@@ -88,7 +89,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._asgi = {"version": self.asgi_version, "spec_version": "2.3"}
 
     def data_received(self, data: bytes) -> None:
-        self._unset_keepalive_if_required()
+        self._idle.discard(self)  # _unset_keepalive_if_required's work, one call fewer
         if self._reading_headers:
             self._header_bytes += len(data)
         try:
@@ -163,9 +164,9 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self.server_state.total_requests += 1
         if self.transport.is_closing():
             return
-        self._idle.discard(self)
         self.flow.resume_reading()
         if self.pipeline:
+            self._idle.discard(self)
             cycle, app = self.pipeline.pop()
             self._start_asgi_task(cycle, app)
         else:
@@ -258,7 +259,22 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if self._replayed:  # its answer is written already, by no cycle
             self._replayed = False
             return
-        super().on_message_complete()
+        # uvicorn's, inlined
+        cycle = self.cycle
+        if cycle.response_complete or (self.parser.should_upgrade() and self._should_upgrade()):
+            return
+        cycle.more_body = False
+        cycle.message_event.set()
+
+    def on_body(self, body: bytes) -> None:
+        """uvicorn's, with the cycle looked up once."""
+        cycle = self.cycle
+        if cycle.response_complete or (self.parser.should_upgrade() and self._should_upgrade()):
+            return
+        cycle.body += body
+        if len(cycle.body) > HIGH_WATER_LIMIT:
+            self.flow.pause_reading()
+        cycle.message_event.set()
 
     def _refuse_headers(self) -> None:
         self._disarm()

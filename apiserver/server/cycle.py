@@ -134,11 +134,28 @@ class ResponseCycle(RequestResponseCycle):
         start and then its only body message, without the second message and call."""
         if self.response_started or (self.flow.write_paused and not self.disconnected):
             return sent_apart(self.send, start, body)  # as two messages: their checks, their wait
-        if not self.disconnected:
-            self._write_start(start)
+        if self.disconnected:
+            return DONE
+        if start["type"] != "http.response.start":
+            raise RuntimeError(
+                f"Expected ASGI message 'http.response.start', but got '{start['type']}'."
+            )
+        self.response_started = True
+        self.waiting_for_100_continue = False
+        head = self._head_of(start["status"], start.get("headers", ()))
+        if self.chunked_encoding is False and len(body) == self.expected_content_length:
+            # the usual answer, its head and body in one write: ``_write_body``'s work, inlined
+            if self.scope["method"] == "HEAD":
+                self.transport.write(head)
+            else:
+                self.transport.write(head + body if body else head)
+            self.expected_content_length = 0
+            self._complete()
+        else:  # a stream's head, HEAD, a body that does not match its Content-Length
+            self._hold_or_write(head)
             self._write_body(body, False)
-            if self._filled():
-                return self.flow.drain()
+        if self._filled():
+            return self.flow.drain()
         return DONE
 
     def _write(self, message: Any) -> None:
@@ -162,7 +179,10 @@ class ResponseCycle(RequestResponseCycle):
             raise RuntimeError(f"Expected ASGI message 'http.response.start', but got '{kind}'.")
         self.response_started = True
         self.waiting_for_100_continue = False
-        head = self._head_of(message["status"], message.get("headers", ()))
+        self._hold_or_write(self._head_of(message["status"], message.get("headers", ())))
+
+    def _hold_or_write(self, head: bytes) -> None:
+        """A stream's head goes at once; any other is held for its body."""
         if self.chunked_encoding and self.scope["method"] != "HEAD":  # a stream (a watch)
             self.transport.write(head)  # its headers go at once
         else:
@@ -183,11 +203,15 @@ class ResponseCycle(RequestResponseCycle):
         if not more_body:
             if self.expected_content_length != 0:
                 raise RuntimeError("Response content shorter than Content-Length")
-            self.response_complete = True
-            self.message_event.set()
-            if not self.keep_alive:
-                self.transport.close()
-            self.on_response()
+            self._complete()
+
+    def _complete(self) -> None:
+        """The response is written whole: the connection may go on."""
+        self.response_complete = True
+        self.message_event.set()
+        if not self.keep_alive:
+            self.transport.close()
+        self.on_response()
 
     def _flush(self, body: bytes) -> None:
         """``body``, after the held head if it is still held."""
