@@ -35,7 +35,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from apiserver.endpoints.replay import SCOPE_REPLAY
-from apiserver.server.cycle import ResponseCycle
+from apiserver.server.cycle import MessageEvent, ResponseCycle
 from apiserver.server.idlesweep import idle_sweep
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.openssl import peer_chain
@@ -181,11 +181,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         ):
             raise _HeadersTooLarge
         self._reading_body = True
-        self._begin_request()
-
-    def _begin_request(self) -> None:
-        """uvicorn's on_headers_complete with this module's cycle (uvicorn names its own class there).
-        ``serve`` sets no ``limit_concurrency``: the in-flight limits are the filter chain's."""
+        # uvicorn's on_headers_complete, with this module's cycle (uvicorn names its own class there).
+        # ``serve`` sets no ``limit_concurrency``: the in-flight limits are the filter chain's.
         parser = self.parser
         http_version = parser.get_http_version()
         scope = self.scope
@@ -194,7 +191,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             scope["http_version"] = http_version
         if parser.should_upgrade() and self._should_upgrade():
             return
-        path, raw_path, query = _parsed_url(self.url)
+        path, raw_path, query = _PARSED_URLS.get(self.url) or _parsed_url(self.url)
         if self.root_path:
             path = self.root_path + path
             raw_path = self.root_path.encode("ascii") + raw_path
@@ -219,7 +216,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self.access_logger,
             self.access_log,
             self.server_state.default_headers,
-            asyncio.Event(),
+            MessageEvent(),
             self.expect_100_continue,
             keep_alive,
             self.on_response_complete,

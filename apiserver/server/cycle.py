@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from operator import itemgetter
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import (
@@ -34,6 +35,45 @@ from apiserver.endpoints.http import (
     frame_chunk,
     sent_apart,
 )
+
+
+class MessageEvent(asyncio.Event):
+    """``asyncio.Event`` as the cycle uses it (set, clear, is_set, wait), made for every request: a flag,
+    and the waiters' futures only once someone waits (the body of most requests has arrived before the
+    handler asks for it)."""
+
+    def __init__(self) -> None:  # not asyncio.Event's: no deque, no loop check per request
+        self._value = False
+        self._waiters: list[asyncio.Future[bool]] | None = None  # type: ignore[assignment]
+
+    def is_set(self) -> bool:
+        return self._value
+
+    def set(self) -> None:
+        if self._value:
+            return
+        self._value = True
+        waiters, self._waiters = self._waiters, None
+        for waiter in waiters or ():
+            if not waiter.done():
+                waiter.set_result(True)
+
+    def clear(self) -> None:
+        self._value = False
+
+    async def wait(self) -> Literal[True]:
+        if self._value:
+            return True
+        waiter = asyncio.get_running_loop().create_future()
+        if self._waiters is None:
+            self._waiters = []
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            if self._waiters is not None and waiter in self._waiters:
+                self._waiters.remove(waiter)
+        return True
 
 
 class ResponseCycle(RequestResponseCycle):
@@ -235,7 +275,7 @@ class ResponseCycle(RequestResponseCycle):
         closing = False
         pairs = (*self.default_headers, *headers)
         # every value checked in one search: the tab that joins them is allowed in any
-        if HEADER_VALUE_RE.search(b"\t".join([value for _, value in pairs])):
+        if HEADER_VALUE_RE.search(b"\t".join(map(_VALUE, pairs))):
             raise RuntimeError("Invalid HTTP header value.")
         for name, value in pairs:
             prefix, framing = _NAMES.get(name) or _checked_name(name)
@@ -265,6 +305,7 @@ class ResponseCycle(RequestResponseCycle):
         return b"".join(content)
 
 
+_VALUE = itemgetter(1)
 _FRAMING = frozenset((b"content-length", b"transfer-encoding", b"connection"))
 """The header names that decide the response's framing and the connection's keep-alive."""
 _NAMES: dict[bytes, tuple[bytes, bytes | None]] = {}
