@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from operator import itemgetter
 from collections.abc import Awaitable, Callable
+from operator import itemgetter
 from typing import Any, Literal
 
 from uvicorn.protocols.http.flow_control import FlowControl

@@ -185,7 +185,7 @@ def test_a_whole_response_whose_body_misses_its_length_is_refused(
 ) -> None:
     """``send_whole`` writes at once only a body of exactly its Content-Length; any other gets uvicorn's
     checks, and a short one is never answered as complete."""
-    made, transport, completed = cycle()
+    made, _, completed = cycle()
     start = {"type": "http.response.start", "status": 200, "headers": [(b"content-length", length)]}
     with pytest.raises(RuntimeError, match=error):
         awaited(made.send_whole(start, body))
