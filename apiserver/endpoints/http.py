@@ -59,19 +59,22 @@ class Headers(Mapping[str, str]):
     Names are lowercase, as ASGI gives them (and every filter reads them); of a repeated header the last
     wins."""
 
-    __slots__ = ("_decoded", "_raw")
+    __slots__ = ("_decoded", "_map", "_raw")
 
     def __init__(self, raw: Sequence[tuple[bytes, bytes]]) -> None:
         self._raw = raw
+        self._map: dict[bytes, bytes] | None = None
+        """The raw pairs as a dict (the last of a repeated name wins), made at the first lookup: a
+        request's handler looks up several (content type, accept, user agent)."""
         self._decoded: dict[str, str] | None = None
 
     def get(self, key: str, default: Any = None) -> Any:
-        name = key.encode("latin-1")
-        found = None
-        for header, value in self._raw:
-            if header == name:
-                found = value
+        found = (self._map or self._mapped()).get(key.encode("latin-1"))
         return default if found is None else bytes(found).decode("latin-1")
+
+    def _mapped(self) -> dict[bytes, bytes]:
+        self._map = dict(self._raw)
+        return self._map
 
     def __getitem__(self, key: str) -> str:
         found = self.get(key)

@@ -87,6 +87,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._replayed = False
         """The request being parsed was answered by a replay: no cycle was made for it."""
         self._asgi = {"version": self.asgi_version, "spec_version": "2.3"}
+        self._scope_base: dict[str, Any] = {}
+        """The scope's entries that every request of the connection shares (``connection_made``)."""
 
     def data_received(self, data: bytes) -> None:
         self._idle.discard(self)  # _unset_keepalive_if_required's work, one call fewer
@@ -121,26 +123,30 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         ssl_object = transport.get_extra_info("ssl_object")
         if ssl_object is not None:
             self._extensions = {"tls": tls_extension(ssl_object)}
-        self._arm(self.limits.read_header_timeout)
-
-    def on_message_begin(self) -> None:
-        """uvicorn's, with the scope's constant ``asgi`` entry made once per connection."""
-        self.url = b""
-        self.expect_100_continue = False
-        self.headers = []
-        self.scope = {  # type: ignore[typeddict-item]
+        self._scope_base = {
             "type": "http",
-            "asgi": self._asgi,  # type: ignore[typeddict-item]
+            "asgi": self._asgi,
             "http_version": "1.1",
             "server": self.server,
             "client": self.client,
-            "scheme": self.scheme,  # type: ignore[typeddict-item]
+            "scheme": self.scheme,
             "root_path": self.root_path,
+        }
+        if self._extensions is not None:
+            self._scope_base["extensions"] = self._extensions
+        self._arm(self.limits.read_header_timeout)
+
+    def on_message_begin(self) -> None:
+        """uvicorn's, with the scope's entries that are the connection's (``asgi``, addresses, scheme,
+        TLS) copied from one dict made when the connection was."""
+        self.url = b""
+        self.expect_100_continue = False
+        self.headers = []
+        self.scope = {
+            **self._scope_base,  # type: ignore[typeddict-item]
             "headers": self.headers,
             "state": self.app_state.copy(),
         }
-        if self._extensions is not None:
-            self.scope["extensions"] = self._extensions
 
     def on_header(self, name: bytes, value: bytes) -> None:
         """uvicorn's: the name lowercased, the value without the trailing whitespace llhttp keeps."""
@@ -186,7 +192,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         parser = self.parser
         http_version = parser.get_http_version()
         scope = self.scope
-        scope["method"] = parser.get_method().decode("ascii")
+        method = parser.get_method()
+        scope["method"] = _METHODS.get(method) or method.decode("ascii")
         if http_version != "1.1":
             scope["http_version"] = http_version
         if parser.should_upgrade() and self._should_upgrade():
@@ -316,6 +323,8 @@ def _parsed_url(url: bytes) -> tuple[str, bytes, bytes]:
     return parsed
 
 
+_METHODS = {method.encode(): method for method in ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD")}
+"""The usual methods' names as the scope's strings, made once."""
 _PARSED_URLS: dict[bytes, tuple[str, bytes, bytes]] = {}
 _REMEMBERED_URLS = 4096
 _LONGEST_REMEMBERED = 2048
