@@ -89,6 +89,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._asgi = {"version": self.asgi_version, "spec_version": "2.3"}
         self._scope_base: dict[str, Any] = {}
         """The scope's entries that every request of the connection shares (``connection_made``)."""
+        self._next_message()
 
     def data_received(self, data: bytes) -> None:
         self._idle.discard(self)  # _unset_keepalive_if_required's work, one call fewer
@@ -126,7 +127,6 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._scope_base = {
             "type": "http",
             "asgi": self._asgi,
-            "http_version": "1.1",
             "server": self.server,
             "client": self.client,
             "scheme": self.scheme,
@@ -136,17 +136,15 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self._scope_base["extensions"] = self._extensions
         self._arm(self.limits.read_header_timeout)
 
-    def on_message_begin(self) -> None:
-        """uvicorn's, with the scope's entries that are the connection's (``asgi``, addresses, scheme,
-        TLS) copied from one dict made when the connection was."""
+    on_message_begin = None  # type: ignore[assignment]
+    """No parser callback when a message begins: what uvicorn's reset is done when the previous message
+    completed (``_next_message``), and the scope is made once the headers are complete."""
+
+    def _next_message(self) -> None:
+        """uvicorn's on_message_begin, for the message that follows."""
         self.url = b""
         self.expect_100_continue = False
         self.headers = []
-        self.scope = {
-            **self._scope_base,  # type: ignore[typeddict-item]
-            "headers": self.headers,
-            "state": self.app_state.copy(),
-        }
 
     def on_header(self, name: bytes, value: bytes) -> None:
         """uvicorn's: the name lowercased, the value without the trailing whitespace llhttp keeps."""
@@ -191,11 +189,15 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         # ``serve`` sets no ``limit_concurrency``: the in-flight limits are the filter chain's.
         parser = self.parser
         http_version = parser.get_http_version()
-        scope = self.scope
         method = parser.get_method()
-        scope["method"] = _METHODS.get(method) or method.decode("ascii")
-        if http_version != "1.1":
-            scope["http_version"] = http_version
+        # uvicorn's scope, its connection's entries copied from one dict made when the connection was
+        self.scope = scope = {  # type: ignore[assignment]
+            **self._scope_base,
+            "http_version": http_version,
+            "method": _METHODS.get(method) or method.decode("ascii"),
+            "headers": self.headers,
+            "state": self.app_state.copy(),
+        }
         if parser.should_upgrade() and self._should_upgrade():
             return
         path, raw_path, query = _PARSED_URLS.get(self.url) or _parsed_url(self.url)
@@ -262,13 +264,15 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self._disarm()
         if self._replayed:  # its answer is written already, by no cycle
             self._replayed = False
-            return
-        # uvicorn's, inlined
-        cycle = self.cycle
-        if cycle.response_complete or (self.parser.should_upgrade() and self._should_upgrade()):
-            return
-        cycle.more_body = False
-        cycle.message_event.set()
+        else:  # uvicorn's, inlined
+            cycle = self.cycle
+            if not (
+                cycle.response_complete
+                or (self.parser.should_upgrade() and self._should_upgrade())
+            ):
+                cycle.more_body = False
+                cycle.message_event.set()
+        self._next_message()
 
     def on_body(self, body: bytes) -> None:
         """uvicorn's, with the cycle looked up once."""
