@@ -267,8 +267,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         else:  # uvicorn's, inlined
             cycle = self.cycle
             if not (
-                cycle.response_complete
-                or (self.parser.should_upgrade() and self._should_upgrade())
+                cycle.response_complete or (self.parser.should_upgrade() and self._should_upgrade())
             ):
                 cycle.more_body = False
                 cycle.message_event.set()
