@@ -96,7 +96,7 @@ class Headers(Mapping[str, str]):
         return len(self._all())
 
 
-@dataclass
+@dataclass(slots=True)
 class Request:
     method: str
     path: str
@@ -118,16 +118,20 @@ class Request:
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive) -> Request:
-        return cls(
+        get = scope.get
+        query = get("query_string", b"")
+        return cls(  # positionally: keywords cost a dataclass __init__ more
             scope["method"],
             scope["path"],
-            parse_query(scope.get("query_string", b"")),
+            parse_query(query) if query else {},
             Headers(scope["headers"]),
             receive,
-            user=scope.get(SCOPE_USER, ANONYMOUS),
-            min_request_timeout=scope.get(SCOPE_MIN_REQUEST_TIMEOUT, DEFAULT_MIN_REQUEST_TIMEOUT),
-            audit_object_ref=scope.get(SCOPE_AUDIT_OBJECT_REF),
-            replay=scope.get(SCOPE_REPLAY),
+            [],
+            get(SCOPE_USER, ANONYMOUS),
+            get(SCOPE_MIN_REQUEST_TIMEOUT, DEFAULT_MIN_REQUEST_TIMEOUT),
+            0,
+            get(SCOPE_AUDIT_OBJECT_REF),
+            get(SCOPE_REPLAY),
         )
 
     def audit_request_object(self, metadata: dict[str, Any]) -> None:
@@ -337,24 +341,18 @@ def respond(
     start = _start(status, len(body), content_type, headers, warnings)
     if len(body) > WRITE_PIECE:
         return _send_started(send, start, (body,))
-    whole = whole_send(send)
-    if whole is not None:
-        return whole(start, body)
+    # the ``send_whole`` of the object whose method ``send`` is, when it has one (another of its methods,
+    # such as the exchange's ``send_outer``, has none)
+    if getattr(send, "__name__", "") == "send":
+        whole = getattr(getattr(send, "__self__", None), "send_whole", None)
+        if whole is not None:
+            return whole(start, body)  # type: ignore[no-any-return]
     return sent_apart(send, start, body)
 
 
 WholeSend = Callable[[Message, bytes], Awaitable[None]]
 """``send_whole(start, body)``: a response's start message (given away: the callee may add to its
 headers) and its whole body, as ``send`` would take them one after the other."""
-
-
-def whole_send(send: Send) -> WholeSend | None:
-    """The ``send_whole`` of the object whose method ``send`` is, when it has one (another of its methods,
-    such as the exchange's ``send_outer``, has none)."""
-    if getattr(send, "__name__", "") != "send":
-        return None
-    whole: WholeSend | None = getattr(getattr(send, "__self__", None), "send_whole", None)
-    return whole
 
 
 async def sent_apart(send: Send, start: Message, body: bytes) -> None:

@@ -168,7 +168,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self.server_state.total_requests += 1
         if self.transport.is_closing():
             return
-        self.flow.resume_reading()
+        if self.flow.read_paused:
+            self.flow.resume_reading()
         if self.pipeline:
             self._idle.discard(self)
             cycle, app = self.pipeline.pop()

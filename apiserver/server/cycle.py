@@ -129,7 +129,8 @@ class ResponseCycle(RequestResponseCycle):
             or not event.is_set()
         ):
             return super().receive()
-        self.flow.resume_reading()
+        if self.flow.read_paused:
+            self.flow.resume_reading()
         event.clear()
         message = {"type": "http.request", "body": bytes(self.body), "more_body": False}
         self.body = bytearray()
@@ -191,9 +192,12 @@ class ResponseCycle(RequestResponseCycle):
                 self.transport.write(head + body if body else head)
             self.expected_content_length = 0
             self._complete()
-        else:  # a stream's head, HEAD, a body that does not match its Content-Length
-            self._hold_or_write(head)
-            self._write_body(body, False)
+            if self.flow.write_paused and not self.disconnected:  # ``_filled``, inlined
+                return self.flow.drain()
+            return DONE
+        # a stream's head, HEAD, a body that does not match its Content-Length
+        self._hold_or_write(head)
+        self._write_body(body, False)
         if self._filled():
             return self.flow.drain()
         return DONE
