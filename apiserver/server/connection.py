@@ -83,6 +83,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._timer: asyncio.TimerHandle | None = None
         self._extensions: dict[str, Any] | None = None
         self._idle = idle_sweep(self.loop)
+        self._listed = False
+        """Whether the idle sweep may hold this connection (``_busy`` takes it out)."""
         self._kept = KeptAnswers()
         self._replayed = False
         """The request being parsed was answered by a replay: no cycle was made for it."""
@@ -92,7 +94,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._next_message()
 
     def data_received(self, data: bytes) -> None:
-        self._idle.discard(self)  # _unset_keepalive_if_required's work, one call fewer
+        if self._listed:  # _unset_keepalive_if_required's work, without a call
+            self._busy()
         if self._reading_headers:
             self._header_bytes += len(data)
         try:
@@ -161,6 +164,10 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def _unset_keepalive_if_required(self) -> None:
+        self._busy()
+
+    def _busy(self) -> None:
+        self._listed = False
         self._idle.discard(self)
 
     def on_response_complete(self) -> None:
@@ -171,15 +178,18 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if self.flow.read_paused:
             self.flow.resume_reading()
         if self.pipeline:
-            self._idle.discard(self)
+            if self._listed:
+                self._busy()
             cycle, app = self.pipeline.pop()
             self._start_asgi_task(cycle, app)
         else:
             self._idle.add(self, self.timeout_keep_alive, self.timeout_keep_alive_handler)
+            self._listed = True
 
     def on_headers_complete(self) -> None:
         self._reading_headers = False
-        self._disarm()
+        if self._timer is not None:
+            self._disarm()
         if len(self.headers) > MAX_HEADERS or (
             self._header_bytes > MAX_HEADER_BYTES
             and request_size(self.url, self.headers) > MAX_HEADER_BYTES
@@ -232,8 +242,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self.on_response_complete,
         )
         if existing is None or existing.response_complete:
-            # busy again: a replay earlier in this read handed the connection to the idle sweep
-            self._idle.discard(self)
+            if self._listed:  # busy again: a replay earlier in this read made it idle
+                self._busy()
             self._start_asgi_task(self.cycle, self.app)
         else:  # a pipelined request waits for the one before it
             self.flow.pause_reading()
