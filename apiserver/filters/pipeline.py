@@ -115,12 +115,14 @@ class Exchange:
 
     def send_whole(self, start: Message, body: bytes) -> Awaitable[None]:
         """``send`` of a whole response (``http.respond``), handed on whole to the server's own
-        ``send_whole`` when no step needs to see its messages (audit, a replay) and it is not dropped."""
-        if self.recording is not None or self.replay is not None or self.expired:
-            return sent_apart(self.send, start, body)
+        ``send_whole`` when no step needs to see its messages (audit) and it is not dropped. A replay
+        sees the two messages as ``send_outer`` shows them (before the Audit-Id), without their trip."""
         whole = self.whole
-        if whole is None:
+        if self.recording is not None or self.expired or whole is None:
             return sent_apart(self.send, start, body)
+        if self.replay is not None:
+            self.replay.see(start)
+            self.replay.see({"type": "http.response.body", "body": body})
         self.started = True
         self.code = start["status"]
         if self.audit_id:
