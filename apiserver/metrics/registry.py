@@ -120,10 +120,14 @@ class Metrics:
 
     def storage_call(self, operation: str, type_: str, seconds: float) -> None:
         """One storage request's duration (kube's RecordEtcdRequest)."""
+        self.storage_timer(operation, type_)(seconds)
+
+    def storage_timer(self, operation: str, type_: str) -> Callable[[float], None]:
+        """What observes the durations of ``operation`` on ``type_``: kept by a caller that times many."""
         observe = self._timed.get((operation, type_))
         if observe is None:
             observe = self._timed[(operation, type_)] = self._storage.observer((operation, type_))
-        observe(seconds)
+        return observe
 
     @contextmanager
     def watcher(self, kind: WatchKind) -> Iterator[Callable[[int], None]]:

@@ -18,7 +18,7 @@ Resources = Callable[[], dict[str, str]]
 """Key prefix (``/registry/apps/deployments/``) → resource (``deployments.apps``), for every stored kind."""
 
 
-_PARENTS_REMEMBERED = 4096
+_OBSERVERS_REMEMBERED = 4096
 
 
 class InstrumentedStorage:
@@ -29,18 +29,15 @@ class InstrumentedStorage:
         self.metrics = metrics
         self.resources = resources
         self._types: dict[str, str] = {}
-        self._parents: dict[str, str] = {}
+        # (operation, key's parent) -> the observe of its series: a call's timing costs one lookup
+        self._observers: dict[tuple[str, str], Callable[[float], None]] = {}
 
     def __getattr__(self, name: str) -> Any:
         """What only one backend has (its tests' hooks, its options) is the backend's."""
         return getattr(self.storage, name)
 
-    def _type(self, key: str) -> str:
-        """The key's resource, remembered by the key's parent (a collection, or a namespace of one)."""
-        parent = key[: key.rfind("/") + 1]
-        known = self._parents.get(parent)
-        if known is not None:
-            return known
+    def _type(self, key: str) -> str | None:
+        """The key's resource, found from its leading path segments; None under no known resource."""
         parts = key.split("/", 4)  # "", "registry", group or resource, resource or namespace, ...
         candidates = ("/".join(parts[:4]) + "/", "/".join(parts[:3]) + "/")
         for looked_up_again in (False, True):
@@ -49,14 +46,26 @@ class InstrumentedStorage:
             for candidate in candidates:
                 known = self._types.get(candidate)
                 if known is not None:
-                    if len(self._parents) >= _PARENTS_REMEMBERED:
-                        self._parents.clear()
-                    self._parents[parent] = known
                     return known
-        return "/".join(parts[:3])
+        return None
 
-    def _observe(self, operation: str, key: str, started: float) -> None:
-        self.metrics.storage_call(operation, self._type(key), time.perf_counter() - started)
+    def _observer(self, operation: str, key: str) -> Callable[[float], None]:
+        """What records one ``operation`` on ``key`` in its resource's series, remembered by operation and
+        key's parent (a collection, or a namespace of one). A key under no known resource is labelled by
+        its first path segments, and looked up again next time (a CRD added since)."""
+        parent = key[: key.rfind("/") + 1]
+        observe = self._observers.get((operation, parent))
+        if observe is not None:
+            return observe
+        type_ = self._type(key)
+        if type_ is None:
+            return self.metrics.storage_timer(operation, "/".join(key.split("/", 3)[:3]))
+        if len(self._observers) >= _OBSERVERS_REMEMBERED:
+            self._observers.clear()
+        observe = self._observers[(operation, parent)] = self.metrics.storage_timer(
+            operation, type_
+        )
+        return observe
 
     async def start(self) -> None:
         await self.storage.start()
@@ -72,7 +81,7 @@ class InstrumentedStorage:
         try:
             return await self.storage.get(key)
         finally:
-            self._observe("get", key, started)
+            self._observer("get", key)(time.perf_counter() - started)
 
     async def list(
         self, prefix: str, *, limit: int = 0, start_key: str | None = None, revision: int = 0
@@ -83,14 +92,14 @@ class InstrumentedStorage:
                 prefix, limit=limit, start_key=start_key, revision=revision
             )
         finally:
-            self._observe("list", prefix, started)
+            self._observer("list", prefix)(time.perf_counter() - started)
 
     async def create(self, key: str, value: bytes) -> KeyValue:
         started = time.perf_counter()
         try:
             return await self.storage.create(key, value)
         finally:
-            self._observe("create", key, started)
+            self._observer("create", key)(time.perf_counter() - started)
 
     async def update(
         self, key: str, value: bytes, expected_revision: int, *, create_revision: int = 0
@@ -101,14 +110,14 @@ class InstrumentedStorage:
                 key, value, expected_revision, create_revision=create_revision
             )
         finally:
-            self._observe("update", key, started)
+            self._observer("update", key)(time.perf_counter() - started)
 
     async def delete(self, key: str, expected_revision: int | None = None) -> KeyValue:
         started = time.perf_counter()
         try:
             return await self.storage.delete(key, expected_revision)
         finally:
-            self._observe("delete", key, started)
+            self._observer("delete", key)(time.perf_counter() - started)
 
     def watch(self, prefix: str, after_revision: int, *, with_prev: bool = True) -> Watch:
         return self.storage.watch(prefix, after_revision, with_prev=with_prev)

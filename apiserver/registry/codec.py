@@ -80,19 +80,27 @@ class Codec:
         self.resource = resource
         self._capacity = capacity
         self._pruned: OrderedDict[str, bytes] = OrderedDict()
+        self._versions: dict[str, VersionType] = {}
+        """The version whose schema a stored object of an apiVersion is checked with (``_read_version``)."""
 
     def encode(self, key: str, obj: Object) -> bytes:
         """``encode(obj)``, remembered as needing no prune when the storage version's schema would leave the
         stored form as it is (a value that is not stored after all is simply never read back)."""
         stored = _stored(self.resource, obj)
         value = orjson.dumps(stored)
-        version = _read_version(self.resource, stored)
-        self._pruned.pop(key, None)
+        pruned = self._pruned
+        pruned.pop(key, None)
+        api_version = stored.get("apiVersion")
+        version = self._versions.get(api_version) if isinstance(api_version, str) else None
+        if version is None:
+            version = _read_version(self.resource, stored)
+            if version is not None and isinstance(api_version, str):
+                self._versions[api_version] = version  # one per version the resource has
         # asked of the object itself: the check walks a tuple as the list a read parses it as
         if version is not None and is_pruned(stored, version.schema):
-            self._pruned[key] = value
-            if len(self._pruned) > self._capacity:
-                self._pruned.popitem(last=False)
+            pruned[key] = value
+            if len(pruned) > self._capacity:
+                pruned.popitem(last=False)
         return value
 
     def unpruned(self, kv: KeyValue) -> bool:

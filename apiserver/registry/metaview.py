@@ -20,11 +20,15 @@ _SCALARS = ("name", "namespace", "uid", "deletionTimestamp")
 def metadata_view(obj: Object, resource_version: str) -> Object:
     """apiVersion, kind, and name, namespace, uid, deletionTimestamp, finalizers and ownerReferences of
     ``obj``'s metadata, at ``resource_version``; the lists and references are copies (an owner reference
-    holds only scalars), so the view shares no container with ``obj``."""
+    holds only scalars), so the view shares no container with ``obj``. Made for every write while the
+    garbage collector watches: plain loops, no comprehension's function call."""
     metadata = obj.get("metadata")
     if not isinstance(metadata, dict):
         metadata = {}
-    view_metadata: dict[str, Any] = {key: metadata[key] for key in _SCALARS if key in metadata}
+    view_metadata: dict[str, Any] = {}
+    for key in _SCALARS:
+        if key in metadata:
+            view_metadata[key] = metadata[key]
     finalizers = metadata.get("finalizers")
     if isinstance(finalizers, (list, tuple)):  # a tuple is the array it is stored as
         view_metadata["finalizers"] = list(finalizers)
@@ -34,6 +38,10 @@ def metadata_view(obj: Object, resource_version: str) -> Object:
             dict(ref) if isinstance(ref, dict) else ref for ref in references
         ]
     view_metadata["resourceVersion"] = resource_version
-    view: Object = {key: obj[key] for key in ("apiVersion", "kind") if key in obj}
+    view: Object = {}
+    if "apiVersion" in obj:
+        view["apiVersion"] = obj["apiVersion"]
+    if "kind" in obj:
+        view["kind"] = obj["kind"]
     view["metadata"] = view_metadata
     return view

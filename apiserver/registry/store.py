@@ -937,10 +937,17 @@ class StoreWatch:
             shown = [change for change in map(self._change, events) if change is not None]
             taken = not shown or deliver(shown)
             if taken:
-                self.processed_revision = events[-1].revision
+                self.processed_revision = events[-1].kv.mod_revision
             return taken
 
-        self._stream.listener = take
+        def take_views(events: list[StorageEvent]) -> bool:
+            """``take`` of a metadata-only watch, which hides nothing: a view per event."""
+            if deliver(list(map(self._store.view_change, events))):
+                self.processed_revision = events[-1].kv.mod_revision
+                return True
+            return False
+
+        self._stream.listener = take_views if self._metadata_only else take
 
     async def close(self) -> None:
         if self._open:

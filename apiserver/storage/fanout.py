@@ -84,15 +84,16 @@ class WatchStream:
         """Queue the committed events under this watch's prefix; runs on the loop, never waits."""
         if self._ended:
             return
-        pending, prefix, last = self._pending, self.prefix, self._last
-        for event in events:
-            kv = event.kv  # not event.revision: a property call per watcher and event
-            if kv.mod_revision > last and kv.key.startswith(prefix):
-                pending.append(event)
-        if not pending:
+        prefix, last = self.prefix, self._last
+        # not event.revision: a property call per watcher and event
+        mine = [e for e in events if e.kv.mod_revision > last and e.kv.key.startswith(prefix)]
+        if not mine:
             return
-        if self.listener is not None and self._parked() and self._hand_over():
+        pending = self._pending
+        # a parked consumer has taken everything queued: the listener gets these events as they are
+        if not pending and self.listener is not None and self._parked() and self._hand_over(mine):
             return
+        pending.extend(mine)
         if len(pending) > self._capacity:
             self._finish(WatchOverflowError(prefix, self._capacity, self._last))
         else:
@@ -102,11 +103,10 @@ class WatchStream:
         """The consumer waits in batch() with everything before these events taken."""
         return self._waiter is not None and not self._waiter.done()
 
-    def _hand_over(self) -> bool:
-        """Offer the queued events to the listener; True once it has taken them. A listener that fails
-        only loses the shortcut: the events stay queued for batch()."""
+    def _hand_over(self, events: list[StorageEvent]) -> bool:
+        """Offer the events to the listener; True once it has taken them. A listener that fails only
+        loses the shortcut: the events go to the queue for batch()."""
         assert self.listener is not None
-        events = list(self._pending)
         try:
             taken = self.listener(events)
         except Exception:
@@ -114,8 +114,7 @@ class WatchStream:
             self.listener = None
             return False
         if taken:
-            self._pending.clear()
-            self._last = events[-1].revision
+            self._last = events[-1].kv.mod_revision
         return taken
 
     def poke(self) -> None:

@@ -80,12 +80,18 @@ class MemoryStorage:
 
     async def create(self, key: str, value: bytes) -> KeyValue:
         check_value_size(key, value)
-        current = self._current(key)
-        if current is not None:
+        history = self._history.get(key)
+        if history and history[-1].type is not EventType.DELETE:
             raise KeyExistsError(key)
-        revision = self._revision + 1
+        revision = self._revision = self._revision + 1
         kv = KeyValue(key, value, revision, revision)
-        self._append(StorageEvent(EventType.PUT, kv, None))
+        event = StorageEvent(EventType.PUT, kv, None)
+        if history is None:
+            self._history[key] = [event]
+        else:
+            history.append(event)
+        self._log.append(event)
+        self._hub.publish([event])
         return kv
 
     async def update(

@@ -23,7 +23,7 @@ from apiserver.registry.deletion import (
     ORPHAN_FINALIZER,
     Propagation,
 )
-from apiserver.registry.store import ListOptions, Store
+from apiserver.registry.store import WATCH_BATCH, ListOptions, Store, WatchEvent
 from apiserver.storage.interface import StorageError
 from builtin.garbagecollector.events import EventReporter
 from builtin.garbagecollector.graph import Graph, Node, group_of
@@ -122,16 +122,33 @@ class GarbageCollector:
                     if node.uid not in seen:  # deleted while the watch was down
                         self._deleted(node.uid)
                 synced.set()
-                async for event in store.watch(None, page.revision, None, metadata_only=True):
-                    if event.type == "DELETED":
-                        self._deleted(event.object["metadata"]["uid"])
-                    else:
-                        self._observed(store, event.object)
+                await self._follow(store, page.revision)
             except (errors.APIError, StorageError) as error:
                 log.warning(
                     "the garbage collector lists %s again after: %s", store.resource.plural, error
                 )
             await asyncio.sleep(RETRY_SECONDS)
+
+    async def _follow(self, store: Store, revision: int) -> None:
+        """Observe the store's changes after ``revision`` until its watch ends. A live write is handed
+        over as its watch cache publishes it (``StoreWatch.listen``): one call, no task wake-up per
+        write; what arrives otherwise (a replay, events queued meanwhile) is taken in batches."""
+        changes = store.open_watch(None, revision, None, metadata_only=True)
+
+        def take(events: list[WatchEvent]) -> bool:
+            for event in events:
+                if event.type == "DELETED":
+                    self._deleted(event.object["metadata"]["uid"])
+                else:
+                    self._observed(store, event.object)
+            return True
+
+        changes.listen(take)
+        try:
+            while (batch := await changes.batch(WATCH_BATCH)) is not None:
+                take(batch)
+        finally:
+            await changes.close()
 
     def _observed(self, store: Store, obj: dict[str, Any]) -> None:
         """kube's processGraphChanges for an added or updated object."""

@@ -6,6 +6,7 @@ collector decides what to delete from it, checking with live reads where the gra
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from apiserver.registry.store import Store
 
 ABSENT_CAPACITY = 10_000  # kube's absentOwnerCache holds 500; deleted owners come in bulk here
+_NONE: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -69,7 +71,7 @@ class Graph:
         self.unobserved: dict[str, set[str]] = {}
         self.absent: OrderedDict[str, None] = OrderedDict()
 
-    def observe(self, store: Store, obj: dict[str, Any]) -> tuple[Node, set[str]]:
+    def observe(self, store: Store, obj: dict[str, Any]) -> tuple[Node, AbstractSet[str]]:
         """Add or update the node of ``obj``; returns it and the uids of owners it no longer names."""
         metadata = obj["metadata"]
         uid = str(metadata["uid"])
@@ -78,15 +80,20 @@ class Graph:
             node = self.nodes[uid] = Node(
                 uid, store, str(metadata.get("namespace") or ""), str(metadata["name"]), ""
             )
-            node.dependents = self.unobserved.pop(uid, set())
+            waiting = self.unobserved.pop(uid, None)
+            if waiting is not None:
+                node.dependents = waiting
         node.api_version = str(obj.get("apiVersion", ""))
-        finalizers = metadata.get("finalizers") or []
-        node.being_deleted = bool(metadata.get("deletionTimestamp"))
-        node.deleting_dependents = node.being_deleted and FOREGROUND_FINALIZER in finalizers
-        node.orphaning = node.being_deleted and ORPHAN_FINALIZER in finalizers
+        if metadata.get("deletionTimestamp"):
+            finalizers = metadata.get("finalizers") or ()
+            node.being_deleted = True
+            node.deleting_dependents = FOREGROUND_FINALIZER in finalizers
+            node.orphaning = ORPHAN_FINALIZER in finalizers
+        else:
+            node.being_deleted = node.deleting_dependents = node.orphaning = False
+        if not metadata.get("ownerReferences") and not node.owners:
+            return node, _NONE  # most objects: nothing to link or unlink
         owners = owner_references(obj)
-        if not owners and not node.owners:  # most objects: nothing to link or unlink
-            return node, set()
         before = {ref["uid"] for ref in node.owners}
         node.owners = owners
         after = {ref["uid"] for ref in owners}
