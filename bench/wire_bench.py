@@ -121,8 +121,15 @@ async def measure(kind: str, requests: int, glue: bool, callgrind: bool) -> floa
     try:
         chain = build_handler_chain(server, ChainOptions(), insecure=True)
         app = glue_only(chain) if glue else chain
-        config = uvicorn.Config(
-            app, lifespan="off", access_log=False, http=protocol_class(ConnectionLimits())
+        config = (
+            uvicorn.Config(  # as ``serve`` builds it (apiserver/server/cli.py): no proxy headers
+                app,
+                lifespan="off",
+                access_log=False,
+                http=protocol_class(ConnectionLimits()),
+                proxy_headers=False,
+                server_header=False,
+            )
         )
         config.load()
         protocol = LimitedHttpToolsProtocol(config, ServerState(), {})

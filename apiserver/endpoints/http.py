@@ -59,19 +59,22 @@ class Headers(Mapping[str, str]):
     Names are lowercase, as ASGI gives them (and every filter reads them); of a repeated header the last
     wins."""
 
-    __slots__ = ("_decoded", "_raw")
+    __slots__ = ("_decoded", "_map", "_raw")
 
     def __init__(self, raw: Sequence[tuple[bytes, bytes]]) -> None:
         self._raw = raw
+        self._map: dict[bytes, bytes] | None = None
+        """The raw pairs as a dict (the last of a repeated name wins), made at the first lookup: a
+        request's handler looks up several (content type, accept, user agent)."""
         self._decoded: dict[str, str] | None = None
 
     def get(self, key: str, default: Any = None) -> Any:
-        name = key.encode("latin-1")
-        found = None
-        for header, value in self._raw:
-            if header == name:
-                found = value
+        found = (self._map or self._mapped()).get(key.encode("latin-1"))
         return default if found is None else bytes(found).decode("latin-1")
+
+    def _mapped(self) -> dict[bytes, bytes]:
+        self._map = dict(self._raw)
+        return self._map
 
     def __getitem__(self, key: str) -> str:
         found = self.get(key)
@@ -93,7 +96,7 @@ class Headers(Mapping[str, str]):
         return len(self._all())
 
 
-@dataclass
+@dataclass(slots=True)
 class Request:
     method: str
     path: str
@@ -115,16 +118,20 @@ class Request:
 
     @classmethod
     def from_scope(cls, scope: Scope, receive: Receive) -> Request:
-        return cls(
+        get = scope.get
+        query = get("query_string", b"")
+        return cls(  # positionally: keywords cost a dataclass __init__ more
             scope["method"],
             scope["path"],
-            parse_query(scope.get("query_string", b"")),
+            parse_query(query) if query else {},
             Headers(scope["headers"]),
             receive,
-            user=scope.get(SCOPE_USER, ANONYMOUS),
-            min_request_timeout=scope.get(SCOPE_MIN_REQUEST_TIMEOUT, DEFAULT_MIN_REQUEST_TIMEOUT),
-            audit_object_ref=scope.get(SCOPE_AUDIT_OBJECT_REF),
-            replay=scope.get(SCOPE_REPLAY),
+            [],
+            get(SCOPE_USER, ANONYMOUS),
+            get(SCOPE_MIN_REQUEST_TIMEOUT, DEFAULT_MIN_REQUEST_TIMEOUT),
+            0,
+            get(SCOPE_AUDIT_OBJECT_REF),
+            get(SCOPE_REPLAY),
         )
 
     def audit_request_object(self, metadata: dict[str, Any]) -> None:
@@ -142,21 +149,31 @@ class Request:
             ref.update((key, merged[key]) for key in _OBJECT_REF_ORDER if key in merged)
 
     async def body(self) -> bytes:
+        message = await self.receive()
+        if message["type"] == "http.request" and not message.get("more_body", False):
+            # the whole body in one message, as the server hands a body that has arrived whole
+            whole: bytes = message.get("body", b"")
+            if len(whole) > MAX_BODY_BYTES:
+                raise _too_large()
+            self.body_size = len(whole)
+            return whole
+        return await self._body_in_parts(message)
+
+    async def _body_in_parts(self, message: Message) -> bytes:
+        """The body from ``message`` on, the messages after it received until the last."""
         chunks: list[bytes] = []
         size = 0
         while True:
-            message = await self.receive()
             if message["type"] == "http.disconnect":
                 break
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > MAX_BODY_BYTES:
-                raise request_entity_too_large(
-                    f"Request entity too large: limit is {MAX_BODY_BYTES}"
-                )
+                raise _too_large()
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
+            message = await self.receive()
         self.body_size = size
         return b"".join(chunks)
 
@@ -167,6 +184,11 @@ class Request:
     @property
     def content_type(self) -> str:
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def _too_large() -> APIError:
+    """kube's answer to a body past the limit (413)."""
+    return request_entity_too_large(f"Request entity too large: limit is {MAX_BODY_BYTES}")
 
 
 class Done:
@@ -319,24 +341,18 @@ def respond(
     start = _start(status, len(body), content_type, headers, warnings)
     if len(body) > WRITE_PIECE:
         return _send_started(send, start, (body,))
-    whole = whole_send(send)
-    if whole is not None:
-        return whole(start, body)
+    # the ``send_whole`` of the object whose method ``send`` is, when it has one (another of its methods,
+    # such as the exchange's ``send_outer``, has none)
+    if getattr(send, "__name__", "") == "send":
+        whole = getattr(getattr(send, "__self__", None), "send_whole", None)
+        if whole is not None:
+            return whole(start, body)  # type: ignore[no-any-return]
     return sent_apart(send, start, body)
 
 
 WholeSend = Callable[[Message, bytes], Awaitable[None]]
 """``send_whole(start, body)``: a response's start message (given away: the callee may add to its
 headers) and its whole body, as ``send`` would take them one after the other."""
-
-
-def whole_send(send: Send) -> WholeSend | None:
-    """The ``send_whole`` of the object whose method ``send`` is, when it has one (another of its methods,
-    such as the exchange's ``send_outer``, has none)."""
-    if getattr(send, "__name__", "") != "send":
-        return None
-    whole: WholeSend | None = getattr(getattr(send, "__self__", None), "send_whole", None)
-    return whole
 
 
 async def sent_apart(send: Send, start: Message, body: bytes) -> None:

@@ -28,8 +28,6 @@ from apiserver.endpoints.http import (
     WholeSend,
     chunk_stream,
     sent_apart,
-    transport_of,
-    whole_send,
 )
 from apiserver.endpoints.replay import SCOPE_REPLAY, Replay
 from apiserver.endpoints.routing import RequestInfo
@@ -81,8 +79,11 @@ class Exchange:
         self.scope = scope
         self.receive = receive
         self.send_to = send
-        self.transport = transport_of(send)
-        self.whole: WholeSend | None = whole_send(send)
+        owner = getattr(send, "__self__", None)  # transport_of and whole_send, in one look
+        self.transport = getattr(owner, "transport", None)
+        self.whole: WholeSend | None = (
+            getattr(owner, "send_whole", None) if getattr(send, "__name__", "") == "send" else None
+        )
         """The server's ``send_whole`` under ``send``, when it has one."""
         self.info: RequestInfo | None = None
         self.long_running = False
@@ -114,12 +115,14 @@ class Exchange:
 
     def send_whole(self, start: Message, body: bytes) -> Awaitable[None]:
         """``send`` of a whole response (``http.respond``), handed on whole to the server's own
-        ``send_whole`` when no step needs to see its messages (audit, a replay) and it is not dropped."""
-        if self.recording is not None or self.replay is not None or self.expired:
-            return sent_apart(self.send, start, body)
+        ``send_whole`` when no step needs to see its messages (audit) and it is not dropped. A replay
+        sees the two messages as ``send_outer`` shows them (before the Audit-Id), without their trip."""
         whole = self.whole
-        if whole is None:
+        if self.recording is not None or self.expired or whole is None:
             return sent_apart(self.send, start, body)
+        if self.replay is not None:
+            self.replay.see(start)
+            self.replay.see({"type": "http.response.body", "body": body})
         self.started = True
         self.code = start["status"]
         if self.audit_id:

@@ -30,11 +30,12 @@ from typing import Any
 
 import httptools
 from uvicorn.config import Config
+from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from apiserver.endpoints.replay import SCOPE_REPLAY
-from apiserver.server.cycle import ResponseCycle
+from apiserver.server.cycle import MessageEvent, ResponseCycle
 from apiserver.server.idlesweep import idle_sweep
 from apiserver.server.limits import ConnectionLimits
 from apiserver.server.openssl import peer_chain
@@ -82,13 +83,19 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._timer: asyncio.TimerHandle | None = None
         self._extensions: dict[str, Any] | None = None
         self._idle = idle_sweep(self.loop)
+        self._listed = False
+        """Whether the idle sweep may hold this connection (``_busy`` takes it out)."""
         self._kept = KeptAnswers()
         self._replayed = False
         """The request being parsed was answered by a replay: no cycle was made for it."""
         self._asgi = {"version": self.asgi_version, "spec_version": "2.3"}
+        self._scope_base: dict[str, Any] = {}
+        """The scope's entries that every request of the connection shares (``connection_made``)."""
+        self._next_message()
 
     def data_received(self, data: bytes) -> None:
-        self._unset_keepalive_if_required()
+        if self._listed:  # _unset_keepalive_if_required's work, without a call
+            self._busy()
         if self._reading_headers:
             self._header_bytes += len(data)
         try:
@@ -120,26 +127,27 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         ssl_object = transport.get_extra_info("ssl_object")
         if ssl_object is not None:
             self._extensions = {"tls": tls_extension(ssl_object)}
+        self._scope_base = {
+            "type": "http",
+            "asgi": self._asgi,
+            "server": self.server,
+            "client": self.client,
+            "scheme": self.scheme,
+            "root_path": self.root_path,
+        }
+        if self._extensions is not None:
+            self._scope_base["extensions"] = self._extensions
         self._arm(self.limits.read_header_timeout)
 
-    def on_message_begin(self) -> None:
-        """uvicorn's, with the scope's constant ``asgi`` entry made once per connection."""
+    on_message_begin = None  # type: ignore[assignment]
+    """No parser callback when a message begins: what uvicorn's reset is done when the previous message
+    completed (``_next_message``), and the scope is made once the headers are complete."""
+
+    def _next_message(self) -> None:
+        """uvicorn's on_message_begin, for the message that follows."""
         self.url = b""
         self.expect_100_continue = False
         self.headers = []
-        self.scope = {  # type: ignore[typeddict-item]
-            "type": "http",
-            "asgi": self._asgi,  # type: ignore[typeddict-item]
-            "http_version": "1.1",
-            "server": self.server,
-            "client": self.client,
-            "scheme": self.scheme,  # type: ignore[typeddict-item]
-            "root_path": self.root_path,
-            "headers": self.headers,
-            "state": self.app_state.copy(),
-        }
-        if self._extensions is not None:
-            self.scope["extensions"] = self._extensions
 
     def on_header(self, name: bytes, value: bytes) -> None:
         """uvicorn's: the name lowercased, the value without the trailing whitespace llhttp keeps."""
@@ -156,6 +164,10 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def _unset_keepalive_if_required(self) -> None:
+        self._busy()
+
+    def _busy(self) -> None:
+        self._listed = False
         self._idle.discard(self)
 
     def on_response_complete(self) -> None:
@@ -163,37 +175,43 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self.server_state.total_requests += 1
         if self.transport.is_closing():
             return
-        self._idle.discard(self)
-        self.flow.resume_reading()
+        if self.flow.read_paused:
+            self.flow.resume_reading()
         if self.pipeline:
+            if self._listed:
+                self._busy()
             cycle, app = self.pipeline.pop()
             self._start_asgi_task(cycle, app)
         else:
             self._idle.add(self, self.timeout_keep_alive, self.timeout_keep_alive_handler)
+            self._listed = True
 
     def on_headers_complete(self) -> None:
         self._reading_headers = False
-        self._disarm()
+        if self._timer is not None:
+            self._disarm()
         if len(self.headers) > MAX_HEADERS or (
             self._header_bytes > MAX_HEADER_BYTES
             and request_size(self.url, self.headers) > MAX_HEADER_BYTES
         ):
             raise _HeadersTooLarge
         self._reading_body = True
-        self._begin_request()
-
-    def _begin_request(self) -> None:
-        """uvicorn's on_headers_complete with this module's cycle (uvicorn names its own class there).
-        ``serve`` sets no ``limit_concurrency``: the in-flight limits are the filter chain's."""
+        # uvicorn's on_headers_complete, with this module's cycle (uvicorn names its own class there).
+        # ``serve`` sets no ``limit_concurrency``: the in-flight limits are the filter chain's.
         parser = self.parser
         http_version = parser.get_http_version()
-        scope = self.scope
-        scope["method"] = parser.get_method().decode("ascii")
-        if http_version != "1.1":
-            scope["http_version"] = http_version
+        method = parser.get_method()
+        # uvicorn's scope, its connection's entries copied from one dict made when the connection was
+        self.scope = scope = {  # type: ignore[assignment]
+            **self._scope_base,
+            "http_version": http_version,
+            "method": _METHODS.get(method) or method.decode("ascii"),
+            "headers": self.headers,
+            "state": self.app_state.copy(),
+        }
         if parser.should_upgrade() and self._should_upgrade():
             return
-        path, raw_path, query = _parsed_url(self.url)
+        path, raw_path, query = _PARSED_URLS.get(self.url) or _parsed_url(self.url)
         if self.root_path:
             path = self.root_path + path
             raw_path = self.root_path.encode("ascii") + raw_path
@@ -218,14 +236,14 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self.access_logger,
             self.access_log,
             self.server_state.default_headers,
-            asyncio.Event(),
+            MessageEvent(),
             self.expect_100_continue,
             keep_alive,
             self.on_response_complete,
         )
         if existing is None or existing.response_complete:
-            # busy again: a replay earlier in this read handed the connection to the idle sweep
-            self._idle.discard(self)
+            if self._listed:  # busy again: a replay earlier in this read made it idle
+                self._busy()
             self._start_asgi_task(self.cycle, self.app)
         else:  # a pipelined request waits for the one before it
             self.flow.pause_reading()
@@ -257,8 +275,24 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self._disarm()
         if self._replayed:  # its answer is written already, by no cycle
             self._replayed = False
+        else:  # uvicorn's, inlined
+            cycle = self.cycle
+            if not (
+                cycle.response_complete or (self.parser.should_upgrade() and self._should_upgrade())
+            ):
+                cycle.more_body = False
+                cycle.message_event.set()
+        self._next_message()
+
+    def on_body(self, body: bytes) -> None:
+        """uvicorn's, with the cycle looked up once."""
+        cycle = self.cycle
+        if cycle.response_complete or (self.parser.should_upgrade() and self._should_upgrade()):
             return
-        super().on_message_complete()
+        cycle.body += body
+        if len(cycle.body) > HIGH_WATER_LIMIT:
+            self.flow.pause_reading()
+        cycle.message_event.set()
 
     def _refuse_headers(self) -> None:
         self._disarm()
@@ -303,6 +337,8 @@ def _parsed_url(url: bytes) -> tuple[str, bytes, bytes]:
     return parsed
 
 
+_METHODS = {method.encode(): method for method in ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD")}
+"""The usual methods' names as the scope's strings, made once."""
 _PARSED_URLS: dict[bytes, tuple[str, bytes, bytes]] = {}
 _REMEMBERED_URLS = 4096
 _LONGEST_REMEMBERED = 2048

@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from operator import itemgetter
+from typing import Any, Literal
 
 from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import (
@@ -34,6 +35,45 @@ from apiserver.endpoints.http import (
     frame_chunk,
     sent_apart,
 )
+
+
+class MessageEvent(asyncio.Event):
+    """``asyncio.Event`` as the cycle uses it (set, clear, is_set, wait), made for every request: a flag,
+    and the waiters' futures only once someone waits (the body of most requests has arrived before the
+    handler asks for it)."""
+
+    def __init__(self) -> None:  # not asyncio.Event's: no deque, no loop check per request
+        self._value = False
+        self._waiters: list[asyncio.Future[bool]] | None = None  # type: ignore[assignment]
+
+    def is_set(self) -> bool:
+        return self._value
+
+    def set(self) -> None:
+        if self._value:
+            return
+        self._value = True
+        waiters, self._waiters = self._waiters, None
+        for waiter in waiters or ():
+            if not waiter.done():
+                waiter.set_result(True)
+
+    def clear(self) -> None:
+        self._value = False
+
+    async def wait(self) -> Literal[True]:
+        if self._value:
+            return True
+        waiter = asyncio.get_running_loop().create_future()
+        if self._waiters is None:
+            self._waiters = []
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            if self._waiters is not None and waiter in self._waiters:
+                self._waiters.remove(waiter)
+        return True
 
 
 class ResponseCycle(RequestResponseCycle):
@@ -89,7 +129,8 @@ class ResponseCycle(RequestResponseCycle):
             or not event.is_set()
         ):
             return super().receive()
-        self.flow.resume_reading()
+        if self.flow.read_paused:
+            self.flow.resume_reading()
         event.clear()
         message = {"type": "http.request", "body": bytes(self.body), "more_body": False}
         self.body = bytearray()
@@ -134,11 +175,31 @@ class ResponseCycle(RequestResponseCycle):
         start and then its only body message, without the second message and call."""
         if self.response_started or (self.flow.write_paused and not self.disconnected):
             return sent_apart(self.send, start, body)  # as two messages: their checks, their wait
-        if not self.disconnected:
-            self._write_start(start)
-            self._write_body(body, False)
-            if self._filled():
+        if self.disconnected:
+            return DONE
+        if start["type"] != "http.response.start":
+            raise RuntimeError(
+                f"Expected ASGI message 'http.response.start', but got '{start['type']}'."
+            )
+        self.response_started = True
+        self.waiting_for_100_continue = False
+        head = self._head_of(start["status"], start.get("headers", ()))
+        if self.chunked_encoding is False and len(body) == self.expected_content_length:
+            # the usual answer, its head and body in one write: ``_write_body``'s work, inlined
+            if self.scope["method"] == "HEAD":
+                self.transport.write(head)
+            else:
+                self.transport.write(head + body if body else head)
+            self.expected_content_length = 0
+            self._complete()
+            if self.flow.write_paused and not self.disconnected:  # ``_filled``, inlined
                 return self.flow.drain()
+            return DONE
+        # a stream's head, HEAD, a body that does not match its Content-Length
+        self._hold_or_write(head)
+        self._write_body(body, False)
+        if self._filled():
+            return self.flow.drain()
         return DONE
 
     def _write(self, message: Any) -> None:
@@ -162,7 +223,10 @@ class ResponseCycle(RequestResponseCycle):
             raise RuntimeError(f"Expected ASGI message 'http.response.start', but got '{kind}'.")
         self.response_started = True
         self.waiting_for_100_continue = False
-        head = self._head_of(message["status"], message.get("headers", ()))
+        self._hold_or_write(self._head_of(message["status"], message.get("headers", ())))
+
+    def _hold_or_write(self, head: bytes) -> None:
+        """A stream's head goes at once; any other is held for its body."""
         if self.chunked_encoding and self.scope["method"] != "HEAD":  # a stream (a watch)
             self.transport.write(head)  # its headers go at once
         else:
@@ -183,11 +247,15 @@ class ResponseCycle(RequestResponseCycle):
         if not more_body:
             if self.expected_content_length != 0:
                 raise RuntimeError("Response content shorter than Content-Length")
-            self.response_complete = True
-            self.message_event.set()
-            if not self.keep_alive:
-                self.transport.close()
-            self.on_response()
+            self._complete()
+
+    def _complete(self) -> None:
+        """The response is written whole: the connection may go on."""
+        self.response_complete = True
+        self.message_event.set()
+        if not self.keep_alive:
+            self.transport.close()
+        self.on_response()
 
     def _flush(self, body: bytes) -> None:
         """``body``, after the held head if it is still held."""
@@ -211,7 +279,7 @@ class ResponseCycle(RequestResponseCycle):
         closing = False
         pairs = (*self.default_headers, *headers)
         # every value checked in one search: the tab that joins them is allowed in any
-        if HEADER_VALUE_RE.search(b"\t".join([value for _, value in pairs])):
+        if HEADER_VALUE_RE.search(b"\t".join(map(_VALUE, pairs))):
             raise RuntimeError("Invalid HTTP header value.")
         for name, value in pairs:
             prefix, framing = _NAMES.get(name) or _checked_name(name)
@@ -241,6 +309,7 @@ class ResponseCycle(RequestResponseCycle):
         return b"".join(content)
 
 
+_VALUE = itemgetter(1)
 _FRAMING = frozenset((b"content-length", b"transfer-encoding", b"connection"))
 """The header names that decide the response's framing and the connection's keep-alive."""
 _NAMES: dict[bytes, tuple[bytes, bytes | None]] = {}

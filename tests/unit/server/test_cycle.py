@@ -12,7 +12,7 @@ import pytest
 from uvicorn.protocols.http.flow_control import FlowControl
 
 from apiserver.endpoints.http import chunk_stream, frame_chunk, respond
-from apiserver.server.cycle import ResponseCycle
+from apiserver.server.cycle import MessageEvent, ResponseCycle
 
 
 class Transport:
@@ -54,7 +54,7 @@ def cycle(
         access_logger=logging.getLogger("test"),
         access_log=False,
         default_headers=[],
-        message_event=asyncio.Event(),
+        message_event=MessageEvent(),
         expect_100_continue=False,
         keep_alive=keep_alive,
         on_response=lambda: completed.append(1),
@@ -173,6 +173,46 @@ def test_a_body_longer_than_its_length_is_refused() -> None:
 
     with pytest.raises(RuntimeError, match="longer than Content-Length"):
         asyncio.run(overlong())
+
+
+@pytest.mark.parametrize(
+    ("length", "body", "error"),
+    [(b"1", b"{}", "longer than"), (b"3", b"{}", "shorter than")],
+    ids=["longer", "shorter"],
+)
+def test_a_whole_response_whose_body_misses_its_length_is_refused(
+    length: bytes, body: bytes, error: str
+) -> None:
+    """``send_whole`` writes at once only a body of exactly its Content-Length; any other gets uvicorn's
+    checks, and a short one is never answered as complete."""
+    made, _, completed = cycle()
+    start = {"type": "http.response.start", "status": 200, "headers": [(b"content-length", length)]}
+    with pytest.raises(RuntimeError, match=error):
+        awaited(made.send_whole(start, body))
+    assert completed == []
+
+
+def test_a_receive_waits_for_the_body_and_a_cancelled_one_leaves_no_waiter() -> None:
+    """The cycle's message event wakes a waiting ``receive`` when the body arrives, as asyncio.Event does,
+    and forgets a waiter that was cancelled."""
+    made, _, _ = cycle("POST")
+
+    async def main() -> None:
+        cancelled = asyncio.ensure_future(made.message_event.wait())
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        assert not made.message_event._waiters
+        waiting = asyncio.ensure_future(made.receive())
+        await asyncio.sleep(0)
+        assert not waiting.done()
+        made.body += b"{}"  # what the connection does as the body arrives
+        made.more_body = False
+        made.message_event.set()
+        assert await waiting == {"type": "http.request", "body": b"{}", "more_body": False}
+
+    asyncio.run(main())
 
 
 @pytest.mark.parametrize(
