@@ -132,14 +132,17 @@ def admit_now(
     admission: AdmissionChain,
     options: WriteOptions,
     old: Object | None = None,
-    heavy: bool = False,
     precondition: Callable[[Object], None] | None = None,
 ) -> Object | None:
-    """``admit`` where nothing in it waits, as on nearly every write (a small object, no mutating plugin
-    for the write, no converter): the hub object at once, with no coroutine; None, before anything is done
-    to ``obj``, where something waits (await ``admit`` then)."""
+    """``admit`` where nothing in it waits, as on nearly every write (a small body, no mutating plugin for
+    the write, no converter): the hub object at once, with no coroutine; None, before anything is done to
+    ``obj``, where something waits (await ``admit`` then; also for a write its caller finds heavy)."""
     resource = write.resource
-    if heavy or resource.converter is not None or admission.mutating_for(resource, write.operation):
+    if (
+        options.heavy
+        or resource.converter is not None
+        or admission.mutating_for(resource, write.operation)
+    ):
         return None
     warnings: list[str] = []
     _prepare(obj, write, options, warnings)

@@ -381,7 +381,7 @@ class Store:
         """Create ``obj``, written in ``version`` (the storage version when None)."""
         options = options if options is not None else WriteOptions()
         write = self._create_write(namespace, version, dry_run)
-        admitted = admit_now(obj, write, self.admission, options, heavy=options.heavy)
+        admitted = admit_now(obj, write, self.admission, options)
         obj = (
             admitted
             if admitted is not None
@@ -575,7 +575,11 @@ class Store:
             if wanted_version and wanted_version != current["metadata"]["resourceVersion"]:
                 raise self._conflict(write.name)
 
-        desired = admit_now(proposed, write, self.admission, options, old, heavy, precondition)
+        desired = (
+            None
+            if heavy
+            else admit_now(proposed, write, self.admission, options, old, precondition)
+        )
         if desired is None:
             desired = await admit(
                 proposed, write, self.admission, options, old, heavy, precondition
