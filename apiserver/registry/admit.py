@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from apiserver.admission.chain import AdmissionChain
-from apiserver.admission.interface import Attributes, Operation
+from apiserver.admission.interface import Attributes, Operation, ValidationInterface
 from apiserver.authentication.user import LOOPBACK, UserInfo
 from apiserver.machinery import errors
 from apiserver.machinery.objects import Object
@@ -116,15 +116,48 @@ async def admit(
         attributes = admission_attributes(write, obj, old, options, warnings)
         for plugin in mutating:
             await plugin.admit(attributes)
-    # what the plugins returned still belongs to the request's namespace (BeforeCreate, BeforeUpdate)
-    ensure_namespace(obj["metadata"], write.namespace, write.resource.namespaced)
-    if precondition is not None:
-        precondition(obj)
+    _after_mutation(obj, write, precondition)
     if heavy:
         internal = await run_heavy(_finish, obj, old, write, options, warnings)
     else:
         internal = _finish(obj, old, write, options, warnings)
+    if write.resource.converter is None:  # already the hub's: no coroutine to convert nothing
+        return internal
     return await to_hub(internal, write.resource)
+
+
+def admit_now(
+    obj: Object,
+    write: Write,
+    admission: AdmissionChain,
+    options: WriteOptions,
+    old: Object | None = None,
+    precondition: Callable[[Object], None] | None = None,
+) -> Object | None:
+    """``admit`` where nothing in it waits, as on nearly every write (a small body, no mutating plugin for
+    the write, no converter): the hub object at once, with no coroutine; None, before anything is done to
+    ``obj``, where something waits (await ``admit`` then; also for a write its caller finds heavy)."""
+    resource = write.resource
+    if (
+        options.heavy
+        or resource.converter is not None
+        or admission.mutating_for(resource, write.operation)
+    ):
+        return None
+    warnings: list[str] = []
+    _prepare(obj, write, options, warnings)
+    _after_mutation(obj, write, precondition)
+    return _finish(obj, old, write, options, warnings)
+
+
+def _after_mutation(
+    obj: Object, write: Write, precondition: Callable[[Object], None] | None
+) -> None:
+    """What follows the mutating plugins: the object kept in the request's namespace whatever they returned
+    (BeforeCreate, BeforeUpdate), then an update's precondition."""
+    ensure_namespace(obj["metadata"], write.namespace, write.resource.namespaced)
+    if precondition is not None:
+        precondition(obj)
 
 
 def _prepare(obj: Object, write: Write, options: WriteOptions, warnings: list[str]) -> None:
@@ -171,26 +204,34 @@ def _finish(
     return write.version.to_internal(obj)
 
 
-async def validate_admission(
+def validate_admission(
     internal: Object | None,
     old: Object | None,
     write: Write,
     admission: AdmissionChain,
     options: WriteOptions,
-) -> None:
-    """The validating admission plugins, on the final object in the hub version."""
+) -> Awaitable[None] | None:
+    """The validating admission plugins, on the final object in the hub version, to await; None where no
+    plugin validates the write (no coroutine made to do nothing)."""
     validating = admission.validating_for(write.resource, write.operation)
-    if validating:
-        storage = write.resource.storage_version
-        hub = write if write.version is storage else Write(
-            write.resource, storage, write.namespace, write.name, write.operation,
-            write.subresource, write.dry_run,
-        )  # fmt: skip
-        attributes = admission_attributes(hub, internal, old, options, [])
-        attributes.request_version = write.version
-        for plugin in validating:
-            await plugin.validate(attributes)
-        options.warn(attributes.warnings)
+    if not validating:
+        return None
+    storage = write.resource.storage_version
+    hub = write if write.version is storage else Write(
+        write.resource, storage, write.namespace, write.name, write.operation,
+        write.subresource, write.dry_run,
+    )  # fmt: skip
+    attributes = admission_attributes(hub, internal, old, options, [])
+    attributes.request_version = write.version
+    return _validate_by(validating, attributes, options)
+
+
+async def _validate_by(
+    validating: list[ValidationInterface], attributes: Attributes, options: WriteOptions
+) -> None:
+    for plugin in validating:
+        await plugin.validate(attributes)
+    options.warn(attributes.warnings)
 
 
 def admission_attributes(

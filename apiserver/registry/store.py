@@ -31,6 +31,7 @@ from apiserver.registry.admit import (
     WriteOptions,
     admission_attributes,
     admit,
+    admit_now,
     validate_admission,
 )
 from apiserver.registry.cacher import MISS, WatchCache
@@ -40,7 +41,7 @@ from apiserver.registry.keys import key_prefix, object_key
 from apiserver.registry.meta import generate_name, new_uid, now_rfc3339, spec_of
 from apiserver.registry.metaview import metadata_view
 from apiserver.registry.offload import is_heavy, run_heavy
-from apiserver.registry.strategy import Finish, Strategy, finish_nothing
+from apiserver.registry.strategy import Finish, Strategy, finish_nothing, overrides
 from apiserver.registry.versioning import converted, to_version
 from apiserver.schema import Cause
 from apiserver.storage.fanout import DEFAULT_WATCH_CAPACITY, PumpedStream, WatchStream
@@ -98,8 +99,12 @@ class ListPage:
     encoded: list[bytes] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WatchEvent:
+    """One change as watchers see it, shared by every watcher of the same storage event and read-only to
+    them. Not frozen: a frozen dataclass sets each field through ``object.__setattr__`` (~0.4 µs against
+    ~0.15 per event), and every write makes one or more of these."""
+
     type: str  # ADDED, MODIFIED, DELETED
     object: Object
     revision: int
@@ -158,8 +163,17 @@ class Store:
         self._metadata_rule = metadata_rule
         self.storage = storage
         self.strategy = strategy if strategy is not None else Strategy()
-        self._begins_create = type(self.strategy).begin_create is not Strategy.begin_create
+        self._begins_create = overrides(self.strategy, "begin_create")
         """Whether the strategy takes something outside the object on create (else no FinishFunc)."""
+        self._begins_update = overrides(self.strategy, "begin_update")
+        """Likewise on update."""
+        self._prepares_create = overrides(self.strategy, "prepare_for_create")
+        self._judges_create = overrides(self.strategy, "validate") or overrides(
+            self.strategy, "canonicalize"
+        )
+        """Whether the strategy's Validate or Canonicalize do anything on create (else not called)."""
+        self._defaults = self.strategy.default if overrides(self.strategy, "default") else None
+        """The strategy's decode-time defaults of every write, when it has any."""
         self._create_writes: dict[tuple[str, str, bool], Write] = {}
         """The Write of a create by namespace, version and dry run: the same for every create there."""
         self.cache = cache
@@ -335,7 +349,7 @@ class Store:
             subresource,
             dry_run,
             self.strategy.name_rule,
-            self.strategy.default,
+            self._defaults,
             self._metadata_rule,
         )
 
@@ -367,7 +381,12 @@ class Store:
         """Create ``obj``, written in ``version`` (the storage version when None)."""
         options = options if options is not None else WriteOptions()
         write = self._create_write(namespace, version, dry_run)
-        obj = await admit(obj, write, self.admission, options, heavy=options.heavy)
+        admitted = admit_now(obj, write, self.admission, options)
+        obj = (
+            admitted
+            if admitted is not None
+            else await admit(obj, write, self.admission, options, heavy=options.heavy)
+        )
         if not self.resource.persisted:
             return await self.strategy.answer(
                 obj, admission_attributes(write, obj, None, options, [])
@@ -386,7 +405,8 @@ class Store:
             obj.pop(
                 "status", None
             )  # kube: status cannot be set on create when the subresource is on
-        self.strategy.prepare_for_create(obj)
+        if self._prepares_create:
+            self.strategy.prepare_for_create(obj)
         generated = not metadata.get("name")
         if generated:
             metadata["name"] = generate_name(metadata.get("generateName", ""))
@@ -397,10 +417,13 @@ class Store:
         )
         stored = False
         try:
-            self._refuse_invalid(obj, self.strategy.validate(obj))
-            self.strategy.canonicalize(obj)
+            if self._judges_create:
+                self._refuse_invalid(obj, self.strategy.validate(obj))
+                self.strategy.canonicalize(obj)
             obj = self._go_printed(obj)
-            await validate_admission(obj, None, write, self.admission, options)
+            validating = validate_admission(obj, None, write, self.admission, options)
+            if validating is not None:
+                await validating
             created = await self._store_new(namespace, obj, generated, dry_run)
             stored = not dry_run
             return created
@@ -499,7 +522,8 @@ class Store:
             except KeyNotFoundError:
                 raise self._not_found(name) from None
             finally:
-                await finish(stored)
+                if finish is not finish_nothing:
+                    await finish(stored)
 
     async def _write_update(self, kv: KeyValue, updated: Object) -> Object:
         """Store ``updated`` over ``kv`` (the stored value it was made from), or delete the object when the
@@ -551,11 +575,23 @@ class Store:
             if wanted_version and wanted_version != current["metadata"]["resourceVersion"]:
                 raise self._conflict(write.name)
 
-        desired = await admit(proposed, write, self.admission, options, old, heavy, precondition)
+        desired = (
+            None
+            if heavy
+            else admit_now(proposed, write, self.admission, options, old, precondition)
+        )
+        if desired is None:
+            desired = await admit(
+                proposed, write, self.admission, options, old, heavy, precondition
+            )
         updated = self._go_printed(self._prepare_update(current, desired, write.subresource))
         if updated == current:
             return current, None, finish_nothing
-        await validate_admission(updated, current, write, self.admission, options)
+        validating = validate_admission(updated, current, write, self.admission, options)
+        if validating is not None:
+            await validating
+        if not self._begins_update:
+            return current, updated, finish_nothing
         return current, updated, await self.strategy.begin_update(updated, current, write.dry_run)
 
     def _proposed(
@@ -722,7 +758,9 @@ class Store:
             if kv is None:
                 raise self._not_found(name)
             current = self.codec.decode(kv)
-            await validate_admission(None, current, write, self.admission, options)
+            validating = validate_admission(None, current, write, self.admission, options)
+            if validating is not None:
+                await validating
             metadata = current["metadata"]
             self._check_uid(name, uid_precondition, metadata)
             if version_precondition and version_precondition != metadata["resourceVersion"]:

@@ -121,3 +121,9 @@ class Strategy:
     async def answer(self, obj: Object, attributes: Attributes) -> Object:
         """The response to a create of a kind that is answered, not stored (the access reviews)."""
         raise errors.method_not_allowed()
+
+
+def overrides(strategy: Strategy, hook: str) -> bool:
+    """Whether ``strategy`` does something of its own at ``hook`` (else the default's nothing, which a
+    Store need not call on every write)."""
+    return getattr(type(strategy), hook) is not getattr(Strategy, hook)

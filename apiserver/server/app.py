@@ -335,7 +335,9 @@ class APIServer:
 
     async def serve_local(self, scope: Scope, receive: Receive, send: Send) -> None:
         """An HTTP request served by this server itself (what an aggregator delegates)."""
-        if self.health.handles(scope["path"]):
+        path = scope["path"]
+        # no health endpoint is under /api or /apis: the resource requests skip the endpoint's split
+        if not path.startswith("/api") and self.health.handles(path):
             await self.health.serve(scope, send)
             return
         request = Request.from_scope(scope, receive)

@@ -4,6 +4,7 @@ NamedCreater for a subresource such as serviceaccounts/token)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from apiserver.admission.chain import AdmissionChain
 from apiserver.admission.interface import Attributes, Operation
@@ -37,9 +38,11 @@ async def create(request: Request, send: Send, store: Store, target: Target) -> 
         raise errors.terminating_create(target.resource.group, target.resource.plural)
     query = write_query(request, CREATE)
     obj = await read_object(request, target)
-    request.audit_request_object(obj["metadata"])
-    check_namespace(obj["metadata"], target.namespace)
-    options = write_options(request, query.mode, lambda old: tracker(request, target, old))
+    metadata = obj["metadata"]
+    request.audit_request_object(metadata)
+    check_namespace(metadata, target.namespace)
+    # a partial, not a lambda: no function object built and no Python frame between admit and the tracker
+    options = write_options(request, query.mode, partial(tracker, request, target))
     created = await store.create(
         target.namespace,
         obj,
