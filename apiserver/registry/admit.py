@@ -295,10 +295,10 @@ def _validate(
 def _refuse_undecodable(
     causes: list[Cause], resource: ResourceType, version: VersionType, obj: Object | None = None
 ) -> None:
-    """Given causes found: a 400 "cannot be handled" for a value Go would not decode (``obj``: a built-in kind's body, whose
-    Go structs are known), or for the values of the wrong JSON type among ``causes``; only a request
-    that fails anyway is walked for Go's error (the schema refuses a value of the wrong JSON type
-    too), so that a valid write pays nothing for it."""
+    """Given causes found (callers ask only then): a 400 "cannot be handled" for a value Go would not
+    decode (``obj``: a built-in kind's body, whose Go structs are known), or for the values of the wrong
+    JSON type among ``causes``; only a request that fails anyway is walked for Go's error (the schema
+    refuses a value of the wrong JSON type too), so that a valid write pays nothing for it."""
     detail = None
     if obj is not None:
         detail = decode_error(obj, version.schema, resource.kind, version.name, resource.go_types)

@@ -231,7 +231,8 @@ def _passes(metadata: dict[str, Any], namespaced: bool, name_fn: NameFunc) -> bo
     """Whether :func:`validate_object_meta` would find nothing, answered for the metadata of nearly every
     write in one pass: a name, the namespace, labels, annotations and finalizers of the right types whose
     strings have all passed before (set lookups of remembered passes, which hold strings only), no owner
-    references, managed fields that pass. False when unsure: the full checks then say what is wrong, if anything."""
+    references, managed fields that pass. False when unsure: the full checks then say what is wrong, if
+    anything."""
     name = metadata.get("name")
     if type(name) is not str or not name or metadata.get("generateName") is not None:
         return False
